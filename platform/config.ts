@@ -1,0 +1,84 @@
+import { z } from 'zod';
+
+/**
+ * The whole configuration, parsed once from the environment. Every key is documented in the
+ * README's configuration table. A production adapter is chosen when its address is set; otherwise
+ * the embedded default runs (PGlite, chDB, in-process bus, in-memory limits, mail to files).
+ */
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+const optionalUrl = (schemes: string[]) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .refine((v) => {
+        try {
+          return schemes.includes(new URL(v).protocol.replace(':', ''));
+        } catch {
+          return false;
+        }
+      }, `must be a URL with scheme ${schemes.join(' or ')}`)
+      .optional(),
+  );
+const bool = z.preprocess((v) => (v === undefined || v === '' ? undefined : String(v).toLowerCase()), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').optional());
+
+export const ConfigSchema = z.object({
+  /** PORT: the HTTP port. In the single process every /v1 route answers here. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  /** HOST: address to bind. */
+  HOST: z.string().default('0.0.0.0'),
+  /** DATA_DIR: where the embedded engines and mail files live; survives restarts. */
+  DATA_DIR: z.string().default('./data'),
+  /** PUBLIC_BASE_URL: the service's public base (links in email, hook URLs, cookie Secure flag). */
+  PUBLIC_BASE_URL: optionalUrl(['http', 'https']),
+  /** DATABASE_URL: Postgres; unset = PGlite under DATA_DIR. */
+  DATABASE_URL: optionalUrl(['postgres', 'postgresql']),
+  /** CLICKHOUSE_URL: ClickHouse HTTP interface; unset = chDB under DATA_DIR. */
+  CLICKHOUSE_URL: optionalUrl(['http', 'https']),
+  /** KAFKA_BROKERS: comma-separated host:port list; unset = in-process bus. */
+  KAFKA_BROKERS: z.preprocess(
+    emptyAsUndefined,
+    z.string().regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]').optional(),
+  ),
+  /** KAFKA_CLIENT_ID: client id prefix for Kafka connections. */
+  KAFKA_CLIENT_ID: z.string().default('service'),
+  /** REDIS_URL: shared rate limits across edge nodes; unset = in-memory. */
+  REDIS_URL: optionalUrl(['redis', 'rediss']),
+  /** SMTP_URL: outgoing mail; unset = .eml files under DATA_DIR/mail. */
+  SMTP_URL: optionalUrl(['smtp', 'smtps']),
+  /** MAIL_FROM: sender address of alert mail. */
+  MAIL_FROM: z.string().default('Service Alerts <alerts@localhost>'),
+  /** LOG_LEVEL: pino level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** OWNER_EMAIL / OWNER_PASSWORD: the first-start owner account (password generated when unset). */
+  OWNER_EMAIL: z.string().email().default('owner@example.com'),
+  OWNER_PASSWORD: z.preprocess(emptyAsUndefined, z.string().min(12).optional()),
+  /** WIDGET_HOSTS: comma-separated hosts always allowed to post errors from browsers (§7.3). */
+  WIDGET_HOSTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+  /** SETTINGS_REFRESH_MS: how often the edge refreshes keys, settings and caps from Postgres. */
+  SETTINGS_REFRESH_MS: z.coerce.number().int().min(100).default(2000),
+  /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind the reverse proxy). */
+  TRUST_PROXY: bool.default(false),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+export type Role = 'all' | 'ingest' | 'processor' | 'api';
+
+export class ConfigError extends Error {}
+
+/** Parse the environment; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  return parsed.data;
+}
+
+/** Which variables each role needs in the distributed setup (the embedded engines are single-process). */
+export const DISTRIBUTED_REQUIRED: Record<Exclude<Role, 'all'>, Array<keyof Config>> = {
+  ingest: ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL'],
+  processor: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'SMTP_URL', 'PUBLIC_BASE_URL'],
+  api: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'PUBLIC_BASE_URL'],
+};

@@ -1,0 +1,39 @@
+/**
+ * Bus port: durable hand-off between roles. Adapters: Kafka via kafkajs (KAFKA_BROKERS; idempotent
+ * producer, acks from all in-sync replicas) and in-process (embedded: publish resolves once every
+ * subscriber has processed and committed the messages).
+ *
+ * Delivery is at least once: a handler may see a message again after a crash, so every effect a
+ * handler has must be idempotent. A subscription commits only after its handler resolved.
+ */
+export interface BusMessage {
+  key?: string;
+  value: Buffer;
+}
+
+export interface ConsumedMessage extends BusMessage {
+  topic: string;
+  partition: number;
+  offset: string;
+}
+
+export type BatchHandler = (messages: ConsumedMessage[]) => Promise<void>;
+
+export interface Subscription {
+  /** Stop consuming; resolves when in-flight handlers are done. */
+  stop(): Promise<void>;
+}
+
+export interface Bus {
+  readonly adapter: 'kafka' | 'in-process';
+  /** Resolves once the bus holds the messages durably (Kafka: acked by all ISRs). Rejects if it cannot. */
+  publish(topic: string, messages: BusMessage[]): Promise<void>;
+  /** Consume `topic` as consumer group `groupId`; offsets are committed after `handler` resolves. */
+  subscribe(topic: string, groupId: string, handler: BatchHandler): Promise<Subscription>;
+  close(): Promise<void>;
+}
+
+/** Thrown by publish when the bus cannot take the messages now; a retry may help. */
+export class BusUnavailableError extends Error {
+  readonly retryable = true;
+}

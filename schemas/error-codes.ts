@@ -1,0 +1,78 @@
+/**
+ * Every error code the service answers with, and its HTTP status. The wire shape is fixed by
+ * spec §8.1: `{ "error": "<code>", "message": "..." }`; clients treat `error` as the contract.
+ * Codes marked (spec) are the spec's own; the rest are ours, documented here and in OpenAPI.
+ */
+export const ERROR_CODES = {
+  // spec §8.1
+  not_found: 404,
+  invalid_signature: 401,
+  production_deploy_busy: 409,
+  delta_required: 409,
+  origin_not_allowed: 403,
+  errors_capped: 429,
+  // ours: generic
+  invalid_request: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal: 500,
+  unavailable: 503,
+  // ours: accounts and credentials
+  invalid_credentials: 401,
+  cross_site_request: 403,
+  session_required: 403,
+  insufficient_scope: 403,
+  slug_taken: 409,
+  email_taken: 409,
+  authorization_pending: 428,
+  expired_token: 410,
+  // ours: error tracking
+  invalid_transition: 409,
+  // ours: webhooks
+  url_not_https: 400,
+  url_has_credentials: 400,
+  url_private_host: 400,
+  url_unresolvable: 400,
+  unknown_event: 400,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** Body of every failure response. */
+export interface ErrorBody {
+  error: ErrorCode;
+  message: string;
+  /** invalid_request: the offending fields, as `path: problem`. */
+  fields?: Array<{ path: string; message: string }>;
+  [extra: string]: unknown;
+}
+
+/**
+ * An expected failure, carried as a value up to the HTTP layer, which renders it with its status.
+ * `retryAfterSec` becomes the `Retry-After` header (mandatory on every 429).
+ */
+export class ServiceError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly extra: { retryAfterSec?: number; fields?: ErrorBody['fields']; body?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.status = ERROR_CODES[code];
+  }
+  toBody(): ErrorBody {
+    const body: ErrorBody = { error: this.code, message: this.message, ...(this.extra.body ?? {}) };
+    if (this.extra.fields) body.fields = this.extra.fields;
+    return body;
+  }
+}
+
+export function errorBody(code: ErrorCode, message: string): ErrorBody {
+  return { error: code, message };
+}

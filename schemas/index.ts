@@ -1,0 +1,6 @@
+export * from './error-codes.ts';
+export * from './limits.ts';
+export * from './topics.ts';
+export * from './error-event.ts';
+export * from './scopes.ts';
+export * from './project-events.ts';

@@ -1,0 +1,23 @@
+/** Every number the spec fixes (§9), in one place. */
+export const LIMITS = {
+  errorBatch: { minEvents: 1, maxEvents: 20, maxBodyBytes: 64 * 1024 },
+  errorFields: { name: 200, message: 2000, stack: 8192 },
+  errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
+  errorCaps: { productionPerMonth: 50_000, previewPerMonth: 5_000, openGroupsPerEnvironment: 2_000 },
+  ingestOrigins: { max: 20 },
+  groupSamples: 20,
+  errorAlert: { perIssueMs: 6 * 60 * 60 * 1000, testPerProjectMs: 15 * 60 * 1000 },
+  webhook: {
+    maxAttempts: { min: 1, max: 10, default: 6 },
+    attemptTimeoutMs: 10_000,
+    /** Delay before attempt n+1, after attempt n failed (then the last value repeats). */
+    backoffMs: [10_000, 40_000, 180_000, 660_000, 2_580_000],
+    sweepIntervalMs: 60_000,
+    signatureToleranceSec: 300,
+    deliveryLogPerEndpoint: 100,
+    rotationOverlapMs: 24 * 60 * 60 * 1000,
+  },
+  signIn: { perEmailAndIpPer15Min: 10 },
+  cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5 },
+  sessionTtlMs: 30 * 24 * 60 * 60 * 1000,
+} as const;

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+
+/**
+ * Outbound project event names (spec §6.1) and the one producer contract for them: any part of
+ * the platform publishes a ProjectEvent to TOPICS.projectEvents (see processor/webhooks) and the
+ * webhook fan-out delivers it to every subscribed endpoint.
+ */
+export const PROJECT_EVENT_NAMES = [
+  'user.created',
+  'user.deleted',
+  'order.created',
+  'order.paid',
+  'order.refunded',
+  'db.row.created',
+  'db.row.updated',
+  'db.row.deleted',
+  'deploy.succeeded',
+  'deploy.failed',
+  'email.received',
+  'webhook.test',
+] as const;
+export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];
+
+/** §6.2 payload of email.received. */
+export const EmailReceivedDataSchema = z.object({
+  inbox: z.object({ id: z.string(), address: z.string() }).passthrough(),
+  thread: z.object({ id: z.string() }).passthrough(),
+  message: z.object({
+    from: z.string(),
+    fromName: z.string().nullable().optional(),
+    to: z.array(z.string()),
+    subject: z.string(),
+    text: z.string().nullable().optional(),
+    html: z.string().nullable().optional(),
+    truncated: z.boolean(),
+    attachments: z.array(z.object({ filename: z.string(), contentType: z.string(), size: z.number() }).passthrough()),
+    senderAuthenticated: z.boolean(),
+    rfcMessageId: z.string().nullable().optional(),
+    rawKey: z.string(),
+  }),
+});
+
+export const ProjectEventSchema = z.object({
+  /** Unique id of the event; deliveries derive from it, so re-publishing it does not send twice. */
+  id: z.string(),
+  projectId: z.string(),
+  event: z.enum(PROJECT_EVENT_NAMES),
+  data: z.record(z.string(), z.unknown()),
+  occurredAt: z.number(),
+  /** Set for an inbox's own webhookUrl (§6.2): delivered only to that inbox's target, signed with its secret, never to project endpoints. */
+  inboxId: z.string().optional(),
+});
+export type ProjectEvent = z.infer<typeof ProjectEventSchema>;

@@ -1,0 +1,13 @@
+/** Bus topic names. The one list every role uses. */
+export const TOPICS = {
+  /** Stamped error-event batches from the edge (key: projectId). */
+  errorEvents: 'errors.events.v1',
+  /** Project events that fan out to webhooks (key: projectId). See schemas/project-events.ts. */
+  projectEvents: 'project.events.v1',
+} as const;
+
+/** Consumer group ids. */
+export const CONSUMER_GROUPS = {
+  errorPipeline: 'processor-errors',
+  webhookFanout: 'processor-webhooks',
+} as const;
