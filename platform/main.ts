@@ -1,0 +1,40 @@
+/** Command line entry: `tsx platform/main.ts [all|ingest|processor|api]`. */
+import { ConfigError, loadConfig, type Config, type Role } from './config.ts';
+import { createLogger } from './logger.ts';
+import { checkRoleConfig, ROLES, start } from './service.ts';
+
+async function main(): Promise<void> {
+  const role = (process.argv[2] ?? 'all') as Role;
+  if (!ROLES.includes(role)) {
+    process.stderr.write(`unknown role "${role}"; use one of ${ROLES.join(', ')}\n`);
+    process.exit(2);
+  }
+  let config: Config;
+  try {
+    config = loadConfig();
+    checkRoleConfig(role, config);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.LOG_LEVEL, role === 'all' ? 'service' : role);
+  const running = await start(role, config, logger);
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await running.stop();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`failed to start: ${(err as Error).stack ?? err}\n`);
+  process.exit(1);
+});

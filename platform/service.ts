@@ -1,0 +1,105 @@
+/**
+ * Composition root: chooses adapters (platform.ts) and starts one role or all. `npm start` runs every role in one process on the embedded defaults; `tsx
+ * platform/main.ts <ingest|processor|api>` runs one role, which needs the production adapters
+ * (the embedded engines are single-process).
+ *
+ * Start order matters in one process: the processor subscribes before the edge accepts traffic, so
+ * the in-process bus always has its consumers.
+ */
+import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role } from './config.ts';
+import { createLogger, type Logger } from './logger.ts';
+import { createPlatform, type Platform } from './platform.ts';
+import { bootstrapInstance } from './bootstrap.ts';
+import { buildApiApp } from '../api/app.ts';
+import { errorRoutes } from '../api/errors/error-routes.ts';
+import { webhookRoutes } from '../api/webhooks/webhook-routes.ts';
+import { startErrorPipeline } from '../processor/errors/error-pipeline.ts';
+import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
+import { startIngestServer } from '../ingest/ingest-server.ts';
+import { injectForwarder } from '../ingest/forward.ts';
+
+export const ROLES: Role[] = ['all', 'ingest', 'processor', 'api'];
+
+export interface Running {
+  platform: Platform;
+  /** The port HTTP answers on (ingest edge or API), when the role serves HTTP. */
+  port?: number;
+  stop(): Promise<void>;
+}
+
+/** Refuse a split role on embedded adapters: they cannot be shared between processes. */
+export function checkRoleConfig(role: Role, config: Config): void {
+  if (role === 'all') return;
+  const missing = DISTRIBUTED_REQUIRED[role].filter((k) => !config[k]);
+  if (missing.length) {
+    throw new ConfigError(`role "${role}" runs alone only on the production adapters; set ${missing.join(', ')}`);
+  }
+}
+
+export async function start(role: Role, config: Config, logger: Logger): Promise<Running> {
+  checkRoleConfig(role, config);
+  const platform = await createPlatform(config, logger);
+  const stops: Array<() => Promise<void>> = [];
+  let port: number | undefined;
+
+  try {
+    if (role === 'all' || role === 'api') {
+      const created = await bootstrapInstance(platform);
+      if (created) printFirstStart(config, created);
+    }
+    if (role === 'all' || role === 'processor') {
+      const errors = await startErrorPipeline(platform);
+      stops.push(() => errors.stop());
+      const webhooks = await startWebhookDispatcher(platform);
+      stops.push(() => webhooks.stop());
+    }
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { plugins: [errorRoutes, webhookRoutes] }) : undefined;
+    if (api) stops.push(() => api.close());
+    if (role === 'all' || role === 'ingest') {
+      const edge = await startIngestServer(platform, {
+        port: config.PORT,
+        host: config.HOST,
+        forward: api ? injectForwarder(api) : undefined,
+      });
+      port = edge.port;
+      stops.push(() => edge.close());
+    } else if (api) {
+      await api.listen({ port: config.PORT, host: config.HOST });
+      const addr = api.server.address();
+      port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+    }
+    logger.info({ role, port }, 'service started');
+  } catch (err) {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await platform.close();
+    throw err;
+  }
+
+  return {
+    platform,
+    port,
+    async stop() {
+      // Stop taking traffic first, then consumers, then the stores.
+      for (const stop of stops.reverse()) await stop().catch((err) => logger.warn({ err }, 'stop failed'));
+      await platform.close();
+    },
+  };
+}
+
+function printFirstStart(config: Config, c: NonNullable<Awaited<ReturnType<typeof bootstrapInstance>>>): void {
+  const base = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  // Printed to stdout once, on the very first start; these secrets are never shown again.
+  process.stdout.write(
+    [
+      '',
+      '================ first start: save these now, they are shown once ================',
+      `sign in:          POST ${base}/v1/auth/sign-in  {"email":"${c.email}","password":"${c.password}"}`,
+      `demo project:     ${c.projectSlug}`,
+      `ingest key:       ${c.ingestKey}`,
+      `project API key:  ${c.apiKey}   (every scope)`,
+      '===================================================================================',
+      '',
+    ].join('\n'),
+  );
+}
+
