@@ -1,0 +1,66 @@
+import { ClickHouseLogLevel, createClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { AnalyticalStore } from '../../ports/analytical-store.ts';
+
+/**
+ * ClickHouse server over HTTP via @clickhouse/client (CLICKHOUSE_URL): the production analytical
+ * store. Same SQL as the chDB adapter; the session settings below match chDB's
+ * (CHDB_SESSION_SETTINGS) so both adapters return the same JSON for the same query.
+ */
+const SESSION_SETTINGS: ClickHouseSettings = {
+  output_format_json_quote_64bit_integers: 0,
+  session_timezone: 'UTC',
+};
+
+export async function createClickhouseStore(url: string): Promise<AnalyticalStore> {
+  const client = createClient({
+    url,
+    clickhouse_settings: SESSION_SETTINGS,
+    request_timeout: 60_000,
+    application: 'service',
+    // Failures reach the caller as rejections; the client's own console logger would only repeat them.
+    log: { level: ClickHouseLogLevel.OFF },
+    // bigint values (JSON.stringify refuses them) travel as their digits, as in the chDB adapter.
+    json: { stringify: (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) },
+  });
+  const ping = await client.ping();
+  if (!ping.success) {
+    await client.close().catch(() => undefined);
+    // The URL may carry a password: name the host only.
+    let where = 'CLICKHOUSE_URL';
+    try {
+      where = new URL(url).host;
+    } catch {
+      // not a URL: keep the variable's name
+    }
+    throw new Error(`ClickHouse at ${where} did not answer ping: ${ping.error.message}`);
+  }
+  return {
+    adapter: 'clickhouse',
+    async command(sql, params) {
+      await client.command({ query: sql, query_params: params });
+    },
+    async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
+      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+      return rs.json<T>();
+    },
+    async insert(table, rows, opts) {
+      if (!rows.length) return;
+      const settings: ClickHouseSettings = {
+        // Dates may arrive as ISO strings (JSON.stringify of a Date), as in the chDB adapter.
+        date_time_input_format: 'best_effort',
+      };
+      if (opts?.dedupToken) {
+        settings.insert_deduplication_token = opts.dedupToken;
+        // The token applies to synchronous inserts; a server with async_insert on would ignore it.
+        settings.async_insert = 0;
+      }
+      await client.insert({
+        table,
+        values: rows,
+        format: 'JSONEachRow',
+        clickhouse_settings: settings,
+      });
+    },
+    close: () => client.close(),
+  };
+}
