@@ -1,4 +1,5 @@
 import type { Scope } from '../../schemas/scopes.ts';
+import type {} from 'fastify';
 
 /**
  * Which credentials reach a route (spec §5). Every route declares one of these in
@@ -38,3 +39,17 @@ export const AUTH = {
   user: { session: true, cli: true },
   project: (keyScope: Scope): RouteAuth => ({ session: true, cli: true, keyScope }),
 } as const satisfies Record<string, RouteAuth | ((s: Scope) => RouteAuth)>;
+
+// Every route family reads the resolved credential and project from the request, and declares its
+// auth in the route config; the auth hook (api/auth/auth-plugin.ts) fills these in.
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: RouteAuth;
+  }
+  interface FastifyRequest {
+    /** The caller's credential once the auth hook accepted it; null on public routes. */
+    credential: Credential | null;
+    /** The project of a `/projects/:slug` route (or a project key's own project); null otherwise. */
+    project: ProjectRef | null;
+  }
+}

@@ -1,0 +1,91 @@
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Platform } from '../../platform/platform.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { SESSION_COOKIE } from '../auth/credentials.ts';
+import { assertNotCrossSite, userIdOf } from '../auth/auth-plugin.ts';
+import { dummyPasswordHash, verifyPassword } from '../auth/passwords.ts';
+import { ErrorBodySchema } from '../http-errors.ts';
+import { createSession, findUserForSignIn, getUser, normalizeEmail, revokeSession } from './users-repository.ts';
+
+/**
+ * Console accounts: sign-in (sets the session cookie), sign-out (ends the session server-side),
+ * and the current user. There is no public sign-up: the first start creates the owner
+ * (platform/bootstrap.ts); an open sign-up on a self-hosted instance would let anyone in.
+ */
+export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
+export const SignInBodySchema = z.object({ email: z.email().max(320), password: z.string().min(1).max(1024) });
+const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
+
+export function sessionCookieOptions(platform: Platform) {
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    path: '/',
+    secure: platform.config.PUBLIC_BASE_URL?.startsWith('https:') ?? false,
+  };
+}
+
+export function setSessionCookie(platform: Platform, reply: FastifyReply, token: string, expiresAt: Date): void {
+  reply.setCookie(SESSION_COOKIE, token, { ...sessionCookieOptions(platform), expires: expiresAt, maxAge: Math.floor(LIMITS.sessionTtlMs / 1000) });
+}
+
+export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
+  const { db, clock, limiter } = platform;
+  return async (app) => {
+    app.post(
+      '/v1/auth/sign-in',
+      {
+        config: { auth: AUTH.public },
+        schema: {
+          tags: ['auth'],
+          summary: 'Sign in with email and password; sets the cx_session cookie',
+          description: `Rate limited to ${LIMITS.signIn.perEmailAndIpPer15Min} attempts per email and IP per 15 minutes (429 rate_limited with Retry-After).`,
+          body: SignInBodySchema,
+          response: { 200: z.object({ user: UserSchema }), 401: ErrorBodySchema, 429: ErrorBodySchema },
+        },
+      },
+      async (request, reply) => {
+        // Login CSRF: a foreign page must not sign a browser into an account of its choosing.
+        assertNotCrossSite(request, platform);
+        const email = normalizeEmail(request.body.email);
+        const rate = await limiter.hit(`sign-in:${email}:${request.ip}`, LIMITS.signIn.perEmailAndIpPer15Min, SIGN_IN_WINDOW_MS);
+        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many sign-in attempts; try again later', { retryAfterSec: rate.retryAfterSec });
+        const user = await findUserForSignIn(db, email);
+        const ok = await verifyPassword(request.body.password, user?.passwordHash ?? (await dummyPasswordHash()));
+        if (!user || !ok) throw new ServiceError('invalid_credentials', 'email or password is wrong');
+        const session = await createSession(db, user.id, clock.now());
+        setSessionCookie(platform, reply, session.token, session.expiresAt);
+        const { passwordHash: _omit, ...publicUser } = user;
+        return { user: publicUser };
+      },
+    );
+
+    app.post(
+      '/v1/auth/sign-out',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['auth'], summary: 'End the current console session (server-side)', response: { 204: z.undefined() } } },
+      async (request, reply) => {
+        const cred = request.credential;
+        if (cred?.kind === 'session') await revokeSession(db, cred.sessionId, clock.now());
+        reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(platform));
+        return reply.code(204).send();
+      },
+    );
+
+    app.get(
+      '/v1/auth/me',
+      {
+        config: { auth: AUTH.user },
+        schema: { tags: ['auth'], summary: 'The signed-in user', response: { 200: z.object({ user: UserSchema, credential: z.object({ kind: z.enum(['session', 'cli']) }) }) } },
+      },
+      async (request) => {
+        const user = await getUser(db, userIdOf(request));
+        if (!user) throw new ServiceError('unauthorized', 'the account no longer exists');
+        return { user, credential: { kind: request.credential!.kind as 'session' | 'cli' } };
+      },
+    );
+  };
+}

@@ -1,0 +1,87 @@
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema } from 'fastify';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Platform } from '../platform/platform.ts';
+import { installErrorHandling } from './http-errors.ts';
+import { installAuth } from './auth/auth-plugin.ts';
+import type { RouteAuth } from './auth/route-auth.ts';
+import { SESSION_COOKIE } from './auth/credentials.ts';
+import { accountsRoutes } from './accounts/accounts-routes.ts';
+import { projectsRoutes } from './projects/projects-routes.ts';
+import { keysRoutes } from './keys/keys-routes.ts';
+import { cliRoutes } from './cli/cli-routes.ts';
+import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
+
+/**
+ * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
+ *  1. zod validator/serializer, cookies, OpenAPI collection (it must see every route);
+ *  2. error shape and not-found handling, then the auth hook (onRoute makes a route without
+ *     `config.auth` fail at start-up; onRequest checks every request);
+ *  3. our route families, then `opts.plugins`: other families plug in the same way, declaring
+ *     `config: { auth }` and reading `request.credential` / `request.project`.
+ */
+export interface BuildApiOptions {
+  plugins?: FastifyPluginAsync[];
+}
+
+export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: platform.logger,
+    trustProxy: platform.config.TRUST_PROXY,
+    routerOptions: { ignoreTrailingSlash: true },
+  }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // JSON only: text/plain is what a cross-site HTML form or no-cors fetch can send without a preflight.
+  app.removeContentTypeParser('text/plain');
+
+  await app.register(cookie);
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Service API',
+        version: API_VERSION,
+        description:
+          'Every failure is `{ "error": "<code>", "message": "..." }`; `error` is the contract. ' +
+          'Credentials: console session cookie, `cx_cli_` CLI tokens (clients also read the SERVICE_TOKEN environment variable), ' +
+          '`cx_live_`/`cx_test_` project API keys limited to their scopes. Ingest keys (`cak_live_`) work only on the ingest routes.',
+      },
+      servers: platform.config.PUBLIC_BASE_URL ? [{ url: platform.config.PUBLIC_BASE_URL }] : [],
+      components: {
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'console session (POST /v1/auth/sign-in)' },
+          cliToken: { type: 'http', scheme: 'bearer', description: '`cx_cli_` token from the device login (/v1/cli/device); CLIs also read SERVICE_TOKEN' },
+          apiKey: { type: 'http', scheme: 'bearer', description: '`cx_live_`/`cx_test_` project API key; reaches its own project within its scopes' },
+        },
+      },
+    },
+    transform: (input) => {
+      const out = jsonSchemaTransform(input);
+      const auth = input.route.config?.auth as RouteAuth | undefined;
+      const schema = { ...(out.schema as Record<string, unknown>) };
+      if (auth && !auth.public) {
+        schema.security = [
+          ...(auth.session ? [{ session: [] }] : []),
+          ...(auth.cli ? [{ cliToken: [] }] : []),
+          ...(auth.keyScope ? [{ apiKey: [auth.keyScope] }] : []),
+        ];
+      } else if (auth?.public) schema.security = [];
+      return { schema: schema as FastifySchema, url: out.url };
+    },
+  });
+
+  installErrorHandling(app);
+  installAuth(app, platform);
+
+  await app.register(metaRoutes(platform));
+  await app.register(accountsRoutes(platform));
+  await app.register(projectsRoutes(platform));
+  await app.register(keysRoutes(platform));
+  await app.register(cliRoutes(platform));
+  for (const plugin of opts.plugins ?? []) await app.register(plugin);
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,90 @@
+import type { FastifyRequest } from 'fastify';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { SCOPES, TOKEN_PREFIX, type Scope } from '../../schemas/scopes.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { tokenHash } from '../../platform/tokens.ts';
+import type { Credential } from './route-auth.ts';
+
+/**
+ * Turns what a request carries (session cookie, or `Authorization: Bearer <token>`) into a
+ * Credential, or refuses it. Tokens are looked up by their SHA-256 only. Last-used times are
+ * written at most once a minute per credential, so reads do not turn into a write per request.
+ */
+export const SESSION_COOKIE = 'cx_session';
+const LAST_USED_THROTTLE_MS = 60_000;
+/** newToken(): prefix + 32 random bytes in base64url (43 characters). */
+const TOKEN_BODY = /^[A-Za-z0-9_-]{43}$/;
+
+export type Carrier = 'cookie' | 'bearer';
+export interface ResolvedCredential {
+  credential: Credential;
+  carrier: Carrier;
+}
+
+export const INGEST_KEY_REFUSED = 'ingest keys (cak_live_) are write-only and work only on the ingest routes (/v1/errors/i, /v1/analytics/i, /v1/flags/i)';
+
+function wellFormed(token: string, prefix: string): boolean {
+  return token.startsWith(prefix) && TOKEN_BODY.test(token.slice(prefix.length));
+}
+
+function stale(lastUsed: Date | string | null, now: number): boolean {
+  return !lastUsed || now - new Date(lastUsed).getTime() >= LAST_USED_THROTTLE_MS;
+}
+
+const unauthorized = (message: string) => new ServiceError('unauthorized', message);
+
+/** Resolve the caller's credential; null when the request carries none. Throws 401/403 ServiceErrors. */
+export async function resolveCredential(platform: Platform, request: FastifyRequest): Promise<ResolvedCredential | null> {
+  const { db, clock } = platform;
+  const now = clock.now();
+  if (request.headers['x-service-analytics-key'] !== undefined) throw new ServiceError('forbidden', INGEST_KEY_REFUSED);
+
+  const authz = request.headers.authorization;
+  if (authz !== undefined) {
+    const m = /^Bearer +(\S+)\s*$/i.exec(authz);
+    if (!m) throw unauthorized('Authorization must be "Bearer <token>"');
+    const token = m[1];
+    const hash = tokenHash(token);
+
+    if (wellFormed(token, TOKEN_PREFIX.cliToken)) {
+      const { rows } = await db.query<{ id: string; user_id: string; last_used_at: Date | null }>(
+        'SELECT id, user_id, last_used_at FROM cli_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+        [hash],
+      );
+      const row = rows[0];
+      if (!row) throw unauthorized('unknown or revoked CLI token');
+      if (stale(row.last_used_at, now)) await db.query('UPDATE cli_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
+    }
+
+    const isLive = wellFormed(token, TOKEN_PREFIX.liveKey);
+    const isTest = wellFormed(token, TOKEN_PREFIX.testKey);
+    const isIngest = wellFormed(token, TOKEN_PREFIX.ingestKey);
+    if (isLive || isTest || isIngest) {
+      const kind = isLive ? 'live' : isTest ? 'test' : 'ingest';
+      const { rows } = await db.query<{ id: string; project_id: string; scopes: string[]; last_used_at: Date | null }>(
+        'SELECT id, project_id, scopes, last_used_at FROM api_keys WHERE token_hash = $1 AND kind = $2 AND revoked_at IS NULL',
+        [hash, kind],
+      );
+      const row = rows[0];
+      if (!row) throw unauthorized('unknown or revoked API key');
+      if (kind === 'ingest') throw new ServiceError('forbidden', INGEST_KEY_REFUSED);
+      if (stale(row.last_used_at, now)) await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      const scopes = row.scopes.filter((s): s is Scope => s in SCOPES);
+      return { carrier: 'bearer', credential: { kind: 'project_key', keyId: row.id, projectId: row.project_id, scopes, mode: kind } };
+    }
+    throw unauthorized('malformed token: expected a cx_cli_, cx_live_ or cx_test_ token');
+  }
+
+  const cookie = request.cookies?.[SESSION_COOKIE];
+  if (cookie === undefined) return null;
+  if (!wellFormed(cookie, TOKEN_PREFIX.session)) throw unauthorized('invalid session; sign in again');
+  const { rows } = await db.query<{ id: string; user_id: string; last_used_at: Date | null }>(
+    'SELECT id, user_id, last_used_at FROM sessions WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2',
+    [tokenHash(cookie), new Date(now)],
+  );
+  const row = rows[0];
+  if (!row) throw unauthorized('session expired or signed out; sign in again');
+  if (stale(row.last_used_at, now)) await db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+  return { carrier: 'cookie', credential: { kind: 'session', userId: row.user_id, sessionId: row.id } };
+}

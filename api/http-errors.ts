@@ -1,0 +1,80 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ERROR_CODES, ServiceError, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+
+/**
+ * One wire shape for every failure (spec §8.1): `{ error, message }`, plus `fields` on
+ * invalid_request. Expected failures arrive as ServiceError; framework errors (validation, body
+ * size, content type, malformed JSON) are mapped to our codes; anything else is a 500 whose
+ * details go to the log, never to the caller.
+ */
+
+/** The error body schema, for OpenAPI. */
+export const ErrorBodySchema = z
+  .object({
+    error: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).describe('machine-readable code: the contract'),
+    message: z.string().describe('for people; may change'),
+    fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('invalid_request: the offending fields'),
+  })
+  .passthrough();
+
+/** When a 429 carries no Retry-After of its own (a route forgot it), clients still get one. */
+const DEFAULT_RETRY_AFTER_SEC = 60;
+
+export function sendError(reply: FastifyReply, err: ServiceError): FastifyReply {
+  if (err.extra.retryAfterSec !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(err.extra.retryAfterSec))));
+  return reply.code(err.status).type('application/json').send(err.toBody());
+}
+
+/** Map any thrown value to the ServiceError we answer with. Exported for unit tests. */
+export function toServiceError(err: unknown): { error: ServiceError; unexpected: boolean } {
+  if (err instanceof ServiceError) return { error: err, unexpected: false };
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    const ctx = (err as { validationContext?: string }).validationContext;
+    const fields = err.validation.map((v) => ({
+      path: [ctx, ...v.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.'),
+      message: v.message ?? 'invalid',
+    }));
+    return { error: new ServiceError('invalid_request', `invalid ${ctx ?? 'request'}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields }), unexpected: false };
+  }
+  const fe = err as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string }> };
+  if (fe && typeof fe === 'object' && !isResponseSerializationError(fe as never)) {
+    if (Array.isArray(fe.validation)) {
+      const fields = fe.validation.map((v) => ({ path: (v.instancePath ?? '').split('/').filter(Boolean).join('.'), message: v.message ?? 'invalid' }));
+      return { error: new ServiceError('invalid_request', fe.message ?? 'invalid request', { fields }), unexpected: false };
+    }
+    switch (fe.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return { error: new ServiceError('payload_too_large', 'request body is too large'), unexpected: false };
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return { error: new ServiceError('unsupported_media_type', 'send the body as application/json'), unexpected: false };
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return { error: new ServiceError('invalid_request', 'the body is not valid JSON'), unexpected: false };
+    }
+    const status = (fe as { statusCode?: number }).statusCode;
+    if (fe instanceof SyntaxError && status === 400) return { error: new ServiceError('invalid_request', 'the body is not valid JSON'), unexpected: false };
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      const byStatus: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited' };
+      const code = byStatus[status] ?? 'invalid_request';
+      return { error: new ServiceError(code, fe.message || code, code === 'rate_limited' ? { retryAfterSec: DEFAULT_RETRY_AFTER_SEC } : {}), unexpected: false };
+    }
+  }
+  return { error: new ServiceError('internal', 'something went wrong on our side; it has been logged'), unexpected: true };
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { error, unexpected } = toServiceError(err);
+    if (unexpected) request.log.error({ err, url: request.url, method: request.method }, 'unhandled error');
+    return sendError(reply, error);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (reply.statusCode === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SEC));
+    return payload;
+  });
+}
+
+export type { ErrorBody };

@@ -1,0 +1,51 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Platform } from '../../platform/platform.ts';
+import { AUTH } from '../auth/route-auth.ts';
+
+/** `GET /v1/` (spec §1: a small index of the API) and the OpenAPI document. Both public. */
+export const API_VERSION = '1.0.0';
+
+const FAMILIES: Array<{ name: string; path: string; description: string }> = [
+  { name: 'auth', path: '/v1/auth', description: 'console sign-in, sign-out and the current user' },
+  { name: 'projects', path: '/v1/projects', description: 'create and list projects; /v1/projects/:slug is the dashboard rollup' },
+  { name: 'keys', path: '/v1/projects/:slug/keys', description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
+  { name: 'errors', path: '/v1/projects/:slug/errors', description: 'error issues, error settings and alerts' },
+  { name: 'webhooks', path: '/v1/projects/:slug/webhooks', description: 'outbound project webhooks' },
+  { name: 'deploy hooks', path: '/v1/projects/:slug/deploys/hooks', description: 'inbound deploy hooks' },
+  { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
+  { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
+];
+
+export const ApiIndexSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  apiVersion: z.literal('v1'),
+  openapi: z.string().describe('URL of the OpenAPI document'),
+  families: z.array(z.object({ name: z.string(), path: z.string(), description: z.string() })),
+  credentials: z.array(z.object({ kind: z.string(), carriedAs: z.string(), reaches: z.string() })),
+});
+
+export function metaRoutes(platform: Platform): FastifyPluginAsyncZod {
+  return async (app) => {
+    const base = platform.config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? '';
+    app.get(
+      '/v1/',
+      { config: { auth: AUTH.public }, schema: { tags: ['meta'], summary: 'Index of the API', response: { 200: ApiIndexSchema } } },
+      async () => ({
+        name: 'Service API',
+        version: API_VERSION,
+        apiVersion: 'v1' as const,
+        openapi: `${base}/v1/openapi.json`,
+        families: FAMILIES.map((f) => ({ ...f, path: `${base}${f.path}` })),
+        credentials: [
+          { kind: 'session', carriedAs: 'cookie cx_session (POST /v1/auth/sign-in)', reaches: 'everything the console can do' },
+          { kind: 'cx_cli_', carriedAs: 'Authorization: Bearer (CLI login, or the SERVICE_TOKEN environment variable)', reaches: "the user's projects and CLI flows" },
+          { kind: 'cx_live_ / cx_test_', carriedAs: 'Authorization: Bearer', reaches: "one project's routes within the key's scopes" },
+          { kind: 'cak_live_', carriedAs: 'Authorization: Bearer or x-service-analytics-key', reaches: 'the write-only ingest routes only' },
+        ],
+      }),
+    );
+    app.get('/v1/openapi.json', { config: { auth: AUTH.public }, schema: { hide: true } }, async () => app.swagger());
+  };
+}

@@ -1,0 +1,65 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Platform } from '../../platform/platform.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
+import { ErrorBodySchema } from '../http-errors.ts';
+import { createProject, getProject, listProjectsOfUser, projectCounts, updateProject } from './projects-repository.ts';
+import { CreateProjectBodySchema, PatchProjectBodySchema, ProjectRollupSchema, ProjectSchema, SlugParamsSchema } from './projects-schemas.ts';
+
+/** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
+export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
+  const { db } = platform;
+  return async (app) => {
+    app.post(
+      '/v1/projects',
+      {
+        config: { auth: AUTH.user },
+        schema: { tags: ['projects'], summary: 'Create a project', body: CreateProjectBodySchema, response: { 201: z.object({ project: ProjectSchema }), 409: ErrorBodySchema } },
+      },
+      async (request, reply) => {
+        const project = await createProject(db, { ownerId: userIdOf(request), ...request.body });
+        return reply.code(201).send({ project });
+      },
+    );
+
+    app.get(
+      '/v1/projects',
+      { config: { auth: AUTH.user }, schema: { tags: ['projects'], summary: "The signed-in user's projects", response: { 200: z.object({ projects: z.array(ProjectSchema) }) } } },
+      async (request) => ({ projects: await listProjectsOfUser(db, userIdOf(request)) }),
+    );
+
+    app.get(
+      '/v1/projects/:slug',
+      {
+        config: { auth: AUTH.project('project:read') },
+        schema: { tags: ['projects'], summary: 'Dashboard rollup of one project', params: SlugParamsSchema, response: { 200: z.object({ project: ProjectRollupSchema }), 404: ErrorBodySchema } },
+      },
+      async (request) => {
+        const ref = projectOf(request);
+        const project = await getProject(db, ref.id);
+        if (!project) throw new ServiceError('not_found', 'project not found');
+        const counts = await projectCounts(db, ref.id);
+        const base = `/v1/projects/${project.slug}`;
+        return {
+          project: {
+            ...project,
+            keys: counts.keys,
+            errors: { open: counts.openErrors.total, openByEnvironment: counts.openErrors.byEnvironment },
+            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deployHooks: `${base}/deploys/hooks` },
+          },
+        };
+      },
+    );
+
+    app.patch(
+      '/v1/projects/:slug',
+      {
+        config: { auth: AUTH.user },
+        schema: { tags: ['projects'], summary: 'Change name, default branch or domains', params: SlugParamsSchema, body: PatchProjectBodySchema, response: { 200: z.object({ project: ProjectSchema }) } },
+      },
+      async (request) => ({ project: await updateProject(db, projectOf(request).id, request.body) }),
+    );
+  };
+}

@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import { SLUG_PATTERN } from './projects-repository.ts';
+
+/** Shapes of the projects family, shared by routes, OpenAPI and tests. */
+const HOSTNAME = /^(\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/;
+const MAX_DOMAINS = 50;
+
+export const SlugSchema = z.string().regex(SLUG_PATTERN, 'lowercase a-z, 0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen');
+export const HostnameSchema = z
+  .string()
+  .max(253)
+  .transform((s) => s.trim().toLowerCase())
+  .pipe(z.string().regex(HOSTNAME, 'a hostname, optionally with a leading "*." and a port'));
+const DomainListSchema = z.array(HostnameSchema).max(MAX_DOMAINS).transform((l) => [...new Set(l)]);
+export const BranchSchema = z.string().min(1).max(255).regex(/^(?!-)[A-Za-z0-9._/-]+$/, 'a git branch name');
+
+export const DomainsSchema = z.object({ production: z.array(z.string()), preview: z.array(z.string()) }).describe('hostnames; "*.x" matches subdomains of x');
+
+export const ProjectSchema = z.object({
+  id: z.string(),
+  slug: z.string(),
+  name: z.string(),
+  defaultBranch: z.string(),
+  domains: DomainsSchema,
+  createdAt: z.string(),
+});
+
+export const CreateProjectBodySchema = z.object({
+  name: z.string().trim().min(1).max(100),
+  slug: SlugSchema.optional().describe('derived from the name when omitted'),
+  defaultBranch: BranchSchema.optional().describe('default "main"; hooks on it deploy production'),
+  domains: z.object({ production: DomainListSchema.default([]), preview: DomainListSchema.default([]) }).optional(),
+});
+
+export const PatchProjectBodySchema = z
+  .object({
+    name: z.string().trim().min(1).max(100).optional(),
+    defaultBranch: BranchSchema.optional(),
+    domains: z.object({ production: DomainListSchema.optional(), preview: DomainListSchema.optional() }).optional().describe('each list given replaces the stored one'),
+  })
+  .strict();
+
+export const ProjectRollupSchema = ProjectSchema.extend({
+  keys: z.object({ live: z.number(), test: z.number(), ingest: z.number() }).describe('active (unrevoked) keys by kind'),
+  errors: z.object({
+    open: z.number().describe('unresolved error issues'),
+    openByEnvironment: z.record(z.string(), z.number()).describe('unresolved issues with occurrences in each environment'),
+  }),
+  links: z.record(z.string(), z.string()),
+});
+
+export const SlugParamsSchema = z.object({ slug: z.string() });
