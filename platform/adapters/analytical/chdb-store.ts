@@ -2,6 +2,7 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { Session } from 'chdb';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
+import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
 
 /**
  * chDB (ClickHouse in-process): the embedded analytical store. Same SQL as the ClickHouse server
@@ -75,6 +76,11 @@ export async function acquireChdbSession(dataDir: string): Promise<ChdbSessionHa
   };
 }
 
+/** The data directory chDB is bound to in this process, if any. */
+export function chdbDataDir(): string | undefined {
+  return (globalThis as Holder)[REGISTRY_KEY]?.dir;
+}
+
 /** Date parameters travel as Unix seconds with milliseconds, zone-free, as @clickhouse/client sends them. */
 function bindValue(v: unknown): unknown {
   if (v instanceof Date) {
@@ -110,21 +116,25 @@ export async function createChdbStore(dataDir: string): Promise<AnalyticalStore>
   const { session } = handle;
   let closed = false;
   const live = () => {
-    if (closed) throw new Error('chDB store is closed');
+    if (closed) throw new AnalyticalQueryError(0, 'STORE_CLOSED', 'the chDB store is closed');
   };
-  const run = (sql: string, params?: Record<string, unknown>) =>
-    params && Object.keys(params).length
-      ? session.queryBindAsync(sql, bindParams(params), { format: 'JSONEachRow' })
-      : session.queryAsync(sql, { format: 'JSONEachRow' });
+  const run = async (sql: string, params?: Record<string, unknown>) => {
+    live();
+    try {
+      return params && Object.keys(params).length
+        ? await session.queryBindAsync(sql, bindParams(params), { format: 'JSONEachRow' })
+        : await session.queryAsync(sql, { format: 'JSONEachRow' });
+    } catch (err) {
+      throw toAnalyticalError(err);
+    }
+  };
 
   return {
     adapter: 'chdb',
     async command(sql, params) {
-      live();
       await run(sql, params);
     },
     async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
-      live();
       return parseJsonEachRow<T>((await run(sql, params)).text());
     },
     async insert(table, rows, opts) {
@@ -140,7 +150,11 @@ export async function createChdbStore(dataDir: string): Promise<AnalyticalStore>
         settings.insert_deduplication_token = opts.dedupToken;
         settings.async_insert = 0;
       }
-      await session.insert({ table, values: toJsonEachRow(rows), format: 'JSONEachRow', settings });
+      try {
+        await session.insert({ table, values: toJsonEachRow(rows), format: 'JSONEachRow', settings });
+      } catch (err) {
+        throw toAnalyticalError(err);
+      }
     },
     async close() {
       if (closed) return;

@@ -1,5 +1,6 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
+import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
 
 /**
  * ClickHouse server over HTTP via @clickhouse/client (CLICKHOUSE_URL): the production analytical
@@ -9,6 +10,10 @@ import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 const SESSION_SETTINGS: ClickHouseSettings = {
   output_format_json_quote_64bit_integers: 0,
   session_timezone: 'UTC',
+};
+
+const rethrow = (err: unknown): never => {
+  throw toAnalyticalError(err);
 };
 
 export async function createClickhouseStore(url: string): Promise<AnalyticalStore> {
@@ -32,16 +37,20 @@ export async function createClickhouseStore(url: string): Promise<AnalyticalStor
     } catch {
       // not a URL: keep the variable's name
     }
-    throw new Error(`ClickHouse at ${where} did not answer ping: ${ping.error.message}`);
+    throw new AnalyticalQueryError(0, 'CONNECTION_FAILED', `ClickHouse at ${where} did not answer ping: ${ping.error.message}`, ping.error);
   }
   return {
     adapter: 'clickhouse',
     async command(sql, params) {
-      await client.command({ query: sql, query_params: params });
+      await client.command({ query: sql, query_params: params }).catch(rethrow);
     },
     async query<T = Record<string, unknown>>(sql: string, params?: Record<string, unknown>): Promise<T[]> {
-      const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
-      return rs.json<T>();
+      try {
+        const rs = await client.query({ query: sql, query_params: params, format: 'JSONEachRow' });
+        return await rs.json<T>();
+      } catch (err) {
+        throw toAnalyticalError(err);
+      }
     },
     async insert(table, rows, opts) {
       if (!rows.length) return;
@@ -54,12 +63,7 @@ export async function createClickhouseStore(url: string): Promise<AnalyticalStor
         // The token applies to synchronous inserts; a server with async_insert on would ignore it.
         settings.async_insert = 0;
       }
-      await client.insert({
-        table,
-        values: rows,
-        format: 'JSONEachRow',
-        clickhouse_settings: settings,
-      });
+      await client.insert({ table, values: rows, format: 'JSONEachRow', clickhouse_settings: settings }).catch(rethrow);
     },
     close: () => client.close(),
   };
