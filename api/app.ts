@@ -21,6 +21,13 @@ import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
  *  3. our route families, then `opts.plugins`: other families plug in the same way, declaring
  *     `config: { auth }` and reading `request.credential` / `request.project`.
  */
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The ports, for route families registered through `opts.plugins`. */
+    platform: Platform;
+  }
+}
+
 export interface BuildApiOptions {
   plugins?: FastifyPluginAsync[];
 }
@@ -31,6 +38,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
     trustProxy: platform.config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as FastifyInstance;
+  app.decorate('platform', platform);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // JSON only: text/plain is what a cross-site HTML form or no-cors fetch can send without a preflight.

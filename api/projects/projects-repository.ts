@@ -55,22 +55,28 @@ export async function createProject(db: RelationalStore, input: CreateProjectInp
   const base = input.slug ?? slugFromName(input.name);
   for (let attempt = 0; attempt < 5; attempt++) {
     const slug = explicit || attempt === 0 ? base : `${base}-${randomBytes(3).toString('hex')}`;
-    const project = await db.transaction(async (tx) => {
-      const { rows } = await tx.query<ProjectRow>(
-        `INSERT INTO projects (id, slug, name, owner_id, default_branch, production_domains, preview_domains)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
-        [newId('prj_'), slug, input.name, input.ownerId, input.defaultBranch ?? 'main', input.domains?.production ?? [], input.domains?.preview ?? []],
-      );
-      const row = rows[0];
-      if (!row) return null;
-      await tx.query("INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'owner')", [row.id, input.ownerId]);
-      await tx.query('INSERT INTO error_settings (project_id) VALUES ($1) ON CONFLICT DO NOTHING', [row.id]);
-      return toProject(row);
-    });
+    const project = await db.transaction((tx) => insertProject(tx, input, slug));
     if (project) return project;
     if (explicit) break;
   }
   throw new ServiceError('slug_taken', `the slug ${base} is taken`);
+}
+
+/**
+ * Insert a project with its owner membership and default error settings, inside the caller's
+ * transaction; null when the slug is taken.
+ */
+export async function insertProject(tx: Queryable, input: CreateProjectInput, slug: string): Promise<Project | null> {
+  const { rows } = await tx.query<ProjectRow>(
+    `INSERT INTO projects (id, slug, name, owner_id, default_branch, production_domains, preview_domains)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
+    [newId('prj_'), slug, input.name, input.ownerId, input.defaultBranch ?? 'main', input.domains?.production ?? [], input.domains?.preview ?? []],
+  );
+  const row = rows[0];
+  if (!row) return null;
+  await tx.query("INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, 'owner')", [row.id, input.ownerId]);
+  await tx.query('INSERT INTO error_settings (project_id) VALUES ($1) ON CONFLICT DO NOTHING', [row.id]);
+  return toProject(row);
 }
 
 export async function listProjectsOfUser(db: Queryable, userId: string): Promise<Project[]> {

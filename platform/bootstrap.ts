@@ -1,0 +1,41 @@
+import { randomBytes } from 'node:crypto';
+import type { Platform } from './platform.ts';
+import { ALL_SCOPES } from '../schemas/scopes.ts';
+import { createUser } from '../api/accounts/users-repository.ts';
+import { insertProject } from '../api/projects/projects-repository.ts';
+import { createKey } from '../api/keys/keys-repository.ts';
+
+/**
+ * First start: with an empty instance, create the owner account, a demo project with domains,
+ * an ingest key and a project API key with every scope, and hand the secrets back to be printed
+ * once. The marker row is inserted in the same transaction as everything else, so two processes
+ * starting together create one owner, and a failed start leaves nothing half-made.
+ * Returns null on every later start.
+ */
+export interface FirstStart {
+  email: string;
+  password: string;
+  projectSlug: string;
+  ingestKey: string;
+  apiKey: string;
+}
+
+export async function bootstrapInstance(platform: Platform): Promise<FirstStart | null> {
+  const { db, config, clock, logger } = platform;
+  const result = await db.transaction(async (tx) => {
+    const marker = await tx.query('INSERT INTO instance_bootstrap (id, done_at) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id', [new Date(clock.now())]);
+    if (marker.rowCount !== 1 || !marker.rows.length) return null;
+    const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
+    const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
+    const host = config.PUBLIC_BASE_URL ? new URL(config.PUBLIC_BASE_URL).host : `localhost:${config.PORT}`;
+    const input = { ownerId: owner.id, name: 'Demo', defaultBranch: 'main', domains: { production: [host.toLowerCase()], preview: ['*.preview.localhost'] } };
+    let project = await insertProject(tx, input, 'demo');
+    if (!project) project = await insertProject(tx, input, `demo-${randomBytes(3).toString('hex')}`);
+    if (!project) throw new Error('could not create the demo project');
+    const ingest = await createKey(tx, { projectId: project.id, kind: 'ingest', name: 'demo ingest key', createdBy: owner.id, now: clock.now() });
+    const api = await createKey(tx, { projectId: project.id, kind: 'live', name: 'demo API key (every scope)', scopes: [...ALL_SCOPES], createdBy: owner.id, now: clock.now() });
+    return { email: owner.email, password, projectSlug: project.slug, ingestKey: ingest.token, apiKey: api.token };
+  });
+  if (result) logger.info({ owner: result.email, project: result.projectSlug }, 'first start: owner account and demo project created');
+  return result;
+}
