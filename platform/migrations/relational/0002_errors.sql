@@ -66,8 +66,15 @@ CREATE TABLE IF NOT EXISTS error_monthly_usage (
 
 -- Every consumed event id, written in the same transaction as the counters it changed: a re-delivered
 -- batch finds its ids here and changes nothing.
+-- The outcome is kept so a re-delivery can rebuild the ClickHouse rows of events accepted earlier
+-- (a crash between the Postgres commit and the ClickHouse insert heals on re-delivery).
 CREATE TABLE IF NOT EXISTS error_events_consumed (
   event_id text PRIMARY KEY,
   project_id text NOT NULL,
+  -- 'pending' only inside the claiming transaction; committed rows are accepted or dropped.
+  outcome text NOT NULL DEFAULT 'pending' CHECK (outcome IN ('pending', 'accepted', 'dropped')),
+  drop_reason text,
+  group_id text,
+  environment text,
   consumed_at timestamptz NOT NULL DEFAULT now()
 );

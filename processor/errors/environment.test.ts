@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { hostMatches, resolveEnvironment, type DeployRef } from './environment.ts';
+
+const domains = { productionDomains: ['example.com', 'www.example.com'], previewDomains: ['*.preview.example.com'] };
+const deploys = () => {
+  const byId = new Map<string, DeployRef>();
+  const bySha = new Map<string, DeployRef>();
+  const prod: DeployRef = { id: 'dep_prod', gitSha: 'abc123', environment: 'production' };
+  const prev: DeployRef = { id: 'dep_prev', gitSha: 'def456', environment: 'preview' };
+  for (const d of [prod, prev]) {
+    byId.set(d.id, d);
+    bySha.set(d.gitSha!, d);
+  }
+  return { byId, bySha };
+};
+
+describe('hostMatches', () => {
+  it('matches exact hosts and subdomain wildcards, case and port insensitive', () => {
+    expect(hostMatches('Example.com', 'example.com')).toBe(true);
+    expect(hostMatches('example.com:443', 'example.com')).toBe(true);
+    expect(hostMatches('pr-1.preview.example.com', '*.preview.example.com')).toBe(true);
+    expect(hostMatches('a.b.preview.example.com', '*.preview.example.com')).toBe(true);
+    expect(hostMatches('preview.example.com', '*.preview.example.com')).toBe(false);
+    expect(hostMatches('evilexample.com', 'example.com')).toBe(false);
+    expect(hostMatches('x.evilpreview.example.com.attacker.io', '*.preview.example.com')).toBe(false);
+  });
+});
+
+describe('resolveEnvironment', () => {
+  it('uses the origin host when there is one', () => {
+    expect(resolveEnvironment({ originHost: 'www.example.com' }, domains, deploys())).toBe('production');
+    expect(resolveEnvironment({ originHost: 'pr-9.preview.example.com' }, domains, deploys())).toBe('preview');
+    expect(resolveEnvironment({ originHost: 'localhost:3000' }, domains, deploys())).toBe('unknown');
+  });
+
+  it('never lets a deploy id override an origin that is not production', () => {
+    expect(resolveEnvironment({ originHost: 'localhost', deployId: 'dep_prod' }, domains, deploys())).toBe('unknown');
+  });
+
+  it('without origin uses the deploy id, then the git sha', () => {
+    expect(resolveEnvironment({ originHost: null, deployId: 'dep_prod' }, domains, deploys())).toBe('production');
+    expect(resolveEnvironment({ originHost: null, deployId: 'dep_prev', gitSha: 'abc123' }, domains, deploys())).toBe('preview');
+    expect(resolveEnvironment({ originHost: null, deployId: 'dep_unknown', gitSha: 'abc123' }, domains, deploys())).toBe('production');
+    expect(resolveEnvironment({ originHost: null, gitSha: 'DEF456' }, domains, deploys())).toBe('preview');
+    expect(resolveEnvironment({ originHost: null, gitSha: 'nope' }, domains, deploys())).toBe('unknown');
+    expect(resolveEnvironment({ originHost: null }, domains, deploys())).toBe('unknown');
+  });
+});

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { computeFingerprint, groupIdFor, normalizeMessage } from './fingerprint.ts';
+
+const stackAt = (line: number, host = 'app.example.com') =>
+  `TypeError: x\n    at loadUser (https://${host}/assets/users.js:${line}:7)\n    at dispatch (https://${host}/node_modules/react/index.js:1:1)`;
+
+describe('fingerprint', () => {
+  it('strips numbers, hex ids and uuids from the message', () => {
+    expect(normalizeMessage('User 123 not found after 4.5s')).toBe('User <n> not found after <n>s');
+    expect(normalizeMessage('order 550e8400-e29b-41d4-a716-446655440000 missing')).toBe('order <uuid> missing');
+    expect(normalizeMessage('object 0x7ffd1a2b and 5f2b9c1d3e4a gone')).toBe('object <hex> and <hex> gone');
+  });
+
+  it('groups messages that differ only in numbers', () => {
+    const a = computeFingerprint('Error', 'User 1 not found', stackAt(10));
+    const b = computeFingerprint('Error', 'User 98765 not found', stackAt(10));
+    expect(a.fingerprint).toBe(b.fingerprint);
+  });
+
+  it('ignores line and column and the host of the first in-app frame', () => {
+    const a = computeFingerprint('TypeError', 'x', stackAt(10));
+    const b = computeFingerprint('TypeError', 'x', stackAt(99, 'pr-7.preview.example.com'));
+    expect(a.fingerprint).toBe(b.fingerprint);
+  });
+
+  it('separates different names, messages and in-app frames', () => {
+    const base = computeFingerprint('TypeError', 'x', stackAt(1)).fingerprint;
+    expect(computeFingerprint('RangeError', 'x', stackAt(1)).fingerprint).not.toBe(base);
+    expect(computeFingerprint('TypeError', 'y', stackAt(1)).fingerprint).not.toBe(base);
+    expect(computeFingerprint('TypeError', 'x', stackAt(1).replace('loadUser', 'saveUser')).fingerprint).not.toBe(base);
+  });
+
+  it('is not changed by library frames above the first in-app frame', () => {
+    const a = computeFingerprint('E', 'm', '    at lib (/app/node_modules/x/i.js:1:1)\n    at mine (/app/src/a.ts:3:3)');
+    const b = computeFingerprint('E', 'm', '    at other (/app/node_modules/y/j.js:9:9)\n    at mine (/app/src/a.ts:30:3)');
+    expect(a.fingerprint).toBe(b.fingerprint);
+    expect(a.inAppFrame).toMatchObject({ fn: 'mine', file: '/app/src/a.ts' });
+  });
+
+  it('derives a deterministic group id per project', () => {
+    const fp = computeFingerprint('E', 'm', '').fingerprint;
+    expect(groupIdFor('prj_a', fp)).toMatch(/^grp_[0-9a-f]{24}$/);
+    expect(groupIdFor('prj_a', fp)).toBe(groupIdFor('prj_a', fp));
+    expect(groupIdFor('prj_b', fp)).not.toBe(groupIdFor('prj_a', fp));
+  });
+});

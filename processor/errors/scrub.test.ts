@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { FILTERED, isSecretKey, scrubText, scrubValue } from './scrub.ts';
+
+describe('scrubText', () => {
+  it.each([
+    ['AWS key', 'using AKIAIOSFODNN7EXAMPLE to sign', 'AKIAIOSFODNN7EXAMPLE'],
+    ['GitHub classic', 'token ghp_abcdefghijklmnopqrstuvwxyz0123456789 rejected', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'],
+    ['GitHub oauth', 'gho_abcdefghijklmnopqrstuvwxyz0123456789', 'gho_abcdefghijklmnopqrstuvwxyz0123456789'],
+    ['GitHub fine-grained', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz', 'github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz'],
+    ['Slack', 'slack xoxb-123456789012-abcdefghijkl failed', 'xoxb-123456789012-abcdefghijkl'],
+    ['Stripe live', 'charge with sk_live_51Habcdefghijklmnop failed', 'sk_live_51Habcdefghijklmnop'],
+    ['Stripe restricted', 'rk_live_51Habcdefghijklmnop', 'rk_live_51Habcdefghijklmnop'],
+    ['Google', 'maps key AIzaSyA1234567890abcdefghijklmnopqrstuv', 'AIzaSyA1234567890abcdefghijklmnopqrstuv'],
+    ['our live key', 'bad key cx_live_Zm9vYmFyYmF6cXV4', 'cx_live_Zm9vYmFyYmF6cXV4'],
+    ['our ingest key', 'cak_live_abcdefghijklmnop', 'cak_live_abcdefghijklmnop'],
+    ['our cli token', 'cx_cli_abcdefghijklmnop', 'cx_cli_abcdefghijklmnop'],
+    ['webhook secret', 'whsec_abcdefghijklmnop', 'whsec_abcdefghijklmnop'],
+    ['deploy hook', 'POST /v1/hooks/cxhook_abcdefghijklmnop', 'cxhook_abcdefghijklmnop'],
+    ['JWT', 'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U expired', 'eyJhbGciOiJIUzI1NiJ9'],
+    ['bearer', 'Authorization: Bearer abc.def-ghi_jkl', 'abc.def-ghi_jkl'],
+    ['url credentials', 'connect postgres://admin:hunter2@db.internal:5432/app failed', 'hunter2'],
+    ['password pair', 'login failed password=hunter2 for bob', 'hunter2'],
+    ['json pair', '{"api_key": "s3cr3tvalue", "user": "bob"}', 's3cr3tvalue'],
+    ['query token', 'GET /callback?access_token=abc123xyz&state=1', 'abc123xyz'],
+    ['card number', 'card 4242 4242 4242 4242 declined', '4242 4242 4242 4242'],
+  ])('%s is filtered', (_name, input, secret) => {
+    const out = scrubText(input);
+    expect(out).not.toContain(secret);
+    expect(out).toContain(FILTERED);
+  });
+
+  it('filters a private key block whole', () => {
+    const pem = 'key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabcdef\n-----END RSA PRIVATE KEY-----\ndone';
+    const out = scrubText(pem);
+    expect(out).not.toContain('MIIEowIBAAKCAQEA');
+    expect(out).toBe(`key:\n${FILTERED}\ndone`);
+  });
+
+  it('keeps the readable rest of a message', () => {
+    expect(scrubText('login failed password=hunter2 for bob')).toBe(`login failed password=${FILTERED} for bob`);
+    expect(scrubText('Bearer abcdefghij')).toBe(`Bearer ${FILTERED}`);
+  });
+
+  it('keeps stack frame file paths readable', () => {
+    const stack = [
+      'Error: x',
+      '    at getSession (/srv/app/src/session.ts:12:5)',
+      '    at tokenize (/srv/app/src/auth/token-store.ts:40:2)',
+      '    at https://app.example.com/assets/password-reset.js:1:4242',
+    ].join('\n');
+    expect(scrubText(stack)).toBe(stack);
+  });
+
+  it('does not flag numbers that fail Luhn or timestamps', () => {
+    expect(scrubText('order 4242 4242 4242 4241 failed')).toContain('4242 4242 4242 4241');
+    expect(scrubText('at 1700000000000 the job ran')).toContain('1700000000000');
+  });
+});
+
+describe('scrubValue', () => {
+  it('filters secret-named keys whole, recursively, and scrubs other strings', () => {
+    const out = scrubValue({
+      user: 'bob',
+      password: 'hunter2',
+      nested: { apiKey: 'x', Authorization: 'Basic Ym9iOmh1bnRlcjI=', list: [{ session_token: 'abc' }, 'ghp_abcdefghijklmnopqrstuvwxyz0123456789'] },
+      cookie: 'sid=1',
+      credit_card: '4242',
+      note: 'contains sk_live_51Habcdefghijklmnop',
+      count: 3,
+    });
+    expect(out).toEqual({
+      user: 'bob',
+      password: FILTERED,
+      nested: { apiKey: FILTERED, Authorization: FILTERED, list: [{ session_token: FILTERED }, FILTERED] },
+      cookie: FILTERED,
+      credit_card: FILTERED,
+      note: `contains ${FILTERED}`,
+      count: 3,
+    });
+  });
+
+  it.each(['password', 'passwd', 'secret', 'token', 'api_key', 'apikey', 'authorization', 'cookie', 'session', 'credit_card', 'x-api-key', 'auth', 'client_secret'])(
+    'key %s is secret',
+    (k) => expect(isSecretKey(k)).toBe(true),
+  );
+  it.each(['user', 'path', 'author', 'count', 'message'])('key %s is not secret', (k) => expect(isSecretKey(k)).toBe(false));
+});

@@ -1,0 +1,102 @@
+/**
+ * Secret scrubbing, applied before anything of an error event is stored (spec §7.2). Patterns follow
+ * Sentry Relay's PII rules and gitleaks: provider key formats, bearer credentials, `key=value` pairs
+ * whose key names a secret, credentials in URLs, private key blocks, JWTs and card numbers (Luhn).
+ * Only the secret itself becomes `[Filtered]`, so the rest of a line (a stack frame's file path, the
+ * words of a message) stays readable.
+ */
+export const FILTERED = '[Filtered]';
+
+const SECRET_NAME = String.raw`(?:passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|credentials?|cookie|session(?:[_-]?id)?|signature|credit[_-]?card|card[_-]?number|cvv|cvc)`;
+
+interface Rule {
+  re: RegExp;
+  replace: string | ((...m: string[]) => string);
+}
+
+const RULES: Rule[] = [
+  // Private key blocks (PEM), across lines.
+  { re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g, replace: FILTERED },
+  // Credentials in URLs: scheme://user:pass@host
+  { re: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]+:[^\s/@]+@/gi, replace: `$1${FILTERED}@` },
+  // Bearer / Basic / Token credentials.
+  { re: /\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}/g, replace: `$1$2${FILTERED}` },
+  // JWTs.
+  { re: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, replace: FILTERED },
+  // AWS access key ids.
+  { re: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: FILTERED },
+  // GitHub tokens.
+  { re: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g, replace: FILTERED },
+  { re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: FILTERED },
+  // Slack tokens and webhooks.
+  { re: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: FILTERED },
+  { re: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g, replace: FILTERED },
+  // Stripe secret and restricted keys.
+  { re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: FILTERED },
+  // Google API keys.
+  { re: /\bAIza[0-9A-Za-z_-]{30,}/g, replace: FILTERED },
+  // Our own tokens (spec §5.1, §2.1, §2.4).
+  { re: /\b(?:cx_live_|cx_test_|cak_live_|cx_cli_|cxm_|cxs_|whsec_|cxhook_)[A-Za-z0-9_-]{6,}/g, replace: FILTERED },
+  // Other common providers (gitleaks): OpenAI/Anthropic, npm, GitLab, SendGrid, Twilio.
+  { re: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g, replace: FILTERED },
+  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: FILTERED },
+  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: FILTERED },
+  { re: /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, replace: FILTERED },
+  // key=value / key: value / "key": "value" where the key names a secret.
+  {
+    // No dots in the key and no `line:col` values, so `src/session.ts:12:5` in a frame stays intact.
+    re: new RegExp(String.raw`([A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*)("?'?\s*[:=]\s*"?'?)(?!\d+:\d+)([^\s"'&,;<>)}\]]+)`, 'gi'),
+    replace: (_m, key: string, sep: string, value: string) => (value === FILTERED ? `${key}${sep}${value}` : `${key}${sep}${FILTERED}`),
+  },
+];
+
+const CARD_CANDIDATE = /\b[3-6]\d(?:[ -]?\d){11,17}\b/g;
+
+/** Replace every secret-looking part of `text` with `[Filtered]`. */
+export function scrubText(text: string): string {
+  let out = text;
+  for (const rule of RULES) out = out.replace(rule.re, rule.replace as string);
+  out = out.replace(CARD_CANDIDATE, (m) => {
+    const digits = m.replace(/[ -]/g, '');
+    return digits.length >= 13 && digits.length <= 19 && luhn(digits) ? FILTERED : m;
+  });
+  return out;
+}
+
+const SECRET_KEY = new RegExp(`^(?:.*[_-])?${SECRET_NAME}(?:[_-].*)?$|^auth$|^x-(?:api-)?(?:key|token)$`, 'i');
+const SECRET_KEY_LOOSE = /passw|secret|token|api[_-]?key|apikey|authorization|cookie|credit[_-]?card|private[_-]?key/i;
+
+/** A key whose name says its value is a secret: the value is filtered whole. */
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEY.test(key) || SECRET_KEY_LOOSE.test(key);
+}
+
+/** Scrub a property bag recursively: secret-named keys filtered whole, every string value scrubbed. */
+export function scrubValue(value: unknown, depth = 0): unknown {
+  if (depth > 20) return FILTERED;
+  if (typeof value === 'string') return scrubText(value);
+  if (Array.isArray(value)) return value.map((v) => scrubValue(v, depth + 1));
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
+}
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}

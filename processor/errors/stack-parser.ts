@@ -1,0 +1,88 @@
+/**
+ * Stack trace parsing for the two formats browsers and Node produce:
+ * V8 (Chrome, Edge, Node): `    at fn (file:line:col)`, `    at file:line:col`, `    at async fn (...)`;
+ * Firefox and Safari: `fn@file:line:col`, `@file:line:col`, `[native code]`.
+ * A frame is in-app unless it is library, runtime or our own browser client code: those never
+ * decide which issue an error belongs to.
+ */
+export interface StackFrame {
+  /** Function name as printed ('' when anonymous). */
+  fn: string;
+  file: string;
+  line?: number;
+  col?: number;
+  inApp: boolean;
+}
+
+const V8_FRAME = /^\s*at\s+(?:(.+?)\s+\()?(.+?)(?::(\d+))?(?::(\d+))?\)?\s*$/;
+const GECKO_FRAME = /^\s*([^@]*)@(.+?)(?::(\d+))?(?::(\d+))?\s*$/;
+
+export function parseStack(stack: string): StackFrame[] {
+  const frames: StackFrame[] = [];
+  for (const raw of stack.split('\n')) {
+    const line = raw.trimEnd();
+    if (!line.trim()) continue;
+    let m: RegExpExecArray | null;
+    if (/^\s*at\s/.test(line) && (m = V8_FRAME.exec(line))) {
+      const fn = (m[1] ?? '').replace(/^async\s+/, '');
+      frames.push(frame(fn, m[2] ?? '', m[3], m[4]));
+    } else if (!/^\s*at\s/.test(line) && line.includes('@') && (m = GECKO_FRAME.exec(line))) {
+      frames.push(frame(m[1] ?? '', m[2] ?? '', m[3], m[4]));
+    } else if (/^\s*\[native code\]\s*$/.test(line)) {
+      frames.push(frame('', '[native code]', undefined, undefined));
+    }
+    // Anything else is the message header ("TypeError: ...") or prose: not a frame.
+  }
+  return frames;
+}
+
+function frame(fn: string, file: string, line: string | undefined, col: string | undefined): StackFrame {
+  const f: StackFrame = { fn: fn.trim(), file: file.trim(), inApp: false };
+  if (line) f.line = Number(line);
+  if (col) f.col = Number(col);
+  f.inApp = isInAppFile(f.file);
+  return f;
+}
+
+const EXTENSION_SCHEMES = /^(?:chrome|moz|safari|safari-web|ms-browser)-extension:\/\//i;
+
+/** False for libraries, runtime internals, extensions, anonymous/native code and our browser client. */
+export function isInAppFile(file: string): boolean {
+  if (!file) return false;
+  const f = file.toLowerCase();
+  if (f.includes('node_modules/') || f.includes('node_modules\\')) return false;
+  if (f.startsWith('node:') || f.startsWith('internal/') || f.includes('(internal/')) return false;
+  if (EXTENSION_SCHEMES.test(f)) return false;
+  if (f.includes('<anonymous>') || f === 'native' || f.includes('[native code]') || f === 'unknown location') return false;
+  if (f.startsWith('eval at ') || f === 'eval code' || /^index \d+$/.test(f)) return false;
+  const pathOnly = stripQuery(f);
+  // The browser client (cx.js), however it is served: its own frames are never the culprit.
+  if (/(^|\/)cx(\.min)?\.js$/.test(pathOnly) || pathOnly.includes('/service/cx')) return false;
+  return true;
+}
+
+/** First frame that is application code, or undefined. */
+export function firstInAppFrame(frames: StackFrame[]): StackFrame | undefined {
+  return frames.find((f) => f.inApp);
+}
+
+function stripQuery(file: string): string {
+  return file.replace(/[?#].*$/, '');
+}
+
+/**
+ * The frame's file as it identifies code: query and hash dropped, and for URLs only the path, so a
+ * script served from the production and the preview host is the same file.
+ */
+export function normalizeFrameFile(file: string): string {
+  const noQuery = stripQuery(file);
+  const url = /^[a-z][a-z0-9+.-]*:\/\/[^/]*(\/.*)?$/i.exec(noQuery);
+  if (url && !noQuery.startsWith('file://')) return url[1] ?? '/';
+  return noQuery;
+}
+
+/** "fn (file:line:col)" for display in issues and alert mail. */
+export function formatFrame(f: StackFrame): string {
+  const loc = [f.file, f.line, f.col].filter((x) => x !== undefined && x !== '').join(':');
+  return f.fn ? `${f.fn} (${loc})` : loc;
+}

@@ -1,0 +1,113 @@
+import type { Clock } from '../../../platform/clock.ts';
+import type { Logger } from '../../../platform/logger.ts';
+import type { Mailer } from '../../../platform/ports/mailer.ts';
+import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import { LIMITS } from '../../../schemas/limits.ts';
+import type { GroupChange } from './group-step.ts';
+
+/**
+ * Alert email (spec §7.6). A group earns an alert when this batch holds a production occurrence and
+ * the group is new to production or regressed. Claiming is one atomic UPDATE inside the batch
+ * transaction (last_alert_at at most once per 6 hours, never for ignored groups, only with alerts
+ * enabled), so concurrent processors and re-deliveries send at most one mail. Sending happens after
+ * the batch is stored and never fails or holds up the batch: a mail error is logged.
+ */
+export interface AlertClaim {
+  groupId: string;
+  projectId: string;
+  reason: 'new' | 'regression';
+}
+
+export interface AlertDeps {
+  mailer: Mailer;
+  clock: Clock;
+  logger: Logger;
+  publicBaseUrl: string;
+}
+
+export function createAlertStep(deps: AlertDeps) {
+  async function claimAlerts(tx: Queryable, changes: GroupChange[]): Promise<AlertClaim[]> {
+    const candidates = changes.filter((c) => c.hasProduction && (c.firstInProduction || c.regressed));
+    if (!candidates.length) return [];
+    const now = deps.clock.now();
+    const claimed = await tx.query<{ id: string }>(
+      `UPDATE error_groups g SET last_alert_at = $2
+        WHERE g.id = ANY($1::text[]) AND g.status <> 'ignored'
+          AND (g.last_alert_at IS NULL OR g.last_alert_at <= $3)
+          AND COALESCE((SELECT s.alerts_enabled FROM error_settings s WHERE s.project_id = g.project_id), true)
+        RETURNING g.id`,
+      [candidates.map((c) => c.groupId), new Date(now).toISOString(), new Date(now - LIMITS.errorAlert.perIssueMs).toISOString()],
+    );
+    const ids = new Set(claimed.rows.map((r) => r.id));
+    return candidates
+      .filter((c) => ids.has(c.groupId))
+      .map((c) => ({ groupId: c.groupId, projectId: c.projectId, reason: c.regressed ? 'regression' : 'new' }));
+  }
+
+  /** Send the claimed alerts; resolves when done, never rejects. */
+  async function sendAlerts(db: Queryable, claims: AlertClaim[]): Promise<void> {
+    for (const claim of claims) {
+      try {
+        const mail = await buildAlertMail(db, deps.publicBaseUrl, claim);
+        if (!mail) continue;
+        await deps.mailer.send(mail);
+      } catch (err) {
+        deps.logger.error({ err, groupId: claim.groupId }, 'error alert mail failed');
+      }
+    }
+  }
+
+  return { claimAlerts, sendAlerts };
+}
+
+/**
+ * The project's alert recipients; when the list is empty, the project owner (so a fresh project
+ * still hears about production errors).
+ */
+export async function alertRecipients(db: Queryable, projectId: string): Promise<string[]> {
+  const r = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
+  if (r.rows.length) return r.rows.map((x) => x.email);
+  const owner = await db.query<{ email: string }>('SELECT u.email FROM projects p JOIN users u ON u.id = p.owner_id WHERE p.id = $1', [projectId]);
+  return owner.rows.map((x) => x.email);
+}
+
+export function issueLink(publicBaseUrl: string, slug: string, groupId: string): string {
+  return `${publicBaseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(slug)}/errors/${groupId}`;
+}
+
+async function buildAlertMail(db: Queryable, publicBaseUrl: string, claim: AlertClaim) {
+  const g = await db.query<{
+    name: string; message: string; count: string | number; culprit: string | null; suggestion: string | null;
+    env_counts: Record<string, number>; slug: string; project_name: string;
+  }>(
+    `SELECT g.name, g.message, g.count, g.culprit, g.suggestion, g.env_counts, p.slug, p.name AS project_name
+       FROM error_groups g JOIN projects p ON p.id = g.project_id WHERE g.id = $1`,
+    [claim.groupId],
+  );
+  const row = g.rows[0];
+  if (!row) return undefined;
+  const to = await alertRecipients(db, claim.projectId);
+  if (!to.length) return undefined;
+  const link = issueLink(publicBaseUrl, row.slug, claim.groupId);
+  const what = claim.reason === 'regression' ? 'Regression' : 'New issue';
+  const subject = `[${row.project_name}] ${what} in production: ${row.name}: ${truncate(row.message, 120)}`;
+  const text = [
+    `${what} in project ${row.project_name} (${row.slug}), environment production.`,
+    '',
+    `Error: ${row.name}: ${row.message}`,
+    `Occurrences: ${Number(row.count)} in all, ${Number(row.env_counts?.production ?? 0)} in production`,
+    `First frame of your code: ${row.culprit ?? 'none found in the stack'}`,
+    row.suggestion ? `Suggestion: ${row.suggestion}` : undefined,
+    '',
+    `Open the issue: ${link}`,
+    '',
+    'At most one email per issue every 6 hours. Ignore the issue to stop these emails.',
+  ]
+    .filter((l) => l !== undefined)
+    .join('\n');
+  return { to, subject, text };
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}

@@ -1,0 +1,55 @@
+import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import { resolveEnvironment, type DeployRef, type ProjectDomains } from '../environment.ts';
+import { drop, ok, type FingerprintedEvent, type StampedEvent, type StepOutcome } from './outcome.ts';
+
+/**
+ * Environment stamping (spec §7.4) for a whole batch: the projects' domains and the deploys the
+ * events name are read in two queries, then each event is resolved. An event of a project that no
+ * longer exists is dropped.
+ */
+export function createEnvironmentStep(deps: { db: Queryable }) {
+  return async function environmentStep(events: FingerprintedEvent[]): Promise<Array<StepOutcome<StampedEvent>>> {
+    if (!events.length) return [];
+    const projectIds = [...new Set(events.map((e) => e.projectId))];
+    const projects = await deps.db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
+      'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
+      [projectIds],
+    );
+    const domains = new Map<string, ProjectDomains>(
+      projects.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]),
+    );
+
+    const serverEvents = events.filter((e) => !e.originHost && (e.event.deployId || e.event.gitSha));
+    const deploysByProject = new Map<string, { byId: Map<string, DeployRef>; bySha: Map<string, DeployRef> }>();
+    if (serverEvents.length) {
+      const ids = [...new Set(serverEvents.map((e) => e.event.deployId).filter((x): x is string => !!x))];
+      const shas = [...new Set(serverEvents.map((e) => e.event.gitSha?.toLowerCase()).filter((x): x is string => !!x))];
+      // Oldest first, so for a sha deployed more than once the most recent deploy wins.
+      const rows = await deps.db.query<{ id: string; project_id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
+        `SELECT id, project_id, lower(git_sha) AS git_sha, environment FROM deploys
+          WHERE project_id = ANY($1::text[]) AND (id = ANY($2::text[]) OR lower(git_sha) = ANY($3::text[]))
+          ORDER BY created_at, id`,
+        [projectIds, ids, shas],
+      );
+      for (const r of rows.rows) {
+        let m = deploysByProject.get(r.project_id);
+        if (!m) deploysByProject.set(r.project_id, (m = { byId: new Map(), bySha: new Map() }));
+        const ref: DeployRef = { id: r.id, gitSha: r.git_sha, environment: r.environment };
+        m.byId.set(r.id, ref);
+        if (r.git_sha) m.bySha.set(r.git_sha, ref);
+      }
+    }
+
+    const none = { byId: new Map<string, DeployRef>(), bySha: new Map<string, DeployRef>() };
+    return events.map((e) => {
+      const d = domains.get(e.projectId);
+      if (!d) return drop<StampedEvent>('unknown_project');
+      const environment = resolveEnvironment(
+        { originHost: e.originHost, deployId: e.event.deployId, gitSha: e.event.gitSha },
+        d,
+        deploysByProject.get(e.projectId) ?? none,
+      );
+      return ok({ ...e, environment });
+    });
+  };
+}

@@ -1,0 +1,130 @@
+import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import { LIMITS } from '../../../schemas/limits.ts';
+import { formatFrame } from '../stack-parser.ts';
+import { suggestFirstCheck } from '../suggestion.ts';
+import type { StampedEvent } from './outcome.ts';
+
+/**
+ * Groups (spec §2.6, §3.1) in Postgres: one upsert for every group the batch touches, inside the
+ * batch transaction. Counts are increments (`count = count + n`), so concurrent processors stay
+ * exact. A resolved group that gets an occurrence is unresolved again and counts one regression;
+ * an ignored group keeps counting and stays ignored; a new group starts unresolved.
+ */
+export interface GroupChange {
+  groupId: string;
+  projectId: string;
+  /** The group did not exist before this batch. */
+  created: boolean;
+  /** It was resolved and this batch reopened it. */
+  regressed: boolean;
+  /** The batch holds a production occurrence, and production had none before (or it is new). */
+  firstInProduction: boolean;
+  hasProduction: boolean;
+}
+
+/** A kept sample: already scrubbed. */
+export function sampleOf(e: StampedEvent) {
+  const ev = e.event;
+  return {
+    eventId: ev.eventId,
+    receivedAt: new Date(e.receivedAt).toISOString(),
+    clientTime: ev.clientTime !== undefined ? new Date(ev.clientTime).toISOString() : undefined,
+    environment: e.environment,
+    name: ev.name,
+    message: ev.message,
+    path: ev.path,
+    runtime: ev.runtime,
+    userId: ev.userId,
+    distinctId: ev.distinctId,
+    sessionId: ev.sessionId,
+    deployId: ev.deployId,
+    gitSha: ev.gitSha,
+    originHost: e.originHost ?? undefined,
+    extra: ev.extra,
+    truncated: ev.truncated.length ? ev.truncated : undefined,
+  };
+}
+
+export function createGroupStep(deps: { samples?: number } = {}) {
+  const ring = deps.samples ?? LIMITS.groupSamples;
+  return async function groupStep(tx: Queryable, accepted: StampedEvent[]): Promise<GroupChange[]> {
+    if (!accepted.length) return [];
+    const byGroup = new Map<string, StampedEvent[]>();
+    for (const e of accepted) {
+      const list = byGroup.get(e.groupId) ?? [];
+      list.push(e);
+      byGroup.set(e.groupId, list);
+    }
+    const ids = [...byGroup.keys()].sort();
+    const before = await tx.query<{ id: string; status: string; env_counts: Record<string, number> }>(
+      'SELECT id, status, env_counts FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      [ids],
+    );
+    const prior = new Map(before.rows.map((r) => [r.id, r]));
+
+    const rows = ids.map((id) => {
+      // Newest first: later receive time, then later position in the batch.
+      const events = byGroup.get(id)!.map((e, i) => ({ e, i })).sort((a, b) => b.e.receivedAt - a.e.receivedAt || b.i - a.i).map((x) => x.e);
+      const newest = events[0]!;
+      const envCounts: Record<string, number> = {};
+      for (const e of events) envCounts[e.environment] = (envCounts[e.environment] ?? 0) + 1;
+      const times = events.map((e) => e.receivedAt);
+      return {
+        id,
+        project_id: newest.projectId,
+        fingerprint: newest.fingerprint,
+        name: newest.event.name,
+        message: newest.event.message,
+        stack: newest.event.stack,
+        culprit: newest.inAppFrame ? formatFrame(newest.inAppFrame) : null,
+        count: events.length,
+        env_counts: envCounts,
+        first_seen: new Date(Math.min(...times)).toISOString(),
+        last_seen: new Date(Math.max(...times)).toISOString(),
+        suggestion: suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame),
+        samples: events.slice(0, ring).map(sampleOf),
+      };
+    });
+
+    await tx.query(
+      `INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
+                                      first_seen, last_seen, regression_count, suggestion, samples)
+       SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
+              x.first_seen, x.last_seen, 0, x.suggestion, x.samples
+         FROM jsonb_to_recordset($1::jsonb) AS x(id text, project_id text, fingerprint text, name text, message text, stack text,
+              culprit text, count bigint, env_counts jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
+       ON CONFLICT (project_id, fingerprint) DO UPDATE SET
+         count = g.count + EXCLUDED.count,
+         env_counts = (SELECT COALESCE(jsonb_object_agg(k, total), '{}'::jsonb) FROM (
+             SELECT k, sum(v::bigint) AS total FROM (
+               SELECT key AS k, value AS v FROM jsonb_each_text(g.env_counts)
+               UNION ALL SELECT key, value FROM jsonb_each_text(EXCLUDED.env_counts)) u GROUP BY k) t),
+         first_seen = LEAST(g.first_seen, EXCLUDED.first_seen),
+         last_seen = GREATEST(g.last_seen, EXCLUDED.last_seen),
+         name = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.name ELSE g.name END,
+         message = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.message ELSE g.message END,
+         stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.stack ELSE g.stack END,
+         culprit = COALESCE(g.culprit, EXCLUDED.culprit),
+         suggestion = COALESCE(g.suggestion, EXCLUDED.suggestion),
+         status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
+         regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+         samples = (SELECT COALESCE(jsonb_agg(s.e ORDER BY s.o), '[]'::jsonb) FROM (
+             SELECT a.e, a.o FROM jsonb_array_elements(EXCLUDED.samples || g.samples) WITH ORDINALITY AS a(e, o)
+             ORDER BY a.o LIMIT ${Number(ring)}) s)`,
+      [JSON.stringify(rows)],
+    );
+
+    return rows.map((r) => {
+      const p = prior.get(r.id);
+      const hasProduction = (r.env_counts.production ?? 0) > 0;
+      return {
+        groupId: r.id,
+        projectId: r.project_id,
+        created: !p,
+        regressed: p?.status === 'resolved',
+        hasProduction,
+        firstInProduction: hasProduction && !(p && Number(p.env_counts?.production ?? 0) > 0),
+      };
+    });
+  };
+}

@@ -1,0 +1,54 @@
+import { createHash } from 'node:crypto';
+import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
+import type { Environment } from '../../../schemas/error-event.ts';
+import { formatFrame } from '../stack-parser.ts';
+import type { FingerprintedEvent } from './outcome.ts';
+
+/**
+ * Occurrence rows in ClickHouse, one per accepted event, written after the Postgres commit. The
+ * table is keyed by event id (ReplacingMergeTree) and the insert carries a dedup token derived from
+ * the event ids, so a re-delivered batch (after a crash between the commit and this insert) writes
+ * the same rows again and no more.
+ */
+export const OCCURRENCES_TABLE = 'error_occurrences';
+
+/** ClickHouse DateTime64(3) text, UTC. */
+export function chTime(epochMs: number): string {
+  return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
+  const ev = e.event;
+  return {
+    project_id: e.projectId,
+    group_id: e.groupId,
+    event_id: ev.eventId,
+    fingerprint: e.fingerprint,
+    environment,
+    received_at: chTime(e.receivedAt),
+    client_time: ev.clientTime !== undefined && Number.isFinite(ev.clientTime) ? chTime(ev.clientTime) : null,
+    name: ev.name,
+    message: ev.message,
+    stack: ev.stack,
+    culprit: e.inAppFrame ? formatFrame(e.inAppFrame) : '',
+    path: ev.path ?? '',
+    runtime: ev.runtime,
+    user_id: ev.userId ?? '',
+    distinct_id: ev.distinctId ?? '',
+    session_id: ev.sessionId ?? '',
+    deploy_id: ev.deployId ?? '',
+    git_sha: ev.gitSha ?? '',
+    origin_host: e.originHost ?? '',
+    extra: ev.extra ? JSON.stringify(ev.extra) : '',
+    truncated: ev.truncated ?? [],
+  };
+}
+
+export function createOccurrenceStep(deps: { analytics: AnalyticalStore }) {
+  return async function occurrenceStep(rows: Array<ReturnType<typeof occurrenceRow>>): Promise<void> {
+    if (!rows.length) return;
+    const sorted = [...rows].sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
+    const dedupToken = 'occ-' + createHash('sha256').update(sorted.map((r) => r.event_id).join(',')).digest('hex');
+    await deps.analytics.insert(OCCURRENCES_TABLE, sorted, { dedupToken });
+  };
+}
