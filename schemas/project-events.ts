@@ -51,3 +51,28 @@ export const ProjectEventSchema = z.object({
   inboxId: z.string().optional(),
 });
 export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
+
+/**
+ * Event-name patterns an endpoint may subscribe to: an exact name, or a family with a trailing `*`
+ * (`deploy.*`, `db.row.*`, `db.*`) that names at least one known event. `*` alone is refused: an
+ * empty list already means "everything except email.received" (§6.1).
+ */
+export function isKnownEventPattern(pattern: string): boolean {
+  if ((PROJECT_EVENT_NAMES as readonly string[]).includes(pattern)) return true;
+  if (!/^[a-z]+(\.[a-z]+)*\.\*$/.test(pattern)) return false;
+  const prefix = pattern.slice(0, -1);
+  return PROJECT_EVENT_NAMES.some((n) => n.startsWith(prefix));
+}
+
+/**
+ * Subscription rules (§6.1): an empty list receives every event except `email.received`; a
+ * trailing `*` subscribes to a family; `email.received` needs its own name or `email.*`.
+ */
+export function subscriptionMatches(patterns: readonly string[], event: string): boolean {
+  if (!patterns.length) return event !== 'email.received';
+  return patterns.some((p) => {
+    if (p === event) return true;
+    if (!p.endsWith('.*')) return false;
+    return event.startsWith(p.slice(0, -1));
+  });
+}

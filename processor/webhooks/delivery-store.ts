@@ -1,0 +1,185 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import type { ProjectEvent } from '../../schemas/project-events.ts';
+
+/**
+ * Delivery rows for the webhook dispatcher (platform/migrations/relational/0003_webhooks.sql).
+ *
+ * A delivery is claimed by a lease: one UPDATE turns `pending` (due) or `sending` (lease ran out:
+ * the sender died mid-send) into `sending` with `lease_until` and a fresh `lease_token`, choosing
+ * rows with `FOR UPDATE SKIP LOCKED`, so processors sweeping at once split the work and never send
+ * one delivery twice. Finishing an attempt only applies while the lease token is still ours.
+ */
+
+/** Long enough for the 10 s attempt and a slow database round trip; short enough to retry a crash soon. */
+export const LEASE_MS = 60_000;
+
+export interface Target {
+  kind: 'endpoint' | 'inbox';
+  id: string;
+  maxAttempts: number;
+}
+
+export interface ClaimedDelivery {
+  id: string;
+  projectId: string;
+  endpointId: string | null;
+  inboxId: string | null;
+  eventId: string;
+  event: string;
+  data: Record<string, unknown>;
+  attempts: number;
+  maxAttempts: number;
+  attemptSeq: number;
+  leaseToken: string;
+}
+
+export interface SendTarget {
+  url: string | null;
+  secrets: string[];
+}
+
+/** The delivery id is derived from the event and the target, so a re-delivered bus message inserts nothing new. */
+export function deliveryId(eventId: string, targetId: string): string {
+  return 'dlv_' + createHash('sha256').update(`${eventId}\n${targetId}`).digest('hex').slice(0, 32);
+}
+
+const n = (v: unknown): number => Number(v);
+
+/** Insert one delivery per target, idempotently. Returns the ids that were new. */
+export async function insertDeliveries(db: Queryable, ev: ProjectEvent, targets: Target[], now: number): Promise<string[]> {
+  if (!targets.length) return [];
+  const params: unknown[] = [ev.projectId, ev.id, ev.event, JSON.stringify(ev.data), now];
+  const rows = targets.map((t) => {
+    params.push(deliveryId(ev.id, t.id), t.kind === 'endpoint' ? t.id : null, t.kind === 'inbox' ? t.id : null, t.maxAttempts);
+    const i = params.length;
+    return `($${i - 3}, $1, $${i - 2}, $${i - 1}, $2, $3, $4::jsonb, 'pending', 0, $${i}, $5, $5, $5)`;
+  });
+  const { rows: inserted } = await db.query<{ id: string }>(
+    `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, inbox_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+     VALUES ${rows.join(', ')}
+     ON CONFLICT (id) DO NOTHING RETURNING id`,
+    params,
+  );
+  return inserted.map((r) => r.id);
+}
+
+const CLAIM_RETURNING = `RETURNING d.id, d.project_id, d.endpoint_id, d.inbox_id, d.event_id, d.event, d.data, d.attempts, d.max_attempts, d.attempt_seq, d.lease_token`;
+
+function mapClaimed(r: Record<string, unknown>): ClaimedDelivery {
+  return {
+    id: r.id as string,
+    projectId: r.project_id as string,
+    endpointId: (r.endpoint_id as string | null) ?? null,
+    inboxId: (r.inbox_id as string | null) ?? null,
+    eventId: r.event_id as string,
+    event: r.event as string,
+    data: (typeof r.data === 'string' ? JSON.parse(r.data) : r.data) as Record<string, unknown>,
+    attempts: n(r.attempts),
+    maxAttempts: n(r.max_attempts),
+    attemptSeq: n(r.attempt_seq),
+    leaseToken: r.lease_token as string,
+  };
+}
+
+/**
+ * Claim up to `limit` deliveries that are due now: first those whose lease ran out (interrupted
+ * mid-send), then pending ones by due time. `ids` narrows the claim to fresh deliveries (the
+ * prompt first attempt right after fan-out).
+ */
+export async function claimDue(db: RelationalStore, now: number, limit: number, ids?: string[]): Promise<ClaimedDelivery[]> {
+  const token = randomUUID();
+  const only = ids ? 'AND id = ANY($5::text[])' : '';
+  const claim = (where: string, order: string, max: number) =>
+    db.query<Record<string, unknown>>(
+      `WITH due AS (
+         SELECT id FROM webhook_deliveries
+         WHERE ${where} ${only}
+         ORDER BY ${order}
+         LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       )
+       UPDATE webhook_deliveries d
+       SET status = 'sending', lease_until = $1::bigint + $3::bigint, lease_token = $4, attempt_seq = d.attempt_seq + 1, updated_at = $1
+       FROM due WHERE d.id = due.id
+       ${CLAIM_RETURNING}`,
+      ids ? [now, max, LEASE_MS, token, ids] : [now, max, LEASE_MS, token],
+    );
+  const expired = await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
+  const left = limit - expired.rows.length;
+  const due = left > 0 ? await claim(`status = 'pending' AND next_attempt_at <= $1`, 'next_attempt_at', left) : { rows: [] };
+  return [...expired.rows, ...due.rows].map(mapClaimed);
+}
+
+/** Where a claimed delivery goes right now: the endpoint's current URL and signing secrets. */
+export async function loadSendTarget(db: Queryable, d: ClaimedDelivery, now: number): Promise<SendTarget> {
+  if (d.endpointId) {
+    const { rows } = await db.query<Record<string, unknown>>(
+      'SELECT url, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = $1',
+      [d.endpointId],
+    );
+    const r = rows[0];
+    if (!r) return { url: null, secrets: [] };
+    return { url: r.url as string, secrets: signingSecrets(r.secret as string, r.previous_secret as string | null, r.previous_secret_until, now) };
+  }
+  const { rows } = await db.query<Record<string, unknown>>(
+    'SELECT webhook_url, webhook_secret, webhook_previous_secret, webhook_previous_secret_until FROM inboxes WHERE id = $1',
+    [d.inboxId],
+  );
+  const r = rows[0];
+  if (!r || !r.webhook_url || !r.webhook_secret) return { url: null, secrets: [] };
+  return {
+    url: r.webhook_url as string,
+    secrets: signingSecrets(r.webhook_secret as string, r.webhook_previous_secret as string | null, r.webhook_previous_secret_until, now),
+  };
+}
+
+/** New secret first; the previous one while its 24 h overlap lasts. */
+export function signingSecrets(current: string, previous: string | null, previousUntil: unknown, now: number): string[] {
+  return previous && previousUntil != null && n(previousUntil) > now ? [current, previous] : [current];
+}
+
+export interface AttemptOutcome {
+  ok: boolean;
+  status?: number;
+  error?: string;
+  startedAt: number;
+  finishedAt: number;
+  /** For a failure with attempts left: when the next one is due. */
+  nextAttemptAt?: number;
+}
+
+/**
+ * Record an attempt and move the delivery on: succeeded, pending again (retry scheduled), or dead
+ * (budget used). Applies only while our lease holds; returns the new status, or null when the
+ * lease was lost (another processor took the delivery over) and nothing was written.
+ */
+export async function finishAttempt(db: RelationalStore, d: ClaimedDelivery, o: AttemptOutcome): Promise<'succeeded' | 'pending' | 'dead' | null> {
+  const used = d.attempts + 1;
+  const status = o.ok ? 'succeeded' : used >= d.maxAttempts ? 'dead' : 'pending';
+  const next = status === 'pending' ? (o.nextAttemptAt ?? o.finishedAt) : null;
+  return db.transaction(async (tx) => {
+    const upd = await tx.query(
+      `UPDATE webhook_deliveries
+       SET status = $3, attempts = $4, next_attempt_at = COALESCE($5::bigint, next_attempt_at), lease_until = NULL, lease_token = NULL,
+           last_error = $6, last_response_code = $7, updated_at = $8
+       WHERE id = $1 AND lease_token = $2`,
+      [d.id, d.leaseToken, status, used, next, o.ok ? null : (o.error ?? 'failed'), o.status ?? null, o.finishedAt],
+    );
+    if (!upd.rowCount) return null;
+    await tx.query(
+      `INSERT INTO webhook_attempts (delivery_id, endpoint_id, inbox_id, attempt, status, response_code, error, started_at, finished_at, next_attempt_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [d.id, d.endpointId, d.inboxId, d.attemptSeq, o.ok ? 'succeeded' : 'failed', o.status ?? null, o.ok ? null : (o.error ?? 'failed'), o.startedAt, o.finishedAt, next],
+    );
+    // The log keeps the last 100 attempts per endpoint (§9); older ones go as new ones arrive.
+    const col = d.endpointId ? 'endpoint_id' : 'inbox_id';
+    await tx.query(
+      `DELETE FROM webhook_attempts WHERE ${col} = $1 AND id <= (
+         SELECT id FROM webhook_attempts WHERE ${col} = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
+      [d.endpointId ?? d.inboxId, LIMITS.webhook.deliveryLogPerEndpoint],
+    );
+    return status;
+  });
+}

@@ -1,0 +1,325 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import Stripe from 'stripe';
+import type { Platform } from '../../platform/platform.ts';
+import type { ManualClock } from '../../platform/clock.ts';
+import { publishProjectEvent } from '../../platform/project-events.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
+import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
+import { verifyWebhook } from '../../sdk/webhook-verifier.ts';
+import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
+import { deliveryId } from './delivery-store.ts';
+
+const stripe = Stripe.webhooks;
+
+let receiver: HttpsReceiver;
+let platform: Platform & { clock: ManualClock };
+let dispatcher: WebhookDispatcher;
+const resolveTable: Record<string, string[]> = {};
+
+beforeAll(async () => {
+  receiver = await startHttpsReceiver();
+  platform = await createWebhookTestPlatform({ ca: receiver.cert });
+  dispatcher = await startWebhookDispatcher(platform, {
+    sweepIntervalMs: false,
+    attemptTimeoutMs: 1_000,
+    // Names under .test resolve through this table (rebinding tests); the rest through the system.
+    resolve: async (host) => {
+      const addrs = resolveTable[host];
+      if (addrs) return addrs.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+      const dns = await import('node:dns');
+      return dns.promises.lookup(host, { all: true });
+    },
+  });
+});
+
+afterAll(async () => {
+  await dispatcher?.stop();
+  await platform?.close();
+  await receiver?.close();
+});
+
+beforeEach(() => {
+  receiver.requests.length = 0;
+  receiver.respond = () => ({ status: 200 });
+  platform.testing!.allowLoopbackWebhooks = true;
+  platform.clock.set(Date.now());
+});
+
+// This file's database is its own (PGlite in memory) and the sweep is global: park what a test left
+// pending so the next test's sweep counts only its own deliveries.
+afterEach(async () => {
+  await platform.db.query("UPDATE webhook_deliveries SET status = 'dead' WHERE status IN ('pending', 'sending')");
+});
+
+async function deliveryRow(id: string) {
+  const { rows } = await platform.db.query<Record<string, unknown>>('SELECT * FROM webhook_deliveries WHERE id = $1', [id]);
+  return rows[0];
+}
+
+async function attemptsOf(id: string) {
+  const { rows } = await platform.db.query<Record<string, unknown>>('SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY id', [id]);
+  return rows;
+}
+
+const path = (p: string) => receiver.url.replace('/hook', p);
+
+describe('webhook delivery', () => {
+  it('POSTs { event, data, sentAt } signed so that Stripe and our verifier accept it, once per event id', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/signed') });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
+    await dispatcher.idle();
+
+    expect(receiver.requests).toHaveLength(1);
+    const req = receiver.requests[0];
+    expect(req.method).toBe('POST');
+    expect(req.path).toBe('/signed');
+    expect(req.headers['user-agent']).toBe('Service-Webhooks/1.0');
+    expect(req.headers['content-type']).toBe('application/json');
+    const id = deliveryId(ev.id, ep.id);
+    expect(req.headers['service-webhook-id']).toBe(id);
+    expect(req.headers['idempotency-key']).toBe(id);
+    const header = req.headers['service-signature'] as string;
+    expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+    expect(Number(/^t=(\d+)/.exec(header)![1])).toBe(Math.floor(platform.clock.now() / 1000));
+
+    const body = JSON.parse(req.body);
+    expect(body).toEqual({ event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' }, sentAt: new Date(platform.clock.now()).toISOString() });
+    // An independent implementation of the same scheme accepts our header...
+    expect(stripe.constructEvent(req.body, header, ep.secret)).toMatchObject({ event: 'deploy.succeeded' });
+    expect(() => stripe.constructEvent(req.body, header, 'whsec_other')).toThrow();
+    // ...and so does the receiver-side verifier we ship.
+    expect(verifyWebhook(req.body, header, ep.secret).data).toEqual({ deployId: 'dep_1', branch: 'main' });
+
+    expect(await deliveryRow(id)).toMatchObject({ status: 'succeeded', last_response_code: 200, last_error: null });
+
+    // The bus may deliver the same event again: the derived delivery id makes it a no-op.
+    await publishProjectEvent(platform, { id: ev.id, projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
+    await dispatcher.idle();
+    expect(await dispatcher.sweepOnce()).toBe(0);
+    expect(receiver.requests).toHaveLength(1);
+  });
+
+  it('follows the subscription rules: empty = all but email.received, family wildcards, email only by name or email.*', async () => {
+    const { projectId } = await insertProject(platform);
+    await insertEndpoint(platform, { projectId, url: path('/all'), events: [] });
+    await insertEndpoint(platform, { projectId, url: path('/deploys'), events: ['deploy.*'] });
+    await insertEndpoint(platform, { projectId, url: path('/email'), events: ['email.*'] });
+    await insertEndpoint(platform, { projectId, url: path('/byname'), events: ['email.received', 'user.created'] });
+    const email = { inbox: { id: 'ibx_1', address: 'a@x.test' }, thread: { id: 'thr_1' }, message: { from: 'b@y.test', to: ['a@x.test'], subject: 'hi', text: 'hello', truncated: false, attachments: [], senderAuthenticated: true, rfcMessageId: '<1@y>', rawKey: 'raw/1.eml' } };
+    await publishProjectEvent(platform, { projectId, event: 'deploy.failed', data: {} });
+    await publishProjectEvent(platform, { projectId, event: 'email.received', data: email });
+    await publishProjectEvent(platform, { projectId, event: 'user.created', data: { id: 'u1' } });
+    await dispatcher.idle();
+    const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => JSON.parse(r.body).event).sort();
+    expect(got('/all')).toEqual(['deploy.failed', 'user.created']);
+    expect(got('/deploys')).toEqual(['deploy.failed']);
+    expect(got('/email')).toEqual(['email.received']);
+    expect(got('/byname')).toEqual(['email.received', 'user.created']);
+    expect(JSON.parse(receiver.requests.find((r) => r.path === '/email')!.body).data).toEqual(email);
+  });
+
+  it('sends an inbox event only to the inbox webhookUrl, signed with the inbox secret, never to project endpoints', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/project'), events: ['email.*'] });
+    const inboxSecret = 'whsec_inboxsecretinboxsecret';
+    await platform.db.query(
+      'INSERT INTO inboxes (id, project_id, address, webhook_url, webhook_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
+      [`ibx_${projectId}`, projectId, 'support@x.test', path('/inbox'), inboxSecret, platform.clock.now()],
+    );
+    const email = { inbox: { id: `ibx_${projectId}`, address: 'support@x.test' }, thread: { id: 'thr_1' }, message: { from: 'b@y.test', to: ['support@x.test'], subject: 's', truncated: false, attachments: [], senderAuthenticated: false, rawKey: 'raw/2.eml' } };
+    await publishProjectEvent(platform, { projectId, event: 'email.received', data: email, inboxId: `ibx_${projectId}` });
+    await dispatcher.idle();
+    expect(receiver.requests.map((r) => r.path)).toEqual(['/inbox']);
+    const r = receiver.requests[0];
+    expect(stripe.constructEvent(r.body, r.headers['service-signature'] as string, inboxSecret)).toMatchObject({ event: 'email.received' });
+    expect(() => verifyWebhook(r.body, r.headers['service-signature'] as string, ep.secret)).toThrow();
+    const { rows } = await platform.db.query('SELECT id FROM webhook_deliveries WHERE endpoint_id = $1', [ep.id]);
+    expect(rows).toHaveLength(0);
+  });
+});
+
+describe('retries, dead letter, Retry-After', () => {
+  it('retries after ~10 s, ~40 s (±20% jitter) and dead-letters after maxAttempts with its error', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/failing'), maxAttempts: 3 });
+    receiver.respond = () => ({ status: 500 });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'order.paid', data: { orderId: 'o1' } });
+    await dispatcher.idle();
+    const id = deliveryId(ev.id, ep.id);
+
+    let row = await deliveryRow(id);
+    expect(row).toMatchObject({ status: 'pending', attempts: 1, last_response_code: 500, last_error: 'endpoint answered HTTP 500' });
+    const [b0, b1] = LIMITS.webhook.backoffMs;
+    let wait = Number(row.next_attempt_at) - platform.clock.now();
+    expect(wait).toBeGreaterThanOrEqual(b0 * 0.8);
+    expect(wait).toBeLessThanOrEqual(b0 * 1.2);
+
+    // Not due yet: the sweep leaves it alone.
+    platform.clock.advance(b0 * 0.8 - 1);
+    expect(await dispatcher.sweepOnce()).toBe(0);
+    platform.clock.set(Number(row.next_attempt_at));
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    row = await deliveryRow(id);
+    expect(row).toMatchObject({ status: 'pending', attempts: 2 });
+    wait = Number(row.next_attempt_at) - platform.clock.now();
+    expect(wait).toBeGreaterThanOrEqual(b1 * 0.8);
+    expect(wait).toBeLessThanOrEqual(b1 * 1.2);
+
+    platform.clock.set(Number(row.next_attempt_at));
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    row = await deliveryRow(id);
+    expect(row).toMatchObject({ status: 'dead', attempts: 3, last_error: 'endpoint answered HTTP 500' });
+    platform.clock.advance(LIMITS.webhook.backoffMs[4] * 2);
+    expect(await dispatcher.sweepOnce()).toBe(0);
+    expect(receiver.requests).toHaveLength(3);
+    // Same delivery id on every retry: receivers dedupe on it.
+    expect(new Set(receiver.requests.map((r) => r.headers['service-webhook-id']))).toEqual(new Set([id]));
+    const log = await attemptsOf(id);
+    expect(log.map((a) => [a.attempt, a.status, a.response_code])).toEqual([[1, 'failed', 500], [2, 'failed', 500], [3, 'failed', 500]]);
+    expect(log[2].next_attempt_at).toBeNull();
+  });
+
+  it('jitter spreads retries and stays inside ±20% of every step of the schedule', async () => {
+    const { backoffMs } = await import('./backoff.ts');
+    const table = LIMITS.webhook.backoffMs;
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      const base = table[Math.min(attempt, table.length) - 1];
+      const seen = new Set<number>();
+      for (let i = 0; i < 200; i++) {
+        const d = backoffMs(attempt);
+        expect(d).toBeGreaterThanOrEqual(base * 0.8);
+        expect(d).toBeLessThanOrEqual(base * 1.2);
+        seen.add(d);
+      }
+      expect(seen.size).toBeGreaterThan(50);
+    }
+    expect(backoffMs(6, () => 0.5)).toBe(table[4]); // 43 min repeats after the fifth
+  });
+
+  it('honours a longer Retry-After on 429 and 503, capped at 24 h; a shorter one does not shorten the backoff', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/busy') });
+    receiver.respond = () => ({ status: 429, headers: { 'Retry-After': '3600' } });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'user.deleted', data: {} });
+    await dispatcher.idle();
+    const id = deliveryId(ev.id, ep.id);
+    expect(Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now()).toBe(3_600_000);
+
+    receiver.respond = () => ({ status: 503, headers: { 'Retry-After': '1' } });
+    platform.clock.advance(3_600_000);
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    const wait = Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now();
+    expect(wait).toBeGreaterThanOrEqual(LIMITS.webhook.backoffMs[1] * 0.8);
+
+    receiver.respond = () => ({ status: 503, headers: { 'Retry-After': String(7 * 24 * 3600) } });
+    platform.clock.advance(wait);
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    expect(Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now()).toBe(24 * 3600 * 1000);
+  });
+
+  it('treats a timeout as a failed attempt', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/slow') });
+    receiver.respond = () => ({ status: 200, hang: true });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'user.created', data: {} });
+    await dispatcher.idle();
+    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out after 1 s' });
+  });
+
+  it('retries a delivery whose sender died mid-send (lease ran out), and one left pending by a stopped processor', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/restart') });
+    const now = platform.clock.now();
+    const ins = (id: string, status: string, lease: number | null) =>
+      platform.db.query(
+        `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, attempt_seq, next_attempt_at, lease_until, lease_token, created_at, updated_at)
+         VALUES ($1, $2, $3, $1, 'user.created', '{}', $4, 0, 6, $5, $6, $7, 'old', $6, $6)`,
+        [id, projectId, ep.id, status, status === 'sending' ? 1 : 0, now, lease],
+      );
+    await ins(`dlv_a${projectId}`, 'sending', now + 30_000);
+    await ins(`dlv_b${projectId}`, 'pending', null);
+
+    // A fresh processor after a restart: the pending one goes now, the leased one only once its lease ran out.
+    await dispatcher.stop();
+    dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 1_000 });
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    expect(receiver.requests.map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`]);
+    platform.clock.advance(30_000);
+    expect(await dispatcher.sweepOnce()).toBe(1);
+    expect(receiver.requests.map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`, `dlv_a${projectId}`]);
+    expect(await deliveryRow(`dlv_a${projectId}`)).toMatchObject({ status: 'succeeded', attempts: 1 });
+  });
+});
+
+describe('signing secrets during rotation', () => {
+  it('carries two v1 values while the previous secret overlaps (24 h), then only the new one', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/rotating'), secret: 'whsec_newnewnewnewnewnewnew' });
+    const until = platform.clock.now() + LIMITS.webhook.rotationOverlapMs;
+    await platform.db.query('UPDATE webhook_endpoints SET previous_secret = $2, previous_secret_until = $3 WHERE id = $1', [ep.id, 'whsec_oldoldoldoldoldoldold', until]);
+    await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    const first = receiver.requests[0];
+    const header = first.headers['service-signature'] as string;
+    expect(header.match(/v1=/g)).toHaveLength(2);
+    expect(stripe.constructEvent(first.body, header, 'whsec_newnewnewnewnewnewnew')).toBeTruthy();
+    expect(stripe.constructEvent(first.body, header, 'whsec_oldoldoldoldoldoldold')).toBeTruthy();
+    verifyWebhook(first.body, header, 'whsec_oldoldoldoldoldoldold', { now: platform.clock.now() });
+
+    platform.clock.set(until);
+    await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    const second = receiver.requests[1];
+    const h2 = second.headers['service-signature'] as string;
+    expect(h2.match(/v1=/g)).toHaveLength(1);
+    expect(() => verifyWebhook(second.body, h2, 'whsec_oldoldoldoldoldoldold', { now: platform.clock.now() })).toThrow();
+    verifyWebhook(second.body, h2, 'whsec_newnewnewnewnewnewnew', { now: platform.clock.now() });
+  });
+});
+
+describe('SSRF at send time', () => {
+  const forms = (port: number) => [
+    `https://127.0.0.1:${port}/x`,
+    `https://localhost:${port}/x`,
+    `https://0x7f.1:${port}/x`,
+    `https://2130706433:${port}/x`,
+    `https://017700000001:${port}/x`,
+    `https://[::1]:${port}/x`,
+    `https://[::ffff:127.0.0.1]:${port}/x`,
+    `https://[64:ff9b::7f00:1]:${port}/x`,
+    `https://[2002:7f00:1::]:${port}/x`,
+    `https://169.254.169.254:${port}/latest/meta-data`,
+    `https://rebind-to-loopback.test:${port}/x`,
+    `https://rebind-mixed.test:${port}/x`,
+    `https://rebind-metadata.test:${port}/x`,
+  ];
+
+  it('refuses private and loopback targets in every form, including names that resolve (or rebind) to them', async () => {
+    resolveTable['rebind-to-loopback.test'] = ['127.0.0.1'];
+    resolveTable['rebind-mixed.test'] = ['93.184.216.34', '127.0.0.1'];
+    resolveTable['rebind-metadata.test'] = ['169.254.169.254'];
+    platform.testing!.allowLoopbackWebhooks = false;
+    const { projectId } = await insertProject(platform);
+    const eps = [];
+    for (const url of forms(receiver.port)) eps.push({ url, ...(await insertEndpoint(platform, { projectId, url })) });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    expect(receiver.requests).toHaveLength(0);
+    for (const ep of eps) {
+      const row = await deliveryRow(deliveryId(ev.id, ep.id));
+      expect({ url: ep.url, status: row.status, error: String(row.last_error).startsWith('refused:') }).toEqual({ url: ep.url, status: 'pending', error: true });
+    }
+  });
+
+  it('does not follow a redirect (to the cloud metadata address): a 3xx is a failure', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/redirect') });
+    receiver.respond = () => ({ status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    expect(receiver.requests).toHaveLength(1);
+    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', last_response_code: 302, last_error: 'redirect (302) not followed' });
+  });
+});

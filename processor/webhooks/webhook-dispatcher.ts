@@ -1,0 +1,219 @@
+import type { Platform } from '../../platform/platform.ts';
+import type { ConsumedMessage, Subscription } from '../../platform/ports/bus.ts';
+import type { Resolver } from '../../platform/webhook-url-guard.ts';
+import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { ProjectEventSchema, subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
+import { claimDue, finishAttempt, insertDeliveries, loadSendTarget, type ClaimedDelivery, type Target } from './delivery-store.ts';
+import { nextDelayMs } from './backoff.ts';
+import { sendWebhook } from './webhook-sender.ts';
+import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
+
+/**
+ * Outbound webhook dispatch (spec §3.2, §6, §9). Phases:
+ *  1. fan-out: consume TOPICS.projectEvents; per event, one delivery row per matching target
+ *     (project endpoints by subscription, or only the event's inbox target), id derived from event
+ *     and target, inserted with ON CONFLICT DO NOTHING: a re-delivered message sends nothing twice.
+ *     The bus offset is committed after the rows are stored, so no event is lost.
+ *  2. prompt attempt: the new deliveries are claimed (leased) and sent right away.
+ *  3. sweep: every minute, claim due deliveries (retries, replays, leases that ran out because a
+ *     sender died mid-send) with FOR UPDATE SKIP LOCKED, so several processors can sweep at once.
+ *  4. attempt: sign with the target's current secret(s), POST through the SSRF-guarded sender,
+ *     record the attempt, then succeeded / pending with backoff / dead after maxAttempts.
+ */
+
+export interface WebhookDispatcher {
+  stop(): Promise<void>;
+  /** Claim and send every delivery due now; resolves when those attempts are recorded. Returns how many were attempted. */
+  sweepOnce(): Promise<number>;
+  /** Resolves when the prompt first attempts started so far are recorded (tests, shutdown). */
+  idle(): Promise<void>;
+}
+
+export interface DispatcherOptions {
+  /** Sweep period; false disables the timer (tests call sweepOnce). Default LIMITS.webhook.sweepIntervalMs. */
+  sweepIntervalMs?: number | false;
+  /** Deliveries claimed per round trip. */
+  batchSize?: number;
+  /** Sends in flight at once per processor. */
+  concurrency?: number;
+  /** Name resolution for the SSRF guard (tests point names at chosen addresses). */
+  resolve?: Resolver;
+  random?: () => number;
+  /** Whole-attempt deadline; default LIMITS.webhook.attemptTimeoutMs (10 s). */
+  attemptTimeoutMs?: number;
+}
+
+export const USER_AGENT = 'Service-Webhooks/1.0';
+
+export async function startWebhookDispatcher(platform: Platform, opts: DispatcherOptions = {}): Promise<WebhookDispatcher> {
+  const { db, clock, logger } = platform;
+  const log = logger.child({ component: 'webhook-dispatcher' });
+  const batchSize = opts.batchSize ?? 200;
+  const limit = createLimiter(opts.concurrency ?? 64);
+  const inflight = new Set<Promise<unknown>>();
+  let stopped = false;
+
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p)).catch(() => undefined);
+    return p;
+  };
+
+  async function attempt(d: ClaimedDelivery): Promise<void> {
+    const startedAt = clock.now();
+    const target = await loadSendTarget(db, d, startedAt);
+    if (!target.url) {
+      await finishAttempt(db, { ...d, attempts: d.maxAttempts - 1 }, { ok: false, error: 'target no longer has a webhook url', startedAt, finishedAt: startedAt });
+      return;
+    }
+    const body = JSON.stringify({ event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() });
+    const t = Math.floor(startedAt / 1000);
+    const result = await sendWebhook(
+      {
+        url: target.url,
+        body,
+        headers: {
+          'Content-Type': 'application/json',
+          'User-Agent': USER_AGENT,
+          [SIGNATURE_HEADER]: signatureHeader(target.secrets, t, body),
+          // Stable across retries and replays, so receivers can dedupe (Svix webhook-id, Stripe event id).
+          'Service-Webhook-Id': d.id,
+          'Idempotency-Key': d.id,
+          'Service-Webhook-Event': d.event,
+          'Service-Webhook-Attempt': String(d.attemptSeq),
+        },
+      },
+      {
+        timeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
+        allowLoopback: platform.testing?.allowLoopbackWebhooks === true,
+        ca: platform.testing?.webhookCa,
+        resolve: opts.resolve,
+      },
+    );
+    const finishedAt = clock.now();
+    const nextAttemptAt = result.ok ? undefined : finishedAt + nextDelayMs(d.attempts + 1, result.status, result.retryAfter, finishedAt, opts.random);
+    const status = await finishAttempt(db, d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
+    if (status === null) log.warn({ deliveryId: d.id }, 'lease lost before the attempt was recorded; another processor owns the delivery');
+    else if (status === 'dead') log.warn({ deliveryId: d.id, error: result.error }, 'webhook delivery dead-lettered');
+  }
+
+  async function attemptAll(claimed: ClaimedDelivery[]): Promise<void> {
+    await Promise.all(
+      claimed.map((d) =>
+        limit(() =>
+          attempt(d).catch((err) => {
+            // Infrastructure failure (database): the lease runs out and the sweep retries the delivery.
+            log.error({ err, deliveryId: d.id }, 'webhook attempt could not be recorded');
+          }),
+        ),
+      ),
+    );
+  }
+
+  async function fanOut(ev: ProjectEvent): Promise<string[]> {
+    const now = clock.now();
+    let targets: Target[];
+    if (ev.inboxId) {
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM inboxes WHERE id = $1 AND project_id = $2 AND webhook_url IS NOT NULL AND webhook_secret IS NOT NULL',
+        [ev.inboxId, ev.projectId],
+      );
+      targets = rows.map((r) => ({ kind: 'inbox', id: r.id, maxAttempts: LIMITS.webhook.maxAttempts.default }));
+    } else {
+      const { rows } = await db.query<{ id: string; events: string[]; max_attempts: number }>(
+        'SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1',
+        [ev.projectId],
+      );
+      targets = rows.filter((r) => subscriptionMatches(r.events ?? [], ev.event)).map((r) => ({ kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) }));
+    }
+    return insertDeliveries(db, ev, targets, now);
+  }
+
+  async function handle(messages: ConsumedMessage[]): Promise<void> {
+    const fresh: string[] = [];
+    for (const m of messages) {
+      let parsed;
+      try {
+        parsed = ProjectEventSchema.safeParse(JSON.parse(m.value.toString('utf8')));
+      } catch {
+        parsed = undefined;
+      }
+      if (!parsed?.success) {
+        log.error({ topic: m.topic, offset: m.offset }, 'dropping a malformed project event');
+        continue;
+      }
+      fresh.push(...(await fanOut(parsed.data)));
+    }
+    if (fresh.length && !stopped) track(promptSend(fresh));
+  }
+
+  async function promptSend(ids: string[]): Promise<void> {
+    for (let i = 0; i < ids.length; i += batchSize) {
+      const claimed = await claimDue(db, clock.now(), batchSize, ids.slice(i, i + batchSize));
+      await attemptAll(claimed);
+    }
+  }
+
+  async function sweepOnce(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await claimDue(db, clock.now(), batchSize);
+      if (!claimed.length) return total;
+      total += claimed.length;
+      await attemptAll(claimed);
+      if (claimed.length < batchSize || stopped) return total;
+    }
+  }
+
+  const subscription: Subscription = await platform.bus.subscribe(TOPICS.projectEvents, CONSUMER_GROUPS.webhookFanout, handle);
+
+  let sweeping: Promise<number> | undefined;
+  const runSweep = () => {
+    if (sweeping || stopped) return;
+    sweeping = track(sweepOnce())
+      .catch((err) => {
+        log.error({ err }, 'webhook sweep failed; the next one retries');
+        return 0;
+      })
+      .finally(() => {
+        sweeping = undefined;
+      });
+  };
+  const period = opts.sweepIntervalMs ?? LIMITS.webhook.sweepIntervalMs;
+  const timer = period === false ? undefined : setInterval(runSweep, period);
+  timer?.unref();
+  // Pick up whatever a previous run left pending or mid-send.
+  if (period !== false) runSweep();
+
+  const idle = async () => {
+    while (inflight.size) await Promise.allSettled([...inflight]);
+  };
+
+  return {
+    sweepOnce,
+    idle,
+    async stop() {
+      stopped = true;
+      if (timer) clearInterval(timer);
+      await subscription.stop();
+      await idle();
+    },
+  };
+}
+
+/** A small concurrency gate: at most `max` tasks run at once. */
+function createLimiter(max: number) {
+  let active = 0;
+  const queue: Array<() => void> = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((r) => queue.push(r));
+    active++;
+    try {
+      return await fn();
+    } finally {
+      active--;
+      queue.shift()?.();
+    }
+  };
+}

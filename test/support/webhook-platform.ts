@@ -1,0 +1,53 @@
+import { ManualClock } from '../../platform/clock.ts';
+import type { Platform } from '../../platform/platform.ts';
+import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
+import type { Mailer } from '../../platform/ports/mailer.ts';
+import type { RateLimiter } from '../../platform/ports/rate-limiter.ts';
+import { newId } from '../../platform/tokens.ts';
+import { createTestPlatform } from './platform.ts';
+
+/**
+ * A platform for webhook tests: relational store (PGlite in memory, or the real Postgres), the
+ * in-process bus, a manual clock, and the test receiver trusted. Webhooks touch neither the
+ * analytical store, the limiter nor the mailer, so those are inert here (keeps chDB out of it).
+ */
+const inertAnalytics: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const inertLimiter: RateLimiter = { adapter: 'memory', hit: async () => ({ allowed: true, remaining: 1, retryAfterSec: 1 }), close: async () => undefined };
+const inertMailer: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
+
+export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?: string; clock?: ManualClock; keepAnalytics?: boolean } = {}): Promise<Platform & { clock: ManualClock }> {
+  const clock = opts.clock ?? new ManualClock(Date.now());
+  const platform = await createTestPlatform({
+    real: { postgres: opts.postgres },
+    overrides: {
+      clock,
+      ...(opts.keepAnalytics ? {} : { analytics: inertAnalytics, limiter: inertLimiter, mailer: inertMailer }),
+      testing: { allowLoopbackWebhooks: true, webhookCa: opts.ca },
+    },
+  });
+  return platform as Platform & { clock: ManualClock };
+}
+
+/** A user and a project straight in the database (the processor side needs no HTTP sign-up). */
+export async function insertProject(platform: Platform): Promise<{ projectId: string; userId: string }> {
+  const userId = newId('usr_');
+  const projectId = newId('prj_');
+  await platform.db.query('INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)', [userId, `${userId}@example.test`, 'x']);
+  await platform.db.query('INSERT INTO projects (id, slug, name, owner_id) VALUES ($1, $2, $3, $4)', [projectId, projectId.replace('_', '-'), 'Webhooks test', userId]);
+  return { projectId, userId };
+}
+
+/** An endpoint row straight in the database: lets a test place a URL the API would refuse. */
+export async function insertEndpoint(
+  platform: Platform,
+  e: { projectId: string; url: string; events?: string[]; maxAttempts?: number; secret?: string },
+): Promise<{ id: string; secret: string }> {
+  const id = newId('whk_');
+  const secret = e.secret ?? `whsec_${newId('').slice(0, 32)}`;
+  const now = platform.clock.now();
+  await platform.db.query(
+    'INSERT INTO webhook_endpoints (id, project_id, url, events, max_attempts, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)',
+    [id, e.projectId, e.url, e.events ?? [], e.maxAttempts ?? 6, secret, now],
+  );
+  return { id, secret };
+}
