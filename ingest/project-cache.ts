@@ -1,0 +1,157 @@
+import type { Platform } from '../platform/platform.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { matchesAny } from './origin-policy.ts';
+
+/**
+ * The edge's view of keys, project settings and cap state, held in memory so a request does no
+ * database I/O. A background refresh reloads the whole snapshot every SETTINGS_REFRESH_MS, so a
+ * revoked key, a paused project or changed origins reach the edge within a few seconds. A failed
+ * refresh keeps the last good snapshot (the edge keeps serving) and logs.
+ */
+export interface EdgeProject {
+  id: string;
+  productionDomains: string[];
+  previewDomains: string[];
+  paused: boolean;
+  /** Empty: every origin may post (§7.3). */
+  ingestOrigins: string[];
+  /** Monthly cap reached, per environment, as of the last refresh (the processor enforces exactly). */
+  capped: { production: boolean; preview: boolean };
+}
+
+export interface EdgeKey {
+  keyId: string;
+  project: EdgeProject;
+}
+
+export interface ProjectCache {
+  /** The live ingest key with this token hash, or undefined (unknown or revoked). */
+  byTokenHash(hash: string): EdgeKey | undefined;
+  /** Reload now; resolves when the new snapshot is in place (rejects if the load failed). */
+  refresh(): Promise<void>;
+  /** Successful loads so far. */
+  readonly loads: number;
+  stop(): void;
+}
+
+/** Month key of error_monthly_usage: `YYYY-MM` in UTC. */
+export function usageMonth(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 7);
+}
+
+/** Whole seconds from `ms` to the start of the next UTC month (at least 1). */
+export function secondsToMonthEnd(ms: number): number {
+  const d = new Date(ms);
+  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+  return Math.max(1, Math.ceil((next - ms) / 1000));
+}
+
+/** Which environment an Origin host implies for this project, or null (neither domain list). */
+export function environmentOfHost(project: EdgeProject, host: string): 'production' | 'preview' | null {
+  if (matchesAny(host, project.productionDomains)) return 'production';
+  if (matchesAny(host, project.previewDomains)) return 'preview';
+  return null;
+}
+
+interface KeyRow {
+  key_id: string;
+  token_hash: string;
+  project_id: string;
+  production_domains: string[] | null;
+  preview_domains: string[] | null;
+  paused: boolean | null;
+  ingest_origins: string[] | null;
+}
+
+interface UsageRow {
+  project_id: string;
+  environment: string;
+  accepted: string | number;
+}
+
+async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
+  const month = usageMonth(platform.clock.now());
+  const [keys, usage] = await Promise.all([
+    platform.db.query<KeyRow>(
+      `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.production_domains, p.preview_domains,
+              s.paused, s.ingest_origins
+         FROM api_keys k
+         JOIN projects p ON p.id = k.project_id
+         LEFT JOIN error_settings s ON s.project_id = p.id
+        WHERE k.kind = 'ingest' AND k.revoked_at IS NULL`,
+    ),
+    platform.db.query<UsageRow>(
+      `SELECT project_id, environment, accepted FROM error_monthly_usage
+        WHERE month = $1 AND environment IN ('production', 'preview')`,
+      [month],
+    ),
+  ]);
+  const caps = LIMITS.errorCaps;
+  const capped = new Map<string, { production: boolean; preview: boolean }>();
+  for (const u of usage.rows) {
+    const c = capped.get(u.project_id) ?? { production: false, preview: false };
+    const n = Number(u.accepted);
+    if (u.environment === 'production' && n >= caps.productionPerMonth) c.production = true;
+    if (u.environment === 'preview' && n >= caps.previewPerMonth) c.preview = true;
+    capped.set(u.project_id, c);
+  }
+  const projects = new Map<string, EdgeProject>();
+  const map = new Map<string, EdgeKey>();
+  for (const r of keys.rows) {
+    let project = projects.get(r.project_id);
+    if (!project) {
+      project = {
+        id: r.project_id,
+        productionDomains: (r.production_domains ?? []).map((d) => d.toLowerCase()),
+        previewDomains: (r.preview_domains ?? []).map((d) => d.toLowerCase()),
+        paused: r.paused ?? false,
+        ingestOrigins: (r.ingest_origins ?? []).map((d) => d.toLowerCase()),
+        capped: capped.get(r.project_id) ?? { production: false, preview: false },
+      };
+      projects.set(r.project_id, project);
+    }
+    map.set(r.token_hash, { keyId: r.key_id, project });
+  }
+  return map;
+}
+
+/** Load the first snapshot (throws if it cannot: the edge must not listen blind), then refresh in the background. */
+export async function startProjectCache(platform: Platform, opts: { refreshMs?: number } = {}): Promise<ProjectCache> {
+  const log = platform.logger.child({ component: 'ingest-project-cache' });
+  const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
+  let snapshot = await loadSnapshot(platform);
+  let loads = 1;
+  let running: Promise<void> | undefined;
+  let failing = false;
+
+  const refresh = (): Promise<void> => {
+    running ??= loadSnapshot(platform)
+      .then((s) => {
+        snapshot = s;
+        loads++;
+        if (failing) log.info('settings refresh recovered');
+        failing = false;
+      })
+      .finally(() => {
+        running = undefined;
+      });
+    return running;
+  };
+
+  const timer = setInterval(() => {
+    refresh().catch((err) => {
+      failing = true;
+      log.error({ err }, 'settings refresh failed; keeping the last good snapshot');
+    });
+  }, refreshMs);
+  timer.unref();
+
+  return {
+    byTokenHash: (hash) => snapshot.get(hash),
+    refresh,
+    get loads() {
+      return loads;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
