@@ -11,7 +11,8 @@ export async function createPgliteStore(dataDir?: string): Promise<RelationalSto
   const db = dataDir ? await PGlite.create(dataDir) : await PGlite.create();
   const wrap = <T>(r: { rows: unknown[]; affectedRows?: number }): QueryResult<T> => ({
     rows: r.rows as T[],
-    rowCount: r.affectedRows ?? r.rows.length,
+    // PGlite reports affectedRows 0 (not undefined) for a SELECT: fall back to the rows returned.
+    rowCount: r.affectedRows || r.rows.length,
   });
   return {
     adapter: 'pglite',
