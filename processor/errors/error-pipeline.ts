@@ -228,7 +228,16 @@ export function decodeBatchMessage(value: Buffer): ErrorBatchMessage | undefined
  * Start consuming TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline. The returned subscription's
  * stop() also waits for alert mails in flight.
  */
-export async function startErrorPipeline(platform: Platform, opts: { caps?: ErrorCaps } = {}): Promise<Subscription> {
+export interface StartErrorPipelineOptions {
+  /** Defaults to LIMITS.errorCaps. */
+  caps?: ErrorCaps;
+  /** Defaults to TOPICS.errorEvents; tests sharing one Kafka cluster use a topic of their own. */
+  topic?: string;
+  /** Defaults to CONSUMER_GROUPS.errorPipeline. */
+  consumerGroup?: string;
+}
+
+export async function startErrorPipeline(platform: Platform, opts: StartErrorPipelineOptions = {}): Promise<Subscription> {
   const logger = platform.logger.child({ component: 'error-pipeline' });
   const pipeline = createErrorPipeline({
     db: platform.db,
@@ -239,7 +248,7 @@ export async function startErrorPipeline(platform: Platform, opts: { caps?: Erro
     publicBaseUrl: platform.config.PUBLIC_BASE_URL ?? `http://localhost:${platform.config.PORT}`,
     caps: opts.caps,
   });
-  const sub = await platform.bus.subscribe(TOPICS.errorEvents, CONSUMER_GROUPS.errorPipeline, async (messages: ConsumedMessage[]) => {
+  const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.errorEvents, opts.consumerGroup ?? CONSUMER_GROUPS.errorPipeline, async (messages: ConsumedMessage[]) => {
     const batches: ErrorBatchMessage[] = [];
     for (const m of messages) {
       const decoded = decodeBatchMessage(m.value);

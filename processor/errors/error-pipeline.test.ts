@@ -1,0 +1,6 @@
+import { describe } from 'vitest';
+import { defineErrorPipelineScenarios } from './error-pipeline.scenarios.ts';
+
+describe('error pipeline (embedded: PGlite, chDB, in-process bus)', () => {
+  defineErrorPipelineScenarios();
+});
