@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { BusUnavailableError, type Bus, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
+import { createInProcessBus } from './in-process-bus.ts';
+import { createKafkaBus } from './kafka-bus.ts';
+import { backendUrl, describeWith } from '../../../test/support/backends.ts';
+import { startKafkaMock } from '../../../test/support/kafka-mock.ts';
+
+const logger = pino({ level: 'silent' });
+const text = (m: ConsumedMessage) => m.value.toString();
+const msg = (key: string, value: string) => ({ key, value: Buffer.from(value) });
+
+/** Polls until `cond` holds; a generous deadline only guards against a hang. */
+async function until(cond: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The contract every bus adapter keeps. */
+function busContract(makeBus: () => Promise<Bus>) {
+  let bus: Bus;
+  const subs: Subscription[] = [];
+  beforeAll(async () => {
+    bus = await makeBus();
+  });
+  afterAll(async () => {
+    for (const s of subs) await s.stop();
+    await bus.close();
+  });
+  // Kafka group ids are cluster-wide: one group per test, or members of other tests' topics rebalance with it.
+  const sub = async (topic: string, group: string, handler: (m: ConsumedMessage[]) => Promise<void>) => {
+    const s = await bus.subscribe(topic, group, handler);
+    subs.push(s);
+    return s;
+  };
+
+  it('delivers published messages in order per key, with topic, partition and offset', async () => {
+    const topic = `t-${randomUUID()}`;
+    const seen: ConsumedMessage[] = [];
+    await sub(topic, `g-${randomUUID()}`, async (ms) => {
+      seen.push(...ms);
+    });
+    await bus.publish(topic, [msg('a', 'a1'), msg('b', 'b1'), msg('a', 'a2')]);
+    await bus.publish(topic, [msg('b', 'b2'), msg('a', 'a3')]);
+    await bus.publish(topic, [msg('b', 'b3')]);
+    await until(() => seen.length >= 6, 'six messages');
+    expect(seen).toHaveLength(6);
+    expect(seen.filter((m) => m.key === 'a').map(text)).toEqual(['a1', 'a2', 'a3']);
+    expect(seen.filter((m) => m.key === 'b').map(text)).toEqual(['b1', 'b2', 'b3']);
+    for (const m of seen) {
+      expect(m.topic).toBe(topic);
+      expect(Number.isInteger(m.partition)).toBe(true);
+      expect(BigInt(m.offset) >= 0n).toBe(true);
+    }
+  });
+
+  it('delivers every message to each consumer group once', async () => {
+    const topic = `t-${randomUUID()}`;
+    const one: string[] = [];
+    const two: string[] = [];
+    await sub(topic, `g1-${randomUUID()}`, async (ms) => void one.push(...ms.map(text)));
+    await sub(topic, `g2-${randomUUID()}`, async (ms) => void two.push(...ms.map(text)));
+    await bus.publish(topic, [msg('k', 'x'), msg('k', 'y')]);
+    await until(() => one.length >= 2 && two.length >= 2, 'both groups');
+    expect(one).toEqual(['x', 'y']);
+    expect(two).toEqual(['x', 'y']);
+  });
+
+  it('commits only after the handler resolved: a handler that throws gets the message again', async () => {
+    const topic = `t-${randomUUID()}`;
+    const attempts: string[] = [];
+    const processed: string[] = [];
+    let failNext = true;
+    await sub(topic, `g-${randomUUID()}`, async (ms) => {
+      attempts.push(...ms.map(text));
+      if (failNext) {
+        failNext = false;
+        throw new Error('store down for a moment');
+      }
+      processed.push(...ms.map(text));
+    });
+    await bus.publish(topic, [msg('k', 'once')]);
+    await until(() => processed.length >= 1, 'the retried message');
+    expect(attempts).toEqual(['once', 'once']);
+    expect(processed).toEqual(['once']);
+  });
+
+  it('a restarted subscriber in the same group continues after the committed offset', async () => {
+    const topic = `t-${randomUUID()}`;
+    const group = `g-${randomUUID()}`;
+    const first: string[] = [];
+    const s1 = await bus.subscribe(topic, group, async (ms) => void first.push(...ms.map(text)));
+    await bus.publish(topic, [msg('k', 'm1'), msg('k', 'm2')]);
+    await until(() => first.length >= 2, 'm1 and m2');
+    await s1.stop();
+
+    // In-process, publish holds until a member of the group processed the messages; Kafka acks now.
+    const pending = bus.publish(topic, [msg('k', 'm3'), msg('k', 'm4')]);
+    pending.catch(() => undefined);
+    const second: string[] = [];
+    await sub(topic, group, async (ms) => void second.push(...ms.map(text)));
+    await pending;
+    await until(() => second.length >= 2, 'm3 and m4');
+    // One more message through the group proves nothing committed comes back late.
+    await bus.publish(topic, [msg('k', 'm5')]);
+    await until(() => second.length >= 3, 'm5');
+    expect(first).toEqual(['m1', 'm2']);
+    expect(second).toEqual(['m3', 'm4', 'm5']);
+  });
+
+  it('a group that subscribes after messages were published still receives them', async () => {
+    const topic = `t-${randomUUID()}`;
+    const pending = bus.publish(topic, [msg('k', 'early')]);
+    pending.catch(() => undefined);
+    const seen: string[] = [];
+    await sub(topic, `late-${randomUUID()}`, async (ms) => void seen.push(...ms.map(text)));
+    await pending;
+    await until(() => seen.length >= 1, 'the early message');
+    expect(seen).toEqual(['early']);
+  });
+}
+
+describe('bus contract: in-process', () => {
+  busContract(async () => createInProcessBus());
+
+  it('publish resolves only after every group processed the batch', async () => {
+    const bus = createInProcessBus();
+    const topic = `t-${randomUUID()}`;
+    const done: string[] = [];
+    await bus.subscribe(topic, 'slow', async (ms) => {
+      await new Promise((r) => setTimeout(r, 30));
+      done.push(...ms.map(text));
+    });
+    await bus.subscribe(topic, 'fast', async () => undefined);
+    await bus.publish(topic, [msg('k', 'v')]);
+    expect(done).toEqual(['v']);
+    await bus.close();
+  });
+
+  it('never runs one group’s handler concurrently', async () => {
+    const bus = createInProcessBus();
+    const topic = `t-${randomUUID()}`;
+    let active = 0;
+    let maxActive = 0;
+    let total = 0;
+    await bus.subscribe(topic, 'g', async (ms) => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await new Promise((r) => setTimeout(r, 5));
+      total += ms.length;
+      active--;
+    });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bus.publish(topic, [msg('k', String(i))])));
+    expect(total).toBe(20);
+    expect(maxActive).toBe(1);
+    await bus.close();
+  });
+
+  it('rejects with BusUnavailableError when a handler keeps failing, so the edge answers 503', async () => {
+    const bus = createInProcessBus();
+    const topic = `t-${randomUUID()}`;
+    await bus.subscribe(topic, 'g', async () => {
+      throw new Error('database unreachable');
+    });
+    await expect(bus.publish(topic, [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
+    await bus.close();
+  });
+
+  it('rejects publishes still waiting for a consumer when closed, and every publish after', async () => {
+    const bus = createInProcessBus();
+    const topic = `t-${randomUUID()}`;
+    const waiting = bus.publish(topic, [msg('k', 'v')]);
+    await bus.close();
+    await expect(waiting).rejects.toBeInstanceOf(BusUnavailableError);
+    await expect(bus.publish(topic, [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
+  });
+});
+
+describeWith(['kafka'], 'bus contract: kafka', () => {
+  busContract(() => createKafkaBus({ brokers: backendUrl('kafka')!.split(','), clientId: `test-${randomUUID()}`, logger }));
+
+  it('refuses to start against an unreachable broker with BusUnavailableError', async () => {
+    await expect(createKafkaBus({ brokers: ['127.0.0.1:1'], clientId: 'dead', logger })).rejects.toBeInstanceOf(BusUnavailableError);
+  });
+
+  it('publish rejects with BusUnavailableError, rather than hanging, once the cluster is gone', async () => {
+    const mock = await startKafkaMock({ brokers: 1 });
+    let bus: Bus | undefined;
+    try {
+      bus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'doomed', logger });
+      const topic = `t-${randomUUID()}`;
+      await bus.publish(topic, [msg('k', 'before')]);
+      await mock.stop();
+      await expect(bus.publish(topic, [msg('k', 'after')])).rejects.toBeInstanceOf(BusUnavailableError);
+    } finally {
+      await bus?.close();
+      await mock.stop();
+    }
+  });
+});
