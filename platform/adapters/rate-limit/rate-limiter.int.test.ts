@@ -1,0 +1,117 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../clock.ts';
+import type { RateLimiter } from '../../ports/rate-limiter.ts';
+import { createMemoryLimiter } from './memory-limiter.ts';
+import { createRedisLimiter } from './redis-limiter.ts';
+import { backendUrl, describeWith } from '../../../test/support/backends.ts';
+
+const MINUTE = 60_000;
+
+/** The contract every rate limiter adapter keeps. Windows are epoch-aligned; the ManualClock starts on a minute. */
+function limiterContract(make: (clock: ManualClock) => Promise<RateLimiter>) {
+  const opened: RateLimiter[] = [];
+  const fresh = async () => {
+    const clock = new ManualClock();
+    const limiter = await make(clock);
+    opened.push(limiter);
+    return { clock, limiter, key: `k-${randomUUID()}` };
+  };
+  afterAll(async () => {
+    for (const l of opened) await l.close();
+  });
+
+  it('allows up to the limit in a window, counting remaining down, then refuses', async () => {
+    const { limiter, key } = await fresh();
+    const decisions = [];
+    for (let i = 0; i < 4; i++) decisions.push(await limiter.hit(key, 3, MINUTE));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false]);
+    expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0]);
+  });
+
+  it('says how long until the window resets, in whole seconds within (0, window]', async () => {
+    const { clock, limiter, key } = await fresh();
+    clock.advance(15_500);
+    await limiter.hit(key, 1, MINUTE);
+    const refused = await limiter.hit(key, 1, MINUTE);
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfterSec).toBe(45);
+    clock.advance(44_000);
+    const last = await limiter.hit(key, 1, MINUTE);
+    expect(last.allowed).toBe(false);
+    expect(last.retryAfterSec).toBe(1);
+  });
+
+  it('a new window starts from zero', async () => {
+    const { clock, limiter, key } = await fresh();
+    await limiter.hit(key, 2, MINUTE);
+    await limiter.hit(key, 2, MINUTE);
+    expect((await limiter.hit(key, 2, MINUTE)).allowed).toBe(false);
+    clock.advance(MINUTE);
+    const next = await limiter.hit(key, 2, MINUTE);
+    expect(next).toMatchObject({ allowed: true, remaining: 1 });
+  });
+
+  it('keys are independent, and so are windows of different lengths for one key', async () => {
+    const { limiter, key } = await fresh();
+    await limiter.hit(key, 1, MINUTE);
+    expect((await limiter.hit(key, 1, MINUTE)).allowed).toBe(false);
+    expect((await limiter.hit(`${key}-other`, 1, MINUTE)).allowed).toBe(true);
+    expect((await limiter.hit(key, 1, 10 * MINUTE)).allowed).toBe(true);
+  });
+}
+
+describe('rate limiter contract: memory', () => {
+  limiterContract(async (clock) => createMemoryLimiter(clock));
+
+  it('forgets expired windows, so memory does not grow with every key ever seen', async () => {
+    const clock = new ManualClock();
+    const limiter = createMemoryLimiter(clock);
+    for (let i = 0; i < 5_000; i++) await limiter.hit(`ip-${i}`, 10, MINUTE);
+    expect(limiter.size).toBe(5_000);
+    clock.advance(MINUTE);
+    for (let i = 0; i < 1_000; i++) await limiter.hit('steady', 10_000, MINUTE);
+    expect(limiter.size).toBeLessThanOrEqual(1);
+    await limiter.close();
+  });
+});
+
+describeWith(['redis'], 'rate limiter contract: redis', () => {
+  limiterContract((clock) => createRedisLimiter(backendUrl('redis')!, clock));
+
+  it('two limiters on the same Redis share counts, as several edge nodes do', async () => {
+    const clock = new ManualClock();
+    const a = await createRedisLimiter(backendUrl('redis')!, clock);
+    const b = await createRedisLimiter(backendUrl('redis')!, clock);
+    const key = `k-${randomUUID()}`;
+    try {
+      expect(await a.hit(key, 3, MINUTE)).toMatchObject({ allowed: true, remaining: 2 });
+      expect(await b.hit(key, 3, MINUTE)).toMatchObject({ allowed: true, remaining: 1 });
+      expect(await a.hit(key, 3, MINUTE)).toMatchObject({ allowed: true, remaining: 0 });
+      expect((await b.hit(key, 3, MINUTE)).allowed).toBe(false);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  it('a window’s key expires in Redis on its own', async () => {
+    const clock = new ManualClock();
+    const limiter = await createRedisLimiter(backendUrl('redis')!, clock, `rl-${randomUUID()}`);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(backendUrl('redis')!);
+    try {
+      await limiter.hit('k', 5, MINUTE);
+      const keys = await redis.keys('rl-*:k');
+      const ttls = await Promise.all(keys.map((k) => redis.pttl(k)));
+      expect(ttls.length).toBeGreaterThan(0);
+      for (const ttl of ttls) {
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(MINUTE + 1_000);
+      }
+    } finally {
+      redis.disconnect();
+      await limiter.close();
+    }
+  });
+});
