@@ -154,7 +154,7 @@ function splitHostPort(hp: string): [string, string] {
 
 /** Cuts a byte stream into whole size-prefixed Kafka frames (size included). */
 function framer(onFrame: (frame: Buffer) => void): (chunk: Buffer) => void {
-  let buf = Buffer.alloc(0);
+  let buf: Buffer = Buffer.alloc(0);
   return (chunk) => {
     buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
     while (buf.length >= 4) {
