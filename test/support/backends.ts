@@ -14,11 +14,15 @@ export function backendUrl(name: BackendName): string | undefined {
 export function describeWith(names: BackendName[], title: string, fn: () => void): void {
   const b = inject('backends');
   const missing = names.filter((n) => !b[n]);
-  if (!missing.length) return describe(title, fn);
+  if (!missing.length) {
+    describe(title, fn);
+    return;
+  }
   if (b.ci) {
-    return describe(title, () => {
+    describe(title, () => {
       throw new Error(`missing backend(s) in CI: ${missing.join(', ')}`);
     });
+    return;
   }
   describe.skip(`${title} (needs ${missing.join(', ')})`, fn);
 }
