@@ -29,6 +29,8 @@ export interface Platform {
     allowLoopbackWebhooks?: boolean;
     /** Extra CA certificates trusted for webhook delivery (the test receiver's self-signed cert). */
     webhookCa?: string | Buffer;
+    /** Name resolution for the webhook SSRF guard (tests point names at chosen addresses). */
+    webhookResolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
   };
   close(): Promise<void>;
 }

@@ -88,7 +88,7 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
         timeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
         allowLoopback: platform.testing?.allowLoopbackWebhooks === true,
         ca: platform.testing?.webhookCa,
-        resolve: opts.resolve,
+        resolve: opts.resolve ?? platform.testing?.webhookResolve,
       },
     );
     const finishedAt = clock.now();
