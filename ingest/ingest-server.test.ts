@@ -284,7 +284,7 @@ describe('POST /v1/errors/i: pause, caps, rate limits, bus', () => {
     expect(publishedFor(p.projectId)).toHaveLength(0);
   });
 
-  it('over a monthly cap: 429 errors_capped with Retry-After to the end of the UTC month', async () => {
+  it('over a monthly cap: 429 errors_capped with Retry-After to the end of the UTC month, by the environment the Origin implies', async () => {
     const p = await createIngestProject(platform);
     await setUsage(platform, p.projectId, MONTH, 'production', LIMITS.errorCaps.productionPerMonth);
     await settingsRefreshed();
@@ -298,6 +298,11 @@ describe('POST /v1/errors/i: pause, caps, rate limits, bus', () => {
     expect((await post(p.ingestKey, { batch: [event()] })).status).toBe(202);
     await setUsage(platform, p.projectId, MONTH, 'preview', LIMITS.errorCaps.previewPerMonth);
     await settingsRefreshed();
+    expect((await post(p.ingestKey, { batch: [event()] })).status).toBe(202); // could still be `unknown`
+    expect((await post(p.ingestKey, { batch: [event()] }, { origin: 'https://elsewhere.example.net' })).status).toBe(202);
+    await setUsage(platform, p.projectId, MONTH, 'unknown', LIMITS.errorCaps.previewPerMonth);
+    await settingsRefreshed();
+    expect((await post(p.ingestKey, { batch: [event()] }, { origin: 'https://elsewhere.example.net' })).status).toBe(429);
     const both = await post(p.ingestKey, { batch: [event()] });
     expect(both.status).toBe(429);
     expect(both.json.error).toBe('errors_capped');

@@ -7,6 +7,7 @@ import { LIMITS } from '../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { parseErrorBatch } from './error-batch.ts';
+import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import type { ForwardRequest, ForwardResponse } from './forward.ts';
 import { matchesAny, originHostOf } from './origin-policy.ts';
 import { environmentOfHost, secondsToMonthEnd, startProjectCache, type EdgeKey } from './project-cache.ts';
@@ -24,7 +25,8 @@ import { environmentOfHost, secondsToMonthEnd, startProjectCache, type EdgeKey }
  *   6. monthly cap of the environment the Origin implies (§7.5)            429 errors_capped
  *   7. body streamed in, cut off past 64 KB, while the rate limits run     413 (closed) / 429 rate_limited
  *   8. parse, validate, truncate, stamp                                    400 invalid_request
- *   9. one bus message per request; 202 only once the bus holds it         503 unavailable
+ *   9. one bus message per request (sends coalesced, see coalescing-publisher.ts); 202 only once
+ *      the bus holds it                                                     503 unavailable
  * Every request not accepted is counted with a snake_case reason (served at GET /v1/errors/i/health).
  *
  * uWS rules kept here: a response is touched only while not aborted, every write after an await is
@@ -174,6 +176,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const widgetHosts = config.WIDGET_HOSTS;
   const rate = LIMITS.errorIngestRate;
   const maxBody = LIMITS.errorBatch.maxBodyBytes;
+  const publisher = createCoalescingPublisher(bus, TOPICS.errorEvents);
 
   const counters: Record<string, number> = { accepted_events: 0, accepted_batches: 0 };
   for (const r of REJECT_REASONS) counters[r] = 0;
@@ -266,10 +269,11 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       return send(res, st, 204, cors);
     }
 
-    // 6. monthly caps: the edge knows the environment only from the Origin; without one it refuses
-    // only when every environment it could be is capped (the processor enforces caps exactly).
-    const env = originHost ? environmentOfHost(project, originHost) : null;
-    const capped = origin ? env !== null && project.capped[env] : project.capped.production && project.capped.preview;
+    // 6. monthly caps: the edge knows the environment only from the Origin (a host off the project's
+    // domains is `unknown`); without one it refuses only when every environment the processor could
+    // stamp is capped (the processor enforces caps exactly).
+    const c = project.capped;
+    const capped = origin ? c[(originHost && environmentOfHost(project, originHost)) || 'unknown'] : c.production && c.preview && c.unknown;
     if (capped) {
       reject('capped');
       return sendError(res, st, 'errors_capped', 'this project is over its monthly error cap', cors, { retryAfterSec: secondsToMonthEnd(clock.now()) });
@@ -328,7 +332,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     // 9. hand off: one message per request, the 202 only after the bus holds it
     const n = outcome.message.events.length;
     try {
-      await bus.publish(TOPICS.errorEvents, [{ key: ctx.projectId, value: Buffer.from(JSON.stringify(outcome.message)) }]);
+      await publisher.publish({ key: ctx.projectId, value: Buffer.from(JSON.stringify(outcome.message)) });
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
       reject('bus_unavailable');

@@ -15,8 +15,11 @@ export interface EdgeProject {
   paused: boolean;
   /** Empty: every origin may post (§7.3). */
   ingestOrigins: string[];
-  /** Monthly cap reached, per environment, as of the last refresh (the processor enforces exactly). */
-  capped: { production: boolean; preview: boolean };
+  /**
+   * Monthly cap reached, per environment, as of the last refresh (the processor enforces exactly).
+   * `unknown` has its own usage row and, not being proven production, the preview cap.
+   */
+  capped: { production: boolean; preview: boolean; unknown: boolean };
 }
 
 export interface EdgeKey {
@@ -82,17 +85,18 @@ async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
     ),
     platform.db.query<UsageRow>(
       `SELECT project_id, environment, accepted FROM error_monthly_usage
-        WHERE month = $1 AND environment IN ('production', 'preview')`,
+        WHERE month = $1`,
       [month],
     ),
   ]);
   const caps = LIMITS.errorCaps;
-  const capped = new Map<string, { production: boolean; preview: boolean }>();
+  const capped = new Map<string, EdgeProject['capped']>();
   for (const u of usage.rows) {
-    const c = capped.get(u.project_id) ?? { production: false, preview: false };
+    const c = capped.get(u.project_id) ?? { production: false, preview: false, unknown: false };
     const n = Number(u.accepted);
     if (u.environment === 'production' && n >= caps.productionPerMonth) c.production = true;
     if (u.environment === 'preview' && n >= caps.previewPerMonth) c.preview = true;
+    if (u.environment === 'unknown' && n >= caps.previewPerMonth) c.unknown = true;
     capped.set(u.project_id, c);
   }
   const projects = new Map<string, EdgeProject>();
@@ -106,7 +110,7 @@ async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
         previewDomains: (r.preview_domains ?? []).map((d) => d.toLowerCase()),
         paused: r.paused ?? false,
         ingestOrigins: (r.ingest_origins ?? []).map((d) => d.toLowerCase()),
-        capped: capped.get(r.project_id) ?? { production: false, preview: false },
+        capped: capped.get(r.project_id) ?? { production: false, preview: false, unknown: false },
       };
       projects.set(r.project_id, project);
     }

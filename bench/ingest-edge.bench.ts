@@ -1,0 +1,255 @@
+/**
+ * Ingest edge benchmark (issue 3, "Tests and numbers"). One run, loopback only, bounded durations:
+ *   1. peak requests/s under autocannon for (a) a bare uWS server that reads the body and answers
+ *      202, (b) our edge on the validation path alone (a bus that resolves at once, a limiter that
+ *      always allows), (c) our edge with the Kafka bus against a librdkafka mock cluster;
+ *      for 10-event batches of about 4 KB and about 22 KB; ratios to bare;
+ *   2. p99 of the 202 at 70% of the Kafka path's peak (autocannon --overallRate);
+ *   3. `--soak <seconds>`: RSS of the edge process sampled every second at 70% of the Kafka peak.
+ * autocannon runs as a child process so it does not share the edge's event loop.
+ *
+ *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20]
+ * Prints one JSON document on stdout.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { readFileSync } from 'node:fs';
+import uWS from 'uWebSockets.js';
+import { loadConfig } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { createPlatform, type Platform } from '../platform/platform.ts';
+import type { Bus } from '../platform/ports/bus.ts';
+import { createPgliteStore } from '../platform/adapters/relational/pglite-store.ts';
+import { createKafkaBus } from '../platform/adapters/bus/kafka-bus.ts';
+import { startKafkaMock } from '../test/support/kafka-mock.ts';
+import { allowAllLimiter, createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
+import { startIngestServer } from '../ingest/ingest-server.ts';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const DURATION = arg('duration', 10);
+const CONNECTIONS = arg('connections', 100);
+const SOAK = arg('soak', 20);
+const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+
+function stack(bytes: number): string {
+  const lines: string[] = ['TypeError: Cannot read properties of undefined (reading \'id\')'];
+  let i = 0;
+  while (lines.join('\n').length < bytes) lines.push(`    at handler${i} (https://app.example.com/assets/chunk-${(i++).toString(16)}a1b2c3.js:${100 + i}:${20 + i})`);
+  return lines.join('\n').slice(0, bytes);
+}
+
+/** About 4 KB: name, message, a short stack, path, runtime. */
+function smallBatch(): string {
+  return JSON.stringify({
+    batch: Array.from({ length: 10 }, (_, i) => ({
+      name: 'TypeError',
+      message: `Cannot read properties of undefined (reading 'id') in widget ${i}`,
+      stack: stack(250),
+      path: `/dashboard/projects/${i}`,
+      runtime: 'browser',
+    })),
+  });
+}
+
+/** About 22 KB: every field, 1.5 KB stacks. */
+function largeBatch(): string {
+  return JSON.stringify({
+    batch: Array.from({ length: 10 }, (_, i) => ({
+      name: 'TypeError',
+      message: `Cannot read properties of undefined (reading 'id') while rendering <ProjectList> item ${i} after fetch /api/projects?page=${i}`,
+      stack: stack(1500),
+      path: `/dashboard/projects/${i}?tab=errors`,
+      distinctId: `anon_${'d'.repeat(24)}`,
+      userId: `usr_${'u'.repeat(32)}`,
+      sessionId: `ses_${'s'.repeat(32)}`,
+      deployId: `dep_${'e'.repeat(32)}`,
+      gitSha: 'a'.repeat(40),
+      environment: 'production',
+      extra: { route: '/dashboard', feature: 'projects', attempt: i, flags: ['a', 'b'], viewport: { w: 1280, h: 800 } },
+      timestamp: new Date(Date.UTC(2026, 0, 1)).toISOString(),
+      runtime: 'browser',
+    })),
+  });
+}
+
+interface CannonResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number; average: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  '2xx': number;
+}
+
+async function cannon(url: string, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate?: number; connections?: number }): Promise<CannonResult> {
+  const bin = path.resolve('node_modules/.bin/autocannon');
+  const a = ['--json', '-m', 'POST', '-i', bodyFile, '-c', String(opts.connections ?? CONNECTIONS), '-d', String(opts.duration)];
+  for (const [k, v] of Object.entries(headers)) a.push('-H', `${k}=${v}`);
+  if (opts.rate) a.push('-R', String(Math.max(1, Math.round(opts.rate))));
+  a.push(url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, a, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`autocannon exited ${code}: ${out.slice(0, 300)}`));
+      }
+    });
+  });
+}
+
+function startBare(): Promise<{ port: number; close(): void }> {
+  const app = uWS.App();
+  app.post('/v1/errors/i', (res) => {
+    let aborted = false;
+    const chunks: Buffer[] = [];
+    res.onAborted(() => (aborted = true));
+    res.onData((chunk, isLast) => {
+      chunks.push(Buffer.from(new Uint8Array(chunk)));
+      if (isLast && !aborted) {
+        const body = Buffer.concat(chunks);
+        res.cork(() => res.writeStatus('202 Accepted').writeHeader('Content-Type', 'application/json').end(`{"ingested":${body.length > 0 ? 10 : 0}}`));
+      }
+    });
+  });
+  return new Promise((resolve, reject) =>
+    app.listen('127.0.0.1', 0, (ls) => {
+      if (!ls) return reject(new Error('bare server could not listen'));
+      resolve({ port: uWS.us_socket_local_port(ls as unknown as uWS.us_socket), close: () => uWS.us_listen_socket_close(ls) });
+    }),
+  );
+}
+
+async function edgePlatform(bus: Bus): Promise<Platform> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-edge-'));
+  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' });
+  const noop = async () => undefined;
+  return createPlatform(config, createLogger('silent'), {
+    db: await createPgliteStore(),
+    bus,
+    limiter: allowAllLimiter,
+    analytics: { adapter: 'chdb', command: noop, query: async () => [], insert: noop, close: noop },
+    mailer: { adapter: 'file', send: noop, close: noop },
+  });
+}
+
+function cpuModel(): string {
+  const m = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'));
+  return m ? m[1] : os.cpus()[0]?.model ?? 'unknown';
+}
+
+async function main() {
+  const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-bodies-'));
+  const bodies = { '4kb': smallBatch(), '22kb': largeBatch() };
+  const files: Record<string, string> = {};
+  for (const [k, v] of Object.entries(bodies)) {
+    files[k] = path.join(tmp, `${k}.json`);
+    await writeFile(files[k], v);
+  }
+
+  const result: Record<string, unknown> = {
+    machine: { nproc: os.cpus().length, cpu: cpuModel(), node: process.version, platform: `${os.type()} ${os.release()}` },
+    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK },
+    bodyBytes: { '4kb': Buffer.byteLength(bodies['4kb']), '22kb': Buffer.byteLength(bodies['22kb']) },
+  };
+
+  const peaks: Record<string, Record<string, { rps: number; p99ms: number; non2xx: number; errors: number }>> = { bare: {}, validation: {}, kafka: {} };
+  const record = (name: string, size: string, r: CannonResult) => {
+    peaks[name][size] = { rps: Math.round(r.requests.average), p99ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+    log(`${name} ${size}: ${Math.round(r.requests.average)} req/s, p99 ${r.latency.p99} ms, non2xx ${r.non2xx}, errors ${r.errors}`);
+  };
+
+  // (a) bare uWS
+  const bare = await startBare();
+  for (const size of ['4kb', '22kb']) record('bare', size, await cannon(`http://127.0.0.1:${bare.port}/v1/errors/i`, files[size], { 'content-type': 'application/json' }, { duration: DURATION }));
+  bare.close();
+
+  // (b) validation path: a bus that resolves at once, a limiter that always allows
+  const fastPlatform = await edgePlatform(createRecordingBus({ record: false }));
+  const fastProject = await createIngestProject(fastPlatform);
+  const fastEdge = await startIngestServer(fastPlatform, { port: 0, host: '127.0.0.1' });
+  const fastHeaders = { 'content-type': 'application/json', authorization: `Bearer ${fastProject.ingestKey}` };
+  for (const size of ['4kb', '22kb']) record('validation', size, await cannon(`http://127.0.0.1:${fastEdge.port}/v1/errors/i`, files[size], fastHeaders, { duration: DURATION }));
+  await fastEdge.close();
+  await fastPlatform.close();
+
+  // (c) Kafka bus (acks from all in-sync replicas) against the librdkafka mock cluster
+  const mock = await startKafkaMock();
+  const kafkaBus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'bench-edge', logger: createLogger('silent') });
+  const kPlatform = await edgePlatform(kafkaBus);
+  const kProject = await createIngestProject(kPlatform);
+  const kEdge = await startIngestServer(kPlatform, { port: 0, host: '127.0.0.1' });
+  const kUrl = `http://127.0.0.1:${kEdge.port}/v1/errors/i`;
+  const kHeaders = { 'content-type': 'application/json', authorization: `Bearer ${kProject.ingestKey}` };
+  // Warm the producer (metadata, topic auto-creation) before measuring.
+  await cannon(kUrl, files['4kb'], kHeaders, { duration: 2, connections: 10 });
+  for (const size of ['4kb', '22kb']) record('kafka', size, await cannon(kUrl, files[size], kHeaders, { duration: DURATION }));
+
+  const ratios: Record<string, Record<string, number>> = { validation: {}, kafka: {} };
+  for (const name of ['validation', 'kafka'] as const) {
+    for (const size of ['4kb', '22kb']) ratios[name][size] = Number((peaks[name][size].rps / peaks.bare[size].rps).toFixed(3));
+  }
+
+  // p99 at 70% of the Kafka path's peak
+  const at70: Record<string, unknown> = {};
+  for (const size of ['4kb', '22kb']) {
+    const rate = peaks.kafka[size].rps * 0.7;
+    const r = await cannon(kUrl, files[size], kHeaders, { duration: DURATION, rate });
+    at70[size] = { targetRps: Math.round(rate), achievedRps: Math.round(r.requests.average), p50ms: r.latency.p50, p99ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+    log(`kafka ${size} at 70%: p99 ${r.latency.p99} ms`);
+  }
+
+  // RSS over a soak at 70% of the Kafka peak (4 KB batches)
+  const samples: number[] = [];
+  const sample = () => samples.push(process.memoryUsage().rss);
+  sample();
+  const timer = setInterval(sample, 1000);
+  const soakRate = peaks.kafka['4kb'].rps * 0.7;
+  const soak = await cannon(kUrl, files['4kb'], kHeaders, { duration: SOAK, rate: soakRate });
+  clearInterval(timer);
+  sample();
+  const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
+  const third = Math.max(1, Math.floor(samples.length / 3));
+  const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+  await kEdge.close();
+  await kPlatform.close();
+  await mock.stop();
+  await rm(tmp, { recursive: true, force: true });
+
+  result.peakRps = peaks;
+  result.ratioToBare = ratios;
+  result.targets = { kafka: { '4kb': 0.25, '22kb': 0.08 }, validation: { '4kb': 0.45, '22kb': 0.2 }, p99AtSeventyPctMs: 15 };
+  result.met = {
+    kafka4kb: ratios.kafka['4kb'] >= 0.25,
+    kafka22kb: ratios.kafka['22kb'] >= 0.08,
+    validation4kb: ratios.validation['4kb'] >= 0.45,
+    validation22kb: ratios.validation['22kb'] >= 0.2,
+    p99: Object.values(at70).every((v) => (v as { p99ms: number }).p99ms <= 15),
+  };
+  result.kafkaAtSeventyPct = at70;
+  result.soak = {
+    seconds: SOAK,
+    targetRps: Math.round(soakRate),
+    achievedRps: Math.round(soak.requests.average),
+    non2xx: soak.non2xx,
+    rssMb: { start: mb(samples[0]), end: mb(samples[samples.length - 1]), max: mb(Math.max(...samples)), firstThirdAvg: mb(avg(samples.slice(0, third))), lastThirdAvg: mb(avg(samples.slice(-third))) },
+  };
+  process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+  process.exit(0);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${err?.stack ?? err}\n`);
+  process.exit(1);
+});
