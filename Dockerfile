@@ -1,0 +1,18 @@
+# One image for the three roles (ingest, processor, api); docker-compose.yml picks the role by command.
+# Debian bookworm (glibc 2.36) and Node 20: what the uWebSockets.js alias and chDB's binaries load on.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+ENV NODE_ENV=production
+
+COPY package.json package-lock.json ./
+# npm install, not npm ci: the lockfile omits chDB's optional packages for other platforms, which
+# npm ci refuses (see .ci/run). No dependency needs its install script (package.json allowScripts).
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+
+# The source runs as is under tsx (no build step); .dockerignore keeps node_modules and data out.
+COPY . .
+
+USER node
+EXPOSE 8080
+CMD ["npx", "tsx", "platform/main.ts"]

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
+import { DISTRIBUTED_REQUIRED, loadConfig, type Config } from '../platform/config.ts';
+import { TOPICS } from '../schemas/topics.ts';
+
+/**
+ * docker-compose.yml cannot run on these machines (no Docker engine), so this keeps it honest:
+ * every role gets every variable platform/config.ts requires for it, every value parses, the
+ * addresses point at services of the stack, Kafka holds every topic durably, and the proxy sends the
+ * ingest routes to the edge and the rest to the API.
+ */
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
+  services: Record<string, Service>;
+};
+interface Service {
+  image?: string;
+  build?: string | { context: string };
+  command?: string[] | string;
+  entrypoint?: string[] | string;
+  environment?: Record<string, string | number | boolean | null> | string[];
+  volumes?: string[];
+  ports?: string[];
+}
+const roles = Object.keys(DISTRIBUTED_REQUIRED) as Array<keyof typeof DISTRIBUTED_REQUIRED>;
+
+function envOf(service: Service): Record<string, string> {
+  const env = service.environment ?? {};
+  if (Array.isArray(env)) {
+    return Object.fromEntries(env.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
+  }
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : String(v)]));
+}
+
+function hostsOf(key: keyof Config, value: string): string[] {
+  if (key === 'KAFKA_BROKERS') return value.split(',').map((b) => b.split(':')[0]);
+  return [new URL(value).hostname];
+}
+
+describe('docker-compose.yml', () => {
+  it.each(roles)('role %s runs the shared image with its role as the command', (role) => {
+    const service = compose.services[role];
+    expect(service, `service "${role}"`).toBeDefined();
+    const context = typeof service.build === 'string' ? service.build : service.build?.context;
+    expect(context).toBe('.');
+    expect(service.command).toEqual(['npx', 'tsx', 'platform/main.ts', role]);
+  });
+
+  it.each(roles)('role %s sets every variable DISTRIBUTED_REQUIRED lists, with values the config accepts', (role) => {
+    const env = envOf(compose.services[role]);
+    for (const key of DISTRIBUTED_REQUIRED[role]) expect(env[key], `${role}: ${key}`).toBeTruthy();
+    const config = loadConfig(env);
+    for (const key of DISTRIBUTED_REQUIRED[role]) expect(config[key], `${role}: ${key} after parsing`).toBeTruthy();
+  });
+
+  it.each(roles)('role %s points every backend address at a service of the stack', (role) => {
+    const env = envOf(compose.services[role]);
+    for (const key of DISTRIBUTED_REQUIRED[role]) {
+      if (key === 'PUBLIC_BASE_URL') continue;
+      for (const host of hostsOf(key, env[key])) expect(Object.keys(compose.services), `${role}: ${key} host ${host}`).toContain(host);
+    }
+  });
+
+  it('creates every bus topic with three replicas and min.insync.replicas=2', () => {
+    const init = compose.services['kafka-init'];
+    const script = [init.entrypoint, init.command].flat().join('\n');
+    for (const topic of Object.values(TOPICS)) expect(script).toContain(topic);
+    expect(script).toMatch(/--replication-factor 3/);
+    expect(script).toMatch(/min\.insync\.replicas=2/);
+    const brokers = Object.entries(compose.services).filter(([name]) => /^kafka-\d+$/.test(name));
+    expect(brokers).toHaveLength(3);
+    for (const [, broker] of brokers) {
+      const env = envOf(broker);
+      expect(env.KAFKA_MIN_INSYNC_REPLICAS).toBe('2');
+      expect(env.KAFKA_PROCESS_ROLES).toContain('controller'); // KRaft, no ZooKeeper
+    }
+  });
+
+  it('serves one base URL: the proxy sends the ingest routes to the edge and the rest to the API', () => {
+    const proxy = compose.services.proxy;
+    const mount = (proxy.volumes ?? []).find((v) => v.startsWith('./deploy/'));
+    expect(mount).toBeDefined();
+    const file = path.join(root, mount!.split(':')[0]);
+    expect(existsSync(file)).toBe(true);
+    const caddy = readFileSync(file, 'utf8');
+    const ingestMatcher = /@ingest\s+path\s+([^\n]+)/.exec(caddy)?.[1].trim().split(/\s+/);
+    expect(ingestMatcher?.sort()).toEqual(['/v1/analytics/i', '/v1/errors/i', '/v1/flags/i']);
+    expect(caddy).toMatch(/handle @ingest \{\s*reverse_proxy ingest:8080\s*\}/);
+    expect(caddy).toMatch(/handle \{\s*reverse_proxy api:8080\s*\}/);
+    for (const role of ['ingest', 'api'] as const) expect(envOf(compose.services[role]).PORT).toBe('8080');
+    expect(proxy.ports).toContain('8080:8080');
+  });
+
+  it('builds from a Dockerfile on Node 20 that starts a role with tsx', () => {
+    const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
+    expect(dockerfile).toMatch(/^FROM node:20/m);
+    expect(dockerfile).toMatch(/CMD \["npx", "tsx", "platform\/main\.ts"\]/);
+  });
+});
