@@ -53,29 +53,27 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       clearTimeout(timer);
       resolve(r);
     };
-    const request = https.request(
-      {
-        method: 'POST',
-        host,
-        port: url.port ? Number(url.port) : 443,
-        path: url.pathname + url.search,
-        headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
-        lookup: guardedLookup(opts),
-        servername: net.isIP(host) ? undefined : host,
-        secureContext: opts.ca ? testSecureContext(opts.ca) : undefined,
-        agent: false,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
-        // Only the status is used: drop the body unread, and the connection with it.
-        res.destroy();
-        request.destroy();
-        if (status >= 200 && status < 300) return done({ ok: true, status });
-        if (status >= 300 && status < 400) return done({ ok: false, status, error: `redirect (${status}) not followed` });
-        done({ ok: false, status, retryAfter, error: `endpoint answered HTTP ${status}` });
-      },
-    );
+    const options: https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext'> = {
+      method: 'POST',
+      host,
+      port: url.port ? Number(url.port) : 443,
+      path: url.pathname + url.search,
+      headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
+      lookup: guardedLookup(opts),
+      servername: net.isIP(host) ? undefined : host,
+      secureContext: opts.ca ? testSecureContext(opts.ca) : undefined,
+      agent: false,
+    };
+    const request = https.request(options, (res) => {
+      const status = res.statusCode ?? 0;
+      const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
+      // Only the status is used: drop the body unread, and the connection with it.
+      res.destroy();
+      request.destroy();
+      if (status >= 200 && status < 300) return done({ ok: true, status });
+      if (status >= 300 && status < 400) return done({ ok: false, status, error: `redirect (${status}) not followed` });
+      done({ ok: false, status, retryAfter, error: `endpoint answered HTTP ${status}` });
+    });
     const timer = setTimeout(() => {
       done({ ok: false, error: `timed out after ${opts.timeoutMs / 1000} s` });
       request.destroy();
