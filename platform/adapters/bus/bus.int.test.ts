@@ -170,6 +170,14 @@ describe('bus contract: in-process', () => {
     await bus.close();
   });
 
+  it('bounds what waits for a consumer: past the bound, publish is refused at once', async () => {
+    const bus = createInProcessBus();
+    const topic = `t-${randomUUID()}`;
+    const huge = Array.from({ length: 100_001 }, () => msg('k', 'v'));
+    await expect(bus.publish(topic, huge)).rejects.toBeInstanceOf(BusUnavailableError);
+    await bus.close();
+  });
+
   it('rejects publishes still waiting for a consumer when closed, and every publish after', async () => {
     const bus = createInProcessBus();
     const topic = `t-${randomUUID()}`;
@@ -182,6 +190,29 @@ describe('bus contract: in-process', () => {
 
 describeWith(['kafka'], 'bus contract: kafka', () => {
   busContract(() => createKafkaBus({ brokers: backendUrl('kafka')!.split(','), clientId: `test-${randomUUID()}`, logger }));
+
+  it('a batch whose handler failed is not committed: the next member of the group gets it', async () => {
+    const bus = await createKafkaBus({ brokers: backendUrl('kafka')!.split(','), clientId: `test-${randomUUID()}`, logger });
+    const topic = `t-${randomUUID()}`;
+    const group = `g-${randomUUID()}`;
+    try {
+      let attempts = 0;
+      const failing = await bus.subscribe(topic, group, async () => {
+        attempts++;
+        throw new Error('effects could not be stored');
+      });
+      await bus.publish(topic, [msg('k', 'precious')]);
+      await until(() => attempts >= 1, 'a first attempt');
+      await failing.stop();
+      const seen: string[] = [];
+      const healthy = await bus.subscribe(topic, group, async (ms) => void seen.push(...ms.map(text)));
+      await until(() => seen.length >= 1, 'the uncommitted message', 90_000);
+      expect(seen).toEqual(['precious']);
+      await healthy.stop();
+    } finally {
+      await bus.close();
+    }
+  }, 120_000);
 
   it('refuses to start against an unreachable broker with BusUnavailableError', async () => {
     await expect(createKafkaBus({ brokers: ['127.0.0.1:1'], clientId: 'dead', logger })).rejects.toBeInstanceOf(BusUnavailableError);
