@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyPluginAsync } from 'fastify';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts';
-import { newToken } from '../platform/tokens.ts';
-import { createSession } from '../api/accounts/users-repository.ts';
+import { newId, newToken } from '../platform/tokens.ts';
+import { createSession, createUser } from '../api/accounts/users-repository.ts';
+import { insertProject } from '../api/projects/projects-repository.ts';
 import { createCliToken } from '../api/cli/cli-repository.ts';
 import { createKey } from '../api/keys/keys-repository.ts';
 import { PROJECT_NOT_FOUND, type DeclaredRoute } from '../api/auth/auth-plugin.ts';
 import type { RouteAuth } from '../api/auth/route-auth.ts';
-import { buildTestApi, createProject, signUpAndSignIn } from './support/accounts.ts';
+import { buildTestApi } from './support/accounts.ts';
 
 /**
  * Walks every route the app has (ours and every family plugged in through `plugins`) with every
@@ -66,25 +67,22 @@ function expected(route: DeclaredRoute, kind: Kind): { allow: true } | { allow: 
   }
 }
 
-let t: Awaited<ReturnType<typeof buildTestApi>>;
-let plugins: FastifyPluginAsync[] = [];
-beforeAll(async () => {
-  plugins = await optionalPlugins();
-  t = await buildTestApi({ plugins });
-});
-afterAll(async () => t?.close());
+// Built while collecting, so that each route becomes its own test case.
+const t = await buildTestApi({ plugins: await optionalPlugins() });
+const owner = await createUser(t.platform.db, { email: `matrix-${newId('')}@example.test`, password: 'matrix-password-1' });
+afterAll(async () => t.close());
 
 /** Fresh credentials per route, so a destructive route (sign-out, revoke) cannot spoil the next. */
 async function credentialsFor(route: DeclaredRoute) {
-  const { platform, app } = t;
+  const { platform } = t;
   const now = platform.clock.now();
-  const owner = await signUpAndSignIn(app, platform);
-  const project = await createProject(app, owner.cookie);
-  const other = await createProject(app, owner.cookie);
+  const newProject = async () => (await platform.db.transaction((tx) => insertProject(tx, { ownerId: owner.id, name: 'matrix' }, `m-${newId('').slice(0, 16)}`)))!;
+  const project = await newProject();
+  const other = await newProject();
   const scope = route.auth.keyScope ?? 'project:read';
   const wrong = ALL_SCOPES.filter((s: Scope) => s !== scope);
-  const session = await createSession(platform.db, owner.userId, now);
-  const cli = await createCliToken(platform.db, owner.userId, 'matrix', now);
+  const session = await createSession(platform.db, owner.id, now);
+  const cli = await createCliToken(platform.db, owner.id, 'matrix', now);
   const scoped = await createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [scope], now });
   const wrongScope = await createKey(platform.db, { projectId: project.id, kind: 'test', scopes: wrong, now });
   const otherKey = await createKey(platform.db, { projectId: other.id, kind: 'live', scopes: [...ALL_SCOPES], now });
@@ -111,9 +109,9 @@ describe('auth matrix', () => {
     expect(t.app.declaredRoutes.length).toBeGreaterThanOrEqual(18);
   });
 
-  it('every route allows or denies each credential kind exactly as it declares', async () => {
+  for (const route of t.app.declaredRoutes) it(`${route.method} ${route.url} allows or denies each credential kind as it declares`, async () => {
     const failures: string[] = [];
-    for (const route of t.app.declaredRoutes) {
+    {
       const creds = await credentialsFor(route);
       const url = route.url.replace(':slug', creds.slug).replace(/:([A-Za-z]+)/g, (_m, p: string) => `x_${p}_missing`);
       for (const kind of KINDS) {
