@@ -37,6 +37,12 @@ export interface IngestServerOptions {
   host?: string;
   /** Single-process mode: relay every other request (e.g. to Fastify's app.inject). */
   forward?: (req: ForwardRequest) => Promise<ForwardResponse>;
+  /**
+   * How accepted batches reach the bus: `coalesced` (default) groups the messages of concurrent
+   * requests into one send; `per-request` sends each alone. Only the benchmark sets it, to measure
+   * the difference in one run.
+   */
+  publishMode?: 'coalesced' | 'per-request';
 }
 
 export interface IngestServer {
@@ -176,7 +182,10 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const widgetHosts = config.WIDGET_HOSTS;
   const rate = LIMITS.errorIngestRate;
   const maxBody = LIMITS.errorBatch.maxBodyBytes;
-  const publisher = createCoalescingPublisher(bus, TOPICS.errorEvents);
+  const publisher =
+    opts.publishMode === 'per-request'
+      ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(TOPICS.errorEvents, [m]) }
+      : createCoalescingPublisher(bus, TOPICS.errorEvents);
 
   const counters: Record<string, number> = { accepted_events: 0, accepted_batches: 0 };
   for (const r of REJECT_REASONS) counters[r] = 0;
