@@ -47,14 +47,14 @@ export function deliveryId(eventId: string, targetId: string): string {
 
 const n = (v: unknown): number => Number(v);
 
-/** Insert one delivery per target, idempotently. Returns the ids that were new. */
-export async function insertDeliveries(db: Queryable, ev: ProjectEvent, targets: Target[], now: number): Promise<string[]> {
-  if (!targets.length) return [];
-  const params: unknown[] = [ev.projectId, ev.id, ev.event, JSON.stringify(ev.data), now];
-  const rows = targets.map((t) => {
-    params.push(deliveryId(ev.id, t.id), t.kind === 'endpoint' ? t.id : null, t.kind === 'inbox' ? t.id : null, t.maxAttempts);
-    const i = params.length;
-    return `($${i - 3}, $1, $${i - 2}, $${i - 1}, $2, $3, $4::jsonb, 'pending', 0, $${i}, $5, $5, $5)`;
+/** Insert one delivery per (event, target), idempotently, in one statement. Returns the ids that were new. */
+export async function insertDeliveries(db: Queryable, items: Array<{ event: ProjectEvent; target: Target }>, now: number): Promise<string[]> {
+  if (!items.length) return [];
+  const params: unknown[] = [now];
+  const rows = items.map(({ event: ev, target: t }) => {
+    params.push(deliveryId(ev.id, t.id), ev.projectId, t.kind === 'endpoint' ? t.id : null, t.kind === 'inbox' ? t.id : null, ev.id, ev.event, JSON.stringify(ev.data), t.maxAttempts);
+    const i = params.length - 8;
+    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, 'pending', 0, $${i + 8}::int, $1::bigint, $1::bigint, $1::bigint)`;
   });
   const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, inbox_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
@@ -106,7 +106,8 @@ export async function claimDue(db: RelationalStore, now: number, limit: number, 
        ${CLAIM_RETURNING}`,
       ids ? [now, max, LEASE_MS, token, ids] : [now, max, LEASE_MS, token],
     );
-  const expired = await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
+  // Fresh deliveries (ids given) cannot hold a lease yet: skip the lease-takeover query for them.
+  const expired = ids ? { rows: [] } : await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
   const left = limit - expired.rows.length;
   const due = left > 0 ? await claim(`status = 'pending' AND next_attempt_at <= $1`, 'next_attempt_at', left) : { rows: [] };
   return [...expired.rows, ...due.rows].map(mapClaimed);
@@ -155,31 +156,36 @@ export interface AttemptOutcome {
  * (budget used). Applies only while our lease holds; returns the new status, or null when the
  * lease was lost (another processor took the delivery over) and nothing was written.
  */
-export async function finishAttempt(db: RelationalStore, d: ClaimedDelivery, o: AttemptOutcome): Promise<'succeeded' | 'pending' | 'dead' | null> {
+export async function finishAttempt(db: Queryable, d: ClaimedDelivery, o: AttemptOutcome): Promise<'succeeded' | 'pending' | 'dead' | null> {
   const used = d.attempts + 1;
   const status = o.ok ? 'succeeded' : used >= d.maxAttempts ? 'dead' : 'pending';
   const next = status === 'pending' ? (o.nextAttemptAt ?? o.finishedAt) : null;
-  return db.transaction(async (tx) => {
-    const upd = await tx.query(
-      `UPDATE webhook_deliveries
+  const col = d.endpointId ? 'endpoint_id' : 'inbox_id';
+  // One statement, one round trip and one commit: move the delivery on (only while our lease holds),
+  // log the attempt, and prune the target's log to the last 100 (§9). The prune runs in the same
+  // snapshot and does not see the new row, hence OFFSET limit - 1.
+  const { rows } = await db.query<{ updated: number }>(
+    `WITH upd AS (
+       UPDATE webhook_deliveries
        SET status = $3, attempts = $4, next_attempt_at = COALESCE($5::bigint, next_attempt_at), lease_until = NULL, lease_token = NULL,
-           last_error = $6, last_response_code = $7, updated_at = $8
-       WHERE id = $1 AND lease_token = $2`,
-      [d.id, d.leaseToken, status, used, next, o.ok ? null : (o.error ?? 'failed'), o.status ?? null, o.finishedAt],
-    );
-    if (!upd.rowCount) return null;
-    await tx.query(
-      `INSERT INTO webhook_attempts (delivery_id, endpoint_id, inbox_id, attempt, status, response_code, error, started_at, finished_at, next_attempt_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [d.id, d.endpointId, d.inboxId, d.attemptSeq, o.ok ? 'succeeded' : 'failed', o.status ?? null, o.ok ? null : (o.error ?? 'failed'), o.startedAt, o.finishedAt, next],
-    );
-    // The log keeps the last 100 attempts per endpoint (§9); older ones go as new ones arrive.
-    const col = d.endpointId ? 'endpoint_id' : 'inbox_id';
-    await tx.query(
-      `DELETE FROM webhook_attempts WHERE ${col} = $1 AND id <= (
-         SELECT id FROM webhook_attempts WHERE ${col} = $1 ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-      [d.endpointId ?? d.inboxId, LIMITS.webhook.deliveryLogPerEndpoint],
-    );
-    return status;
-  });
+           last_error = $6, last_response_code = $7::int, updated_at = $8::bigint
+       WHERE id = $1 AND lease_token = $2
+       RETURNING id
+     ), ins AS (
+       INSERT INTO webhook_attempts (delivery_id, endpoint_id, inbox_id, attempt, status, response_code, error, started_at, finished_at, next_attempt_at)
+       SELECT id, $9, $10, $11::int, $12, $7::int, $6, $13::bigint, $8::bigint, $5::bigint FROM upd
+       RETURNING id
+     ), del AS (
+       DELETE FROM webhook_attempts WHERE ${col} = $14 AND EXISTS (SELECT 1 FROM ins) AND id <= (
+         SELECT id FROM webhook_attempts WHERE ${col} = $14 ORDER BY id DESC OFFSET $15::int LIMIT 1)
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM upd)::int AS updated, (SELECT count(*) FROM del)::int AS pruned`,
+    [
+      d.id, d.leaseToken, status, used, next, o.ok ? null : (o.error ?? 'failed'), o.status ?? null, o.finishedAt,
+      d.endpointId, d.inboxId, d.attemptSeq, o.ok ? 'succeeded' : 'failed', o.startedAt,
+      d.endpointId ?? d.inboxId, LIMITS.webhook.deliveryLogPerEndpoint - 1,
+    ],
+  );
+  return rows[0]?.updated ? status : null;
 }

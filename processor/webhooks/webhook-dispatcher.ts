@@ -4,7 +4,7 @@ import type { Resolver } from '../../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { ProjectEventSchema, subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
-import { claimDue, finishAttempt, insertDeliveries, loadSendTarget, type ClaimedDelivery, type Target } from './delivery-store.ts';
+import { claimDue, finishAttempt, insertDeliveries, loadSendTarget, type ClaimedDelivery, type SendTarget, type Target } from './delivery-store.ts';
 import { nextDelayMs } from './backoff.ts';
 import { sendWebhook } from './webhook-sender.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
@@ -60,9 +60,16 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
     return p;
   };
 
-  async function attempt(d: ClaimedDelivery): Promise<void> {
+  async function attempt(d: ClaimedDelivery, targets: Map<string, Promise<SendTarget>>): Promise<void> {
     const startedAt = clock.now();
-    const target = await loadSendTarget(db, d, startedAt);
+    // One lookup per target per claimed batch: a batch often holds many deliveries to one endpoint.
+    const key = d.endpointId ?? `inbox:${d.inboxId}`;
+    let pending = targets.get(key);
+    if (!pending) {
+      pending = loadSendTarget(db, d, startedAt);
+      targets.set(key, pending);
+    }
+    const target = await pending;
     if (!target.url) {
       await finishAttempt(db, { ...d, attempts: d.maxAttempts - 1 }, { ok: false, error: 'target no longer has a webhook url', startedAt, finishedAt: startedAt });
       return;
@@ -99,10 +106,11 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
   }
 
   async function attemptAll(claimed: ClaimedDelivery[]): Promise<void> {
+    const targets = new Map<string, Promise<SendTarget>>();
     await Promise.all(
       claimed.map((d) =>
         limit(() =>
-          attempt(d).catch((err) => {
+          attempt(d, targets).catch((err) => {
             // Infrastructure failure (database): the lease runs out and the sweep retries the delivery.
             log.error({ err, deliveryId: d.id }, 'webhook attempt could not be recorded');
           }),
@@ -111,27 +119,36 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
     );
   }
 
-  async function fanOut(ev: ProjectEvent): Promise<string[]> {
-    const now = clock.now();
-    let targets: Target[];
-    if (ev.inboxId) {
-      const { rows } = await db.query<{ id: string }>(
-        'SELECT id FROM inboxes WHERE id = $1 AND project_id = $2 AND webhook_url IS NOT NULL AND webhook_secret IS NOT NULL',
-        [ev.inboxId, ev.projectId],
-      );
-      targets = rows.map((r) => ({ kind: 'inbox', id: r.id, maxAttempts: LIMITS.webhook.maxAttempts.default }));
-    } else {
-      const { rows } = await db.query<{ id: string; events: string[]; max_attempts: number }>(
-        'SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1',
-        [ev.projectId],
-      );
-      targets = rows.filter((r) => subscriptionMatches(r.events ?? [], ev.event)).map((r) => ({ kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) }));
+  /** Targets of a batch of events: one endpoint query per project, one inbox query per inbox. */
+  async function fanOut(events: ProjectEvent[]): Promise<string[]> {
+    const items: Array<{ event: ProjectEvent; target: Target }> = [];
+    const endpointsOf = new Map<string, Array<{ id: string; events: string[]; max_attempts: number }>>();
+    for (const ev of events) {
+      if (ev.inboxId) {
+        const { rows } = await db.query<{ id: string }>(
+          'SELECT id FROM inboxes WHERE id = $1 AND project_id = $2 AND webhook_url IS NOT NULL AND webhook_secret IS NOT NULL',
+          [ev.inboxId, ev.projectId],
+        );
+        for (const r of rows) items.push({ event: ev, target: { kind: 'inbox', id: r.id, maxAttempts: LIMITS.webhook.maxAttempts.default } });
+        continue;
+      }
+      let endpoints = endpointsOf.get(ev.projectId);
+      if (!endpoints) {
+        endpoints = (await db.query<{ id: string; events: string[]; max_attempts: number }>('SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1', [ev.projectId])).rows;
+        endpointsOf.set(ev.projectId, endpoints);
+      }
+      for (const r of endpoints) {
+        if (subscriptionMatches(r.events ?? [], ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) } });
+      }
     }
-    return insertDeliveries(db, ev, targets, now);
+    const fresh: string[] = [];
+    // Bounded statements: a few hundred rows each.
+    for (let i = 0; i < items.length; i += 500) fresh.push(...(await insertDeliveries(db, items.slice(i, i + 500), clock.now())));
+    return fresh;
   }
 
   async function handle(messages: ConsumedMessage[]): Promise<void> {
-    const fresh: string[] = [];
+    const events: ProjectEvent[] = [];
     for (const m of messages) {
       let parsed;
       try {
@@ -143,8 +160,9 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
         log.error({ topic: m.topic, offset: m.offset }, 'dropping a malformed project event');
         continue;
       }
-      fresh.push(...(await fanOut(parsed.data)));
+      events.push(parsed.data);
     }
+    const fresh = await fanOut(events);
     if (fresh.length && !stopped) track(promptSend(fresh));
   }
 

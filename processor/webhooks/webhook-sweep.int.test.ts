@@ -39,7 +39,7 @@ describeWith(['postgres'], 'webhook sweep on Postgres with several processors', 
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) {
       const ev = { id: `evt_sweep_${projectId}_${i}`, projectId, event: 'user.created' as const, data: { i }, occurredAt: a.clock.now() };
-      ids.push(...(await insertDeliveries(a.db, ev, [{ kind: 'endpoint', id: ep1.id, maxAttempts: 6 }, { kind: 'endpoint', id: ep2.id, maxAttempts: 6 }], a.clock.now())));
+      ids.push(...(await insertDeliveries(a.db, [{ event: ev, target: { kind: 'endpoint', id: ep1.id, maxAttempts: 6 } }, { event: ev, target: { kind: 'endpoint', id: ep2.id, maxAttempts: 6 } }], a.clock.now())));
     }
     expect(ids).toHaveLength(400);
     const mine = new Set(ids);
