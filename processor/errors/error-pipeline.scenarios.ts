@@ -68,12 +68,18 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     async publish(msg) {
       await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(msg)) }]);
       if (!kafka) return;
-      // Kafka: a sentinel on the same partition (same key) is processed after `msg`; once its
-      // occurrence row is in ClickHouse, the batch holding `msg` is fully handled.
+      // Kafka: a sentinel on the same partition (same key) is processed after `msg`. Once the
+      // sentinel's ledger row is committed, `msg`'s transaction is too; then wait for the occurrence
+      // rows of msg's accepted events (written right after that commit).
       const sentinel = batch(sentinelProject.id, [event({ message: 'sentinel' })], { originHost: null });
       await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(sentinel)) }]);
-      const id = sentinel.events[0]!.eventId;
-      await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: [id] })).toBe(1), { timeout: 30_000, interval: 100 });
+      const sentinelId = sentinel.events[0]!.eventId;
+      const db = api.platform.db;
+      await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), { timeout: 30_000, interval: 50 });
+      const accepted = (await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [msg.events.map((e) => e.eventId)])).rows.map((r) => r.event_id);
+      if (accepted.length) {
+        await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: accepted })).toBe(accepted.length), { timeout: 30_000, interval: 50 });
+      }
     },
     async close() {
       await sub.stop();
