@@ -312,6 +312,26 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(await occurrenceCount(h.platform.analytics, { projectId: p.id })).toBe(2);
   });
 
+  it('keeps counts exact when two processors handle overlapping batches at once', async () => {
+    const p = await h.newProject();
+    const noMail: Mailer = { adapter: 'file', send: async () => {}, close: async () => {} };
+    const make = () => createErrorPipeline({ db: h.platform.db, analytics: h.platform.analytics, mailer: noMail, clock: h.clock, logger: h.platform.logger, publicBaseUrl: 'http://x', caps: TEST_CAPS });
+    const [p1, p2] = [make(), make()];
+    const m1 = batch(p.id, [event(), event({ name: 'Second' })]);
+    const m2 = batch(p.id, [event(), event(), event({ name: 'Second' })]);
+    const m3 = batch(p.id, [event({ name: 'Third' }), event()]);
+    await Promise.all([p1.handleBatch([m1, m2]), p2.handleBatch([m3, m2]), p1.handleBatch([m3])]);
+    const groups = await groupsOf(h.platform, p.id);
+    expect(groups.map((g) => [g.name, g.count])).toEqual([
+      ['TypeError', 4],
+      ['Second', 2],
+      ['Third', 1],
+    ]);
+    expect(await occurrenceCount(h.platform.analytics, { projectId: p.id })).toBe(7);
+    const usage = await h.platform.db.query<{ accepted: string }>('SELECT accepted FROM error_monthly_usage WHERE project_id = $1', [p.id]);
+    expect(Number(usage.rows[0]!.accepted)).toBe(7);
+  });
+
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {
     const p = await h.newProject();
     const secrets = ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk_live_51Habcdefghijklmnop', 'AKIAIOSFODNN7EXAMPLE', 'cx_live_Zm9vYmFyYmF6cXV4', 'tok-value-123'];

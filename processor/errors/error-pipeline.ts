@@ -155,7 +155,10 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     void p.finally(() => mailing.delete(p));
   }
 
-  async function claimEvents(tx: Queryable, events: FingerprintedEvent[]): Promise<Set<string>> {
+  async function claimEvents(tx: Queryable, unordered: FingerprintedEvent[]): Promise<Set<string>> {
+    // A fixed order, so two processors claiming overlapping ids (a re-delivery racing the
+    // original) wait on each other instead of deadlocking.
+    const events = [...unordered].sort((a, b) => (a.event.eventId < b.event.eventId ? -1 : a.event.eventId > b.event.eventId ? 1 : 0));
     const r = await tx.query<{ event_id: string }>(
       `INSERT INTO error_events_consumed (event_id, project_id)
        SELECT * FROM unnest($1::text[], $2::text[])
