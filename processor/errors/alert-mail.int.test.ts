@@ -1,6 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
 import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
@@ -9,48 +7,21 @@ import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '..
 import { errorRoutes } from '../../api/errors/error-routes.ts';
 import { startErrorPipeline } from './error-pipeline.ts';
 import { batch, event } from './error-pipeline.scenarios.ts';
+import { startSmtpReceiver } from '../../test/support/smtp-receiver.ts';
 
 /**
  * Alert mail through a real SMTP conversation (nodemailer -> smtp-server), with the 6-hour
  * per-issue limit and the 15-minute test-alert limit driven by a ManualClock.
  */
-interface Received {
-  to: string[];
-  raw: string;
-}
-
-async function startReceiver() {
-  const messages: Received[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        messages.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
-  return { url: `smtp://127.0.0.1:${port}`, messages, stop: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
-/** Undo quoted-printable soft breaks and escapes so assertions read the text as sent. */
-const decoded = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
-
 describe('error alert mail over SMTP', () => {
   const clock = new ManualClock();
-  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let receiver: Awaited<ReturnType<typeof startSmtpReceiver>>;
   let t: Awaited<ReturnType<typeof buildTestApi>>;
   let sub: Subscription;
   let cookie: string;
 
   beforeAll(async () => {
-    receiver = await startReceiver();
+    receiver = await startSmtpReceiver();
     t = await buildTestApi({ plugins: [errorRoutes], env: { SMTP_URL: receiver.url }, overrides: { clock } });
     expect(t.platform.mailer.adapter).toBe('smtp');
     sub = await startErrorPipeline(t.platform);
@@ -71,10 +42,10 @@ describe('error alert mail over SMTP', () => {
     const start = receiver.messages.length;
     const stack = 'TypeError: x\n    at renderCart (https://shop.example.com/assets/cart.js:3:9)';
     await publish(batch(p.id, [event({ message: "Cannot read properties of undefined (reading 'items')", stack })], { originHost: 'shop.example.com' }));
-    await vi.waitFor(() => expect(receiver.messages.length).toBe(start + 1), { timeout: 15_000 });
+    await receiver.waitFor(start + 1);
     const mail = receiver.messages[start]!;
     expect(mail.to).toEqual(['oncall@example.test']);
-    const body = decoded(mail.raw);
+    const body = mail.text;
     const groupId = /errors\/(grp_[0-9a-f]{24})/.exec(body)?.[1];
     expect(groupId).toBeDefined();
     expect(body).toContain('Shop Front');
@@ -93,9 +64,10 @@ describe('error alert mail over SMTP', () => {
     expect((await inject('POST', `/v1/projects/${p.slug}/errors/${groupId}/resolve`)).statusCode).toBe(200);
     clock.advance(60 * 60 * 1000);
     await publish(batch(p.id, [event({ message: "Cannot read properties of undefined (reading 'items')", stack })], { originHost: 'shop.example.com' }));
-    await vi.waitFor(() => expect(receiver.messages.length).toBe(start + 2), { timeout: 15_000 });
-    const second = decoded(receiver.messages[start + 1]!.raw);
-    expect(second).toContain('Regression in production');
+    await receiver.waitFor(start + 2);
+    const second = receiver.messages[start + 1]!.text;
+    expect(receiver.messages[start + 1]!.subject).toContain('Regression in production');
+    expect(receiver.messages[start]!.subject).toContain('New issue in production');
     expect(second).toContain('Occurrences: 3');
   });
 
@@ -104,15 +76,15 @@ describe('error alert mail over SMTP', () => {
     await inject('PATCH', `/v1/projects/${p.slug}/error-alerts`, { recipients: ['team@example.test'] });
     const start = receiver.messages.length;
     expect((await inject('POST', `/v1/projects/${p.slug}/error-alerts/test`)).statusCode).toBe(202);
-    await vi.waitFor(() => expect(receiver.messages.length).toBe(start + 1), { timeout: 15_000 });
+    await receiver.waitFor(start + 1);
     expect(receiver.messages[start]!.to).toEqual(['team@example.test']);
-    expect(decoded(receiver.messages[start]!.raw)).toContain('Test error alert');
+    expect(receiver.messages[start]!.subject).toContain('Test error alert');
     clock.advance(14 * 60 * 1000);
     const refused = await inject('POST', `/v1/projects/${p.slug}/error-alerts/test`);
     expect(refused.statusCode).toBe(429);
     expect(refused.headers['retry-after']).toBe('60');
     clock.advance(60 * 1000);
     expect((await inject('POST', `/v1/projects/${p.slug}/error-alerts/test`)).statusCode).toBe(202);
-    await vi.waitFor(() => expect(receiver.messages.length).toBe(start + 2), { timeout: 15_000 });
+    await receiver.waitFor(start + 2);
   });
 });
