@@ -218,7 +218,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
 
     // 1. credential
     const authorization = req.getHeader('authorization');
-    const token = authorization ? bearer(authorization) : req.getHeader('x-service-analytics-key').trim();
+    const token = (authorization && bearer(authorization)) || req.getHeader('x-service-analytics-key').trim();
     const origin = req.getHeader('origin');
     const cors: Headers = origin ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin']] : [];
     if (!token) {
