@@ -401,10 +401,13 @@ describe('health and stats', () => {
 });
 
 describe('every other route', () => {
-  it('404 not_found JSON without a forwarder', async () => {
+  it('404 not_found JSON without a forwarder; 405 for other methods on the ingest route', async () => {
     const res = await fetch(`${base}/v1/projects`);
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ error: 'not_found' });
+    const get = await fetch(`${base}/v1/errors/i`);
+    expect(get.status).toBe(405);
+    expect(await get.json()).toMatchObject({ error: 'method_not_allowed' });
   });
 
   it('relays to Fastify through injectForwarder: method, path, query, headers, body, client address', async () => {
