@@ -17,6 +17,14 @@ import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type
 
 /** Longest a publish may take before it is refused; the edge answers 503 with Retry-After. */
 const PUBLISH_TIMEOUT_MS = 5_000;
+/**
+ * Longest a fetch waits for data. A broker answers as soon as data arrives (minBytes 1), but
+ * not every implementation does (the librdkafka mock waits the full time), and it bounds the
+ * 202-to-visible latency either way.
+ */
+const FETCH_MAX_WAIT_MS = 100;
+/** A consumer that died without leaving its group is replaced after this long. */
+const SESSION_TIMEOUT_MS = 10_000;
 /** Backoff between attempts of a failing handler: doubles up to the cap. */
 const HANDLER_RETRY_MS = { initial: 100, max: 5_000 };
 
@@ -73,6 +81,9 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   async function subscribe(topic: string, groupId: string, handler: BatchHandler): Promise<Subscription> {
     const consumer = kafka.consumer({
       groupId,
+      maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
+      sessionTimeout: SESSION_TIMEOUT_MS,
+      heartbeatInterval: 1_000,
       // Consumers ride out broker restarts: many retries, and kafkajs restarts a crashed consumer.
       retry: { initialRetryTime: 300, maxRetryTime: 30_000, retries: 10, restartOnFailure: async () => true },
     });

@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.ts';
+
+describe('configuration', () => {
+  it('defaults to the embedded adapters on port 8080 with ./data', () => {
+    const c = loadConfig({});
+    expect(c.PORT).toBe(8080);
+    expect(c.DATA_DIR).toBe('./data');
+    expect(c.DATABASE_URL).toBeUndefined();
+    expect(c.CLICKHOUSE_URL).toBeUndefined();
+    expect(c.KAFKA_BROKERS).toBeUndefined();
+    expect(c.REDIS_URL).toBeUndefined();
+    expect(c.SMTP_URL).toBeUndefined();
+  });
+
+  it('treats empty strings as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '', KAFKA_BROKERS: '' }).DATABASE_URL).toBeUndefined();
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x'],
+    ['CLICKHOUSE_URL', 'not a url'],
+    ['KAFKA_BROKERS', 'kafka-1'],
+    ['REDIS_URL', 'http://redis'],
+    ['SMTP_URL', 'mailto:x'],
+    ['LOG_LEVEL', 'loud'],
+    ['TRUST_PROXY', 'maybe'],
+  ])('refuses a bad %s and names it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));
+  });
+
+  it('parses broker lists and widget hosts', () => {
+    const c = loadConfig({ KAFKA_BROKERS: 'k1:9092,k2:9092', WIDGET_HOSTS: 'Widgets.Example.com, w2.example.com' });
+    expect(c.KAFKA_BROKERS).toBe('k1:9092,k2:9092');
+    expect(c.WIDGET_HOSTS).toEqual(['widgets.example.com', 'w2.example.com']);
+  });
+});
