@@ -1,3 +1,4 @@
+import { publicBaseUrl } from './config.ts';
 import { randomBytes } from 'node:crypto';
 import type { Platform } from './platform.ts';
 import { ALL_SCOPES } from '../schemas/scopes.ts';
@@ -27,7 +28,7 @@ export async function bootstrapInstance(platform: Platform): Promise<FirstStart 
     if (marker.rowCount !== 1 || !marker.rows.length) return null;
     const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
     const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
-    const host = config.PUBLIC_BASE_URL ? new URL(config.PUBLIC_BASE_URL).host : `localhost:${config.PORT}`;
+    const host = new URL(publicBaseUrl(config)).host;
     const input = { ownerId: owner.id, name: 'Demo', defaultBranch: 'main', domains: { production: [host.toLowerCase()], preview: ['*.preview.localhost'] } };
     let project = await insertProject(tx, input, 'demo');
     if (!project) project = await insertProject(tx, input, `demo-${randomBytes(3).toString('hex')}`);

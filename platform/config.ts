@@ -82,3 +82,8 @@ export const DISTRIBUTED_REQUIRED: Record<Exclude<Role, 'all'>, Array<keyof Conf
   processor: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'SMTP_URL', 'PUBLIC_BASE_URL'],
   api: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'PUBLIC_BASE_URL'],
 };
+
+/** The public base URL without a trailing slash; `http://localhost:$PORT` when PUBLIC_BASE_URL is unset. */
+export function publicBaseUrl(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT'>): string {
+  return (config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`).replace(/\/+$/, '');
+}

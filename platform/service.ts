@@ -6,9 +6,9 @@
  * Start order matters in one process: the processor subscribes before the edge accepts traffic, so
  * the in-process bus always has its consumers.
  */
-import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role } from './config.ts';
+import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role, publicBaseUrl } from './config.ts';
 import { createLogger, type Logger } from './logger.ts';
-import { createPlatform, type Platform } from './platform.ts';
+import { createPlatform, type Platform, type PlatformOverrides } from './platform.ts';
 import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';
 import { errorRoutes } from '../api/errors/error-routes.ts';
@@ -36,9 +36,25 @@ export function checkRoleConfig(role: Role, config: Config): void {
   }
 }
 
-export async function start(role: Role, config: Config, logger: Logger): Promise<Running> {
+/**
+ * Tests and benches only: nothing here is reachable from configuration (env). Test files share one
+ * Kafka cluster, so each run of the service names topics and consumer groups of its own instead of
+ * joining (and taking messages from) another file's consumer group.
+ */
+export interface StartOptions {
+  testing?: {
+    errorTopic?: string;
+    errorConsumerGroup?: string;
+    projectEventsTopic?: string;
+    webhookConsumerGroup?: string;
+    overrides?: PlatformOverrides;
+  };
+}
+
+export async function start(role: Role, config: Config, logger: Logger, opts: StartOptions = {}): Promise<Running> {
   checkRoleConfig(role, config);
-  const platform = await createPlatform(config, logger);
+  const t = opts.testing ?? {};
+  const platform = await createPlatform(config, logger, t.overrides);
   const stops: Array<() => Promise<void>> = [];
   let port: number | undefined;
 
@@ -48,9 +64,9 @@ export async function start(role: Role, config: Config, logger: Logger): Promise
       if (created) printFirstStart(config, created);
     }
     if (role === 'all' || role === 'processor') {
-      const errors = await startErrorPipeline(platform);
+      const errors = await startErrorPipeline(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
       stops.push(() => errors.stop());
-      const webhooks = await startWebhookDispatcher(platform);
+      const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
       stops.push(() => webhooks.stop());
     }
     const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { plugins: [errorRoutes, webhookRoutes] }) : undefined;
@@ -60,6 +76,7 @@ export async function start(role: Role, config: Config, logger: Logger): Promise
         port: config.PORT,
         host: config.HOST,
         forward: api ? injectForwarder(api) : undefined,
+        topic: t.errorTopic,
       });
       port = edge.port;
       stops.push(() => edge.close());
@@ -87,7 +104,7 @@ export async function start(role: Role, config: Config, logger: Logger): Promise
 }
 
 function printFirstStart(config: Config, c: NonNullable<Awaited<ReturnType<typeof bootstrapInstance>>>): void {
-  const base = config.PUBLIC_BASE_URL ?? `http://localhost:${config.PORT}`;
+  const base = publicBaseUrl(config);
   // Printed to stdout once, on the very first start; these secrets are never shown again.
   process.stdout.write(
     [

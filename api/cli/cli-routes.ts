@@ -1,3 +1,4 @@
+import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
@@ -20,7 +21,7 @@ const SERVICE_TOKEN_NOTE = 'CLI clients send the token as `Authorization: Bearer
 
 export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
   const { db, clock } = platform;
-  const base = (platform.config.PUBLIC_BASE_URL ?? 'http://localhost:8080').replace(/\/$/, '');
+  const base = publicBaseUrl(platform.config);
   return async (app) => {
     app.post(
       '/v1/cli/device',

@@ -1,3 +1,4 @@
+import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ServiceError } from '../../schemas/error-codes.ts';
@@ -179,7 +180,7 @@ export const errorRoutes: FastifyPluginAsyncZod = async (app) => {
       const claim = await claimTestAlert(db, project.id, now, LIMITS.errorAlert.testPerProjectMs);
       if (!claim.ok) throw new ServiceError('rate_limited', 'one test alert per 15 minutes', { retryAfterSec: claim.retryAfterSec });
       const to = await alertRecipients(db, project.id);
-      const base = (config.PUBLIC_BASE_URL ?? '').replace(/\/+$/, '');
+      const base = publicBaseUrl(config);
       try {
         await mailer.send({
           to,

@@ -1,3 +1,4 @@
+import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
@@ -28,7 +29,7 @@ export const ApiIndexSchema = z.object({
 
 export function metaRoutes(platform: Platform): FastifyPluginAsyncZod {
   return async (app) => {
-    const base = platform.config.PUBLIC_BASE_URL?.replace(/\/$/, '') ?? '';
+    const base = publicBaseUrl(platform.config);
     app.get(
       '/v1/',
       { config: { auth: AUTH.public }, schema: { tags: ['meta'], summary: 'Index of the API', response: { 200: ApiIndexSchema } } },

@@ -20,6 +20,7 @@
  *
  * The handler resolves only after step 8; the bus commits the offsets after that.
  */
+import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -248,7 +249,7 @@ export async function startErrorPipeline(platform: Platform, opts: StartErrorPip
     mailer: platform.mailer,
     clock: platform.clock,
     logger,
-    publicBaseUrl: platform.config.PUBLIC_BASE_URL ?? `http://localhost:${platform.config.PORT}`,
+    publicBaseUrl: publicBaseUrl(platform.config),
     caps: opts.caps,
   });
   const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.errorEvents, opts.consumerGroup ?? CONSUMER_GROUPS.errorPipeline, async (messages: ConsumedMessage[]) => {
