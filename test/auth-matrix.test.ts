@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyPluginAsync } from 'fastify';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { errorRoutes } from '../api/errors/error-routes.ts';
+import { webhookRoutes } from '../api/webhooks/webhook-routes.ts';
 import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts';
 import { newId, newToken } from '../platform/tokens.ts';
 import { createSession, createUser } from '../api/accounts/users-repository.ts';
@@ -21,21 +21,6 @@ import { buildTestApi } from './support/accounts.ts';
  * insufficient_scope, or 404 "project not found" for a project the credential cannot reach);
  * "allowed" means anything else (the handler ran; it may still say 400 or 404 for a dummy id).
  */
-async function optionalPlugins(): Promise<FastifyPluginAsync[]> {
-  const found: FastifyPluginAsync[] = [];
-  for (const [file, name] of [
-    ['../api/errors/error-routes.ts', 'errorRoutes'],
-    ['../api/webhooks/webhook-routes.ts', 'webhookRoutes'],
-  ] as const) {
-    const url = new URL(file, import.meta.url);
-    if (!existsSync(fileURLToPath(url))) continue; // that family has not landed in this checkout yet
-    const mod = (await import(/* @vite-ignore */ url.href)) as Record<string, FastifyPluginAsync>;
-    if (!mod[name]) throw new Error(`${file} does not export ${name}`);
-    found.push(mod[name]);
-  }
-  return found;
-}
-
 type Kind = 'none' | 'session' | 'cli' | 'key_scoped' | 'key_wrong_scope' | 'key_other_project' | 'key_revoked' | 'malformed' | 'ingest';
 const KINDS: Kind[] = ['none', 'session', 'cli', 'key_scoped', 'key_wrong_scope', 'key_other_project', 'key_revoked', 'malformed', 'ingest'];
 
@@ -68,7 +53,7 @@ function expected(route: DeclaredRoute, kind: Kind): { allow: true } | { allow: 
 }
 
 // Built while collecting, so that each route becomes its own test case.
-const t = await buildTestApi({ plugins: await optionalPlugins() });
+const t = await buildTestApi({ plugins: [errorRoutes, webhookRoutes], processors: true });
 const owner = await createUser(t.platform.db, { email: `matrix-${newId('')}@example.test`, password: 'matrix-password-1' });
 afterAll(async () => t.close());
 

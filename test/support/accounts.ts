@@ -7,12 +7,6 @@ import type { Scope } from '../../schemas/scopes.ts';
 import type { Project } from '../../api/projects/projects-repository.ts';
 import { buildApiApp } from '../../api/app.ts';
 import type { FastifyPluginAsync } from 'fastify';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import type { RateLimiter } from '../../platform/ports/rate-limiter.ts';
-import type { Mailer } from '../../platform/ports/mailer.ts';
-import type { Clock } from '../../platform/clock.ts';
-import { systemClock } from '../../platform/clock.ts';
 import { createTestPlatform, type TestPlatformOptions } from './platform.ts';
 
 /**
@@ -97,43 +91,27 @@ export async function createCliToken(app: FastifyInstance, cookie: string): Prom
 
 /**
  * A test platform and the API app on it, with `plugins` registered like the composition root does.
- * Until the in-memory limiter and file mailer adapters exist in this checkout, small stand-ins
- * take their place so API tests do not depend on them.
+ * `processors: true` also starts the error pipeline and the webhook dispatcher, as the single
+ * process does, so routes that publish to the in-process bus have consumers.
  */
-export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[] } = {}) {
-  const overrides = { ...opts.overrides };
-  const adapter = (rel: string) => existsSync(fileURLToPath(new URL(`../../platform/adapters/${rel}`, import.meta.url)));
-  if (!overrides.limiter && !opts.real?.redis && !adapter('rate-limit/memory-limiter.ts')) overrides.limiter = standInLimiter(overrides.clock ?? systemClock);
-  if (!overrides.mailer && !adapter('mail/file-mailer.ts')) overrides.mailer = standInMailer();
-  const platform = await createTestPlatform({ ...opts, overrides });
+export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[]; processors?: boolean } = {}) {
+  const platform = await createTestPlatform(opts);
+  const stops: Array<() => Promise<void>> = [];
+  if (opts.processors) {
+    const { startErrorPipeline } = await import('../../processor/errors/error-pipeline.ts');
+    const { startWebhookDispatcher } = await import('../../processor/webhooks/webhook-dispatcher.ts');
+    const errors = await startErrorPipeline(platform);
+    const webhooks = await startWebhookDispatcher(platform);
+    stops.push(() => errors.stop(), () => webhooks.stop());
+  }
   const app = await buildApiApp(platform, { plugins: opts.plugins });
   return {
     app,
     platform,
     async close() {
       await app.close();
+      for (const stop of stops) await stop();
       await platform.close();
     },
   };
-}
-
-function standInLimiter(clock: Clock): RateLimiter {
-  const windows = new Map<string, { start: number; n: number }>();
-  return {
-    adapter: 'memory',
-    async hit(key, limit, windowMs) {
-      const now = clock.now();
-      const start = Math.floor(now / windowMs) * windowMs;
-      const w = windows.get(key);
-      const cur = w && w.start === start ? w : { start, n: 0 };
-      cur.n++;
-      windows.set(key, cur);
-      return { allowed: cur.n <= limit, remaining: Math.max(0, limit - cur.n), retryAfterSec: Math.max(1, Math.ceil((start + windowMs - now) / 1000)) };
-    },
-    async close() {},
-  };
-}
-
-function standInMailer(): Mailer {
-  return { adapter: 'file', async send() {}, async close() {} };
 }
