@@ -43,6 +43,8 @@ export interface IngestServerOptions {
    * the difference in one run.
    */
   publishMode?: 'coalesced' | 'per-request';
+  /** Defaults to TOPICS.errorEvents; tests sharing one Kafka cluster use a topic of their own. */
+  topic?: string;
 }
 
 export interface IngestServer {
@@ -182,10 +184,11 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const widgetHosts = config.WIDGET_HOSTS;
   const rate = LIMITS.errorIngestRate;
   const maxBody = LIMITS.errorBatch.maxBodyBytes;
+  const topic = opts.topic ?? TOPICS.errorEvents;
   const publisher =
     opts.publishMode === 'per-request'
-      ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(TOPICS.errorEvents, [m]) }
-      : createCoalescingPublisher(bus, TOPICS.errorEvents);
+      ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) }
+      : createCoalescingPublisher(bus, topic);
 
   const counters: Record<string, number> = { accepted_events: 0, accepted_batches: 0 };
   for (const r of REJECT_REASONS) counters[r] = 0;

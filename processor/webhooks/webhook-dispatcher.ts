@@ -42,6 +42,10 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Whole-attempt deadline; default LIMITS.webhook.attemptTimeoutMs (10 s). */
   attemptTimeoutMs?: number;
+  /** Defaults to TOPICS.projectEvents; tests sharing one Kafka cluster use a topic of their own. */
+  topic?: string;
+  /** Defaults to CONSUMER_GROUPS.webhookFanout. */
+  consumerGroup?: string;
 }
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
@@ -184,7 +188,7 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
     }
   }
 
-  const subscription: Subscription = await platform.bus.subscribe(TOPICS.projectEvents, CONSUMER_GROUPS.webhookFanout, handle);
+  const subscription: Subscription = await platform.bus.subscribe(opts.topic ?? TOPICS.projectEvents, opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout, handle);
 
   let sweeping: Promise<number> | undefined;
   const runSweep = () => {
