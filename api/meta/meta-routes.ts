@@ -13,7 +13,6 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'keys', path: '/v1/projects/:slug/keys', description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
   { name: 'errors', path: '/v1/projects/:slug/errors', description: 'error issues, error settings and alerts' },
   { name: 'webhooks', path: '/v1/projects/:slug/webhooks', description: 'outbound project webhooks' },
-  { name: 'deploy hooks', path: '/v1/projects/:slug/deploys/hooks', description: 'inbound deploy hooks' },
   { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
   { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
 ];

@@ -47,7 +47,7 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
             ...project,
             keys: counts.keys,
             errors: { open: counts.openErrors.total, openByEnvironment: counts.openErrors.byEnvironment },
-            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deployHooks: `${base}/deploys/hooks` },
+            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks` },
           },
         };
       },
