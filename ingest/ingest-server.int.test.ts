@@ -4,7 +4,7 @@ import type { Platform } from '../platform/platform.ts';
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import type { Mailer } from '../platform/ports/mailer.ts';
 import { newId } from '../platform/tokens.ts';
-import type { ErrorBatchMessage } from '../schemas/error-event.ts';
+import { decodeErrorBatchMessage, type ErrorBatchMessage } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { backendUrl, describeWith } from '../test/support/backends.ts';
@@ -69,7 +69,7 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
         void consumer.run({
           eachMessage: async ({ message }) => {
             if (message.key?.toString() !== p.projectId) return;
-            resolve({ key: message.key.toString(), batch: JSON.parse(message.value!.toString()) });
+            resolve({ key: message.key.toString(), batch: decodeErrorBatchMessage(message.value!)! });
           },
         });
       });

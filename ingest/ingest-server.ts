@@ -342,9 +342,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     }
 
     // 9. hand off: one message per request, the 202 only after the bus holds it
-    const n = outcome.message.events.length;
+    const n = outcome.events;
     try {
-      await publisher.publish({ key: ctx.projectId, value: Buffer.from(JSON.stringify(outcome.message)) });
+      await publisher.publish({ key: ctx.projectId, value: outcome.value });
     } catch (err) {
       log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
       reject('bus_unavailable');

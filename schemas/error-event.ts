@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from './limits.ts';
 
+
 /**
  * Error event, ingest input (spec §2.5). Over-long name/message/stack are cut, not refused
  * (the edge records which fields were cut in `truncated`). `environment` is accepted and ignored:
@@ -54,7 +55,7 @@ export interface StampedErrorEvent {
   truncated: Array<'name' | 'message' | 'stack'>;
 }
 
-/** The bus message for one accepted batch (topic TOPICS.errorEvents, key projectId). */
+/** One accepted batch as the pipeline sees it: every event stamped. */
 export interface ErrorBatchMessage {
   v: 1;
   projectId: string;
@@ -63,4 +64,101 @@ export interface ErrorBatchMessage {
   /** Epoch ms at the edge. */
   receivedAt: number;
   events: StampedErrorEvent[];
+}
+
+/**
+ * On the bus (topic TOPICS.errorEvents, key projectId) a batch travels as one of two versions:
+ *
+ * - v2, what the edge sends: a small stamped envelope around the client's own bytes,
+ *   `{"v":2,"projectId":..,"originHost":..,"receivedAt":..,"defaultRuntime":..,"eventIds":[..],"body":<raw body>}`.
+ *   The edge validated the body, so it is valid JSON; splicing the raw bytes in spares the edge
+ *   re-serialising every event (JSON-escaping long stacks was its largest single cost). The consumer
+ *   stamps the events with the same pure function the edge would have used.
+ * - v1, an ErrorBatchMessage with stamped events, for producers that build events themselves.
+ */
+export interface ErrorBatchEnvelopeHeader {
+  projectId: string;
+  originHost: string | null;
+  receivedAt: number;
+  /** Runtime of events that name none: `browser` when the request carried an Origin. */
+  defaultRuntime: 'browser' | 'node';
+  /** One id per event of the body, in order. */
+  eventIds: string[];
+}
+
+export function encodeErrorBatchEnvelope(h: ErrorBatchEnvelopeHeader, rawBody: Buffer): Buffer {
+  const head =
+    `{"v":2,"projectId":${JSON.stringify(h.projectId)},"originHost":${JSON.stringify(h.originHost)},` +
+    `"receivedAt":${h.receivedAt},"defaultRuntime":"${h.defaultRuntime}","eventIds":${JSON.stringify(h.eventIds)},"body":`;
+  return Buffer.concat([Buffer.from(head), rawBody, CLOSE_BRACE]);
+}
+const CLOSE_BRACE = Buffer.from('}');
+
+/** Decode either version into stamped events; undefined for a message that is neither (logged and skipped by the consumer). */
+export function decodeErrorBatchMessage(value: Buffer): ErrorBatchMessage | undefined {
+  let m: Record<string, unknown>;
+  try {
+    m = JSON.parse(value.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (!m || typeof m.projectId !== 'string' || typeof m.receivedAt !== 'number') return undefined;
+  const originHost = typeof m.originHost === 'string' ? m.originHost : null;
+  if (m.v === 2) {
+    const body = ErrorBatchSchema.safeParse(m.body);
+    const ids = m.eventIds;
+    if (!body.success || !Array.isArray(ids) || ids.length !== body.data.batch.length) return undefined;
+    const runtime = m.defaultRuntime === 'browser' ? 'browser' : 'node';
+    const events = body.data.batch.map((e, i) => stampErrorEvent(e, String(ids[i]), runtime));
+    return { v: 1, projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
+  }
+  if (m.v === 1 && Array.isArray(m.events)) {
+    const events = (m.events as StampedErrorEvent[]).filter((e) => e && typeof e.eventId === 'string' && typeof e.message === 'string');
+    return { v: 1, projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
+  }
+  return undefined;
+}
+
+const F = LIMITS.errorFields;
+
+/**
+ * Stamp one validated event: cut name/message/stack to their limits (listing what was cut, not
+ * refusing it), default the name and runtime, drop `environment` (the processor stamps it, §7.4),
+ * normalise the client timestamp to epoch ms.
+ */
+export function stampErrorEvent(e: ErrorEvent, eventId: string, defaultRuntime: 'browser' | 'node'): StampedErrorEvent {
+  const truncated: StampedErrorEvent['truncated'] = [];
+  let name = e.name || 'Error';
+  let message = e.message;
+  let stack = e.stack ?? '';
+  if (name.length > F.name) {
+    name = name.slice(0, F.name);
+    truncated.push('name');
+  }
+  if (message.length > F.message) {
+    message = message.slice(0, F.message);
+    truncated.push('message');
+  }
+  if (stack.length > F.stack) {
+    stack = stack.slice(0, F.stack);
+    truncated.push('stack');
+  }
+  const out: StampedErrorEvent = { eventId, name, message, stack, runtime: e.runtime ?? defaultRuntime, truncated };
+  if (e.path !== undefined) out.path = e.path;
+  if (e.distinctId !== undefined) out.distinctId = e.distinctId;
+  if (e.userId !== undefined) out.userId = e.userId;
+  if (e.sessionId !== undefined) out.sessionId = e.sessionId;
+  if (e.deployId !== undefined) out.deployId = e.deployId;
+  if (e.gitSha !== undefined) out.gitSha = e.gitSha;
+  if (e.extra !== undefined) out.extra = e.extra;
+  const clientTime = normaliseTime(e.timestamp);
+  if (clientTime !== undefined) out.clientTime = clientTime;
+  return out;
+}
+
+function normaliseTime(t: number | string | undefined): number | undefined {
+  if (t === undefined) return undefined;
+  if (typeof t === 'number') return t;
+  const ms = Date.parse(t);
+  return Number.isFinite(ms) ? ms : undefined;
 }

@@ -28,7 +28,7 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { ConsumedMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { Mailer } from '../../platform/ports/mailer.ts';
 import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
-import type { ErrorBatchMessage, StampedErrorEvent } from '../../schemas/error-event.ts';
+import { decodeErrorBatchMessage, type ErrorBatchMessage, type StampedErrorEvent } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
 import { createAlertStep } from './steps/alert-step.ts';
@@ -215,18 +215,8 @@ function withDefaults(e: StampedErrorEvent): StampedErrorEvent {
 }
 
 /** Parse one bus message; undefined when it is not an ErrorBatchMessage (logged and skipped, never retried). */
-export function decodeBatchMessage(value: Buffer): ErrorBatchMessage | undefined {
-  try {
-    const m = JSON.parse(value.toString('utf8')) as ErrorBatchMessage;
-    if (m && m.v === 1 && typeof m.projectId === 'string' && Array.isArray(m.events) && typeof m.receivedAt === 'number') {
-      const events = m.events.filter((e) => e && typeof e.eventId === 'string' && typeof e.message === 'string');
-      return { ...m, originHost: m.originHost ?? null, events };
-    }
-  } catch {
-    // fall through
-  }
-  return undefined;
-}
+/** Both bus versions of a batch (see schemas/error-event.ts), as stamped events. */
+export const decodeBatchMessage = decodeErrorBatchMessage;
 
 /**
  * Start consuming TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline. The returned subscription's

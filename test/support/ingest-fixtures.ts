@@ -3,7 +3,7 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { Bus, BusMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { RateDecision, RateLimiter } from '../../platform/ports/rate-limiter.ts';
-import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import { decodeErrorBatchMessage, type ErrorBatchMessage } from '../../schemas/error-event.ts';
 
 /**
  * Fixtures for the ingest edge: rows inserted straight through platform.db (the edge reads them
@@ -97,7 +97,7 @@ export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBu
       return { stop: async () => undefined };
     },
     async close() {},
-    batches: () => bus.published.flatMap((p) => p.messages.map((m) => JSON.parse(m.value.toString()) as ErrorBatchMessage)),
+    batches: () => bus.published.flatMap((p) => p.messages.map((m) => decodeErrorBatchMessage(m.value)!)),
   };
   return bus;
 }

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { decodeErrorBatchMessage, encodeErrorBatchEnvelope, stampErrorEvent, type ErrorBatchMessage } from './error-event.ts';
+import { LIMITS } from './limits.ts';
+
+const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 1_700_000_000_000, defaultRuntime: 'browser' as const };
+
+describe('error batch on the bus', () => {
+  it('carries the client body verbatim inside the envelope and decodes it into stamped events', () => {
+    const raw = Buffer.from('{"batch":[{"message":"a\\nb \\u00e9","stack":"x","environment":"production","timestamp":"2026-01-01T00:00:00Z"},{"name":"TypeError","message":"b","runtime":"node"}]}');
+    const value = encodeErrorBatchEnvelope({ ...header, eventIds: ['e1', 'e2'] }, raw);
+    expect(value.includes(raw)).toBe(true);
+    const m = decodeErrorBatchMessage(value)!;
+    expect(m).toMatchObject({ v: 1, projectId: 'prj_1', originHost: 'app.example.com', receivedAt: header.receivedAt });
+    expect(m.events[0]).toEqual({ eventId: 'e1', name: 'Error', message: 'a\nb é', stack: 'x', runtime: 'browser', truncated: [], clientTime: Date.UTC(2026, 0, 1) });
+    expect(m.events[1]).toMatchObject({ eventId: 'e2', name: 'TypeError', runtime: 'node' });
+    expect(m.events[0]).not.toHaveProperty('environment');
+  });
+
+  it('refuses an envelope whose ids do not match its events, and anything that is not a batch', () => {
+    const raw = Buffer.from('{"batch":[{"message":"a"}]}');
+    expect(decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: [] }, raw))).toBeUndefined();
+    expect(decodeErrorBatchMessage(Buffer.from('not json'))).toBeUndefined();
+    expect(decodeErrorBatchMessage(Buffer.from('{"v":3,"projectId":"p","receivedAt":1}'))).toBeUndefined();
+  });
+
+  it('still reads pre-stamped v1 messages', () => {
+    const v1: ErrorBatchMessage = { v: 1, projectId: 'p', originHost: null, receivedAt: 1, events: [stampErrorEvent({ message: 'm' }, 'id1', 'node')] };
+    expect(decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))).toEqual(v1);
+  });
+
+  it('cuts over-long fields to their limits and lists what was cut', () => {
+    const F = LIMITS.errorFields;
+    const e = stampErrorEvent({ name: 'n'.repeat(F.name + 1), message: 'm'.repeat(F.message + 5), stack: 's'.repeat(F.stack + 9) }, 'id', 'node');
+    expect([e.name.length, e.message.length, e.stack.length]).toEqual([F.name, F.message, F.stack]);
+    expect(e.truncated).toEqual(['name', 'message', 'stack']);
+  });
+});
