@@ -1,3 +1,4 @@
+import './kafkajs-native-crc.ts';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
@@ -27,11 +28,19 @@ const FETCH_MAX_WAIT_MS = 100;
 const SESSION_TIMEOUT_MS = 10_000;
 /** Backoff between attempts of a failing handler: doubles up to the cap. */
 const HANDLER_RETRY_MS = { initial: 100, max: 5_000 };
+/**
+ * Partitions whose batches are handled at once per consumer. The error handler spends most of a batch
+ * waiting on Postgres and ClickHouse, so one partition at a time left the processor mostly idle
+ * (bench/README.md, "Whole path"). Order within a partition is kept.
+ */
+const PARTITIONS_CONSUMED_CONCURRENTLY = 4;
 
 export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
   logger: Logger;
+  /** Defaults to PARTITIONS_CONSUMED_CONCURRENTLY; the bench sets 1 to measure the difference. */
+  partitionsConsumedConcurrently?: number;
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
@@ -96,6 +105,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     await consumer.subscribe({ topic, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
+      partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
         if (!batch.messages.length) return;
