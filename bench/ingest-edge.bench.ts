@@ -25,7 +25,7 @@ import { createPgliteStore } from '../platform/adapters/relational/pglite-store.
 import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
 import type { RelationalStore } from '../platform/ports/relational-store.ts';
 import { createKafkaBus } from '../platform/adapters/bus/kafka-bus.ts';
-import { startKafkaMock } from '../test/support/kafka-mock.ts';
+import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { allowAllLimiter, createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 
@@ -207,7 +207,7 @@ async function main() {
   await fastPlatform.close();
 
   // (c) Kafka bus (acks from all in-sync replicas) against the librdkafka mock cluster
-  const mock = await startKafkaMock();
+  const mock = await startKafkaMockProcess();
   const kafkaBus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'bench-edge', logger: createLogger('silent') });
   const kPlatform = await edgePlatform(kafkaBus);
   const kProject = await createIngestProject(kPlatform);

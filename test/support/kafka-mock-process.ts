@@ -1,0 +1,48 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startKafkaMock } from './kafka-mock.ts';
+
+/**
+ * The Kafka mock cluster (kcat plus its metadata-fixing proxy) in a process of its own, for
+ * benchmarks: the proxy relays every byte in JavaScript, and in the measured process it would be
+ * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list>`.
+ */
+export async function startKafkaMockProcess(): Promise<{ brokers: string; stop(): Promise<void> }> {
+  const here = fileURLToPath(import.meta.url);
+  const tsx = path.resolve(path.dirname(here), '../../node_modules/.bin/tsx');
+  const child = spawn(tsx, [here], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const brokers = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('kafka mock process did not start in 30 s')), 30_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /BROKERS=(\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`kafka mock process exited (${code})`)));
+  });
+  return {
+    brokers,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const mock = await startKafkaMock();
+  process.stdout.write(`BROKERS=${mock.brokers}\n`);
+  const stop = async () => {
+    await mock.stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => void stop());
+}
