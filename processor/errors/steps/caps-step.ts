@@ -33,22 +33,39 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
     if (!events.length) return [];
     const key = (e: StampedEvent) => `${e.projectId}\u0000${monthOf(e.receivedAt)}\u0000${e.environment}`;
     const buckets = [...new Set(events.map(key))].sort();
+    const parts = buckets.map((b) => b.split('\u0000') as [string, string, string]);
+    const cols = [parts.map((p) => p[0]), parts.map((p) => p[1]), parts.map((p) => p[2])];
+    // Set-based, so a batch spanning many projects costs the same few round trips as one project.
+    await tx.query(
+      `INSERT INTO error_monthly_usage (project_id, month, environment)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`,
+      cols,
+    );
+    // Locked in a fixed order (LockRows runs above the sort), so concurrent processors queue instead of deadlocking.
+    const locked = await tx.query<{ project_id: string; month: string; environment: string; accepted: string | number }>(
+      `SELECT u.project_id, u.month, u.environment, u.accepted
+         FROM error_monthly_usage u
+         JOIN unnest($1::text[], $2::text[], $3::text[]) AS b(p, m, e) ON u.project_id = b.p AND u.month = b.m AND u.environment = b.e
+        ORDER BY u.project_id, u.month, u.environment
+        FOR UPDATE OF u`,
+      cols,
+    );
+    const open = await tx.query<{ project_id: string; environment: string; n: string | number }>(
+      `SELECT g.project_id, k.env AS environment, count(*) AS n
+         FROM error_groups g CROSS JOIN LATERAL jsonb_object_keys(g.env_counts) AS k(env)
+        WHERE g.project_id = ANY($1::text[]) AND g.status = 'unresolved'
+        GROUP BY g.project_id, k.env`,
+      [[...new Set(cols[0])]],
+    );
+    const openBy = new Map(open.rows.map((r) => [`${r.project_id}\u0000${r.environment}`, Number(r.n)]));
     const usage = new Map<string, { accepted: number; openGroups: number; dropped: Partial<Record<DropReason, number>>; acceptedDelta: number }>();
-    for (const b of buckets) {
-      const [projectId, month, environment] = b.split('\u0000') as [string, string, string];
-      await tx.query(
-        `INSERT INTO error_monthly_usage (project_id, month, environment) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-        [projectId, month, environment],
-      );
-      const row = await tx.query<{ accepted: string | number }>(
-        `SELECT accepted FROM error_monthly_usage WHERE project_id = $1 AND month = $2 AND environment = $3 FOR UPDATE`,
-        [projectId, month, environment],
-      );
-      const open = await tx.query<{ n: string | number }>(
-        `SELECT count(*) AS n FROM error_groups WHERE project_id = $1 AND status = 'unresolved' AND env_counts ? $2`,
-        [projectId, environment],
-      );
-      usage.set(b, { accepted: Number(row.rows[0]?.accepted ?? 0), openGroups: Number(open.rows[0]?.n ?? 0), dropped: {}, acceptedDelta: 0 });
+    for (const r of locked.rows) {
+      usage.set(`${r.project_id}\u0000${r.month}\u0000${r.environment}`, {
+        accepted: Number(r.accepted),
+        openGroups: openBy.get(`${r.project_id}\u0000${r.environment}`) ?? 0,
+        dropped: {},
+        acceptedDelta: 0,
+      });
     }
 
     const groupIds = [...new Set(events.map((e) => e.groupId))].sort();
@@ -78,18 +95,22 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
       return ok(e);
     });
 
-    for (const b of buckets) {
-      const [projectId, month, environment] = b.split('\u0000') as [string, string, string];
+    const changed = buckets.flatMap((b) => {
       const u = usage.get(b)!;
-      if (!u.acceptedDelta && !Object.keys(u.dropped).length) continue;
+      if (!u.acceptedDelta && !Object.keys(u.dropped).length) return [];
+      const [project_id, month, environment] = b.split('\u0000') as [string, string, string];
+      return [{ project_id, month, environment, delta: u.acceptedDelta, dropped: u.dropped }];
+    });
+    if (changed.length) {
       await tx.query(
-        `UPDATE error_monthly_usage SET accepted = accepted + $4,
+        `UPDATE error_monthly_usage u SET accepted = u.accepted + x.delta,
            dropped = (SELECT COALESCE(jsonb_object_agg(k, total), '{}'::jsonb) FROM (
              SELECT k, sum(v::bigint) AS total FROM (
-               SELECT key AS k, value AS v FROM jsonb_each_text(dropped)
-               UNION ALL SELECT key, value FROM jsonb_each_text($5::jsonb)) u GROUP BY k) t)
-         WHERE project_id = $1 AND month = $2 AND environment = $3`,
-        [projectId, month, environment, u.acceptedDelta, JSON.stringify(u.dropped)],
+               SELECT key AS k, value AS v FROM jsonb_each_text(u.dropped)
+               UNION ALL SELECT key, value FROM jsonb_each_text(x.dropped)) d GROUP BY k) t)
+          FROM jsonb_to_recordset($1::jsonb) AS x(project_id text, month text, environment text, delta bigint, dropped jsonb)
+         WHERE u.project_id = x.project_id AND u.month = x.month AND u.environment = x.environment`,
+        [JSON.stringify(changed)],
       );
     }
     return outcomes;
