@@ -6,11 +6,11 @@
  *  3. fingerprint  name + message without numbers + first in-app frame -> fingerprint and group id
  *  4. environment  server-side stamping from the project's domains or deploys (unknown project: drop)
  *  then in ONE Postgres transaction:
- *  5. claim      every event id in error_events_consumed (ON CONFLICT DO NOTHING): ids already there
- *                were consumed by an earlier delivery and change nothing
+ *  5. claim      every event id in error_events_consumed (ON CONFLICT DO NOTHING), written as accepted:
+ *                ids already there were consumed by an earlier delivery and change nothing
  *  6. caps       monthly and open-group caps (drop: monthly_cap / open_groups_cap), usage counters
  *  7. group      upsert the groups: counts, env counts, samples, status and regressions
- *     ledger     record each event's outcome (accepted / dropped reason, group, environment)
+ *     ledger     mark the events caps or an unknown project dropped (with the reason)
  *     alert      claim alert mail for new production issues and production regressions
  *  after the commit:
  *  8. occurrence insert ClickHouse rows for every accepted event of the batch, including events
@@ -111,30 +111,28 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
 
     const { alertClaims, accepted, earlier } = await deps.db.transaction(async (tx) => {
       // 5. claim
-      const claimed = await claimEvents(tx, fingerprinted);
+      const claimed = await claimEvents(tx, fingerprinted, new Map(stamped.map((e) => [e.event.eventId, e])));
       const fresh = stamped.filter((e) => claimed.has(e.event.eventId));
       // 6. caps
       const capOutcomes = await capsStep(tx, fresh);
       const accepted: StampedEvent[] = [];
-      const ledger: LedgerRow[] = [];
+      const drops: DropRow[] = [];
       capOutcomes.forEach((o, i) => {
         const e = fresh[i]!;
-        if (o.kind === 'ok') {
-          accepted.push(o.value);
-          ledger.push({ event_id: e.event.eventId, outcome: 'accepted', drop_reason: null, group_id: e.groupId, environment: e.environment });
-        } else {
+        if (o.kind === 'ok') accepted.push(o.value);
+        else {
           countDrop(o.reason);
-          ledger.push({ event_id: e.event.eventId, outcome: 'dropped', drop_reason: o.reason, group_id: null, environment: e.environment });
+          drops.push({ event_id: e.event.eventId, drop_reason: o.reason, environment: e.environment });
         }
       });
       for (const [eventId, reason] of preDropped) {
         if (!claimed.has(eventId)) continue;
         countDrop(reason);
-        ledger.push({ event_id: eventId, outcome: 'dropped', drop_reason: reason, group_id: null, environment: null });
+        drops.push({ event_id: eventId, drop_reason: reason, environment: null });
       }
       // 7. group, ledger, alert claims
       const changes = await groupStep(tx, accepted);
-      await recordOutcomes(tx, ledger);
+      await recordDrops(tx, drops);
       const alertClaims = await alertStep.claimAlerts(tx, changes);
       summary.duplicates = fingerprinted.length - claimed.size;
       const earlier = await readEarlierAccepted(tx, fingerprinted.filter((e) => !claimed.has(e.event.eventId)));
@@ -156,15 +154,25 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     void p.finally(() => mailing.delete(p));
   }
 
-  async function claimEvents(tx: Queryable, unordered: FingerprintedEvent[]): Promise<Set<string>> {
+  /**
+   * Claim every event id in the ledger, written once as `accepted` with its group and environment
+   * (what almost every event turns out to be); the few that caps or an unknown project drop are
+   * updated in the same transaction (recordDrops), so no committed row is ever left `accepted` wrongly.
+   */
+  async function claimEvents(tx: Queryable, unordered: FingerprintedEvent[], stampedById: Map<string, StampedEvent>): Promise<Set<string>> {
     // A fixed order, so two processors claiming overlapping ids (a re-delivery racing the
     // original) wait on each other instead of deadlocking.
     const events = [...unordered].sort((a, b) => (a.event.eventId < b.event.eventId ? -1 : a.event.eventId > b.event.eventId ? 1 : 0));
     const r = await tx.query<{ event_id: string }>(
-      `INSERT INTO error_events_consumed (event_id, project_id)
-       SELECT * FROM unnest($1::text[], $2::text[])
+      `INSERT INTO error_events_consumed (event_id, project_id, outcome, group_id, environment)
+       SELECT id, project, 'accepted', grp, env FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, project, grp, env)
        ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
-      [events.map((e) => e.event.eventId), events.map((e) => e.projectId)],
+      [
+        events.map((e) => e.event.eventId),
+        events.map((e) => e.projectId),
+        events.map((e) => stampedById.get(e.event.eventId)?.groupId ?? null),
+        events.map((e) => stampedById.get(e.event.eventId)?.environment ?? null),
+      ],
     );
     return new Set(r.rows.map((x) => x.event_id));
   }
@@ -192,19 +200,17 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
   };
 }
 
-interface LedgerRow {
+interface DropRow {
   event_id: string;
-  outcome: 'accepted' | 'dropped';
-  drop_reason: string | null;
-  group_id: string | null;
+  drop_reason: string;
   environment: string | null;
 }
 
-async function recordOutcomes(tx: Queryable, rows: LedgerRow[]): Promise<void> {
+async function recordDrops(tx: Queryable, rows: DropRow[]): Promise<void> {
   if (!rows.length) return;
   await tx.query(
-    `UPDATE error_events_consumed c SET outcome = x.outcome, drop_reason = x.drop_reason, group_id = x.group_id, environment = x.environment
-       FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, outcome text, drop_reason text, group_id text, environment text)
+    `UPDATE error_events_consumed c SET outcome = 'dropped', drop_reason = x.drop_reason, group_id = NULL, environment = x.environment
+       FROM jsonb_to_recordset($1::jsonb) AS x(event_id text, drop_reason text, environment text)
       WHERE c.event_id = x.event_id`,
     [JSON.stringify(rows)],
   );

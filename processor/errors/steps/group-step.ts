@@ -95,22 +95,19 @@ export function createGroupStep(deps: { samples?: number } = {}) {
               culprit text, count bigint, env_counts jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
        ON CONFLICT (project_id, fingerprint) DO UPDATE SET
          count = g.count + EXCLUDED.count,
-         env_counts = (SELECT COALESCE(jsonb_object_agg(k, total), '{}'::jsonb) FROM (
-             SELECT k, sum(v::bigint) AS total FROM (
-               SELECT key AS k, value AS v FROM jsonb_each_text(g.env_counts)
-               UNION ALL SELECT key, value FROM jsonb_each_text(EXCLUDED.env_counts)) u GROUP BY k) t),
+         env_counts = g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
+                                         FROM jsonb_each_text(EXCLUDED.env_counts)),
          first_seen = LEAST(g.first_seen, EXCLUDED.first_seen),
          last_seen = GREATEST(g.last_seen, EXCLUDED.last_seen),
          name = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.name ELSE g.name END,
          message = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.message ELSE g.message END,
-         stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.stack ELSE g.stack END,
+         -- Unchanged stacks keep their stored (toasted) value instead of being written again.
+         stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen AND EXCLUDED.stack IS DISTINCT FROM g.stack THEN EXCLUDED.stack ELSE g.stack END,
          culprit = COALESCE(g.culprit, EXCLUDED.culprit),
          suggestion = COALESCE(g.suggestion, EXCLUDED.suggestion),
          status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
          regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
-         samples = (SELECT COALESCE(jsonb_agg(s.e ORDER BY s.o), '[]'::jsonb) FROM (
-             SELECT a.e, a.o FROM jsonb_array_elements(EXCLUDED.samples || g.samples) WITH ORDINALITY AS a(e, o)
-             ORDER BY a.o LIMIT ${Number(ring)}) s)`,
+         samples = jsonb_path_query_array(EXCLUDED.samples || g.samples, '$[0 to ${Number(ring) - 1}]')`,
       [JSON.stringify(rows)],
     );
 
