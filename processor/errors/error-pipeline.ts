@@ -68,7 +68,7 @@ export interface ErrorPipeline {
 export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
   const scrubStep = createScrubStep();
   const fingerprintStep = createFingerprintStep();
-  const environmentStep = createEnvironmentStep({ db: deps.db });
+  const environmentStep = createEnvironmentStep({ db: deps.db, clock: deps.clock });
   const capsStep = createCapsStep({ caps: deps.caps ?? LIMITS.errorCaps });
   const groupStep = createGroupStep();
   const occurrenceStep = createOccurrenceStep({ analytics: deps.analytics });

@@ -1,23 +1,51 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import { systemClock, type Clock } from '../../../platform/clock.ts';
 import { resolveEnvironment, type DeployRef, type ProjectDomains } from '../environment.ts';
 import { drop, ok, type FingerprintedEvent, type StampedEvent, type StepOutcome } from './outcome.ts';
 
 /**
  * Environment stamping (spec §7.4) for a whole batch: the projects' domains and the deploys the
- * events name are read in two queries, then each event is resolved. An event of a project that no
- * longer exists is dropped.
+ * events name are read in at most two queries, then each event is resolved. An event of a project
+ * that no longer exists is dropped.
+ *
+ * Project domains are kept for DOMAINS_TTL_MS (like the edge's settings cache): a batch of a busy
+ * project does not re-read them, and a domain change applies within that time. Deploys are always
+ * read fresh, so an event naming a deploy that was just created finds it.
  */
-export function createEnvironmentStep(deps: { db: Queryable }) {
+export const DOMAINS_TTL_MS = 2_000;
+
+export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; domainsTtlMs?: number }) {
+  const clock = deps.clock ?? systemClock;
+  const ttl = deps.domainsTtlMs ?? DOMAINS_TTL_MS;
+  const cache = new Map<string, { domains: ProjectDomains | undefined; loadedAt: number }>();
+
+  async function projectDomains(projectIds: string[]): Promise<Map<string, ProjectDomains>> {
+    const now = clock.now();
+    const missing = projectIds.filter((id) => {
+      const c = cache.get(id);
+      return !c || now - c.loadedAt >= ttl;
+    });
+    if (missing.length) {
+      const projects = await deps.db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
+        'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
+        [missing],
+      );
+      const found = new Map(projects.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]));
+      for (const id of missing) cache.set(id, { domains: found.get(id), loadedAt: now });
+      if (cache.size > 100_000) for (const [id, c] of cache) if (now - c.loadedAt >= ttl) cache.delete(id);
+    }
+    const out = new Map<string, ProjectDomains>();
+    for (const id of projectIds) {
+      const d = cache.get(id)?.domains;
+      if (d) out.set(id, d);
+    }
+    return out;
+  }
+
   return async function environmentStep(events: FingerprintedEvent[]): Promise<Array<StepOutcome<StampedEvent>>> {
     if (!events.length) return [];
     const projectIds = [...new Set(events.map((e) => e.projectId))];
-    const projects = await deps.db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
-      'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
-      [projectIds],
-    );
-    const domains = new Map<string, ProjectDomains>(
-      projects.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]),
-    );
+    const domains = await projectDomains(projectIds);
 
     const serverEvents = events.filter((e) => !e.originHost && (e.event.deployId || e.event.gitSha));
     const deploysByProject = new Map<string, { byId: Map<string, DeployRef>; bySha: Map<string, DeployRef> }>();
