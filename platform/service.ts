@@ -1,7 +1,7 @@
 /**
- * Composition root: chooses adapters (platform.ts) and starts one role or all. `npm start` runs every role in one process on the embedded defaults; `tsx
- * platform/main.ts <ingest|processor|api>` runs one role, which needs the production adapters
- * (the embedded engines are single-process).
+ * Composition root: chooses adapters (platform.ts) and starts one role or all. `npm start` runs
+ * every role in one process on the embedded defaults; `tsx platform/main.ts <ingest|processor|api>`
+ * runs one role, which needs the production adapters (the embedded engines are single-process).
  *
  * Start order matters in one process: the processor subscribes before the edge accepts traffic, so
  * the in-process bus always has its consumers.
