@@ -9,8 +9,9 @@ import { TOPICS } from '../schemas/topics.ts';
 import { parseErrorBatch } from './error-batch.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import type { ForwardRequest, ForwardResponse } from './forward.ts';
-import { matchesAny, originHostOf } from './origin-policy.ts';
-import { environmentOfHost, secondsToMonthEnd, startProjectCache, type EdgeKey } from './project-cache.ts';
+import { environmentOfHost, matchesAny } from '../platform/host-patterns.ts';
+import { originHostOf } from './origin-policy.ts';
+import { secondsToMonthEnd, startProjectCache, type EdgeKey } from './project-cache.ts';
 
 /**
  * The ingest edge (uWebSockets.js): `POST /v1/errors/i`.

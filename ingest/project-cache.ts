@@ -1,6 +1,5 @@
 import type { Platform } from '../platform/platform.ts';
 import { LIMITS } from '../schemas/limits.ts';
-import { matchesAny } from './origin-policy.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
@@ -47,13 +46,6 @@ export function secondsToMonthEnd(ms: number): number {
   const d = new Date(ms);
   const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
   return Math.max(1, Math.ceil((next - ms) / 1000));
-}
-
-/** Which environment an Origin host implies for this project, or null (neither domain list). */
-export function environmentOfHost(project: EdgeProject, host: string): 'production' | 'preview' | null {
-  if (matchesAny(host, project.productionDomains)) return 'production';
-  if (matchesAny(host, project.previewDomains)) return 'preview';
-  return null;
 }
 
 interface KeyRow {
