@@ -114,7 +114,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
       const claimed = await claimEvents(tx, fingerprinted, new Map(stamped.map((e) => [e.event.eventId, e])));
       const fresh = stamped.filter((e) => claimed.has(e.event.eventId));
       // 6. caps
-      const capOutcomes = await capsStep(tx, fresh);
+      const { outcomes: capOutcomes, priorGroups } = await capsStep(tx, fresh);
       const accepted: StampedEvent[] = [];
       const drops: DropRow[] = [];
       capOutcomes.forEach((o, i) => {
@@ -131,7 +131,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
         drops.push({ event_id: eventId, drop_reason: reason, environment: null });
       }
       // 7. group, ledger, alert claims
-      const changes = await groupStep(tx, accepted);
+      const changes = await groupStep(tx, accepted, priorGroups);
       await recordDrops(tx, drops);
       const alertClaims = await alertStep.claimAlerts(tx, changes);
       summary.duplicates = fingerprinted.length - claimed.size;

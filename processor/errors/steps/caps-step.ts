@@ -19,6 +19,19 @@ export interface ErrorCaps {
   openGroupsPerEnvironment: number;
 }
 
+/** A group row as it was before this batch, locked for the rest of the transaction. */
+export interface PriorGroup {
+  id: string;
+  status: string;
+  env_counts: Record<string, number>;
+}
+
+export interface CapsResult {
+  outcomes: Array<StepOutcome<StampedEvent>>;
+  /** Every existing group the batch's events belong to. */
+  priorGroups: Map<string, PriorGroup>;
+}
+
 export function monthOf(epochMs: number): string {
   return new Date(epochMs).toISOString().slice(0, 7);
 }
@@ -29,8 +42,8 @@ export function monthlyCapFor(caps: ErrorCaps, environment: Environment): number
 
 export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
   const caps = deps.caps ?? LIMITS.errorCaps;
-  return async function capsStep(tx: Queryable, events: StampedEvent[]): Promise<Array<StepOutcome<StampedEvent>>> {
-    if (!events.length) return [];
+  return async function capsStep(tx: Queryable, events: StampedEvent[]): Promise<CapsResult> {
+    if (!events.length) return { outcomes: [], priorGroups: new Map() };
     const key = (e: StampedEvent) => `${e.projectId}\u0000${monthOf(e.receivedAt)}\u0000${e.environment}`;
     const buckets = [...new Set(events.map(key))].sort();
     const parts = buckets.map((b) => b.split('\u0000') as [string, string, string]);
@@ -69,7 +82,12 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
     }
 
     const groupIds = [...new Set(events.map((e) => e.groupId))].sort();
-    const existing = await tx.query<{ id: string }>('SELECT id FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE', [groupIds]);
+    // Locked here (after the usage rows, in id order) and handed to the group step, which needs their
+    // status and counts: the batch reads and locks its groups once.
+    const existing = await tx.query<PriorGroup>(
+      'SELECT id, status, env_counts FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      [groupIds],
+    );
     // Groups known in the project: existing rows plus the new ones this batch already let in.
     const known = new Set(existing.rows.map((r) => r.id));
     const newInBucket = new Map<string, Set<string>>();
@@ -113,6 +131,6 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
         [JSON.stringify(changed)],
       );
     }
-    return outcomes;
+    return { outcomes, priorGroups: new Map(existing.rows.map((r) => [r.id, r])) };
   };
 }

@@ -3,6 +3,7 @@ import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';
 import type { StampedEvent } from './outcome.ts';
+import type { PriorGroup } from './caps-step.ts';
 
 /**
  * Groups (spec §2.6, §3.1) in Postgres: one upsert for every group the batch touches, inside the
@@ -47,7 +48,8 @@ export function sampleOf(e: StampedEvent) {
 
 export function createGroupStep(deps: { samples?: number } = {}) {
   const ring = deps.samples ?? LIMITS.groupSamples;
-  return async function groupStep(tx: Queryable, accepted: StampedEvent[]): Promise<GroupChange[]> {
+  /** `prior`: the batch's existing groups as the caps step locked and read them (capsStep's priorGroups). */
+  return async function groupStep(tx: Queryable, accepted: StampedEvent[], prior: Map<string, PriorGroup>): Promise<GroupChange[]> {
     if (!accepted.length) return [];
     const byGroup = new Map<string, StampedEvent[]>();
     for (const e of accepted) {
@@ -56,11 +58,6 @@ export function createGroupStep(deps: { samples?: number } = {}) {
       byGroup.set(e.groupId, list);
     }
     const ids = [...byGroup.keys()].sort();
-    const before = await tx.query<{ id: string; status: string; env_counts: Record<string, number> }>(
-      'SELECT id, status, env_counts FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
-      [ids],
-    );
-    const prior = new Map(before.rows.map((r) => [r.id, r]));
 
     const rows = ids.map((id) => {
       // Newest first: later receive time, then later position in the batch.
