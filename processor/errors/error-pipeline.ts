@@ -221,9 +221,6 @@ function withDefaults(e: StampedErrorEvent): StampedErrorEvent {
 }
 
 /** Parse one bus message; undefined when it is not an ErrorBatchMessage (logged and skipped, never retried). */
-/** Both bus versions of a batch (see schemas/error-event.ts), as stamped events. */
-export const decodeBatchMessage = decodeErrorBatchMessage;
-
 /**
  * Start consuming TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline. The returned subscription's
  * stop() also waits for alert mails in flight.
@@ -251,7 +248,7 @@ export async function startErrorPipeline(platform: Platform, opts: StartErrorPip
   const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.errorEvents, opts.consumerGroup ?? CONSUMER_GROUPS.errorPipeline, async (messages: ConsumedMessage[]) => {
     const batches: ErrorBatchMessage[] = [];
     for (const m of messages) {
-      const decoded = decodeBatchMessage(m.value);
+      const decoded = decodeErrorBatchMessage(m.value);
       if (decoded) batches.push(decoded);
       else logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, reason: 'invalid_message' }, 'undecodable error batch skipped');
     }
