@@ -24,6 +24,7 @@ import {
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
 import { injectForwarder } from './forward.ts';
 import { secondsToMonthEnd } from './project-cache.ts';
+import { createEnvironmentStep } from '../processor/errors/steps/environment-step.ts';
 
 const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
@@ -260,6 +261,30 @@ describe('POST /v1/errors/i: origins (§7.3)', () => {
     }
     expect((await post(p.ingestKey, { batch: [event()] })).status).toBe(202); // no Origin: server to server
     expect(publishedFor(p.projectId)).toHaveLength(6);
+  });
+
+  it('a domain or ingestOrigins entry with a port allows that port only, and only that port is stamped production', async () => {
+    const p = await freshProject({ productionDomains: ['localhost:4173'], previewDomains: [], ingestOrigins: ['localhost:5173'] });
+    for (const origin of ['http://localhost:4173', 'http://localhost:5173']) {
+      expect((await post(p.ingestKey, { batch: [event({ message: origin })] }, { origin })).status, origin).toBe(202);
+    }
+    for (const origin of ['http://localhost:4174', 'http://localhost', 'https://localhost']) {
+      const refused = await post(p.ingestKey, { batch: [event()] }, { origin });
+      expect([refused.status, refused.json.error], origin).toEqual([403, 'origin_not_allowed']);
+    }
+    // With every origin allowed, another port is accepted but proves no environment.
+    const open = await freshProject({ productionDomains: ['localhost:4173'], previewDomains: [], ingestOrigins: [] });
+    expect((await post(open.ingestKey, { batch: [event({ message: 'http://localhost:4174' })] }, { origin: 'http://localhost:4174' })).status).toBe(202);
+
+    // What the processor stamps from the edge's envelope.
+    const environmentStep = createEnvironmentStep({ db: platform.db });
+    const stamped = async (projectId: string) => {
+      const incoming = publishedFor(projectId).flatMap((b) => b.events.map((e) => ({ projectId, originHost: b.originHost, receivedAt: b.receivedAt, event: e, fingerprint: 'f', groupId: 'g' })));
+      const outcomes = await environmentStep(incoming);
+      return Object.fromEntries(outcomes.map((o, i) => [incoming[i].event.message, o.kind === 'ok' ? o.value.environment : o.reason]));
+    };
+    expect(await stamped(p.projectId)).toEqual({ 'http://localhost:4173': 'production', 'http://localhost:5173': 'unknown' });
+    expect(await stamped(open.projectId)).toEqual({ 'http://localhost:4174': 'unknown' });
   });
 
   it('an empty ingestOrigins allows every origin', async () => {

@@ -59,7 +59,10 @@ export interface StampedErrorEvent {
 export interface ErrorBatchMessage {
   v: 1;
   projectId: string;
-  /** Host of the request's Origin header; null for server-to-server posts. */
+  /**
+   * Host of the request's Origin header, with `:port` unless the port is 443 (ingest/origin-policy.ts;
+   * older edges sent the bare hostname, which still decodes and matches); null for server-to-server posts.
+   */
   originHost: string | null;
   /** Epoch ms at the edge. */
   receivedAt: number;

@@ -126,11 +126,11 @@ describe('errors API', () => {
     const p = await newProject();
     const url = `/v1/projects/${p.slug}/errors/settings`;
     expect((await get(url)).json()).toEqual({ paused: false, ingestOrigins: [] });
-    const ok = await patch(url, { paused: true, ingestOrigins: ['App.Example.com', 'app.example.com', 'localhost'] });
+    const ok = await patch(url, { paused: true, ingestOrigins: ['App.Example.com', 'app.example.com', 'localhost', 'Localhost:5173'] });
     expect(ok.statusCode).toBe(200);
-    expect(ok.json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost'] });
-    expect((await get(url)).json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost'] });
-    for (const bad of [{ ingestOrigins: ['https://x.com'] }, { ingestOrigins: ['x.com/path'] }, { ingestOrigins: ['a b'] }, { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) }, { paused: 'yes' }, { other: 1 }]) {
+    expect(ok.json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
+    expect((await get(url)).json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
+    for (const bad of [{ ingestOrigins: ['https://x.com'] }, { ingestOrigins: ['x.com/path'] }, { ingestOrigins: ['a b'] }, { ingestOrigins: ['x.com:'] }, { ingestOrigins: ['x.com:70000'] }, { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) }, { paused: 'yes' }, { other: 1 }]) {
       const r = await patch(url, bad);
       expect(r.statusCode, JSON.stringify(bad)).toBe(400);
       expect(r.json().error).toBe('invalid_request');

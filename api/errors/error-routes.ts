@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { ENVIRONMENTS } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
+import { hostPatternSchema } from '../../schemas/host-pattern.ts';
 import { alertRecipients } from '../../processor/errors/steps/alert-step.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
@@ -59,16 +60,11 @@ const ListQuery = z.object({
   cursor: z.string().max(512).optional(),
 });
 
-const HOSTNAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
-const HostnameSchema = z
-  .string()
-  .trim()
-  .toLowerCase()
-  .refine((h) => HOSTNAME.test(h), 'must be a hostname (no scheme, port or path)');
+const HostnameSchema = hostPatternSchema({ wildcard: false, message: 'must be a hostname, optionally with a port (no scheme or path)' });
 
 export const ErrorSettingsSchema = z.object({
   paused: z.boolean().describe('when true, ingest accepts and drops (204)'),
-  ingestOrigins: z.array(z.string()).describe(`hostnames allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
+  ingestOrigins: z.array(z.string()).describe(`hostnames (optionally host:port) allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
 });
 const ErrorSettingsPatch = z
   .object({

@@ -15,10 +15,10 @@ const create = (payload: object, cookie = user.cookie) => t.app.inject({ method:
 describe('projects', () => {
   it('creates a project with domains, an owner membership and default error settings', async () => {
     const slug = `shop-${Date.now().toString(36)}`;
-    const res = await create({ name: 'Shop', slug, defaultBranch: 'release', domains: { production: ['Shop.Example.com', 'shop.example.com'], preview: ['*.preview.example.com'] } });
+    const res = await create({ name: 'Shop', slug, defaultBranch: 'release', domains: { production: ['Shop.Example.com', 'shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] } });
     expect(res.statusCode).toBe(201);
     const p = res.json().project;
-    expect(p).toMatchObject({ slug, name: 'Shop', defaultBranch: 'release', domains: { production: ['shop.example.com'], preview: ['*.preview.example.com'] } });
+    expect(p).toMatchObject({ slug, name: 'Shop', defaultBranch: 'release', domains: { production: ['shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] } });
     expect(p.id).toMatch(/^prj_/);
     const settings = await t.platform.db.query('SELECT paused FROM error_settings WHERE project_id = $1', [p.id]);
     expect(settings.rows).toEqual([{ paused: false }]);
@@ -37,7 +37,7 @@ describe('projects', () => {
     const p = await createProject(t.app, user.cookie);
     const taken = await create({ name: 'again', slug: p.slug });
     expect([taken.statusCode, taken.json().error]).toEqual([409, 'slug_taken']);
-    for (const payload of [{ name: 'x', slug: 'ab' }, { name: 'x', slug: 'Has-Caps' }, { name: 'x', slug: '-lead' }, { name: 'x', slug: 'a'.repeat(41) }, { name: 'x', domains: { production: ['not a host'], preview: [] } }]) {
+    for (const payload of [{ name: 'x', slug: 'ab' }, { name: 'x', slug: 'Has-Caps' }, { name: 'x', slug: '-lead' }, { name: 'x', slug: 'a'.repeat(41) }, { name: 'x', domains: { production: ['not a host'], preview: [] } }, { name: 'x', domains: { production: ['localhost:70000'], preview: [] } }]) {
       const res = await create(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().error).toBe('invalid_request');

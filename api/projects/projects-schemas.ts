@@ -1,20 +1,16 @@
 import { z } from 'zod';
 import { SLUG_PATTERN } from './projects-repository.ts';
+import { hostPatternSchema } from '../../schemas/host-pattern.ts';
 
 /** Shapes of the projects family, shared by routes, OpenAPI and tests. */
-const HOSTNAME = /^(\*\.)?(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?::\d{1,5})?$/;
 const MAX_DOMAINS = 50;
 
 export const SlugSchema = z.string().regex(SLUG_PATTERN, 'lowercase a-z, 0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen');
-export const HostnameSchema = z
-  .string()
-  .max(253)
-  .transform((s) => s.trim().toLowerCase())
-  .pipe(z.string().regex(HOSTNAME, 'a hostname, optionally with a leading "*." and a port'));
+export const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'a hostname, optionally with a leading "*." and a port' });
 const DomainListSchema = z.array(HostnameSchema).max(MAX_DOMAINS).transform((l) => [...new Set(l)]);
 export const BranchSchema = z.string().min(1).max(255).regex(/^(?!-)[A-Za-z0-9._/-]+$/, 'a git branch name');
 
-export const DomainsSchema = z.object({ production: z.array(z.string()), preview: z.array(z.string()) }).describe('hostnames; "*.x" matches subdomains of x');
+export const DomainsSchema = z.object({ production: z.array(z.string()), preview: z.array(z.string()) }).describe('hostnames; "*.x" matches subdomains of x; "host:port" matches only that port, "host" any port');
 
 export const ProjectSchema = z.object({
   id: z.string(),

@@ -21,6 +21,16 @@ describe('resolveEnvironment', () => {
     expect(resolveEnvironment({ originHost: 'localhost:3000' }, domains, deploys())).toBe('unknown');
   });
 
+  it('matches the port the edge stamped: a domain with a port proves only that port; a bare host (also from older edges) is on 443', () => {
+    const local = { productionDomains: ['localhost:8080', 'shop.example.com:443'], previewDomains: ['localhost'] };
+    expect(resolveEnvironment({ originHost: 'localhost:8080' }, local, deploys())).toBe('production');
+    expect(resolveEnvironment({ originHost: 'localhost:3000' }, local, deploys())).toBe('preview');
+    expect(resolveEnvironment({ originHost: 'localhost' }, local, deploys())).toBe('preview');
+    expect(resolveEnvironment({ originHost: 'shop.example.com' }, local, deploys())).toBe('production');
+    expect(resolveEnvironment({ originHost: 'shop.example.com:80' }, local, deploys())).toBe('unknown');
+    expect(resolveEnvironment({ originHost: 'www.example.com:8443' }, domains, deploys())).toBe('production');
+  });
+
   it('never lets a deploy id override an origin that is not production', () => {
     expect(resolveEnvironment({ originHost: 'localhost', deployId: 'dep_prod' }, domains, deploys())).toBe('unknown');
   });

@@ -4,9 +4,10 @@ import { environmentOfHost, type ProjectDomains } from '../../platform/host-patt
 export type { ProjectDomains };
 
 /**
- * Environment stamping (spec §7.4), decided by the server only. With an Origin host: the project's
- * production or preview domains. Without: the deploy id, then the git sha, matched against the
- * project's deploys. Anything not proven is `unknown`, and only `production` may alert.
+ * Environment stamping (spec §7.4), decided by the server only. With an Origin host (and port, as the
+ * edge stamped it): the project's production or preview domains, by platform/host-patterns.ts.
+ * Without: the deploy id, then the git sha, matched against the project's deploys. Anything not
+ * proven is `unknown`, and only `production` may alert.
  */
 export interface DeployRef {
   id: string;
