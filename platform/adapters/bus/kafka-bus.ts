@@ -1,6 +1,7 @@
 import './kafkajs-native-crc.ts';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
+import { GroupCommitConsumer } from './group-commit-consumer.ts';
 import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
 
 /**
@@ -11,9 +12,11 @@ import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type
  * Durability: idempotent producer with acks from every in-sync replica, so a 2xx means the cluster
  * holds the batch and a producer retry never writes it twice.
  *
- * Consumption is at least once: offsets are committed only after the handler resolved. A handler
- * that throws gets the same batch again (in place, with backoff) until it succeeds or the
- * subscription stops; nothing is committed past a failed batch.
+ * Consumption is at least once: offsets are committed only after the handler resolved. What the
+ * fetches bring in while the handler is busy is handed to it as one batch next (group commit,
+ * group-commit-consumer.ts), across partitions, order within a partition kept. A handler that throws
+ * gets the same batch again (in place, with backoff) until it succeeds or the subscription stops;
+ * nothing is committed past a failed batch.
  */
 
 /** Longest a publish may take before it is refused; the edge answers 503 with Retry-After. */
@@ -29,11 +32,16 @@ const SESSION_TIMEOUT_MS = 10_000;
 /** Backoff between attempts of a failing handler: doubles up to the cap. */
 const HANDLER_RETRY_MS = { initial: 100, max: 5_000 };
 /**
- * Partitions whose batches are handled at once per consumer. The error handler spends most of a batch
- * waiting on Postgres and ClickHouse, so one partition at a time left the processor mostly idle
- * (bench/README.md, "Whole path"). Order within a partition is kept.
+ * Partitions whose fetched batches kafkajs hands over at once per consumer; they are queued for the
+ * handler (group-commit-consumer.ts), so one slow partition does not hold up the fetching of others.
  */
 const PARTITIONS_CONSUMED_CONCURRENTLY = 4;
+/**
+ * Most bytes of messages one handler call gets (group-commit-consumer.ts). About 400 error batches of
+ * 10 events: large enough that a handler's per-call cost is spread thin, small enough that one call's
+ * Postgres transaction stays short.
+ */
+const MAX_BATCH_BYTES = 2 * 1024 * 1024;
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -41,6 +49,8 @@ export interface KafkaBusOptions {
   logger: Logger;
   /** Defaults to PARTITIONS_CONSUMED_CONCURRENTLY; the bench sets 1 to measure the difference. */
   partitionsConsumedConcurrently?: number;
+  /** Defaults to MAX_BATCH_BYTES. */
+  maxBatchBytes?: number;
 }
 
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
@@ -103,12 +113,19 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     await consumer.connect();
     // A new group starts at the beginning, so nothing published before it first joined is missed.
     await consumer.subscribe({ topic, fromBeginning: true });
+    const batches = new GroupCommitConsumer({
+      handler,
+      commit: (offsets) => consumer.commitOffsets(offsets),
+      maxBatchBytes: opts.maxBatchBytes ?? MAX_BATCH_BYTES,
+      retry: { initialMs: HANDLER_RETRY_MS.initial, maxMs: HANDLER_RETRY_MS.max },
+      log: sublog,
+    });
     await consumer.run({
       autoCommit: false,
       partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-        if (!batch.messages.length) return;
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        if (!batch.messages.length || stopping || !isRunning() || isStale()) return;
         const msgs: ConsumedMessage[] = batch.messages.map((m) => ({
           topic: batch.topic,
           partition: batch.partition,
@@ -116,27 +133,9 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           key: m.key ? m.key.toString() : undefined,
           value: m.value ?? Buffer.alloc(0),
         }));
-        let delay = HANDLER_RETRY_MS.initial;
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await handler(msgs);
-            break;
-          } catch (err) {
-            sublog.error({ err, partition: batch.partition, firstOffset: batch.firstOffset(), attempt }, 'handler failed; batch not committed, retrying');
-            // Leaving without resolving: kafkajs fetches this batch again from the committed offset.
-            if (stopping || !isRunning() || isStale()) return;
-            await sleep(delay);
-            delay = Math.min(delay * 2, HANDLER_RETRY_MS.max);
-            await heartbeat();
-            if (stopping || !isRunning() || isStale()) return;
-          }
-        }
-        const last = msgs[msgs.length - 1].offset;
-        resolveOffset(last);
-        await commitOffsetsIfNecessary({
-          topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: (BigInt(last) + 1n).toString() }] }],
-        });
-        await heartbeat();
+        // Queued for the handler; the fetch position moves on, the commit waits for the handler.
+        resolveOffset(msgs[msgs.length - 1]!.offset);
+        await batches.add(msgs, heartbeat);
       },
     });
     consumers.add(consumer);
@@ -144,7 +143,10 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       async stop() {
         stopping = true;
         consumers.delete(consumer);
-        // disconnect() stops the run loop and waits for the batch in flight.
+        // No new fetches; what was fetched is handled and committed while the consumer is still in
+        // its group; then disconnect() leaves it.
+        consumer.pause([{ topic }]);
+        await batches.drain();
         await consumer.disconnect();
       },
     };
@@ -176,8 +178,4 @@ function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
     timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

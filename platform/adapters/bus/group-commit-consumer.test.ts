@@ -1,0 +1,184 @@
+import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import type { ConsumedMessage } from '../../ports/bus.ts';
+import { GroupCommitConsumer, type PartitionOffset } from './group-commit-consumer.ts';
+
+const log = pino({ level: 'silent' });
+const noHeartbeat = async () => undefined;
+
+function msgs(partition: number, from: number, n: number, bytes = 10, topic = 't'): ConsumedMessage[] {
+  return Array.from({ length: n }, (_, i) => ({ topic, partition, offset: String(from + i), value: Buffer.alloc(bytes, 97) }));
+}
+
+/** A handler that blocks each call until released, recording what it was given. */
+function gatedHandler() {
+  const calls: ConsumedMessage[][] = [];
+  const gates: Array<() => void> = [];
+  let failuresLeft = 0;
+  let open = false;
+  return {
+    calls,
+    /** Let this and every later call through at once. */
+    open() {
+      open = true;
+      while (gates.length) gates.shift()!();
+    },
+    failNext(n: number) {
+      failuresLeft = n;
+    },
+    release() {
+      gates.shift()?.();
+    },
+    waiting: () => gates.length,
+    handler: async (batch: ConsumedMessage[]) => {
+      calls.push(batch);
+      if (!open) await new Promise<void>((r) => gates.push(r));
+      if (failuresLeft > 0) {
+        failuresLeft--;
+        throw new Error('handler failed');
+      }
+    },
+  };
+}
+
+async function until(cond: () => boolean, what: string) {
+  const end = Date.now() + 5_000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+function consumer(handler: (b: ConsumedMessage[]) => Promise<void>, maxBatchBytes = 1_000) {
+  const commits: PartitionOffset[][] = [];
+  const c = new GroupCommitConsumer({
+    handler,
+    commit: async (o) => void commits.push(o),
+    maxBatchBytes,
+    retry: { initialMs: 1, maxMs: 2 },
+    log,
+  });
+  return { c, commits };
+}
+
+describe('group-commit consumer', () => {
+  it('hands what arrived while the handler was busy to it as one batch, across partitions, in order', async () => {
+    const h = gatedHandler();
+    const { c } = consumer(h.handler);
+    await c.add(msgs(0, 0, 2), noHeartbeat);
+    await until(() => h.waiting() === 1, 'first call');
+    await c.add(msgs(1, 0, 3), noHeartbeat);
+    await c.add(msgs(0, 2, 2), noHeartbeat);
+    await c.add(msgs(2, 7, 1), noHeartbeat);
+    h.release();
+    await until(() => h.waiting() === 1 && h.calls.length === 2, 'second call');
+    h.release();
+    await c.drain();
+    expect(h.calls.map((b) => b.map((m) => `${m.partition}:${m.offset}`))).toEqual([
+      ['0:0', '0:1'],
+      ['1:0', '1:1', '1:2', '0:2', '0:3', '2:7'],
+    ]);
+  });
+
+  it('commits the next offset of every partition only after the handler resolved', async () => {
+    const h = gatedHandler();
+    const { c, commits } = consumer(h.handler);
+    await c.add([...msgs(0, 10, 3), ...msgs(3, 4, 2)], noHeartbeat);
+    await until(() => h.waiting() === 1, 'call');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(commits).toEqual([]);
+    h.release();
+    await c.drain();
+    expect(commits).toEqual([
+      [
+        { topic: 't', partition: 0, offset: '13' },
+        { topic: 't', partition: 3, offset: '6' },
+      ],
+    ]);
+  });
+
+  it('retries a failing batch in place and commits nothing past it until it succeeds', async () => {
+    const h = gatedHandler();
+    const { c, commits } = consumer(h.handler);
+    h.failNext(2);
+    await c.add(msgs(0, 0, 2), noHeartbeat);
+    await until(() => h.waiting() === 1, 'attempt 1');
+    await c.add(msgs(0, 2, 1), noHeartbeat);
+    h.release();
+    await until(() => h.calls.length === 2 && h.waiting() === 1, 'attempt 2');
+    h.release();
+    await until(() => h.calls.length === 3 && h.waiting() === 1, 'attempt 3');
+    expect(commits).toEqual([]);
+    h.release();
+    await until(() => h.calls.length === 4 && h.waiting() === 1, 'the message queued meanwhile');
+    expect(h.calls.slice(0, 3).map((b) => b.map((m) => m.offset))).toEqual([['0', '1'], ['0', '1'], ['0', '1']]);
+    expect(h.calls[3]!.map((m) => m.offset)).toEqual(['2']);
+    expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '2' }]]);
+    h.release();
+    await c.drain();
+    expect(commits.at(-1)).toEqual([{ topic: 't', partition: 0, offset: '3' }]);
+  });
+
+  it('never hands the handler more than maxBatchBytes, but always at least one message', async () => {
+    const h = gatedHandler();
+    const { c } = consumer(h.handler, 100);
+    await c.add(msgs(0, 0, 1, 10), noHeartbeat);
+    await until(() => h.waiting() === 1, 'first');
+    const added = c.add([...msgs(0, 1, 7, 40), ...msgs(0, 8, 1, 500)], noHeartbeat);
+    h.open();
+    await added;
+    await c.drain();
+    expect(h.calls.map((b) => b.map((m) => m.value.length))).toEqual([[10], [40, 40], [40, 40], [40, 40], [40], [500]]);
+  });
+
+  it('makes add wait while more than twice maxBatchBytes is pending, heartbeating', async () => {
+    const h = gatedHandler();
+    const { c } = consumer(h.handler, 100);
+    await c.add(msgs(0, 0, 1), noHeartbeat);
+    await until(() => h.waiting() === 1, 'first');
+    let heartbeats = 0;
+    let added = false;
+    void c.add(msgs(0, 1, 25, 10), async () => void heartbeats++).then(() => (added = true));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(added).toBe(false);
+    h.release();
+    // The handler took 100 of the 250 pending bytes: 150 left, under the bound.
+    await until(() => added, 'room');
+    expect(heartbeats).toBe(1);
+    h.open();
+    await c.drain();
+    expect(h.calls.map((b) => b.length)).toEqual([1, 10, 10, 5]);
+  });
+
+  it('drain handles what is pending, then takes nothing more; a batch failing at drain is left uncommitted', async () => {
+    const h = gatedHandler();
+    const { c, commits } = consumer(h.handler);
+    await c.add(msgs(0, 0, 1), noHeartbeat);
+    await until(() => h.waiting() === 1, 'first');
+    await c.add(msgs(0, 1, 1), noHeartbeat);
+    const drained = c.drain();
+    h.release();
+    await until(() => h.calls.length === 2 && h.waiting() === 1, 'pending handled');
+    h.failNext(1);
+    h.release();
+    await drained;
+    expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
+    await c.add(msgs(0, 2, 1), noHeartbeat);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(h.calls).toHaveLength(2);
+  });
+
+  it('never moves a committed offset back when older messages come again', async () => {
+    const h = gatedHandler();
+    const { c, commits } = consumer(h.handler);
+    await c.add(msgs(0, 5, 2), noHeartbeat);
+    await until(() => h.waiting() === 1, 'first');
+    h.release();
+    await until(() => commits.length === 1, 'commit');
+    await c.add(msgs(0, 5, 1), noHeartbeat);
+    await until(() => h.waiting() === 1, 'again');
+    h.release();
+    await c.drain();
+    expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '7' }]]);
+  });
+});

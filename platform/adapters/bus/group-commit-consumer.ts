@@ -1,0 +1,160 @@
+import type { Logger } from '../../logger.ts';
+import type { BatchHandler, ConsumedMessage } from '../../ports/bus.ts';
+
+/**
+ * Group commit on the consuming side: what the Kafka adapter's fetches bring in, from every partition
+ * and fetch cycle, waits here while the handler works on the previous batch, and goes to the handler
+ * together as the next one. Offsets are committed only after the handler resolved for every message up
+ * to them.
+ *
+ * Why: a handler's cost is mostly per call (a Postgres transaction, a ClickHouse insert), and a fetch
+ * may bring few messages (librdkafka's mock answers with one message set per partition). Handing the
+ * handler whatever arrived while it was busy makes its batches as large as the load, and no larger:
+ * at low load every fetch is handled at once; under load the batches grow to `maxBatchBytes`.
+ *
+ * Guarantees kept from one-call-per-fetch:
+ *  - order within a partition (messages are appended in fetch order, batches run one at a time);
+ *  - at least once: a failed batch is retried in place with backoff, nothing after it is committed,
+ *    and when the subscription stops with a batch still failing, it is left uncommitted for the next
+ *    member of the group;
+ *  - bounded memory: `add` waits (heartbeating) while more than twice `maxBatchBytes` is pending.
+ */
+export interface PartitionOffset {
+  topic: string;
+  partition: number;
+  /** The next offset to read, as Kafka commits it. */
+  offset: string;
+}
+
+export interface GroupCommitConsumerOptions {
+  handler: BatchHandler;
+  /** Commit what the handler finished; a failure is logged (the messages come again and handlers are idempotent). */
+  commit: (offsets: PartitionOffset[]) => Promise<void>;
+  /** A batch handed to the handler holds at most this many value bytes (and at least one message). */
+  maxBatchBytes: number;
+  retry: { initialMs: number; maxMs: number };
+  log: Logger;
+}
+
+export class GroupCommitConsumer {
+  private pending: ConsumedMessage[] = [];
+  private pendingBytes = 0;
+  private running: Promise<void> | null = null;
+  private stopping = false;
+  /** Set by drain(): what is pending is still handled, but a failing batch is no longer retried. */
+  private draining = false;
+  /** Highest offset committed per topic/partition, so a re-fetched older message never moves it back. */
+  private readonly committed = new Map<string, bigint>();
+  private readonly roomWaiters = new Set<() => void>();
+
+  constructor(private readonly opts: GroupCommitConsumerOptions) {}
+
+  /**
+   * Queue a fetched batch. Resolves at once while there is room, else once the handler took enough;
+   * `heartbeat` is called every second meanwhile, so the group does not think this member died.
+   */
+  async add(messages: ConsumedMessage[], heartbeat: () => Promise<void>): Promise<void> {
+    if (this.stopping || !messages.length) return;
+    this.pending.push(...messages);
+    for (const m of messages) this.pendingBytes += m.value.length;
+    this.start();
+    while (this.pendingBytes > 2 * this.opts.maxBatchBytes && !this.stopping) {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          this.roomWaiters.delete(done);
+          resolve();
+        };
+        const timer = setTimeout(done, 1_000);
+        this.roomWaiters.add(done);
+      });
+      await heartbeat().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Handle what is pending (a failing batch is tried once more, not retried), then stop taking
+   * messages. Call it while the consumer can still commit, after pausing its fetches.
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    while (this.running) await this.running;
+    this.stopping = true;
+    this.pending = [];
+    this.pendingBytes = 0;
+    this.wakeWaiters();
+  }
+
+  private start(): void {
+    if (this.running) return;
+    this.running = this.loop().finally(() => {
+      this.running = null;
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.pending.length && !this.stopping) {
+      const batch = this.take();
+      this.wakeWaiters();
+      if (!(await this.handleWithRetry(batch))) {
+        // Stopping with the batch still failing: leave it and everything after it uncommitted.
+        this.stopping = true;
+        return;
+      }
+      await this.commitAfter(batch);
+    }
+  }
+
+  /** The oldest pending messages, up to maxBatchBytes (at least one). */
+  private take(): ConsumedMessage[] {
+    let bytes = 0;
+    let n = 0;
+    while (n < this.pending.length) {
+      const size = this.pending[n]!.value.length;
+      if (n > 0 && bytes + size > this.opts.maxBatchBytes) break;
+      bytes += size;
+      n++;
+    }
+    this.pendingBytes -= bytes;
+    return this.pending.splice(0, n);
+  }
+
+  private async handleWithRetry(batch: ConsumedMessage[]): Promise<boolean> {
+    let delay = this.opts.retry.initialMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.opts.handler(batch);
+        return true;
+      } catch (err) {
+        const first = batch[0]!;
+        this.opts.log.error({ err, topic: first.topic, partition: first.partition, firstOffset: first.offset, messages: batch.length, attempt }, 'handler failed; batch not committed, retrying');
+        if (this.draining) return false;
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, this.opts.retry.maxMs);
+        if (this.draining) return false;
+      }
+    }
+  }
+
+  private async commitAfter(batch: ConsumedMessage[]): Promise<void> {
+    const next = new Map<string, PartitionOffset>();
+    for (const m of batch) {
+      const key = `${m.partition}\u0000${m.topic}`;
+      const offset = BigInt(m.offset) + 1n;
+      if (offset <= (this.committed.get(key) ?? -1n)) continue;
+      const seen = next.get(key);
+      if (!seen || BigInt(seen.offset) < offset) next.set(key, { topic: m.topic, partition: m.partition, offset: offset.toString() });
+    }
+    if (!next.size) return;
+    try {
+      await this.opts.commit([...next.values()]);
+      for (const [key, p] of next) this.committed.set(key, BigInt(p.offset));
+    } catch (err) {
+      this.opts.log.warn({ err, offsets: [...next.values()] }, 'offset commit failed; these messages may be delivered again');
+    }
+  }
+
+  private wakeWaiters(): void {
+    for (const wake of [...this.roomWaiters]) wake();
+  }
+}
