@@ -18,7 +18,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,7 @@ import { createClient } from '@clickhouse/client';
 import { newId, newToken, tokenHash } from '../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { computeFingerprint, groupIdFor } from '../processor/errors/fingerprint.ts';
-import { startKafkaMock } from '../test/support/kafka-mock.ts';
+import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
 
 const args = process.argv.slice(2);
@@ -71,7 +71,8 @@ async function main(): Promise<void> {
     };
     log(`machine ${JSON.stringify(machine)}`);
 
-    const kafka = await startKafkaMock();
+    // The mock cluster and its relaying proxy in a process of their own, so their CPU is counted apart.
+    const kafka = await startKafkaMockProcess();
     cleanups.push(kafka.stop);
     const chDir = await mkdtemp(path.join(os.tmpdir(), 'bench-chdb-'));
     cleanups.push(() => rm(chDir, { recursive: true, force: true }));
@@ -99,7 +100,9 @@ async function main(): Promise<void> {
     const testing = { errorTopic: `errors.events.bench.${id}`, errorConsumerGroup: `bench-errors-${id}`, projectEventsTopic: `project.events.bench.${id}`, webhookConsumerGroup: `bench-webhooks-${id}` };
     const roles: Record<string, RoleProcess> = {};
     for (const role of ['processor', 'api', 'ingest'] as const) {
-      roles[role] = await spawnRole(role, env, testing, 120_000);
+      // BENCH_PROFILE=processor (or ingest, api) writes that role's V8 CPU profile to ./profiles at exit.
+      const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : [];
+      roles[role] = await spawnRole(role, env, testing, 120_000, profile);
       cleanups.push(() => roles[role]!.stop());
     }
     const ingestUrl = { host: '127.0.0.1', port: roles.ingest!.port! };
@@ -180,7 +183,10 @@ async function main(): Promise<void> {
           runtime: 'browser',
         })),
       });
-    log(`batch body ~${Buffer.byteLength(bodyFor(0))} bytes`);
+    // 2,000 bodies built ahead and sent in turn, so the load generator spends its share of the two
+    // cores on sending; the edge still parses and validates every one, and event ids are its own.
+    const BODIES = Array.from({ length: 2_000 }, (_, i) => bodyFor(i));
+    log(`batch body ~${Buffer.byteLength(BODIES[0]!)} bytes`);
 
     // Samplers: processed (sum of group counts in Postgres, occurrence rows in ClickHouse) over time.
     const chClient = createClient({ url: ch.url });
@@ -196,7 +202,25 @@ async function main(): Promise<void> {
       return (Number(f[11]) + Number(f[12])) / 100;
     }).catch(() => 0);
     const rolePids = Object.fromEntries(Object.entries(roles).map(([r, p]) => [r, p.child.pid!]));
-    const pidsOf = async () => ({ ...rolePids, chdb: ch.pid, self: process.pid });
+    // The shared servers are counted by process name: every postgres process (the bench's backends
+    // are the only busy ones), the kcat mock cluster, redis.
+    const byName = async (names: string[]) => {
+      const out: Record<string, number[]> = {};
+      for (const d of await readdir('/proc')) {
+        if (!/^\d+$/.test(d)) continue;
+        const comm = (await readFile(`/proc/${d}/comm`, 'utf8').catch(() => '')).trim();
+        if (names.includes(comm)) (out[comm] ??= []).push(Number(d));
+      }
+      return out;
+    };
+    const cpuOfAll = async (pids: number[] = []) => (await Promise.all(pids.map(cpu))).reduce((a, b) => a + b, 0);
+    const cpuSnapshot = async () => {
+      const out: Record<string, number> = {};
+      for (const [r, pid] of Object.entries({ ...rolePids, chdb: ch.pid, kafkaProxy: kafka.pid, loadGenerator: process.pid })) out[r] = await cpu(pid);
+      const named = await byName(['postgres', 'kcat', 'redis-server']);
+      for (const [name, pids] of Object.entries(named)) out[name] = await cpuOfAll(pids);
+      return out;
+    };
 
     // Load: open loop, one tick every 10 ms sends its share of batches.
     const status: Record<number, number> = {};
@@ -213,7 +237,7 @@ async function main(): Promise<void> {
       keyUse.set(key, uses);
       // Ten client IPs per key: the per key+IP limit (30/min) never binds before the per-key one (200/min).
       const ip = `10.${(n >> 8) & 255}.${n & 255}.${uses % 10}`;
-      const body = bodyFor(n++);
+      const body = BODIES[n++ % BODIES.length]!;
       sent++;
       inflight++;
       void post(key, ip, body).then((s) => {
@@ -285,8 +309,7 @@ async function main(): Promise<void> {
 
     const samples: Array<{ t: number; accepted: number; groups: number; occurrences: number }> = [];
     const t0 = performance.now();
-    const cpuStart: Record<string, number> = {};
-    for (const [r, pid] of Object.entries(await pidsOf())) cpuStart[r] = await cpu(pid);
+    const cpuStart = await cpuSnapshot();
     let loading = true;
     const ticker = setInterval(() => {
       if (!loading) return;
@@ -313,8 +336,7 @@ async function main(): Promise<void> {
     clearInterval(ticker);
     clearInterval(markerTimer);
     const loadSeconds = (performance.now() - t0) / 1000;
-    const cpuEnd: Record<string, number> = {};
-    for (const [r, pid] of Object.entries(await pidsOf())) cpuEnd[r] = await cpu(pid);
+    const cpuEnd = await cpuSnapshot();
     const loadAverageAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
     while (inflight > 0) await sleep(20);
     log(`load done: ${acceptedEvents} events accepted in ${loadSeconds.toFixed(1)} s; draining`);
@@ -346,7 +368,8 @@ async function main(): Promise<void> {
         final: { accepted: acceptedEvents, groupCounts: finalGroups, occurrenceRows: finalOcc },
       },
       latency202ToApiMs: { markers: latencies.length, missed: markersMissed, skippedWhileFivePolling: markersSkipped, p50: pct(0.5), p95: pct(0.95), max: sorted.length ? Math.round(sorted[sorted.length - 1]!) : null },
-      cpuSecondsDuringLoad: Object.fromEntries(Object.keys(cpuEnd).map((r) => [r, Number((cpuEnd[r]! - cpuStart[r]!).toFixed(1))])),
+      cpuSecondsDuringLoad: Object.fromEntries(Object.keys(cpuEnd).map((r) => [r, Number((cpuEnd[r]! - (cpuStart[r] ?? 0)).toFixed(1))])),
+      cpuSecondsAvailable: Number((loadSeconds * os.cpus().length).toFixed(1)),
       samples,
     };
     agent.destroy();

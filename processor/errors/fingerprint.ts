@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { firstInAppFrame, normalizeFrameFile, parseStack, type StackFrame } from './stack-parser.ts';
+import { hash } from 'node:crypto';
+import { firstInAppFrame, normalizeFrameFile, stackFrames, type StackFrame } from './stack-parser.ts';
 
 /**
  * Issue identity (spec §2.6): error name + message with variable parts stripped + the first in-app
@@ -18,16 +18,15 @@ export function normalizeMessage(message: string): string {
 
 export interface Fingerprint {
   fingerprint: string;
-  frames: StackFrame[];
   inAppFrame?: StackFrame;
 }
 
 export function computeFingerprint(name: string, message: string, stack: string): Fingerprint {
-  const frames = parseStack(stack);
-  const inAppFrame = firstInAppFrame(frames);
+  // Frames are parsed only down to the first in-app one: nothing below it changes the identity.
+  const inAppFrame = firstInAppFrame(stackFrames(stack));
   const frameKey = inAppFrame ? `${inAppFrame.fn}@${normalizeFrameFile(inAppFrame.file)}` : '';
-  const fingerprint = createHash('sha256').update(`${name}\n${normalizeMessage(message)}\n${frameKey}`).digest('hex');
-  return { fingerprint, frames, inAppFrame };
+  const fingerprint = hash('sha256', `${name}\n${normalizeMessage(message)}\n${frameKey}`, 'hex');
+  return { fingerprint, inAppFrame };
 }
 
 /**
@@ -35,5 +34,5 @@ export function computeFingerprint(name: string, message: string, stack: string)
  * re-delivery computes the same one.
  */
 export function groupIdFor(projectId: string, fingerprint: string): string {
-  return 'grp_' + createHash('sha256').update(`${projectId}:${fingerprint}`).digest('hex').slice(0, 24);
+  return 'grp_' + hash('sha256', `${projectId}:${fingerprint}`, 'hex').slice(0, 24);
 }

@@ -23,6 +23,16 @@ describe('scrubText', () => {
     ['json pair', '{"api_key": "s3cr3tvalue", "user": "bob"}', 's3cr3tvalue'],
     ['query token', 'GET /callback?access_token=abc123xyz&state=1', 'abc123xyz'],
     ['card number', 'card 4242 4242 4242 4242 declined', '4242 4242 4242 4242'],
+    ['token scheme', 'Authorization: Token 9f8e7d6c5b4a', '9f8e7d6c5b4a'],
+    ['digest scheme', 'Digest username_hash_0a1b2c3d', 'username_hash_0a1b2c3d'],
+    ['Slack webhook', 'post to https://hooks.slack.com/services/T000/B000/XXXXabcd failed', 'T000/B000/XXXXabcd'],
+    ['OpenAI', 'key sk-proj-abcdefghijklmnopqrstuvwx rejected', 'sk-proj-abcdefghijklmnopqrstuvwx'],
+    ['Anthropic', 'sk-ant-abcdefghijklmnopqrstuvwx', 'sk-ant-abcdefghijklmnopqrstuvwx'],
+    ['npm', 'npm_abcdefghijklmnopqrstuvwxyz0123456789 in .npmrc', 'npm_abcdefghijklmnopqrstuvwxyz0123456789'],
+    ['GitLab', 'glpat-abcdefghijklmnopqrstu', 'glpat-abcdefghijklmnopqrstu'],
+    ['SendGrid', 'SG.abcdefghijklmnopqr.abcdefghijklmnopqr', 'SG.abcdefghijklmnopqr'],
+    ['secret inside a longer key', 'cfg.db_password_primary: "hunter2" loaded', 'hunter2'],
+    ['uppercase secret key', 'X-API-KEY=abc123def456', 'abc123def456'],
   ])('%s is filtered', (_name, input, secret) => {
     const out = scrubText(input);
     expect(out).not.toContain(secret);

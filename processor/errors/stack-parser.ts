@@ -16,24 +16,30 @@ export interface StackFrame {
 
 const V8_FRAME = /^\s*at\s+(?:(.+?)\s+\()?(.+?)(?::(\d+))?(?::(\d+))?\)?\s*$/;
 const GECKO_FRAME = /^\s*([^@]*)@(.+?)(?::(\d+))?(?::(\d+))?\s*$/;
+const V8_START = /^\s*at\s/;
+const NATIVE_CODE = /^\s*\[native code\]\s*$/;
 
 export function parseStack(stack: string): StackFrame[] {
-  const frames: StackFrame[] = [];
+  return [...stackFrames(stack)];
+}
+
+/** The frames of `stack`, top first, parsed one line at a time as they are asked for. */
+export function* stackFrames(stack: string): Generator<StackFrame> {
   for (const raw of stack.split('\n')) {
     const line = raw.trimEnd();
     if (!line.trim()) continue;
     let m: RegExpExecArray | null;
-    if (/^\s*at\s/.test(line) && (m = V8_FRAME.exec(line))) {
+    const v8 = V8_START.test(line);
+    if (v8 && (m = V8_FRAME.exec(line))) {
       const fn = (m[1] ?? '').replace(/^async\s+/, '');
-      frames.push(frame(fn, m[2] ?? '', m[3], m[4]));
-    } else if (!/^\s*at\s/.test(line) && line.includes('@') && (m = GECKO_FRAME.exec(line))) {
-      frames.push(frame(m[1] ?? '', m[2] ?? '', m[3], m[4]));
-    } else if (/^\s*\[native code\]\s*$/.test(line)) {
-      frames.push(frame('', '[native code]', undefined, undefined));
+      yield frame(fn, m[2] ?? '', m[3], m[4]);
+    } else if (!v8 && line.includes('@') && (m = GECKO_FRAME.exec(line))) {
+      yield frame(m[1] ?? '', m[2] ?? '', m[3], m[4]);
+    } else if (NATIVE_CODE.test(line)) {
+      yield frame('', '[native code]', undefined, undefined);
     }
     // Anything else is the message header ("TypeError: ...") or prose: not a frame.
   }
-  return frames;
 }
 
 function frame(fn: string, file: string, line: string | undefined, col: string | undefined): StackFrame {
@@ -62,8 +68,9 @@ export function isInAppFile(file: string): boolean {
 }
 
 /** First frame that is application code, or undefined. */
-export function firstInAppFrame(frames: StackFrame[]): StackFrame | undefined {
-  return frames.find((f) => f.inApp);
+export function firstInAppFrame(frames: Iterable<StackFrame>): StackFrame | undefined {
+  for (const f of frames) if (f.inApp) return f;
+  return undefined;
 }
 
 function stripQuery(file: string): string {

@@ -8,25 +8,27 @@ import { startKafkaMock } from './kafka-mock.ts';
  * benchmarks: the proxy relays every byte in JavaScript, and in the measured process it would be
  * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list>`.
  */
-export async function startKafkaMockProcess(): Promise<{ brokers: string; stop(): Promise<void> }> {
+/** `pid` is the process relaying the bytes (tsx runs the script in a child of its own). */
+export async function startKafkaMockProcess(): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
   const here = fileURLToPath(import.meta.url);
   const tsx = path.resolve(path.dirname(here), '../../node_modules/.bin/tsx');
   const child = spawn(tsx, [here], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const brokers = await new Promise<string>((resolve, reject) => {
+  const { brokers, pid } = await new Promise<{ brokers: string; pid: number }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('kafka mock process did not start in 30 s')), 30_000);
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /BROKERS=(\S+)/.exec(out);
+      const m = /BROKERS=(\S+) PID=(\d+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve({ brokers: m[1]!, pid: Number(m[2]) });
       }
     });
     child.once('exit', (code) => reject(new Error(`kafka mock process exited (${code})`)));
   });
   return {
     brokers,
+    pid,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null) return resolve();
@@ -38,7 +40,7 @@ export async function startKafkaMockProcess(): Promise<{ brokers: string; stop()
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const mock = await startKafkaMock();
-  process.stdout.write(`BROKERS=${mock.brokers}\n`);
+  process.stdout.write(`BROKERS=${mock.brokers} PID=${process.pid}\n`);
   const stop = async () => {
     await mock.stop();
     process.exit(0);
