@@ -180,6 +180,16 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(5).reverse().map((e) => e.eventId));
   });
 
+  it('keeps the ring right when one batch brings more occurrences than it holds', async () => {
+    const p = await h.newProject();
+    const events = Array.from({ length: 26 }, (_, i) => event({ message: `Timeout after ${i} ms` }));
+    await h.publish(batch(p.id, events.slice(0, 3)));
+    await h.publish(batch(p.id, events.slice(3)));
+    const [g] = await groupsOf(h.platform, p.id);
+    expect(g!.count).toBe(26);
+    expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(6).reverse().map((e) => e.eventId));
+  });
+
   it('stamps the environment on the server: origin domains, then deploy id, then git sha', async () => {
     const p = await h.newProject();
     await h.platform.db.query(
