@@ -19,6 +19,14 @@ export interface ConsumedMessage extends BusMessage {
 
 export type BatchHandler = (messages: ConsumedMessage[]) => Promise<void>;
 
+export interface SubscribeOptions {
+  /**
+   * Batches the handler may work on at once (default 1). Above 1 the handler must not depend on the
+   * order of batches; commits stay in order. The in-process bus runs one batch at a time regardless.
+   */
+  maxInFlight?: number;
+}
+
 export interface Subscription {
   /** Stop consuming; resolves when in-flight handlers are done. */
   stop(): Promise<void>;
@@ -29,7 +37,7 @@ export interface Bus {
   /** Resolves once the bus holds the messages durably (Kafka: acked by all ISRs). Rejects if it cannot. */
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   /** Consume `topic` as consumer group `groupId`; offsets are committed after `handler` resolves. */
-  subscribe(topic: string, groupId: string, handler: BatchHandler): Promise<Subscription>;
+  subscribe(topic: string, groupId: string, handler: BatchHandler, opts?: SubscribeOptions): Promise<Subscription>;
   close(): Promise<void>;
 }
 

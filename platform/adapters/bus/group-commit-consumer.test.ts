@@ -49,12 +49,13 @@ async function until(cond: () => boolean, what: string) {
   }
 }
 
-function consumer(handler: (b: ConsumedMessage[]) => Promise<void>, maxBatchBytes = 1_000) {
+function consumer(handler: (b: ConsumedMessage[]) => Promise<void>, maxBatchBytes = 1_000, maxInFlight = 1) {
   const commits: PartitionOffset[][] = [];
   const c = new GroupCommitConsumer({
     handler,
     commit: async (o) => void commits.push(o),
     maxBatchBytes,
+    maxInFlight,
     retry: { initialMs: 1, maxMs: 2 },
     log,
   });
@@ -180,5 +181,75 @@ describe('group-commit consumer', () => {
     h.release();
     await c.drain();
     expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '7' }]]);
+  });
+
+  describe('with two batches in flight', () => {
+    /** A handler whose calls each wait for their own release, in any order. */
+    function keyedHandler() {
+      const calls: ConsumedMessage[][] = [];
+      const gates = new Map<string, () => void>();
+      return {
+        calls,
+        release(firstOffset: string) {
+          gates.get(firstOffset)!();
+        },
+        running: () => [...gates.keys()],
+        handler: async (batch: ConsumedMessage[]) => {
+          calls.push(batch);
+          await new Promise<void>((r) => gates.set(batch[0]!.offset, r));
+          gates.delete(batch[0]!.offset);
+        },
+      };
+    }
+
+    it('hands a second batch over while the first is still being handled', async () => {
+      const h = keyedHandler();
+      const { c } = consumer(h.handler, 1_000, 2);
+      await c.add(msgs(0, 0, 2), noHeartbeat);
+      await c.add(msgs(0, 2, 2), noHeartbeat);
+      await c.add(msgs(0, 4, 1), noHeartbeat);
+      await until(() => h.running().length === 2, 'two at once');
+      expect(h.running()).toEqual(['0', '2']);
+      h.release('2');
+      await until(() => h.running().includes('4'), 'third takes the free place');
+      h.release('0');
+      h.release('4');
+      await c.drain();
+      expect(h.calls.map((b) => b.map((m) => m.offset))).toEqual([['0', '1'], ['2', '3'], ['4']]);
+    });
+
+    it('commits in order: a later batch that finished first waits for the earlier one', async () => {
+      const h = keyedHandler();
+      const { c, commits } = consumer(h.handler, 1_000, 2);
+      await c.add(msgs(0, 0, 2), noHeartbeat);
+      await c.add(msgs(0, 2, 2), noHeartbeat);
+      await until(() => h.running().length === 2, 'two at once');
+      h.release('2');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(commits).toEqual([]);
+      h.release('0');
+      await until(() => commits.length === 1, 'commit');
+      expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '4' }]]);
+      await c.drain();
+    });
+
+    it('a batch that fails at drain keeps itself and every later batch uncommitted, earlier ones committed', async () => {
+      const calls: string[] = [];
+      const gates = new Map<string, (fail: boolean) => void>();
+      const c2 = consumer(async (batch) => {
+        calls.push(batch[0]!.offset);
+        const fail = await new Promise<boolean>((r) => gates.set(batch[0]!.offset, r));
+        if (fail) throw new Error('handler failed');
+      }, 1_000, 2);
+      await c2.c.add(msgs(0, 0, 1), noHeartbeat);
+      await c2.c.add(msgs(0, 1, 1), noHeartbeat);
+      await until(() => gates.size === 2, 'two at once');
+      const drained = c2.c.drain();
+      gates.get('1')!(true);
+      await new Promise((r) => setTimeout(r, 20));
+      gates.get('0')!(false);
+      await drained;
+      expect(c2.commits).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
+    });
   });
 });

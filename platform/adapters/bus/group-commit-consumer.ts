@@ -32,6 +32,13 @@ export interface GroupCommitConsumerOptions {
   commit: (offsets: PartitionOffset[]) => Promise<void>;
   /** A batch handed to the handler holds at most this many value bytes (and at least one message). */
   maxBatchBytes: number;
+  /**
+   * Batches the handler works on at once (default 1). With more than one, a batch's database waits
+   * overlap the next one's CPU work; offsets are still committed in order, each only once every
+   * batch before it succeeded. Effects must then not depend on the order of batches (the error
+   * pipeline's counts are increments, its rows keyed by event id, its locks taken in id order).
+   */
+  maxInFlight?: number;
   retry: { initialMs: number; maxMs: number };
   log: Logger;
 }
@@ -39,7 +46,13 @@ export interface GroupCommitConsumerOptions {
 export class GroupCommitConsumer {
   private pending: ConsumedMessage[] = [];
   private pendingBytes = 0;
-  private running: Promise<void> | null = null;
+  /** Batches handed to the handler, oldest first; removed (and committed) in this order once done. */
+  private readonly inFlight: Array<{ batch: ConsumedMessage[]; done: boolean }> = [];
+  /** Commits run one after another, in batch order. */
+  private committing: Promise<void> = Promise.resolve();
+  private idleWaiters: Array<() => void> = [];
+  /** Batches the handler is working on now (in inFlight and not done). */
+  private running = 0;
   private stopping = false;
   /** Set by drain(): what is pending is still handled, but a failing batch is no longer retried. */
   private draining = false;
@@ -78,7 +91,8 @@ export class GroupCommitConsumer {
    */
   async drain(): Promise<void> {
     this.draining = true;
-    while (this.running) await this.running;
+    while (this.inFlight.length || this.running) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+    await this.committing;
     this.stopping = true;
     this.pending = [];
     this.pendingBytes = 0;
@@ -86,22 +100,32 @@ export class GroupCommitConsumer {
   }
 
   private start(): void {
-    if (this.running) return;
-    this.running = this.loop().finally(() => {
-      this.running = null;
-    });
-  }
-
-  private async loop(): Promise<void> {
-    while (this.pending.length && !this.stopping) {
-      const batch = this.take();
+    const max = this.opts.maxInFlight ?? 1;
+    // Finished batches wait in inFlight for an earlier one to finish too; at most `max` more than
+    // run, so a batch that keeps failing does not let finished-but-uncommitted ones pile up.
+    while (this.running < max && this.inFlight.length < 2 * max && this.pending.length && !this.stopping) {
+      const entry = { batch: this.take(), done: false };
+      this.inFlight.push(entry);
+      this.running++;
       this.wakeWaiters();
-      if (!(await this.handleWithRetry(batch))) {
-        // Stopping with the batch still failing: leave it and everything after it uncommitted.
-        this.stopping = true;
-        return;
-      }
-      await this.commitAfter(batch);
+      void this.handleWithRetry(entry.batch).then((ok) => {
+        this.running--;
+        if (!ok) {
+          // Stopping with the batch still failing: leave it and everything after it uncommitted.
+          this.stopping = true;
+          const at = this.inFlight.indexOf(entry);
+          if (at >= 0) this.inFlight.splice(at);
+        } else {
+          entry.done = true;
+          const finished: ConsumedMessage[][] = [];
+          while (this.inFlight[0]?.done) finished.push(this.inFlight.shift()!.batch);
+          if (finished.length) this.committing = this.committing.then(() => this.commitAfter(finished.flat()));
+        }
+        void this.committing.then(() => {
+          if (!this.inFlight.length && !this.running) for (const wake of this.idleWaiters.splice(0)) wake();
+        });
+        this.start();
+      });
     }
   }
 

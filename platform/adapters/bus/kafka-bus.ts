@@ -2,7 +2,7 @@ import './kafkajs-native-crc.ts';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
-import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
+import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type SubscribeOptions, type Subscription } from '../../ports/bus.ts';
 
 /**
  * Kafka bus (kafkajs). Publish is the edge's hot path: one producer.send per batch, no compression,
@@ -47,8 +47,6 @@ export interface KafkaBusOptions {
   brokers: string[];
   clientId: string;
   logger: Logger;
-  /** Defaults to PARTITIONS_CONSUMED_CONCURRENTLY; the bench sets 1 to measure the difference. */
-  partitionsConsumedConcurrently?: number;
   /** Defaults to MAX_BATCH_BYTES. */
   maxBatchBytes?: number;
 }
@@ -97,7 +95,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     }
   }
 
-  async function subscribe(topic: string, groupId: string, handler: BatchHandler): Promise<Subscription> {
+  async function subscribe(topic: string, groupId: string, handler: BatchHandler, subOpts: SubscribeOptions = {}): Promise<Subscription> {
     const consumer = kafka.consumer({
       groupId,
       maxWaitTimeInMs: FETCH_MAX_WAIT_MS,
@@ -117,12 +115,13 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       handler,
       commit: (offsets) => consumer.commitOffsets(offsets),
       maxBatchBytes: opts.maxBatchBytes ?? MAX_BATCH_BYTES,
+      maxInFlight: subOpts.maxInFlight,
       retry: { initialMs: HANDLER_RETRY_MS.initial, maxMs: HANDLER_RETRY_MS.max },
       log: sublog,
     });
     await consumer.run({
       autoCommit: false,
-      partitionsConsumedConcurrently: opts.partitionsConsumedConcurrently ?? PARTITIONS_CONSUMED_CONCURRENTLY,
+      partitionsConsumedConcurrently: PARTITIONS_CONSUMED_CONCURRENTLY,
       eachBatchAutoResolve: false,
       eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
         if (!batch.messages.length || stopping || !isRunning() || isStale()) return;
