@@ -10,6 +10,7 @@ import type { ErrorBatchMessage, StampedErrorEvent } from '../../schemas/error-e
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
 import { createErrorPipeline, startErrorPipeline } from './error-pipeline.ts';
+import { pruneConsumedLedger } from './ledger-retention.ts';
 import type { ErrorCaps } from './steps/caps-step.ts';
 
 /**
@@ -178,6 +179,21 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(g!.count).toBe(25);
     expect(g!.samples).toHaveLength(20);
     expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(5).reverse().map((e) => e.eventId));
+  });
+
+  it('forgets consumed event ids after the retention window, in batches, and keeps newer ones', async () => {
+    const p = await h.newProject();
+    const recent = event({ message: 'recently consumed' });
+    await h.publish(batch(p.id, [recent]));
+    const old = [randomUUID(), randomUUID(), randomUUID()];
+    await h.platform.db.query(
+      `INSERT INTO error_events_consumed (event_id, project_id, outcome, consumed_at) SELECT id, $2, 'accepted', now() - interval '8 days' FROM unnest($1::text[]) AS id`,
+      [old, p.id],
+    );
+    const removed = await pruneConsumedLedger(h.platform.db, { keepMs: 7 * 24 * 3600 * 1000, batchSize: 2 });
+    expect(removed).toBeGreaterThanOrEqual(3);
+    const left = await h.platform.db.query<{ event_id: string }>('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [[...old, recent.eventId]]);
+    expect(left.rows.map((r) => r.event_id)).toEqual([recent.eventId]);
   });
 
   it('keeps the ring right when one batch brings more occurrences than it holds', async () => {

@@ -18,6 +18,8 @@
  *                the commit and this insert
  *  9. alert      send the claimed mails, detached: mail never fails or blocks the batch
  *
+ * The ledger remembers event ids for the re-delivery window only (7 days, ledger-retention.ts).
+ *
  * The handler resolves only after step 8; the bus commits the offsets after that.
  */
 import { publicBaseUrl } from '../../platform/config.ts';
@@ -39,6 +41,7 @@ import { createGroupStep } from './steps/group-step.ts';
 import { createOccurrenceStep, occurrenceRow } from './steps/occurrence-step.ts';
 import type { DropReason, FingerprintedEvent, IncomingEvent, StampedEvent } from './steps/outcome.ts';
 import { createScrubStep } from './steps/scrub-step.ts';
+import { schedulePruning } from './ledger-retention.ts';
 
 export interface ErrorPipelineDeps {
   db: RelationalStore;
@@ -242,6 +245,8 @@ export interface StartErrorPipelineOptions {
   consumerGroup?: string;
   /** Defaults to BATCHES_IN_FLIGHT; the bench sets 1 to measure the difference. */
   batchesInFlight?: number;
+  /** How often the consumed-events ledger is pruned (ledger-retention.ts); false: never (tests). */
+  ledgerPruneIntervalMs?: number | false;
 }
 
 export async function startErrorPipeline(platform: Platform, opts: StartErrorPipelineOptions = {}): Promise<Subscription> {
@@ -265,8 +270,10 @@ export async function startErrorPipeline(platform: Platform, opts: StartErrorPip
     const summary = await pipeline.handleBatch(batches);
     logger.debug(summary, 'error batch processed');
   }, { maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT });
+  const pruning = opts.ledgerPruneIntervalMs === false ? undefined : schedulePruning(platform.db, logger, opts.ledgerPruneIntervalMs);
   return {
     async stop() {
+      await pruning?.stop();
       await sub.stop();
       await pipeline.idle();
     },

@@ -1,0 +1,58 @@
+import type { Logger } from '../../platform/logger.ts';
+import type { Queryable } from '../../platform/ports/relational-store.ts';
+
+/**
+ * Retention of the consumed-events ledger (error_events_consumed). The ledger makes re-delivery
+ * harmless: an event id already there changes nothing. A message is delivered again only while its
+ * offset is uncommitted (after a crash, a failed batch, a rebalance), and never later than the topic
+ * keeps it, so ids need to be remembered for that long and no longer. Without pruning the table would
+ * grow by one row per event forever.
+ *
+ * Kafka's default retention is 7 days (docker-compose keeps the default), hence the default here.
+ */
+export const LEDGER_RETENTION = {
+  keepMs: 7 * 24 * 60 * 60 * 1000,
+  /** How often a processor prunes; several processors pruning at once only wait on each other's rows. */
+  intervalMs: 10 * 60 * 1000,
+  /** Rows deleted per statement, so one prune never holds many locks or one long transaction. */
+  batchSize: 10_000,
+};
+
+/** Delete ledger rows consumed longer than `keepMs` ago (database time), in batches; returns how many. */
+export async function pruneConsumedLedger(db: Queryable, opts: { keepMs?: number; batchSize?: number } = {}): Promise<number> {
+  const keepSec = (opts.keepMs ?? LEDGER_RETENTION.keepMs) / 1000;
+  const batchSize = opts.batchSize ?? LEDGER_RETENTION.batchSize;
+  let total = 0;
+  for (;;) {
+    const r = await db.query(
+      `DELETE FROM error_events_consumed WHERE event_id IN (
+         SELECT event_id FROM error_events_consumed WHERE consumed_at < now() - make_interval(secs => $1) LIMIT $2)`,
+      [keepSec, batchSize],
+    );
+    total += r.rowCount;
+    if (r.rowCount < batchSize) return total;
+  }
+}
+
+/** Prune every `intervalMs` (the first time after a random part of it, so processors spread out). */
+export function schedulePruning(db: Queryable, logger: Logger, intervalMs = LEDGER_RETENTION.intervalMs): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  let stopped = false;
+  const run = () => {
+    running = pruneConsumedLedger(db)
+      .then((n) => n && logger.info({ pruned: n }, 'consumed-events ledger pruned'))
+      .catch((err) => logger.warn({ err }, 'pruning the consumed-events ledger failed; retried next time'))
+      .finally(() => {
+        if (!stopped) timer = setTimeout(run, intervalMs).unref();
+      });
+  };
+  timer = setTimeout(run, Math.random() * intervalMs).unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+    },
+  };
+}
