@@ -251,5 +251,19 @@ describe('group-commit consumer', () => {
       await drained;
       expect(c2.commits).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
     });
+
+    it('while one batch keeps failing, at most two finished batches wait behind it uncommitted', async () => {
+      const handled: string[] = [];
+      const { c, commits } = consumer(async (batch) => {
+        if (batch[0]!.offset === '0') throw new Error('keeps failing');
+        handled.push(batch[0]!.offset);
+      }, 10, 2);
+      for (let i = 0; i < 6; i++) await c.add(msgs(0, i, 1, 10), noHeartbeat);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(handled).toEqual(['1', '2', '3']);
+      expect(commits).toEqual([]);
+      await c.drain();
+      expect(commits).toEqual([]);
+    });
   });
 });
