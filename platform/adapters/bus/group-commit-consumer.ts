@@ -13,7 +13,8 @@ import type { BatchHandler, ConsumedMessage } from '../../ports/bus.ts';
  * at low load every fetch is handled at once; under load the batches grow to `maxBatchBytes`.
  *
  * Guarantees kept from one-call-per-fetch:
- *  - order within a partition (messages are appended in fetch order, batches run one at a time);
+ *  - order within a partition (messages are appended in fetch order; with the default of one batch in
+ *    flight, batches run one at a time; with `maxInFlight` above 1 only the commits keep the order);
  *  - at least once: a failed batch is retried in place with backoff, nothing after it is committed,
  *    and when the subscription stops with a batch still failing, it is left uncommitted for the next
  *    member of the group;
