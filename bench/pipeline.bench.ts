@@ -124,7 +124,9 @@ async function main(): Promise<void> {
       await db.query(`DELETE FROM error_events_consumed WHERE project_id IN (${owned})`, [userId]);
       await db.query(`DELETE FROM projects WHERE owner_id = $1`, [userId]);
       await db.query(`DELETE FROM users WHERE id = $1`, [userId]);
-      await db.query('VACUUM error_groups, error_events_consumed, error_monthly_usage');
+      const tables = ['error_groups', 'error_group_samples', 'error_events_consumed', 'error_monthly_usage'];
+      const present = (await db.query<{ t: string }>('SELECT tablename AS t FROM pg_tables WHERE tablename = ANY($1::text[])', [tables])).rows.map((r) => r.t);
+      await db.query(`VACUUM ${present.join(', ')}`);
     });
     await db.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'x')`, [userId, `${userId}@bench.test`]);
     const projects: Array<{ id: string; keys: string[] }> = [];
