@@ -169,6 +169,23 @@ describe('group-commit consumer', () => {
     expect(h.calls).toHaveLength(2);
   });
 
+  it('commits nothing for a partition this member no longer owns', async () => {
+    const owned = new Set([0, 1]);
+    const commits: PartitionOffset[][] = [];
+    const c = new GroupCommitConsumer({
+      handler: async () => undefined,
+      commit: async (o) => void commits.push(o),
+      owns: (_t, p) => owned.has(p),
+      maxBatchBytes: 1_000,
+      retry: { initialMs: 1, maxMs: 2 },
+      log,
+    });
+    owned.delete(1); // a rebalance moved partition 1 away while its messages were queued
+    await c.add([...msgs(0, 3, 1), ...msgs(1, 9, 1)], noHeartbeat);
+    await c.drain();
+    expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '4' }]]);
+  });
+
   it('never moves a committed offset back when older messages come again', async () => {
     const h = gatedHandler();
     const { c, commits } = consumer(h.handler);

@@ -40,6 +40,12 @@ export interface GroupCommitConsumerOptions {
    * pipeline's counts are increments, its rows keyed by event id, its locks taken in id order).
    */
   maxInFlight?: number;
+  /**
+   * Whether this member still owns a partition (default: always). After a rebalance moved a partition
+   * away, a batch that held its messages may finish after the new owner committed further; committing
+   * it then would move the group's offset back (and replay what the new owner handled). Skipped.
+   */
+  owns?: (topic: string, partition: number) => boolean;
   retry: { initialMs: number; maxMs: number };
   log: Logger;
 }
@@ -163,7 +169,9 @@ export class GroupCommitConsumer {
 
   private async commitAfter(batch: ConsumedMessage[]): Promise<void> {
     const next = new Map<string, PartitionOffset>();
+    const owns = this.opts.owns ?? (() => true);
     for (const m of batch) {
+      if (!owns(m.topic, m.partition)) continue;
       const key = `${m.partition}\u0000${m.topic}`;
       const offset = BigInt(m.offset) + 1n;
       if (offset <= (this.committed.get(key) ?? -1n)) continue;

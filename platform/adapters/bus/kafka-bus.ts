@@ -111,9 +111,15 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     await consumer.connect();
     // A new group starts at the beginning, so nothing published before it first joined is missed.
     await consumer.subscribe({ topic, fromBeginning: true });
+    // This member's partitions, from its latest group join (unknown, so all, before the first).
+    let assigned: Map<string, Set<number>> | undefined;
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      assigned = new Map(Object.entries(e.payload.memberAssignment).map(([t, ps]) => [t, new Set(ps)]));
+    });
     const batches = new GroupCommitConsumer({
       handler,
       commit: (offsets) => consumer.commitOffsets(offsets),
+      owns: (t, p) => !assigned || (assigned.get(t)?.has(p) ?? false),
       maxBatchBytes: opts.maxBatchBytes ?? MAX_BATCH_BYTES,
       maxInFlight: subOpts.maxInFlight,
       retry: { initialMs: HANDLER_RETRY_MS.initial, maxMs: HANDLER_RETRY_MS.max },
