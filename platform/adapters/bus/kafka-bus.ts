@@ -1,4 +1,5 @@
 import './kafkajs-native-crc.ts';
+import './kafkajs-request-queue-fix.ts';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
