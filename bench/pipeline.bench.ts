@@ -29,6 +29,7 @@ import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { computeFingerprint, groupIdFor } from '../processor/errors/fingerprint.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
+import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -100,7 +101,7 @@ async function main(): Promise<void> {
       TRUST_PROXY: 'true',
     };
     const id = randomUUID();
-    const testing = { errorTopic: `errors.events.bench.${id}`, errorConsumerGroup: `bench-errors-${id}`, projectEventsTopic: `project.events.bench.${id}`, webhookConsumerGroup: `bench-webhooks-${id}` };
+    const testing = isolatedTopics('bench');
     const roles: Record<string, RoleProcess> = {};
     for (const role of ['processor', 'api', 'ingest'] as const) {
       // BENCH_PROFILE=processor (or ingest, api) writes that role's V8 CPU profile to ./profiles at exit.

@@ -60,8 +60,27 @@ function matchesParsed(h: HostPort, pattern: string): boolean {
   return h.name === p.name;
 }
 
-/** `name[:port]` split and normalised; null when malformed (an empty name or a port that is not 0-65535). */
+/**
+ * Parsed hosts and patterns, by their text. The edge checks every browser request's host against the
+ * project's patterns (twice: origin, then caps) and the processor every event's: the same few strings
+ * each time, so each is parsed once. Cleared when it grows past SPLIT_CACHE_MAX (hosts come from
+ * clients).
+ */
+const splitCache = new Map<string, HostPort | null>();
+const SPLIT_CACHE_MAX = 10_000;
+
 function splitHostPort(raw: string): HostPort | null {
+  let parsed = splitCache.get(raw);
+  if (parsed === undefined) {
+    if (splitCache.size >= SPLIT_CACHE_MAX) splitCache.clear();
+    parsed = parseHostPort(raw);
+    splitCache.set(raw, parsed);
+  }
+  return parsed;
+}
+
+/** `name[:port]` split and normalised; null when malformed (an empty name or a port that is not 0-65535). */
+function parseHostPort(raw: string): HostPort | null {
   const s = raw.trim().toLowerCase();
   let name = s;
   let port: string | undefined;

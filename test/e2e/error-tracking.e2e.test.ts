@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +5,9 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { start, type Running, type StartOptions } from '../../platform/service.ts';
-import { backendUrl, describeWith } from '../support/backends.ts';
+import { describeWith } from '../support/backends.ts';
+import { distributedEnv } from './support/distributed-env.ts';
+import { isolatedTopics } from './support/isolated-topics.ts';
 import { parseMessage, startSmtpReceiver } from '../support/smtp-receiver.ts';
 import { defineErrorTrackingScenarios, type E2eService } from './error-tracking.scenarios.ts';
 
@@ -64,29 +65,8 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'error tracking end t
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-distributed-'));
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      LOG_LEVEL: 'silent',
-      PUBLIC_BASE_URL: 'http://localhost:8080',
-      SETTINGS_REFRESH_MS: REFRESH_MS,
-      DATABASE_URL: backendUrl('postgres')!,
-      CLICKHOUSE_URL: backendUrl('clickhouse')!,
-      KAFKA_BROKERS: backendUrl('kafka')!,
-      REDIS_URL: backendUrl('redis')!,
-      SMTP_URL: smtp.url,
-    });
-    // Topics and groups of this run alone: other files on the same Kafka cluster never share them.
-    const id = randomUUID();
-    const opts: StartOptions = {
-      testing: {
-        errorTopic: `errors.events.e2e.${id}`,
-        errorConsumerGroup: `e2e-errors-${id}`,
-        projectEventsTopic: `project.events.e2e.${id}`,
-        webhookConsumerGroup: `e2e-webhooks-${id}`,
-      },
-    };
+    const config = loadConfig(distributedEnv({ dataDir, smtpUrl: smtp.url, overrides: { SETTINGS_REFRESH_MS: REFRESH_MS } }));
+    const opts: StartOptions = { testing: isolatedTopics('e2e') };
     const processor = await start('processor', config, logger, opts);
     roles.push(processor);
     const api = await start('api', config, logger, opts);

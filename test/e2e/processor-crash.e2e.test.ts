@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,7 +5,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { start, type Running, type StartOptions } from '../../platform/service.ts';
-import { backendUrl, describeWith } from '../support/backends.ts';
+import { describeWith } from '../support/backends.ts';
+import { distributedEnv } from './support/distributed-env.ts';
+import { isolatedTopics } from './support/isolated-topics.ts';
 import { startSmtpReceiver } from '../support/smtp-receiver.ts';
 import { edgeKnows } from './error-tracking.scenarios.ts';
 import { eventually, newProject, postBatch, signedInUser, type ServiceUrls } from './support/http-client.ts';
@@ -34,21 +35,8 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
-    env = {
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'e2e-crash-')),
-      LOG_LEVEL: 'silent',
-      PUBLIC_BASE_URL: 'http://localhost:8080',
-      SETTINGS_REFRESH_MS: '250',
-      DATABASE_URL: backendUrl('postgres')!,
-      CLICKHOUSE_URL: backendUrl('clickhouse')!,
-      KAFKA_BROKERS: backendUrl('kafka')!,
-      REDIS_URL: backendUrl('redis')!,
-      SMTP_URL: smtp.url,
-    };
-    const id = randomUUID();
-    testing = { errorTopic: `errors.events.crash.${id}`, errorConsumerGroup: `crash-errors-${id}`, projectEventsTopic: `project.events.crash.${id}`, webhookConsumerGroup: `crash-webhooks-${id}` };
+    env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-crash-')), smtpUrl: smtp.url, overrides: { SETTINGS_REFRESH_MS: '250' } });
+    testing = isolatedTopics('crash');
     const config = loadConfig(env);
     const logger = createLogger('silent', 'e2e-crash');
     api = await start('api', config, logger, { testing });

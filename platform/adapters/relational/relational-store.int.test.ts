@@ -22,6 +22,19 @@ const migrationVersions = async () =>
     .map((n) => n.replace(/\.sql$/, ''))
     .sort();
 
+/** Every migration applies on the first run, none on the second, and all are recorded; closes `db`. */
+async function expectMigrationsAppliedOnce(db: RelationalStore): Promise<void> {
+  try {
+    const versions = await migrationVersions();
+    expect(await migrateRelational(db)).toEqual(versions);
+    expect(await migrateRelational(db)).toEqual([]);
+    const recorded = await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+    expect(recorded.rows.map((r) => r.version)).toEqual(versions);
+  } finally {
+    await db.close();
+  }
+}
+
 const freshName = (stem: string) => `ct_${stem}_${randomBytes(5).toString('hex')}`;
 
 /** Drop what a test created; refuses unless the database is a test database. */
@@ -162,15 +175,7 @@ describe('relational store: PGlite (in memory)', () => {
 
   it('applies migrations once; a second run is a no-op', async () => {
     const db = await createPgliteStore();
-    try {
-      const versions = await migrationVersions();
-      expect(await migrateRelational(db)).toEqual(versions);
-      expect(await migrateRelational(db)).toEqual([]);
-      const recorded = await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
-      expect(recorded.rows.map((r) => r.version)).toEqual(versions);
-    } finally {
-      await db.close();
-    }
+    await expectMigrationsAppliedOnce(db);
   });
 
   it('the dropping helper refuses a database whose name lacks "test"', async () => {
@@ -211,15 +216,7 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
     it('applies migrations once; a second run is a no-op', async () => {
       const schema = await freshSchema();
       const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 2 });
-      try {
-        const versions = await migrationVersions();
-        expect(await migrateRelational(db)).toEqual(versions);
-        expect(await migrateRelational(db)).toEqual([]);
-        const recorded = await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
-        expect(recorded.rows.map((r) => r.version)).toEqual(versions);
-      } finally {
-        await db.close();
-      }
+      await expectMigrationsAppliedOnce(db);
     });
 
     it('two processes migrating at once apply each version exactly once', async () => {
