@@ -22,6 +22,7 @@ import { newId } from '../platform/tokens.ts';
 import { claimDue } from '../processor/webhooks/delivery-store.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { makeSelfSignedCert } from '../test/support/https-receiver.ts';
+import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 3000);
@@ -72,7 +73,7 @@ async function main() {
   const logger = createLogger('silent', 'bench');
   const platform = await createPlatform(config, logger, {
     analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
-    limiter: { adapter: 'memory', hit: async () => ({ allowed: true, remaining: 1, retryAfterSec: 1 }), close: async () => undefined },
+    limiter: allowAllLimiter,
     mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
     testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert },
   });

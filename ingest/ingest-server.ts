@@ -303,9 +303,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       reject('too_large');
       sendError(res, st, 'payload_too_large', `body exceeds ${maxBody} bytes`, cors, { close: true });
     });
-    const limits = Promise.all([
-      limiter.hit(`errors:ki:${keyId}:${ip}`, rate.perKeyAndIpPerMinute, MINUTE_MS),
-      limiter.hit(`errors:k:${keyId}`, rate.perKeyPerMinute, MINUTE_MS),
+    const limits = limiter.hitAll([
+      { key: `errors:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
+      { key: `errors:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
     ]);
     void handleBody(res, st, body, limits, { projectId, originHost, defaultRuntime, cors });
   });

@@ -3,6 +3,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { publishProjectEvent } from '../../platform/project-events.ts';
 import { describeWith } from '../../test/support/backends.ts';
+import { allowAllLimiter } from '../../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../../test/support/platform.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
@@ -24,7 +25,7 @@ describeWith(['postgres', 'kafka'], 'webhooks through Kafka and Postgres', () =>
       overrides: {
         clock: new ManualClock(Date.now()),
         analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
-        limiter: { adapter: 'memory', hit: async () => ({ allowed: true, remaining: 1, retryAfterSec: 1 }), close: async () => undefined },
+        limiter: allowAllLimiter,
         mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
         testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert },
       },

@@ -105,15 +105,17 @@ export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBu
 /** Fixed one-window counters in memory (tests only; the memory-limiter adapter is the product's). */
 export function createCountingLimiter(): RateLimiter & { hits: Map<string, number> } {
   const hits = new Map<string, number>();
+  const hitNow = (key: string, limit: number, windowMs: number): RateDecision => {
+    const n = (hits.get(key) ?? 0) + 1;
+    hits.set(key, n);
+    const allowed = n <= limit;
+    return { allowed, remaining: Math.max(0, limit - n), retryAfterSec: allowed ? 1 : Math.ceil(windowMs / 1000) };
+  };
   return {
     adapter: 'memory',
     hits,
-    async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-      const n = (hits.get(key) ?? 0) + 1;
-      hits.set(key, n);
-      const allowed = n <= limit;
-      return { allowed, remaining: Math.max(0, limit - n), retryAfterSec: allowed ? 1 : Math.ceil(windowMs / 1000) };
-    },
+    hit: async (key, limit, windowMs) => hitNow(key, limit, windowMs),
+    hitAll: async (all) => all.map((h) => hitNow(h.key, h.limit, h.windowMs)),
     async close() {},
   };
 }
@@ -122,5 +124,6 @@ export function createCountingLimiter(): RateLimiter & { hits: Map<string, numbe
 export const allowAllLimiter: RateLimiter = {
   adapter: 'memory',
   hit: async (_key: string, limit: number) => ({ allowed: true, remaining: limit, retryAfterSec: 1 }),
+  hitAll: async (all) => all.map((h) => ({ allowed: true, remaining: h.limit, retryAfterSec: 1 })),
   close: async () => undefined,
 };

@@ -2,8 +2,8 @@ import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Mailer } from '../../platform/ports/mailer.ts';
-import type { RateLimiter } from '../../platform/ports/rate-limiter.ts';
 import { newId } from '../../platform/tokens.ts';
+import { allowAllLimiter } from './ingest-fixtures.ts';
 import { createTestPlatform } from './platform.ts';
 
 /**
@@ -12,7 +12,6 @@ import { createTestPlatform } from './platform.ts';
  * analytical store, the limiter nor the mailer, so those are inert here (keeps chDB out of it).
  */
 const inertAnalytics: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
-const inertLimiter: RateLimiter = { adapter: 'memory', hit: async () => ({ allowed: true, remaining: 1, retryAfterSec: 1 }), close: async () => undefined };
 const inertMailer: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?: string; clock?: ManualClock; keepAnalytics?: boolean } = {}): Promise<Platform & { clock: ManualClock }> {
@@ -21,7 +20,7 @@ export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?:
     real: { postgres: opts.postgres },
     overrides: {
       clock,
-      ...(opts.keepAnalytics ? {} : { analytics: inertAnalytics, limiter: inertLimiter, mailer: inertMailer }),
+      ...(opts.keepAnalytics ? {} : { analytics: inertAnalytics, limiter: allowAllLimiter, mailer: inertMailer }),
       testing: { allowLoopbackWebhooks: true, webhookCa: opts.ca },
     },
   });

@@ -1,5 +1,5 @@
 import type { Clock } from '../../clock.ts';
-import type { RateDecision, RateLimiter } from '../../ports/rate-limiter.ts';
+import type { RateDecision, RateHit, RateLimiter } from '../../ports/rate-limiter.ts';
 
 /**
  * In-memory fixed-window limiter: one node's counters. Windows are aligned to the epoch
@@ -25,6 +25,26 @@ export function createMemoryLimiter(clock: Clock): RateLimiter & { readonly size
     for (const [k, c] of counters) if (c.resetAt <= now) counters.delete(k);
   }
 
+  function hitNow(key: string, limit: number, windowMs: number): RateDecision {
+    const now = clock.now();
+    if (++hitsSinceSweep >= SWEEP_EVERY) {
+      hitsSinceSweep = 0;
+      sweep(now);
+    }
+    const windowIndex = Math.floor(now / windowMs);
+    const mapKey = `${windowMs}:${key}`;
+    const resetAt = (windowIndex + 1) * windowMs;
+    let c = counters.get(mapKey);
+    if (!c || c.resetAt !== resetAt) {
+      c = { count: 0, resetAt };
+      counters.set(mapKey, c);
+    }
+    c.count++;
+    const retryAfterSec = Math.max(1, Math.ceil((resetAt - now) / 1000));
+    if (c.count > limit) return { allowed: false, remaining: 0, retryAfterSec };
+    return { allowed: true, remaining: limit - c.count, retryAfterSec };
+  }
+
   return {
     adapter: 'memory',
     /** Counters held right now (for tests of the sweep). */
@@ -32,23 +52,10 @@ export function createMemoryLimiter(clock: Clock): RateLimiter & { readonly size
       return counters.size;
     },
     async hit(key: string, limit: number, windowMs: number): Promise<RateDecision> {
-      const now = clock.now();
-      if (++hitsSinceSweep >= SWEEP_EVERY) {
-        hitsSinceSweep = 0;
-        sweep(now);
-      }
-      const windowIndex = Math.floor(now / windowMs);
-      const mapKey = `${windowMs}:${key}`;
-      const resetAt = (windowIndex + 1) * windowMs;
-      let c = counters.get(mapKey);
-      if (!c || c.resetAt !== resetAt) {
-        c = { count: 0, resetAt };
-        counters.set(mapKey, c);
-      }
-      c.count++;
-      const retryAfterSec = Math.max(1, Math.ceil((resetAt - now) / 1000));
-      if (c.count > limit) return { allowed: false, remaining: 0, retryAfterSec };
-      return { allowed: true, remaining: limit - c.count, retryAfterSec };
+      return hitNow(key, limit, windowMs);
+    },
+    async hitAll(hits: readonly RateHit[]): Promise<RateDecision[]> {
+      return hits.map((h) => hitNow(h.key, h.limit, h.windowMs));
     },
     async close() {
       counters.clear();

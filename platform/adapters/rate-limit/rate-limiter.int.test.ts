@@ -52,6 +52,23 @@ function limiterContract(make: (clock: ManualClock) => Promise<RateLimiter>) {
     expect(next).toMatchObject({ allowed: true, remaining: 1 });
   });
 
+  it('hitAll counts one hit against every key, each with its own limit, decisions in order', async () => {
+    const { limiter, key } = await fresh();
+    const both = () => limiter.hitAll([
+      { key: `${key}-narrow`, limit: 1, windowMs: MINUTE },
+      { key: `${key}-wide`, limit: 3, windowMs: MINUTE },
+    ]);
+    expect(await both()).toEqual([
+      { allowed: true, remaining: 0, retryAfterSec: 60 },
+      { allowed: true, remaining: 2, retryAfterSec: 60 },
+    ]);
+    // The narrow key refuses, and the wide one still counts the hit (as two hit() calls would).
+    expect((await both()).map((d) => [d.allowed, d.remaining])).toEqual([[false, 0], [true, 1]]);
+    expect((await limiter.hit(`${key}-wide`, 3, MINUTE))).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await limiter.hit(`${key}-narrow`, 1, MINUTE)).allowed).toBe(false);
+    expect(await limiter.hitAll([])).toEqual([]);
+  });
+
   it('keys are independent, and so are windows of different lengths for one key', async () => {
     const { limiter, key } = await fresh();
     await limiter.hit(key, 1, MINUTE);
