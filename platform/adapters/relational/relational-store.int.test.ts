@@ -219,6 +219,27 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
       await expectMigrationsAppliedOnce(db);
     });
 
+    it('error groups compress their samples ring and stack with lz4 when the server has it (0006)', async () => {
+      const schema = await freshSchema();
+      const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 2 });
+      try {
+        await migrateRelational(db);
+        const lz4 = (await db.query<{ ok: boolean }>(`SELECT 'lz4' = ANY (enumvals) AS ok FROM pg_settings WHERE name = 'default_toast_compression'`)).rows[0]!.ok;
+        const cols = await db.query<{ attname: string; attcompression: string }>(
+          `SELECT attname, attcompression::text FROM pg_attribute WHERE attrelid = $1::regclass AND attname IN ('samples', 'stack') ORDER BY attname`,
+          [`${schema}.error_groups`],
+        );
+        expect(cols.rows).toEqual([
+          { attname: 'samples', attcompression: lz4 ? 'l' : '' },
+          { attname: 'stack', attcompression: lz4 ? 'l' : '' },
+        ]);
+        // Debian's and the official Postgres images are built with lz4; CI runs on Debian's.
+        if (process.env.CI) expect(lz4).toBe(true);
+      } finally {
+        await db.close();
+      }
+    });
+
     it('two processes migrating at once apply each version exactly once', async () => {
       const schema = await freshSchema();
       const url = urlInSchema(backendUrl('postgres')!, schema);
