@@ -91,7 +91,7 @@ export async function listIssues(
 }
 
 export async function getIssue(db: Queryable, projectId: string, groupId: string) {
-  const r = await db.query<GroupRow>('SELECT * FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
+  const r = await db.query<GroupRow>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 AND id = $2', [projectId, groupId]);
   if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
   return toIssue(r.rows[0]);
 }

@@ -112,7 +112,7 @@ export async function groupsOf(platform: Platform, projectId: string) {
   const r = await platform.db.query<{
     id: string; fingerprint: string; name: string; message: string; status: string; count: string | number; env_counts: Record<string, number>;
     regression_count: number; samples: Array<Record<string, unknown>>; suggestion: string; culprit: string | null; stack: string;
-  }>('SELECT * FROM error_groups WHERE project_id = $1 ORDER BY count DESC, id', [projectId]);
+  }>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 ORDER BY count DESC, id', [projectId]);
   return r.rows.map((g) => ({ ...g, count: Number(g.count) }));
 }
 
@@ -204,6 +204,24 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const [g] = await groupsOf(h.platform, p.id);
     expect(g!.count).toBe(26);
     expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(6).reverse().map((e) => e.eventId));
+  });
+
+  it('keeps the 20 most recent samples when many small batches wrap the ring, writing one slot per batch', async () => {
+    const p = await h.newProject();
+    // 28 occurrences (under the harness's small production cap) in 24 batches of 1 or 2, so slots wrap.
+    const events = Array.from({ length: 28 }, (_, i) => event({ message: `Timeout after ${i} ms` }));
+    let batches = 0;
+    for (let i = 0; i < events.length; batches++) {
+      const n = i % 7 === 0 ? 2 : 1;
+      await h.publish(batch(p.id, events.slice(i, i + n)));
+      i += n;
+    }
+    expect(batches).toBeGreaterThan(20);
+    const [g] = await groupsOf(h.platform, p.id);
+    expect(g!.count).toBe(28);
+    expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(8).reverse().map((e) => e.eventId));
+    const slots = await h.platform.db.query<{ n: string | number }>('SELECT count(*) AS n FROM error_group_samples WHERE group_id = $1', [g!.id]);
+    expect(Number(slots.rows[0]!.n)).toBe(20);
   });
 
   it('stamps the environment on the server: origin domains, then deploy id, then git sha', async () => {
@@ -368,7 +386,7 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
       extra: { aws: 'AKIAIOSFODNN7EXAMPLE', nested: { password: 'anything', key: 'cx_live_Zm9vYmFyYmF6cXV4' }, keep: 'visible' },
     });
     await h.publish(batch(p.id, [e]));
-    const pgText = JSON.stringify((await h.platform.db.query('SELECT * FROM error_groups WHERE project_id = $1', [p.id])).rows);
+    const pgText = JSON.stringify((await h.platform.db.query('SELECT * FROM error_groups_with_samples WHERE project_id = $1', [p.id])).rows);
     const chText = JSON.stringify(await h.platform.analytics.query('SELECT * FROM error_occurrences FINAL WHERE project_id = {p:String}', { p: p.id }));
     for (const s of [...secrets, 'anything']) {
       expect(pgText).not.toContain(s);

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RelationalStore } from '../../ports/relational-store.ts';
-import { migrateRelational } from '../../migrate.ts';
+import { migrateRelational, splitStatements } from '../../migrate.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 import { createPgliteStore } from './pglite-store.ts';
 import { createPgStore } from './pg-store.ts';
@@ -219,22 +219,54 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
       await expectMigrationsAppliedOnce(db);
     });
 
-    it('error groups compress their samples ring and stack with lz4 when the server has it (0006)', async () => {
+    it('error group samples and stacks are compressed with lz4 when the server has it (0006)', async () => {
       const schema = await freshSchema();
       const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 2 });
       try {
         await migrateRelational(db);
         const lz4 = (await db.query<{ ok: boolean }>(`SELECT 'lz4' = ANY (enumvals) AS ok FROM pg_settings WHERE name = 'default_toast_compression'`)).rows[0]!.ok;
-        const cols = await db.query<{ attname: string; attcompression: string }>(
-          `SELECT attname, attcompression::text FROM pg_attribute WHERE attrelid = $1::regclass AND attname IN ('samples', 'stack') ORDER BY attname`,
-          [`${schema}.error_groups`],
+        const cols = await db.query<{ rel: string; attname: string; attcompression: string }>(
+          `SELECT attrelid::regclass::text AS rel, attname, attcompression::text FROM pg_attribute
+            WHERE (attrelid, attname) IN (($1::regclass, 'samples'), ($2::regclass, 'stack')) ORDER BY attname`,
+          [`${schema}.error_group_samples`, `${schema}.error_groups`],
         );
-        expect(cols.rows).toEqual([
-          { attname: 'samples', attcompression: lz4 ? 'l' : '' },
-          { attname: 'stack', attcompression: lz4 ? 'l' : '' },
+        expect(cols.rows.map((c) => [c.attname, c.attcompression])).toEqual([
+          ['samples', lz4 ? 'l' : ''],
+          ['stack', lz4 ? 'l' : ''],
         ]);
         // Debian's and the official Postgres images are built with lz4; CI runs on Debian's.
         if (process.env.CI) expect(lz4).toBe(true);
+      } finally {
+        await db.close();
+      }
+    });
+
+    it('rings kept in the group row before 0006 become the group\'s first slot, read back newest first', async () => {
+      const schema = await freshSchema();
+      const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 1 });
+      try {
+        // The schema as it was before 0006, with one group holding a ring in its row.
+        const before = (await migrationVersions()).filter((v) => v < '0006');
+        await db.query('CREATE TABLE schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())');
+        for (const v of before) {
+          for (const stmt of splitStatements(await readFile(path.join(migrationsDir, `${v}.sql`), 'utf8'))) await db.query(stmt);
+          await db.query('INSERT INTO schema_migrations (version) VALUES ($1)', [v]);
+        }
+        await db.query(`INSERT INTO users (id, email, password_hash) VALUES ('usr_m', 'm@example.test', 'x')`);
+        await db.query(`INSERT INTO projects (id, slug, name, owner_id) VALUES ('prj_m', 'm', 'm', 'usr_m')`);
+        await db.query(
+          `INSERT INTO error_groups (id, project_id, fingerprint, name, message, count, first_seen, last_seen, samples)
+           VALUES ('grp_old', 'prj_m', 'f1', 'E', 'm', 2, now(), now(), '[{"eventId":"b"},{"eventId":"a"}]'),
+                  ('grp_empty', 'prj_m', 'f2', 'E', 'm', 0, now(), now(), '[]')`,
+        );
+        expect(await migrateRelational(db)).toEqual((await migrationVersions()).filter((v) => v >= '0006'));
+        const rows = await db.query<{ id: string; sample_batches: number; samples: Array<{ eventId: string }> }>(
+          'SELECT id, sample_batches, samples FROM error_groups_with_samples ORDER BY id',
+        );
+        expect(rows.rows.map((r) => [r.id, Number(r.sample_batches), r.samples.map((x) => x.eventId)])).toEqual([
+          ['grp_empty', 0, []],
+          ['grp_old', 1, ['b', 'a']],
+        ]);
       } finally {
         await db.close();
       }

@@ -46,8 +46,9 @@ export function sampleOf(e: StampedEvent) {
   };
 }
 
-export function createGroupStep(deps: { samples?: number } = {}) {
-  const ring = deps.samples ?? LIMITS.groupSamples;
+export function createGroupStep() {
+  // The ring's length; error_groups_with_samples (migration 0006) reads the same number back.
+  const ring = LIMITS.groupSamples;
   /** `prior`: the batch's existing groups as the caps step locked and read them (capsStep's priorGroups). */
   return async function groupStep(tx: Queryable, accepted: StampedEvent[], prior: Map<string, PriorGroup>): Promise<GroupChange[]> {
     if (!accepted.length) return [];
@@ -83,28 +84,38 @@ export function createGroupStep(deps: { samples?: number } = {}) {
       };
     });
 
+    // One statement: upsert the groups (each counts one more sample batch), then write the batch's
+    // samples of each group into its slot, sample_batches mod ring (migration 0006), replacing what
+    // that slot held. Unchanged stacks keep their stored (toasted) value instead of being written again.
     await tx.query(
-      `INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
-                                      first_seen, last_seen, regression_count, suggestion, samples)
-       SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
-              x.first_seen, x.last_seen, 0, x.suggestion, x.samples
-         FROM jsonb_to_recordset($1::jsonb) AS x(id text, project_id text, fingerprint text, name text, message text, stack text,
-              culprit text, count bigint, env_counts jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
-       ON CONFLICT (project_id, fingerprint) DO UPDATE SET
-         count = g.count + EXCLUDED.count,
-         env_counts = g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
-                                         FROM jsonb_each_text(EXCLUDED.env_counts)),
-         first_seen = LEAST(g.first_seen, EXCLUDED.first_seen),
-         last_seen = GREATEST(g.last_seen, EXCLUDED.last_seen),
-         name = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.name ELSE g.name END,
-         message = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.message ELSE g.message END,
-         -- Unchanged stacks keep their stored (toasted) value instead of being written again.
-         stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen AND EXCLUDED.stack IS DISTINCT FROM g.stack THEN EXCLUDED.stack ELSE g.stack END,
-         culprit = COALESCE(g.culprit, EXCLUDED.culprit),
-         suggestion = COALESCE(g.suggestion, EXCLUDED.suggestion),
-         status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
-         regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
-         samples = jsonb_path_query_array(EXCLUDED.samples || g.samples, '$[0 to ${Number(ring) - 1}]')`,
+      `WITH x AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, project_id text, fingerprint text, name text, message text, stack text,
+                culprit text, count bigint, env_counts jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
+       ), up AS (
+         INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
+                                        first_seen, last_seen, regression_count, suggestion, sample_batches)
+         SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
+                x.first_seen, x.last_seen, 0, x.suggestion, 1
+           FROM x
+         ON CONFLICT (project_id, fingerprint) DO UPDATE SET
+           count = g.count + EXCLUDED.count,
+           env_counts = g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
+                                           FROM jsonb_each_text(EXCLUDED.env_counts)),
+           first_seen = LEAST(g.first_seen, EXCLUDED.first_seen),
+           last_seen = GREATEST(g.last_seen, EXCLUDED.last_seen),
+           name = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.name ELSE g.name END,
+           message = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.message ELSE g.message END,
+           stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen AND EXCLUDED.stack IS DISTINCT FROM g.stack THEN EXCLUDED.stack ELSE g.stack END,
+           culprit = COALESCE(g.culprit, EXCLUDED.culprit),
+           suggestion = COALESCE(g.suggestion, EXCLUDED.suggestion),
+           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
+           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+           sample_batches = g.sample_batches + 1
+         RETURNING g.id, g.sample_batches
+       )
+       INSERT INTO error_group_samples AS s (group_id, slot, seq, samples)
+       SELECT up.id, up.sample_batches % ${Number(ring)}, up.sample_batches, x.samples FROM up JOIN x ON x.id = up.id
+       ON CONFLICT (group_id, slot) DO UPDATE SET seq = EXCLUDED.seq, samples = EXCLUDED.samples`,
       [JSON.stringify(rows)],
     );
 
