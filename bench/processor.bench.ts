@@ -1,0 +1,182 @@
+/**
+ * The error processor and Postgres alone: CPU per event of `handleBatch` (scrub, fingerprint,
+ * environment, caps, groups, ledger, occurrence rows) and of the Postgres server, on 4,000-event
+ * batches built ahead (400 edge envelopes of 10 events, the pipeline bench's bodies, 120 projects,
+ * ~4,800 groups), one batch at a time, without Kafka, the edge or ClickHouse (occurrence rows are
+ * encoded as JSONEachRow and dropped). Works in a database of its own, created and dropped.
+ *
+ *   npx tsx bench/processor.bench.ts [--batches 30] [--rounds 1] [--statements]
+ *
+ * `--rounds 2` runs again in the same database after deleting the rows and a plain VACUUM, as the
+ * pipeline bench leaves the shared database between runs.
+ *
+ * `--statements` adds Postgres wall time per event for each statement (one batch at a time, so it is
+ * the server's time for that statement). Prints JSON.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import pg from 'pg';
+import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
+import type { Queryable, RelationalStore } from '../platform/ports/relational-store.ts';
+import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
+import { migrateRelational } from '../platform/migrate.ts';
+import { systemClock } from '../platform/clock.ts';
+import { createLogger } from '../platform/logger.ts';
+import { newId } from '../platform/tokens.ts';
+import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
+import { decodeErrorBatchMessage, encodeErrorBatchEnvelope } from '../schemas/error-event.ts';
+
+const args = process.argv.slice(2);
+const BATCHES = Number(args[args.indexOf('--batches') + 1] || 30) || 30;
+const STATEMENTS = args.includes('--statements');
+const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 1) || 1;
+const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
+const DB = `bench_processor_${process.pid}`;
+const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+
+/** Postgres server CPU in µs: every process named postgres on this machine. */
+function postgresCpuUs(): number {
+  let ticks = 0;
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      const s = readFileSync(`/proc/${p}/stat`, 'utf8');
+      if (!s.includes('(postgres)')) continue;
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // the process ended
+    }
+  }
+  return ticks * (1e6 / 100);
+}
+
+const admin = new pg.Client(`${SERVER}/postgres`);
+await admin.connect();
+await admin.query(`CREATE DATABASE ${DB}`);
+const db = await createPgStore(`${SERVER}/${DB}`);
+try {
+  await migrateRelational(db);
+  const userId = newId('usr_');
+  await db.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'x')`, [userId, `${userId}@bench.test`]);
+  const newProject = async (i: number) => {
+    const pid = newId('prj_');
+    await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [pid, `p${i}-${pid.slice(4, 12)}`, userId]);
+    await db.query(`INSERT INTO error_settings (project_id) VALUES ($1)`, [pid]);
+    return pid;
+  };
+  const projects: string[] = [];
+  for (let i = 0; i < 120; i++) projects.push(await newProject(i));
+  // The pipeline bench's bodies (bench/pipeline.bench.ts).
+  const messages = ["Cannot read properties of undefined (reading 'id')", 'Request to /api/items timed out after 3000 ms', 'Unexpected token < in JSON at position 0', 'Failed to fetch'];
+  const bodyFor = (n: number) =>
+    JSON.stringify({
+      batch: Array.from({ length: 10 }, (_, i) => ({
+        name: i % 2 ? 'TypeError' : 'Error',
+        message: `${messages[(n + i) % messages.length]} (widget ${i}, attempt ${n % 97})`,
+        stack: `TypeError: x\n    at render${(n + i) % 5} (https://app.example.com/assets/chunk-a1b2c3.js:${100 + i}:${20 + i})\n    at commit (https://app.example.com/node_modules/react-dom/index.js:1:1)\n    at flush (https://app.example.com/node_modules/react-dom/index.js:2:2)`,
+        path: `/dashboard/projects/${i}`,
+        userId: `usr_${n % 1000}`,
+        sessionId: `ses_${n % 5000}`,
+        extra: { route: '/dashboard', attempt: i, viewport: { w: 1280, h: 800 } },
+        runtime: 'browser',
+      })),
+    });
+  const bodies = Array.from({ length: 2_000 }, (_, i) => Buffer.from(bodyFor(i)));
+  let n = 0;
+  const envelopes = () =>
+    Array.from({ length: 400 }, () => {
+      const k = n++;
+      const eventIds = Array.from({ length: 10 }, () => randomUUID());
+      // Project and body vary independently, so each project sees all of its ~40 fingerprints, as in
+      // the pipeline bench: 4,800 groups, most touched by about one event per batch.
+      const body = bodies[(k + Math.floor(k / projects.length)) % bodies.length]!;
+      return encodeErrorBatchEnvelope({ projectId: projects[k % projects.length]!, originHost: null, receivedAt: Date.now(), defaultRuntime: 'node', eventIds }, body);
+    });
+
+  const statementMs = new Map<string, number>();
+  const timed = (q: Queryable): Queryable => ({
+    async query(sql, params) {
+      const t = performance.now();
+      try {
+        return await q.query(sql, params);
+      } finally {
+        const key = sql.replace(/\s+/g, ' ').trim().slice(0, 70);
+        statementMs.set(key, (statementMs.get(key) ?? 0) + performance.now() - t);
+      }
+    },
+  });
+  const store: RelationalStore = STATEMENTS ? { ...db, query: timed(db).query, transaction: (fn) => db.transaction((tx) => fn(timed(tx))) } : db;
+  const analytics = {
+    adapter: 'clickhouse',
+    command: async () => undefined,
+    query: async () => [],
+    close: async () => undefined,
+    insert: async (_table: string, rows: Array<Record<string, unknown>>) => {
+      let s = '';
+      for (const r of rows) s += JSON.stringify(r) + '\n';
+      if (!s) throw new Error('no rows');
+    },
+  } as AnalyticalStore;
+  const pipeline = createErrorPipeline({
+    db: store,
+    analytics,
+    mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+    clock: systemClock,
+    logger: createLogger('error', 'bench'),
+    publicBaseUrl: 'http://localhost:8080',
+  });
+
+  const runRound = async (round: number) => {
+  const batches = Array.from({ length: BATCHES + 3 }, envelopes);
+  log(`${BATCHES} batches of 4,000 events after 3 warm-up batches (which create the groups)`);
+  for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!));
+  statementMs.clear();
+  const cpu0 = process.cpuUsage();
+  const pg0 = postgresCpuUs();
+  const t0 = performance.now();
+  let events = 0;
+  for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!))).accepted;
+  const cpu = process.cpuUsage(cpu0);
+  const pgUs = postgresCpuUs() - pg0;
+  const wallMs = performance.now() - t0;
+  const per = (us: number) => Number((us / events).toFixed(1));
+  return {
+        round,
+        events,
+        processorCpuUsPerEvent: per(cpu.user + cpu.system),
+        postgresCpuUsPerEvent: per(pgUs),
+        eventsPerSecond: Math.round(events / (wallMs / 1000)),
+        groups: Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_groups')).rows[0]!.n),
+        ...(STATEMENTS ? { postgresUsPerEventByStatement: Object.fromEntries([...statementMs].sort((a, b) => b[1] - a[1]).map(([k, ms]) => [k, per(ms * 1000)])) } : {}),
+  };
+  };
+  const results = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (round > 1) {
+      // What the pipeline bench leaves behind between runs: its rows deleted, then a plain VACUUM.
+      await db.query('DELETE FROM error_events_consumed');
+      await db.query('DELETE FROM projects');
+      await db.query('VACUUM error_groups, error_group_samples, error_events_consumed, error_monthly_usage');
+      projects.length = 0;
+      for (let i = 0; i < 120; i++) projects.push(await newProject(i));
+    }
+    results.push(await runRound(round));
+  }
+  console.log(
+    JSON.stringify(
+      {
+        bench: 'processor',
+        machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.trim(), node: process.version, loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))) },
+        rounds: results,
+      },
+      null,
+      2,
+    ),
+  );
+} finally {
+  await db.close();
+  await admin.query(`DROP DATABASE IF EXISTS ${DB}`);
+  await admin.end();
+}
