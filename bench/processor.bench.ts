@@ -16,6 +16,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
 import type { Queryable, RelationalStore } from '../platform/ports/relational-store.ts';
@@ -133,12 +135,24 @@ try {
   log(`${BATCHES} batches of 4,000 events after 3 warm-up batches (which create the groups)`);
   for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!));
   statementMs.clear();
+  // BENCH_PROFILE=<file>: a V8 CPU profile of the measured batches of the first round.
+  const profiler = process.env.BENCH_PROFILE && round === 1 ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
   const cpu0 = process.cpuUsage();
   const pg0 = postgresCpuUs();
   const t0 = performance.now();
   let events = 0;
   for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!))).accepted;
   const cpu = process.cpuUsage(cpu0);
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   const pgUs = postgresCpuUs() - pg0;
   const wallMs = performance.now() - t0;
   const per = (us: number) => Number((us / events).toFixed(1));

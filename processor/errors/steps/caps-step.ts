@@ -24,6 +24,9 @@ export interface PriorGroup {
   id: string;
   status: string;
   env_counts: Record<string, number>;
+  /** The group has no culprit (no in-app frame so far) or no suggestion yet: the group step fills them. */
+  no_culprit: boolean;
+  no_suggestion: boolean;
 }
 
 export interface CapsResult {
@@ -32,8 +35,15 @@ export interface CapsResult {
   priorGroups: Map<string, PriorGroup>;
 }
 
+/** The UTC month `YYYY-MM` of a time; the last month seen is kept, since a batch's events share one. */
+let lastMonth = { start: 0, end: -1, month: '' };
 export function monthOf(epochMs: number): string {
-  return new Date(epochMs).toISOString().slice(0, 7);
+  if (epochMs >= lastMonth.start && epochMs < lastMonth.end) return lastMonth.month;
+  const d = new Date(epochMs);
+  const y = d.getUTCFullYear();
+  const m = d.getUTCMonth();
+  lastMonth = { start: Date.UTC(y, m, 1), end: Date.UTC(y, m + 1, 1), month: d.toISOString().slice(0, 7) };
+  return lastMonth.month;
 }
 
 export function monthlyCapFor(caps: ErrorCaps, environment: Environment): number {
@@ -85,7 +95,7 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
     // Locked here (after the usage rows, in id order) and handed to the group step, which needs their
     // status and counts: the batch reads and locks its groups once.
     const existing = await tx.query<PriorGroup>(
-      'SELECT id, status, env_counts FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      'SELECT id, status, env_counts, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
       [groupIds],
     );
     // Groups known in the project: existing rows plus the new ones this batch already let in.

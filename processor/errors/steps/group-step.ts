@@ -67,6 +67,8 @@ export function createGroupStep() {
       const envCounts: Record<string, number> = {};
       for (const e of events) envCounts[e.environment] = (envCounts[e.environment] ?? 0) + 1;
       const times = events.map((e) => e.receivedAt);
+      // An existing group keeps its culprit and suggestion (COALESCE below): worked out only when it has none.
+      const p = prior.get(id);
       return {
         id,
         project_id: newest.projectId,
@@ -74,12 +76,12 @@ export function createGroupStep() {
         name: newest.event.name,
         message: newest.event.message,
         stack: newest.event.stack,
-        culprit: newest.inAppFrame ? formatFrame(newest.inAppFrame) : null,
+        culprit: newest.inAppFrame && (!p || p.no_culprit) ? formatFrame(newest.inAppFrame) : null,
         count: events.length,
         env_counts: envCounts,
         first_seen: new Date(Math.min(...times)).toISOString(),
         last_seen: new Date(Math.max(...times)).toISOString(),
-        suggestion: suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame),
+        suggestion: !p || p.no_suggestion ? suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame) : null,
         samples: events.slice(0, ring).map(sampleOf),
       };
     });

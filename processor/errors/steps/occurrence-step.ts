@@ -14,7 +14,8 @@ export const OCCURRENCES_TABLE = 'error_occurrences';
 
 /** ClickHouse DateTime64(3) text, UTC. */
 export function chTime(epochMs: number): string {
-  return new Date(epochMs).toISOString().replace('T', ' ').replace('Z', '');
+  const iso = new Date(epochMs).toISOString();
+  return iso.length === 24 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : iso.replace('T', ' ').replace('Z', '');
 }
 
 export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
