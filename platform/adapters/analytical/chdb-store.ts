@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { Session } from 'chdb';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
+import { toJsonEachRow } from './json-each-row.ts';
 
 /**
  * chDB (ClickHouse in-process): the embedded analytical store. Same SQL as the ClickHouse server
@@ -98,11 +99,6 @@ function bindParams(params: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(params)) out[k] = bindValue(v);
   return out;
-}
-
-/** JSON for JSONEachRow input: bigint as its digits (JSON.stringify refuses bigint). */
-export function toJsonEachRow(rows: Array<Record<string, unknown>>): string {
-  return rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).join('\n') + '\n';
 }
 
 export function parseJsonEachRow<T>(text: string): T[] {

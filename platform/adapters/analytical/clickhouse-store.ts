@@ -1,6 +1,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
+import { stringifyRow } from './json-each-row.ts';
 
 /**
  * ClickHouse server over HTTP via @clickhouse/client (CLICKHOUSE_URL): the production analytical
@@ -25,7 +26,7 @@ export async function createClickhouseStore(url: string): Promise<AnalyticalStor
     // Failures reach the caller as rejections; the client's own console logger would only repeat them.
     log: { level: ClickHouseLogLevel.OFF },
     // bigint values (JSON.stringify refuses them) travel as their digits, as in the chDB adapter.
-    json: { stringify: (v: unknown) => JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) },
+    json: { stringify: stringifyRow },
   });
   const ping = await client.ping();
   if (!ping.success) {

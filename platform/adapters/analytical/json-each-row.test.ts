@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+import { stringifyRow, toJsonEachRow } from './json-each-row.ts';
+
+describe('JSONEachRow input', () => {
+  it('writes rows as JSON.stringify does, one per line', () => {
+    const rows = [{ a: 1, b: 'x', c: [1, 2], d: null }, { e: { f: true } }];
+    expect(toJsonEachRow(rows)).toBe(`${JSON.stringify(rows[0])}\n${JSON.stringify(rows[1])}\n`);
+  });
+
+  it('writes bigint values as their digits, nested too, where JSON.stringify alone throws', () => {
+    const row = { id: 12345678901234567890n, nested: { n: -5n, list: [1n, 2] }, s: 'ok' };
+    expect(() => JSON.stringify(row)).toThrow(TypeError);
+    expect(JSON.parse(stringifyRow(row))).toEqual({ id: '12345678901234567890', nested: { n: '-5', list: ['1', 2] }, s: 'ok' });
+  });
+
+  it('still refuses what JSON cannot hold (a cycle)', () => {
+    const row: Record<string, unknown> = { a: 1 };
+    row.self = row;
+    expect(() => stringifyRow(row)).toThrow(TypeError);
+  });
+});
