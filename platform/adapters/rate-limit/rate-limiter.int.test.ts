@@ -112,6 +112,37 @@ describeWith(['redis'], 'rate limiter contract: redis', () => {
     }
   });
 
+  it('requests of one event-loop turn go to Redis together, and each still gets its own exact count', async () => {
+    const clock = new ManualClock();
+    const limiter = await createRedisLimiter(backendUrl('redis')!, clock, `rl-${randomUUID()}`);
+    const { Redis } = await import('ioredis');
+    const redis = new Redis(backendUrl('redis')!);
+    try {
+      // 300 requests, each from its own macrotask (as uWS delivers them), more than one script call holds;
+      // all share the key limit of 250, half of them also share a key-and-IP limit of 100.
+      const decisions = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => new Promise<Awaited<ReturnType<typeof limiter.hitAll>>>((resolve, reject) => {
+          setImmediate(() => {
+            const hits = [{ key: 'k', limit: 250, windowMs: MINUTE }, { key: i % 2 ? 'k-ip-a' : `k-ip-${i}`, limit: 100, windowMs: MINUTE }];
+            limiter.hitAll(hits).then(resolve, reject);
+          });
+        })),
+      );
+      const byKey = decisions.map((d) => d[0]!);
+      expect(byKey.filter((d) => d.allowed)).toHaveLength(250);
+      // Every count from 1 to 250 handed out exactly once: remaining 249..0.
+      expect(byKey.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+      const shared = decisions.filter((_, i) => i % 2).map((d) => d[1]!);
+      expect(shared.filter((d) => d.allowed)).toHaveLength(100);
+      expect(decisions.filter((_, i) => i % 2 === 0).every((d) => d[1]!.allowed && d[1]!.remaining === 99)).toBe(true);
+      const stored = await redis.keys(`rl-*:${MINUTE}:*:k`);
+      expect(Number(await redis.get(stored[0]!))).toBe(300);
+    } finally {
+      redis.disconnect();
+      await limiter.close();
+    }
+  });
+
   it('a window’s key expires in Redis on its own', async () => {
     const clock = new ManualClock();
     const limiter = await createRedisLimiter(backendUrl('redis')!, clock, `rl-${randomUUID()}`);

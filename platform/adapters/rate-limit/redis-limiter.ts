@@ -9,8 +9,10 @@ import type { RateDecision, RateHit, RateLimiter } from '../../ports/rate-limite
  * its window even if a node dies between the two. `hitAll` counts several keys (the edge's
  * key-and-IP and key limits) in one script call.
  *
- * Commands issued in the same tick go out in one write (ioredis auto-pipelining): under load the
- * edge's concurrent requests share socket writes instead of paying a syscall each (bench/README.md).
+ * Hits are sent in batches: every hitAll of one turn of the event loop (the requests uWS delivered
+ * in it) goes to Redis as one script call, flushed by setImmediate, so concurrent requests share one
+ * socket write and one reply instead of paying a syscall each (bench/README.md). Each hit is still one
+ * INCR, counted in Redis in the order of the call, so the counts stay exact across edges.
  *
  * The window index comes from this node's clock (a Clock port, so tests can move time); edge nodes
  * are expected to be NTP-synchronised, and a skew only shifts which window a hit lands in.
@@ -25,6 +27,9 @@ end
 return counts
 `;
 
+/** Requests (hitAll calls) per script call at most. */
+const MAX_CALLS_PER_SCRIPT = 128;
+
 type LimiterRedis = Redis & { rlHit(...keysThenTtls: Array<string | number>): Promise<number[]> };
 
 export async function createRedisLimiter(url: string, clock: Clock = systemClock, prefix = 'rl', options: RedisOptions = {}): Promise<RateLimiter> {
@@ -32,6 +37,40 @@ export async function createRedisLimiter(url: string, clock: Clock = systemClock
   // numberOfKeys is given per call (the first argument), so one script serves any number of keys.
   redis.defineCommand('rlHit', { lua: HIT_SCRIPT });
   await redis.connect();
+
+  interface Queued {
+    keys: string[];
+    ttls: number[];
+    resolve: (counts: number[]) => void;
+    reject: (err: unknown) => void;
+  }
+  let queue: Queued[] = [];
+  let scheduled = false;
+
+  function send(batch: Queued[]) {
+    const keys = batch.flatMap((q) => q.keys);
+    const ttls = batch.flatMap((q) => q.ttls);
+    redis.rlHit(keys.length, ...keys, ...ttls).then(
+      (counts) => {
+        let at = 0;
+        for (const q of batch) {
+          q.resolve(counts.slice(at, at + q.keys.length).map(Number));
+          at += q.keys.length;
+        }
+      },
+      (err) => {
+        for (const q of batch) q.reject(err);
+      },
+    );
+  }
+
+  function flush() {
+    scheduled = false;
+    const all = queue;
+    queue = [];
+    // Bounded script calls: Redis runs a script alone, so none holds it for long.
+    for (let i = 0; i < all.length; i += MAX_CALLS_PER_SCRIPT) send(all.slice(i, i + MAX_CALLS_PER_SCRIPT));
+  }
 
   async function hitAll(hits: readonly RateHit[]): Promise<RateDecision[]> {
     if (!hits.length) return [];
@@ -47,9 +86,15 @@ export async function createRedisLimiter(url: string, clock: Clock = systemClock
       ttls.push(resetAt - now + 1_000);
       retryAfter.push(Math.max(1, Math.ceil((resetAt - now) / 1000)));
     }
-    const counts = await redis.rlHit(keys.length, ...keys, ...ttls);
+    const counts = await new Promise<number[]>((resolve, reject) => {
+      queue.push({ keys, ttls, resolve, reject });
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
     return hits.map((h, i) => {
-      const count = Number(counts[i]);
+      const count = counts[i]!;
       const retryAfterSec = retryAfter[i]!;
       if (count > h.limit) return { allowed: false, remaining: 0, retryAfterSec };
       return { allowed: true, remaining: h.limit - count, retryAfterSec };
