@@ -204,6 +204,9 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const [g] = await groupsOf(h.platform, p.id);
     expect(g!.count).toBe(26);
     expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(6).reverse().map((e) => e.eventId));
+    // The second batch's slot holds a whole ring by itself, so the first batch's slot is gone.
+    const slots = await h.platform.db.query<{ seq: string | number }>('SELECT seq FROM error_group_samples WHERE group_id = $1', [g!.id]);
+    expect(slots.rows.map((r) => Number(r.seq))).toEqual([2]);
   });
 
   it('keeps the 20 most recent samples when many small batches wrap the ring, writing one slot per batch', async () => {

@@ -120,6 +120,15 @@ export function createGroupStep() {
        ON CONFLICT (group_id, slot) DO UPDATE SET seq = EXCLUDED.seq, samples = EXCLUDED.samples`,
       [JSON.stringify(rows)],
     );
+    // A slot just filled with a whole ring's worth holds the 20 newest samples by itself: the group's
+    // older slots can go (a hot group keeps 20 samples stored, not 400).
+    const full = rows.filter((r) => r.samples.length >= ring).map((r) => r.id);
+    if (full.length) {
+      await tx.query(
+        `DELETE FROM error_group_samples s USING error_groups g WHERE g.id = ANY($1::text[]) AND s.group_id = g.id AND s.seq < g.sample_batches`,
+        [full],
+      );
+    }
 
     return rows.map((r) => {
       const p = prior.get(r.id);
