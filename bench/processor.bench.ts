@@ -5,7 +5,7 @@
  * ~4,800 groups), one batch at a time, without Kafka, the edge or ClickHouse (occurrence rows are
  * encoded as JSONEachRow and dropped). Works in a database of its own, created and dropped.
  *
- *   npx tsx bench/processor.bench.ts [--batches 30] [--rounds 1] [--statements]
+ *   npx tsx bench/processor.bench.ts [--batches 30] [--envelopes 400] [--rounds 1] [--statements]
  *
  * `--rounds 2` runs again in the same database after deleting the rows and a plain VACUUM, as the
  * pipeline bench leaves the shared database between runs.
@@ -32,6 +32,7 @@ import { decodeErrorBatchMessage, encodeErrorBatchEnvelope } from '../schemas/er
 const args = process.argv.slice(2);
 const BATCHES = Number(args[args.indexOf('--batches') + 1] || 30) || 30;
 const STATEMENTS = args.includes('--statements');
+const ENVELOPES = Number(args[args.indexOf('--envelopes') + 1] || 400) || 400;
 const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 1) || 1;
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = `bench_processor_${process.pid}`;
@@ -88,7 +89,7 @@ try {
   const bodies = Array.from({ length: 2_000 }, (_, i) => Buffer.from(bodyFor(i)));
   let n = 0;
   const envelopes = () =>
-    Array.from({ length: 400 }, () => {
+    Array.from({ length: ENVELOPES }, () => {
       const k = n++;
       const eventIds = Array.from({ length: 10 }, () => randomUUID());
       // Project and body vary independently, so each project sees all of its ~40 fingerprints, as in
@@ -132,7 +133,7 @@ try {
 
   const runRound = async (round: number) => {
   const batches = Array.from({ length: BATCHES + 3 }, envelopes);
-  log(`${BATCHES} batches of 4,000 events after 3 warm-up batches (which create the groups)`);
+  log(`${BATCHES} batches of ${ENVELOPES * 10} events after 3 warm-up batches (which create the groups)`);
   for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!));
   statementMs.clear();
   // BENCH_PROFILE=<file>: a V8 CPU profile of the measured batches of the first round.
