@@ -18,7 +18,7 @@
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +30,7 @@ import { computeFingerprint, groupIdFor } from '../processor/errors/fingerprint.
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
 import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
+import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
     // Projects and keys straight into Postgres (as the fixtures do); the edge picks them up on refresh.
     const db = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
     cleanups.push(() => db.end());
-    const userId = newId('usr_');
+    const userId = await insertBenchUser(db);
     // Leave the shared database as it was: the run's user, its projects (groups, keys, settings and
     // usage go with them) and their ledger rows, then a plain VACUUM, since the machine's Postgres runs
     // with autovacuum off and a run leaves hundreds of MB of dead group versions behind.
@@ -129,13 +130,9 @@ async function main(): Promise<void> {
       const present = (await db.query<{ t: string }>('SELECT tablename AS t FROM pg_tables WHERE tablename = ANY($1::text[])', [tables])).rows.map((r) => r.t);
       await db.query(`VACUUM ${present.join(', ')}`);
     });
-    await db.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'x')`, [userId, `${userId}@bench.test`]);
     const projects: Array<{ id: string; keys: string[] }> = [];
     const newProject = async (keys: number) => {
-      const pid = newId('prj_');
-      const slug = `bench-${pid.slice(4, 16)}`;
-      await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [pid, slug, userId]);
-      await db.query(`INSERT INTO error_settings (project_id) VALUES ($1)`, [pid]);
+      const { id: pid, slug } = await insertBenchProject(db, userId, 'bench');
       const tokens: string[] = [];
       for (let k = 0; k < keys; k++) {
         const t = newToken(TOKEN_PREFIX.ingestKey);
@@ -185,20 +182,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const messages = ['Cannot read properties of undefined (reading \'id\')', 'Request to /api/items timed out after 3000 ms', 'Unexpected token < in JSON at position 0', 'Failed to fetch'];
-    const bodyFor = (n: number) =>
-      JSON.stringify({
-        batch: Array.from({ length: EVENTS_PER_BATCH }, (_, i) => ({
-          name: i % 2 ? 'TypeError' : 'Error',
-          message: `${messages[(n + i) % messages.length]} (widget ${i}, attempt ${n % 97})`,
-          stack: `TypeError: x\n    at render${(n + i) % 5} (https://app.example.com/assets/chunk-a1b2c3.js:${100 + i}:${20 + i})\n    at commit (https://app.example.com/node_modules/react-dom/index.js:1:1)\n    at flush (https://app.example.com/node_modules/react-dom/index.js:2:2)`,
-          path: `/dashboard/projects/${i}`,
-          userId: `usr_${n % 1000}`,
-          sessionId: `ses_${n % 5000}`,
-          extra: { route: '/dashboard', attempt: i, viewport: { w: 1280, h: 800 } },
-          runtime: 'browser',
-        })),
-      });
+    const bodyFor = (n: number) => errorBatchBody(n, EVENTS_PER_BATCH);
     // 2,000 bodies built ahead and sent in turn, so the load generator spends its share of the two
     // cores on sending; the edge still parses and validates every one, and event ids are its own.
     const BODIES = Array.from({ length: 2_000 }, (_, i) => bodyFor(i));
@@ -212,29 +196,15 @@ async function main(): Promise<void> {
       const r = await chClient.query({ query: 'SELECT count() AS n FROM error_occurrences WHERE project_id IN {ids:Array(String)}', query_params: { ids: projectIds }, format: 'JSONEachRow' });
       return Number(((await r.json()) as Array<{ n: string }>)[0]?.n ?? 0);
     };
-    const cpu = (pid: number) => readFile(`/proc/${pid}/stat`, 'utf8').then((s) => {
-      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-      // utime + stime in clock ticks (USER_HZ, 100 on Linux).
-      return (Number(f[11]) + Number(f[12])) / 100;
-    }).catch(() => 0);
     const rolePids = Object.fromEntries(Object.entries(roles).map(([r, p]) => [r, p.child.pid!]));
     // The shared servers are counted by process name: every postgres process (the bench's backends
     // are the only busy ones), the kcat mock cluster, redis.
-    const byName = async (names: string[]) => {
-      const out: Record<string, number[]> = {};
-      for (const d of await readdir('/proc')) {
-        if (!/^\d+$/.test(d)) continue;
-        const comm = (await readFile(`/proc/${d}/comm`, 'utf8').catch(() => '')).trim();
-        if (names.includes(comm)) (out[comm] ??= []).push(Number(d));
-      }
-      return out;
-    };
-    const cpuOfAll = async (pids: number[] = []) => (await Promise.all(pids.map(cpu))).reduce((a, b) => a + b, 0);
     const cpuSnapshot = async () => {
       const out: Record<string, number> = {};
-      for (const [r, pid] of Object.entries({ ...rolePids, chdb: ch.pid, kafkaProxy: kafka.pid, loadGenerator: process.pid })) out[r] = await cpu(pid);
-      const named = await byName(['postgres', 'kcat', 'redis-server']);
-      for (const [name, pids] of Object.entries(named)) out[name] = await cpuOfAll(pids);
+      for (const [r, pid] of Object.entries({ ...rolePids, chdb: ch.pid, kafkaProxy: kafka.pid, loadGenerator: process.pid })) out[r] = await cpuSecondsOf(pid);
+      for (const [name, pids] of Object.entries(await pidsByName(['postgres', 'kcat', 'redis-server']))) {
+        out[name] = (await Promise.all(pids.map(cpuSecondsOf))).reduce((a, b) => a + b, 0);
+      }
       return out;
     };
 
@@ -432,10 +402,7 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
     const bus = await createKafkaBus({ brokers: brokers.split(','), clientId: `drain-${inFlight}`, logger });
     const projectIds: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const pid = newId('prj_');
-      await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [pid, `drain-${pid.slice(4, 16)}`, userId]);
-      await db.query(`INSERT INTO error_settings (project_id) VALUES ($1)`, [pid]);
-      projectIds.push(pid);
+      projectIds.push((await insertBenchProject(db, userId, 'drain')).id);
     }
     const topic = `errors.events.drain.${randomUUID()}`;
     for (let start = 0; start < MESSAGES; start += 100) {

@@ -14,7 +14,6 @@
  * the server's time for that statement). Prints JSON.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
@@ -25,7 +24,7 @@ import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import { migrateRelational } from '../platform/migrate.ts';
 import { systemClock } from '../platform/clock.ts';
 import { createLogger } from '../platform/logger.ts';
-import { newId } from '../platform/tokens.ts';
+import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser } from './support/error-load.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { decodeErrorBatchMessage, encodeErrorBatchEnvelope } from '../schemas/error-event.ts';
 
@@ -37,23 +36,8 @@ const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 1) || 1;
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = `bench_processor_${process.pid}`;
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
-
 /** Postgres server CPU in µs: every process named postgres on this machine. */
-function postgresCpuUs(): number {
-  let ticks = 0;
-  for (const p of readdirSync('/proc')) {
-    if (!/^\d+$/.test(p)) continue;
-    try {
-      const s = readFileSync(`/proc/${p}/stat`, 'utf8');
-      if (!s.includes('(postgres)')) continue;
-      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // the process ended
-    }
-  }
-  return ticks * (1e6 / 100);
-}
+const postgresCpuUs = async () => (await cpuSecondsOfNamed('postgres')) * 1e6;
 
 const admin = new pg.Client(`${SERVER}/postgres`);
 await admin.connect();
@@ -61,32 +45,12 @@ await admin.query(`CREATE DATABASE ${DB}`);
 const db = await createPgStore(`${SERVER}/${DB}`);
 try {
   await migrateRelational(db);
-  const userId = newId('usr_');
-  await db.query(`INSERT INTO users (id, email, password_hash) VALUES ($1, $2, 'x')`, [userId, `${userId}@bench.test`]);
-  const newProject = async (i: number) => {
-    const pid = newId('prj_');
-    await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [pid, `p${i}-${pid.slice(4, 12)}`, userId]);
-    await db.query(`INSERT INTO error_settings (project_id) VALUES ($1)`, [pid]);
-    return pid;
-  };
+  const userId = await insertBenchUser(db);
+  const newProject = async () => (await insertBenchProject(db, userId, 'p')).id;
   const projects: string[] = [];
-  for (let i = 0; i < 120; i++) projects.push(await newProject(i));
-  // The pipeline bench's bodies (bench/pipeline.bench.ts).
-  const messages = ["Cannot read properties of undefined (reading 'id')", 'Request to /api/items timed out after 3000 ms', 'Unexpected token < in JSON at position 0', 'Failed to fetch'];
-  const bodyFor = (n: number) =>
-    JSON.stringify({
-      batch: Array.from({ length: 10 }, (_, i) => ({
-        name: i % 2 ? 'TypeError' : 'Error',
-        message: `${messages[(n + i) % messages.length]} (widget ${i}, attempt ${n % 97})`,
-        stack: `TypeError: x\n    at render${(n + i) % 5} (https://app.example.com/assets/chunk-a1b2c3.js:${100 + i}:${20 + i})\n    at commit (https://app.example.com/node_modules/react-dom/index.js:1:1)\n    at flush (https://app.example.com/node_modules/react-dom/index.js:2:2)`,
-        path: `/dashboard/projects/${i}`,
-        userId: `usr_${n % 1000}`,
-        sessionId: `ses_${n % 5000}`,
-        extra: { route: '/dashboard', attempt: i, viewport: { w: 1280, h: 800 } },
-        runtime: 'browser',
-      })),
-    });
-  const bodies = Array.from({ length: 2_000 }, (_, i) => Buffer.from(bodyFor(i)));
+  for (let i = 0; i < 120; i++) projects.push(await newProject());
+  // The pipeline bench's bodies.
+  const bodies = Array.from({ length: 2_000 }, (_, i) => Buffer.from(errorBatchBody(i)));
   let n = 0;
   const envelopes = () =>
     Array.from({ length: ENVELOPES }, () => {
@@ -143,19 +107,19 @@ try {
     await profiler.post('Profiler.enable');
     await profiler.post('Profiler.start');
   }
+  const pg0 = await postgresCpuUs();
   const cpu0 = process.cpuUsage();
-  const pg0 = postgresCpuUs();
   const t0 = performance.now();
   let events = 0;
   for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!))).accepted;
   const cpu = process.cpuUsage(cpu0);
+  const wallMs = performance.now() - t0;
+  const pgUs = (await postgresCpuUs()) - pg0;
   if (profiler) {
     const { profile } = await profiler.post('Profiler.stop');
     writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
     profiler.disconnect();
   }
-  const pgUs = postgresCpuUs() - pg0;
-  const wallMs = performance.now() - t0;
   const per = (us: number) => Number((us / events).toFixed(1));
   return {
         round,
@@ -175,7 +139,7 @@ try {
       await db.query('DELETE FROM projects');
       await db.query('VACUUM error_groups, error_group_samples, error_events_consumed, error_monthly_usage');
       projects.length = 0;
-      for (let i = 0; i < 120; i++) projects.push(await newProject(i));
+      for (let i = 0; i < 120; i++) projects.push(await newProject());
     }
     results.push(await runRound(round));
   }

@@ -223,11 +223,6 @@ function withDefaults(e: StampedErrorEvent): StampedErrorEvent {
   return { ...e, name: e.name || 'Error', message: e.message ?? '', stack: e.stack ?? '', runtime: e.runtime ?? 'browser', truncated: e.truncated ?? [] };
 }
 
-/** Parse one bus message; undefined when it is not an ErrorBatchMessage (logged and skipped, never retried). */
-/**
- * Start consuming TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline. The returned subscription's
- * stop() also waits for alert mails in flight.
- */
 /**
  * Two batches at once: one's Postgres and ClickHouse waits overlap the other's CPU steps. Safe
  * because nothing depends on batch order: counts are increments, the ledger and occurrence rows are
@@ -249,6 +244,10 @@ export interface StartErrorPipelineOptions {
   ledgerPruneIntervalMs?: number | false;
 }
 
+/**
+ * Start consuming TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline; an undecodable message is logged
+ * and skipped, never retried. The returned subscription's stop() also waits for alert mails in flight.
+ */
 export async function startErrorPipeline(platform: Platform, opts: StartErrorPipelineOptions = {}): Promise<Subscription> {
   const logger = platform.logger.child({ component: 'error-pipeline' });
   const pipeline = createErrorPipeline({

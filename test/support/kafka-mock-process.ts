@@ -6,9 +6,9 @@ import { startKafkaMock } from './kafka-mock.ts';
 /**
  * The Kafka mock cluster (kcat plus its metadata-fixing proxy) in a process of its own, for
  * benchmarks: the proxy relays every byte in JavaScript, and in the measured process it would be
- * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list>`.
+ * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list> PID=<pid>`;
+ * `pid` is the process relaying the bytes (tsx runs the script in a child of its own).
  */
-/** `pid` is the process relaying the bytes (tsx runs the script in a child of its own). */
 export async function startKafkaMockProcess(): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
   const here = fileURLToPath(import.meta.url);
   const tsx = path.resolve(path.dirname(here), '../../node_modules/.bin/tsx');

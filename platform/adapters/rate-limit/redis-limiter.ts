@@ -1,4 +1,4 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis } from 'ioredis';
 import { systemClock, type Clock } from '../../clock.ts';
 import type { RateDecision, RateHit, RateLimiter } from '../../ports/rate-limiter.ts';
 
@@ -32,8 +32,8 @@ const MAX_CALLS_PER_SCRIPT = 128;
 
 type LimiterRedis = Redis & { rlHit(...keysThenTtls: Array<string | number>): Promise<number[]> };
 
-export async function createRedisLimiter(url: string, clock: Clock = systemClock, prefix = 'rl', options: RedisOptions = {}): Promise<RateLimiter> {
-  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true, ...options }) as LimiterRedis;
+export async function createRedisLimiter(url: string, clock: Clock = systemClock, prefix = 'rl'): Promise<RateLimiter> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 2, enableOfflineQueue: true, enableAutoPipelining: true }) as LimiterRedis;
   // numberOfKeys is given per call (the first argument), so one script serves any number of keys.
   redis.defineCommand('rlHit', { lua: HIT_SCRIPT });
   await redis.connect();
