@@ -3,7 +3,7 @@
  * environment, caps, groups, ledger, occurrence rows) and of the Postgres server, on 4,000-event
  * batches built ahead (400 edge envelopes of 10 events, the pipeline bench's bodies, 120 projects,
  * ~4,800 groups), one batch at a time, without Kafka, the edge or ClickHouse (occurrence rows are
- * encoded as JSONEachRow and dropped). Works in a database of its own, created and dropped.
+ * encoded as the adapters encode them and dropped). Works in a database of its own, created and dropped.
  *
  *   npx tsx bench/processor.bench.ts [--batches 30] [--envelopes 400] [--rounds 1] [--statements]
  *
@@ -18,6 +18,7 @@ import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { toCompactRows, toJsonEachRow } from '../platform/adapters/analytical/json-each-row.ts';
 import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
 import type { Queryable, RelationalStore } from '../platform/ports/relational-store.ts';
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
@@ -80,10 +81,10 @@ try {
     command: async () => undefined,
     query: async () => [],
     close: async () => undefined,
+    // Encoded as the adapters do (JSONCompactEachRow), then dropped.
     insert: async (_table: string, rows: Array<Record<string, unknown>>) => {
-      let s = '';
-      for (const r of rows) s += JSON.stringify(r) + '\n';
-      if (!s) throw new Error('no rows');
+      const compact = toCompactRows(rows);
+      if (!toJsonEachRow(compact ? compact.values : rows)) throw new Error('no rows');
     },
   } as AnalyticalStore;
   const pipeline = createErrorPipeline({

@@ -62,6 +62,22 @@ function contract(open: () => Promise<AnalyticalStore>) {
     expect(agg).toEqual({ c: 2, s: 12_345_678_902 });
   });
 
+  it('inserts rows whose keys differ (missing, undefined, another order) with each column where its key says', async () => {
+    const t = fresh('keys');
+    await store.command(`CREATE TABLE ${t} (id String, a String DEFAULT 'dflt', b UInt32) ENGINE = MergeTree ORDER BY id`);
+    // Same keys in the same order (the compact form), then a set that forces the keyed form.
+    await store.insert(t, [{ id: '1', a: 'x', b: 1 }, { id: '2', a: undefined, b: 2 }]);
+    await store.insert(t, [{ id: '3', b: 3, a: 'y' }, { b: 4, id: '4' }, { id: '5', a: 'z', b: 5 }]);
+    const rows = await store.query(`SELECT id, a, b FROM ${t} ORDER BY id`);
+    expect(rows).toEqual([
+      { id: '1', a: 'x', b: 1 },
+      { id: '2', a: 'dflt', b: 2 },
+      { id: '3', a: 'y', b: 3 },
+      { id: '4', a: 'dflt', b: 4 },
+      { id: '5', a: 'z', b: 5 },
+    ]);
+  });
+
   it('binds query parameters: String, DateTime64, Date objects and arrays', async () => {
     const t = fresh('params');
     await store.command(`CREATE TABLE ${t} (id String, project String, at DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY (project, at)`);

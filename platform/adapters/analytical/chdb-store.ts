@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { Session } from 'chdb';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
-import { toJsonEachRow } from './json-each-row.ts';
+import { toCompactRows, toJsonEachRow } from './json-each-row.ts';
 
 /**
  * chDB (ClickHouse in-process): the embedded analytical store. Same SQL as the ClickHouse server
@@ -147,7 +147,12 @@ export async function createChdbStore(dataDir: string): Promise<AnalyticalStore>
         settings.async_insert = 0;
       }
       try {
-        await session.insert({ table, values: toJsonEachRow(rows), format: 'JSONEachRow', settings });
+        const compact = toCompactRows(rows);
+        await session.insert(
+          compact
+            ? { table, values: toJsonEachRow(compact.values), format: 'JSONCompactEachRow', columns: compact.columns, settings }
+            : { table, values: toJsonEachRow(rows), format: 'JSONEachRow', settings },
+        );
       } catch (err) {
         throw toAnalyticalError(err);
       }

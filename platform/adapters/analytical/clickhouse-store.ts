@@ -1,7 +1,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
-import { stringifyRow } from './json-each-row.ts';
+import { stringifyRow, toCompactRows } from './json-each-row.ts';
 
 /**
  * ClickHouse server over HTTP via @clickhouse/client (CLICKHOUSE_URL): the production analytical
@@ -64,7 +64,11 @@ export async function createClickhouseStore(url: string): Promise<AnalyticalStor
         // The token applies to synchronous inserts; a server with async_insert on would ignore it.
         settings.async_insert = 0;
       }
-      await client.insert({ table, values: rows, format: 'JSONEachRow', clickhouse_settings: settings }).catch(rethrow);
+      const compact = toCompactRows(rows);
+      const insert = compact
+        ? client.insert({ table, values: compact.values, columns: compact.columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: settings })
+        : client.insert({ table, values: rows, format: 'JSONEachRow', clickhouse_settings: settings });
+      await insert.catch(rethrow);
     },
     close: () => client.close(),
   };
