@@ -220,6 +220,8 @@ async function recordDrops(tx: Queryable, rows: DropRow[]): Promise<void> {
 }
 
 function withDefaults(e: StampedErrorEvent): StampedErrorEvent {
+  // Events the edge stamped (envelope v2) have every default already: no copy.
+  if (e.name && typeof e.message === 'string' && typeof e.stack === 'string' && e.runtime && e.truncated) return e;
   return { ...e, name: e.name || 'Error', message: e.message ?? '', stack: e.stack ?? '', runtime: e.runtime ?? 'browser', truncated: e.truncated ?? [] };
 }
 

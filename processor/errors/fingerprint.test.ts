@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { computeFingerprint, groupIdFor, normalizeMessage } from './fingerprint.ts';
 
@@ -42,5 +43,7 @@ describe('fingerprint', () => {
     expect(groupIdFor('prj_a', fp)).toMatch(/^grp_[0-9a-f]{24}$/);
     expect(groupIdFor('prj_a', fp)).toBe(groupIdFor('prj_a', fp));
     expect(groupIdFor('prj_b', fp)).not.toBe(groupIdFor('prj_a', fp));
+    // Remembered or not, the id is the stored formula's: ids in the database stay valid.
+    expect(groupIdFor('prj_a', fp)).toBe('grp_' + createHash('sha256').update(`prj_a:${fp}`).digest('hex').slice(0, 24));
   });
 });

@@ -34,5 +34,16 @@ export function computeFingerprint(name: string, message: string, stack: string)
  * re-delivery computes the same one.
  */
 export function groupIdFor(projectId: string, fingerprint: string): string {
-  return 'grp_' + hash('sha256', `${projectId}:${fingerprint}`, 'hex').slice(0, 24);
+  const key = `${projectId}:${fingerprint}`;
+  let id = groupIds.get(key);
+  if (id === undefined) {
+    id = 'grp_' + hash('sha256', key, 'hex').slice(0, 24);
+    if (groupIds.size >= GROUP_ID_MEMO) groupIds.clear();
+    groupIds.set(key, id);
+  }
+  return id;
 }
+
+/** The ids of recently seen groups, so the hash runs once per group, not once per event. */
+const groupIds = new Map<string, string>();
+const GROUP_ID_MEMO = 100_000;

@@ -19,6 +19,7 @@ describe('scrubText', () => {
     ['JWT', 'jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U expired', 'eyJhbGciOiJIUzI1NiJ9'],
     ['bearer', 'Authorization: Bearer abc.def-ghi_jkl', 'abc.def-ghi_jkl'],
     ['url credentials', 'connect postgres://admin:hunter2@db.internal:5432/app failed', 'hunter2'],
+    ['url credentials after plain URLs', 'at f (https://app.example.com/a.js:1:2)\n    at g (redis://default:s3cretpw@cache:6379)', 's3cretpw'],
     ['password pair', 'login failed password=hunter2 for bob', 'hunter2'],
     ['json pair', '{"api_key": "s3cr3tvalue", "user": "bob"}', 's3cr3tvalue'],
     ['query token', 'GET /callback?access_token=abc123xyz&state=1', 'abc123xyz'],

@@ -13,43 +13,60 @@ interface Rule {
   re: RegExp;
   replace: string | ((...m: string[]) => string);
   /**
-   * A cheap test that holds whenever `re` can match (a literal every match contains): a text without
-   * it skips the rule. Most texts hold no secret, and one `includes` is far cheaper than a regex scan.
+   * Literals every match contains: a text holding none of them skips the rule. Most texts hold no
+   * secret, and one pass over the text for all rules' literals (ANY_LITERAL) is far cheaper than a
+   * regex scan per rule.
    */
-  may: (text: string) => boolean;
+  literals?: string[];
+  /** An exact cheap test instead of literals, for a rule whose literal most texts hold. */
+  may?: (text: string) => boolean;
 }
 
-const has = (...literals: string[]) => (text: string) => literals.some((l) => text.includes(l));
-const hasRe = (re: RegExp) => (text: string) => re.test(text);
+/**
+ * scheme://user:pass@host needs an `@` after `://` before any `/` or whitespace. Browser stacks hold
+ * `://` on every frame and almost never that `@`, so this scan decides instead of the regex.
+ */
+function hasUrlUserinfo(text: string): boolean {
+  for (let i = text.indexOf('://'); i !== -1; i = text.indexOf('://', i + 3)) {
+    for (let j = i + 3; j < text.length; j++) {
+      const c = text.charCodeAt(j);
+      if (c === 64 /* @ */) return true;
+      if (c === 47 /* / */ || c <= 32) break;
+    }
+  }
+  return false;
+}
+
+const AWS_PREFIXES = ['A3T', 'AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AROA', 'AIPA', 'ANPA', 'ANVA'];
 
 const RULES: Rule[] = [
   // Private key blocks (PEM), across lines.
-  { re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g, replace: FILTERED, may: has('-----BEGIN ') },
+  { re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g, replace: FILTERED, literals: ['-----BEGIN '] },
   // Credentials in URLs: scheme://user:pass@host
-  { re: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]+:[^\s/@]+@/gi, replace: `$1${FILTERED}@`, may: has('://') },
+  { re: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]+:[^\s/@]+@/gi, replace: `$1${FILTERED}@`, may: hasUrlUserinfo },
   // Bearer / Basic / Token / Digest credentials.
-  { re: /\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}/g, replace: `$1$2${FILTERED}`, may: has('Bearer', 'Basic', 'Token', 'Digest') },
+  { re: /\b(Bearer|Basic|Token|Digest)(\s+)[A-Za-z0-9._~+/=-]{6,}/g, replace: `$1$2${FILTERED}`, literals: ['Bearer', 'Basic', 'Token', 'Digest'] },
   // JWTs.
-  { re: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, replace: FILTERED, may: has('eyJ') },
+  { re: /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, replace: FILTERED, literals: ['eyJ'] },
   // AWS access key ids.
-  { re: /\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}\b/g, replace: FILTERED, may: hasRe(/A3T|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA/) },
+  { re: new RegExp(String.raw`\b(?:${AWS_PREFIXES.join('|')})[A-Z0-9]{16}\b`, 'g'), replace: FILTERED, literals: AWS_PREFIXES },
   // GitHub tokens.
-  { re: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g, replace: FILTERED, may: hasRe(/gh[pousr]_/) },
-  { re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: FILTERED, may: has('github_pat_') },
+  { re: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}\b/g, replace: FILTERED, literals: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'] },
+  { re: /\bgithub_pat_[A-Za-z0-9_]{20,}/g, replace: FILTERED, literals: ['github_pat_'] },
   // Slack tokens and webhooks.
-  { re: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: FILTERED, may: has('xox') },
-  { re: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g, replace: FILTERED, may: has('hooks.slack.com') },
+  { re: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, replace: FILTERED, literals: ['xox'] },
+  { re: /https:\/\/hooks\.slack\.com\/services\/[A-Za-z0-9/_-]+/g, replace: FILTERED, literals: ['hooks.slack.com'] },
   // Stripe secret and restricted keys.
-  { re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: FILTERED, may: has('k_live_', 'k_test_') },
+  { re: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, replace: FILTERED, literals: ['k_live_', 'k_test_'] },
   // Google API keys.
-  { re: /\bAIza[0-9A-Za-z_-]{30,}/g, replace: FILTERED, may: has('AIza') },
+  { re: /\bAIza[0-9A-Za-z_-]{30,}/g, replace: FILTERED, literals: ['AIza'] },
   // Our own tokens (spec §5.1, §2.1, §2.4).
-  { re: /\b(?:cx_live_|cx_test_|cak_live_|cx_cli_|cxm_|cxs_|whsec_|cxhook_)[A-Za-z0-9_-]{6,}/g, replace: FILTERED, may: has('cx_', 'cak_live_', 'cxm_', 'cxs_', 'whsec_', 'cxhook_') },
+  { re: /\b(?:cx_live_|cx_test_|cak_live_|cx_cli_|cxm_|cxs_|whsec_|cxhook_)[A-Za-z0-9_-]{6,}/g, replace: FILTERED, literals: ['cx_', 'cak_live_', 'cxm_', 'cxs_', 'whsec_', 'cxhook_'] },
   // Other common providers (gitleaks): OpenAI/Anthropic, npm, GitLab, SendGrid, Twilio.
-  { re: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g, replace: FILTERED, may: has('sk-') },
-  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: FILTERED, may: has('npm_') },
-  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: FILTERED, may: has('glpat-') },
-  { re: /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, replace: FILTERED, may: has('SG.') },
+  { re: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g, replace: FILTERED, literals: ['sk-'] },
+  { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: FILTERED, literals: ['npm_'] },
+  { re: /\bglpat-[A-Za-z0-9_-]{20,}/g, replace: FILTERED, literals: ['glpat-'] },
+  { re: /\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}/g, replace: FILTERED, literals: ['SG.'] },
   // key=value / key: value / "key": "value" where the key names a secret.
   {
     // No dots in the key and no `line:col` values, so `src/session.ts:12:5` in a frame stays intact.
@@ -57,16 +74,27 @@ const RULES: Rule[] = [
     // any prefix), without retrying the secret names from every position inside every word.
     re: new RegExp(String.raw`(?<![A-Za-z0-9_-])([A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*)("?'?\s*[:=]\s*"?'?)(?!\d+:\d+)([^\s"'&,;<>)}\]]+)`, 'gi'),
     replace: (_m, key: string, sep: string, value: string) => (value === FILTERED ? `${key}${sep}${value}` : `${key}${sep}${FILTERED}`),
-    may: hasRe(new RegExp(SECRET_NAME, 'i')),
+    may: ((re) => (text: string) => re.test(text))(new RegExp(SECRET_NAME, 'i')),
   },
 ];
+
+/**
+ * Every rule's literals in one pattern: a text it does not match skips all literal rules at once.
+ * Replacements insert only `[Filtered]` (and keep a URL's scheme), which holds no literal, so a text
+ * without one before scrubbing has none after any rule ran.
+ */
+const ANY_LITERAL = new RegExp(RULES.flatMap((r) => r.literals ?? []).map((l) => l.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')).join('|'));
 
 const CARD_CANDIDATE = /\b[3-6]\d(?:[ -]?\d){11,17}\b/g;
 
 /** Replace every secret-looking part of `text` with `[Filtered]`. */
 export function scrubText(text: string): string {
   let out = text;
-  for (const rule of RULES) if (rule.may(out)) out = out.replace(rule.re, rule.replace as string);
+  const literal = ANY_LITERAL.test(text);
+  for (const rule of RULES) {
+    const may = rule.may ? rule.may(out) : literal && rule.literals!.some((l) => out.includes(l));
+    if (may) out = out.replace(rule.re, rule.replace as string);
+  }
   out = out.replace(CARD_CANDIDATE, (m) => {
     const digits = m.replace(/[ -]/g, '');
     return digits.length >= 13 && digits.length <= 19 && luhn(digits) ? FILTERED : m;

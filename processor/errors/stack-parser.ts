@@ -25,8 +25,12 @@ export function parseStack(stack: string): StackFrame[] {
 
 /** The frames of `stack`, top first, parsed one line at a time as they are asked for. */
 export function* stackFrames(stack: string): Generator<StackFrame> {
-  for (const raw of stack.split('\n')) {
-    const line = raw.trimEnd();
+  // Line by line without splitting the whole stack: callers usually stop at the first in-app frame.
+  for (let start = 0; start <= stack.length; ) {
+    let end = stack.indexOf('\n', start);
+    if (end === -1) end = stack.length;
+    const line = stack.slice(start, end).trimEnd();
+    start = end + 1;
     if (!line.trim()) continue;
     let m: RegExpExecArray | null;
     const v8 = V8_START.test(line);
@@ -90,6 +94,8 @@ export function normalizeFrameFile(file: string): string {
 
 /** "fn (file:line:col)" for display in issues and alert mail. */
 export function formatFrame(f: StackFrame): string {
-  const loc = [f.file, f.line, f.col].filter((x) => x !== undefined && x !== '').join(':');
+  let loc = f.file;
+  if (f.line !== undefined) loc = loc === '' ? String(f.line) : `${loc}:${f.line}`;
+  if (f.col !== undefined) loc = loc === '' ? String(f.col) : `${loc}:${f.col}`;
   return f.fn ? `${f.fn} (${loc})` : loc;
 }

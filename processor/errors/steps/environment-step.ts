@@ -77,7 +77,17 @@ export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; doma
         d,
         deploysByProject.get(e.projectId) ?? none,
       );
-      return ok({ ...e, environment });
+      const stamped: StampedEvent = {
+        projectId: e.projectId,
+        originHost: e.originHost,
+        receivedAt: e.receivedAt,
+        event: e.event,
+        fingerprint: e.fingerprint,
+        groupId: e.groupId,
+        inAppFrame: e.inAppFrame,
+        environment,
+      };
+      return ok(stamped);
     });
   };
 }

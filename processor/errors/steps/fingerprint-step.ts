@@ -5,6 +5,16 @@ import { ok, type FingerprintedEvent, type IncomingEvent, type StepOutcome } fro
 export function createFingerprintStep() {
   return function fingerprintStep(input: IncomingEvent): StepOutcome<FingerprintedEvent> {
     const { fingerprint, inAppFrame } = computeFingerprint(input.event.name, input.event.message, input.event.stack);
-    return ok({ ...input, fingerprint, inAppFrame, groupId: groupIdFor(input.projectId, fingerprint) });
+    // Written out, not spread: one object shape for every event (a spread is several times slower here).
+    const out: FingerprintedEvent = {
+      projectId: input.projectId,
+      originHost: input.originHost,
+      receivedAt: input.receivedAt,
+      event: input.event,
+      fingerprint,
+      groupId: groupIdFor(input.projectId, fingerprint),
+      inAppFrame,
+    };
+    return ok(out);
   };
 }

@@ -12,10 +12,14 @@ import type { FingerprintedEvent } from './outcome.ts';
  */
 export const OCCURRENCES_TABLE = 'error_occurrences';
 
-/** ClickHouse DateTime64(3) text, UTC. */
+let lastTime = { ms: NaN, text: '' };
+/** ClickHouse DateTime64(3) text, UTC. The events of one edge batch share a receive time: the last one is remembered. */
 export function chTime(epochMs: number): string {
+  if (epochMs === lastTime.ms) return lastTime.text;
   const iso = new Date(epochMs).toISOString();
-  return iso.length === 24 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : iso.replace('T', ' ').replace('Z', '');
+  const text = iso.length === 24 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : iso.replace('T', ' ').replace('Z', '');
+  lastTime = { ms: epochMs, text };
+  return text;
 }
 
 export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
