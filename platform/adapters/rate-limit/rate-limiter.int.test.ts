@@ -143,6 +143,42 @@ describeWith(['redis'], 'rate limiter contract: redis', () => {
     }
   });
 
+  it('requests made while a script call is out wait for it and then go together in one call', async () => {
+    const clock = new ManualClock();
+    const prefix = `rl-${randomUUID()}`;
+    const limiter = await createRedisLimiter(backendUrl('redis')!, clock, prefix);
+    const { Redis } = await import('ioredis');
+    const busy = new Redis(backendUrl('redis')!);
+    const watcher = new Redis(backendUrl('redis')!);
+    const monitor = await watcher.monitor();
+    let calls = 0;
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.some((a) => a.startsWith(prefix))) calls++;
+    });
+    try {
+      // Keep Redis busy (~tens of ms) so the first call stays out while the others arrive.
+      const slow = busy.eval('local i = 0 while i < 3000000 do i = i + 1 end return i', 0);
+      await new Promise((r) => setTimeout(r, 5));
+      const first = limiter.hit('k', 100, MINUTE);
+      const later: Array<Promise<unknown>> = [];
+      // Five requests, each in its own later turn of the event loop, while the first call is out.
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setImmediate(r));
+        later.push(limiter.hit('k', 100, MINUTE));
+      }
+      const counts = [await first, ...((await Promise.all(later)) as Array<{ remaining: number }>)].map((d) => (d as { remaining: number }).remaining);
+      await slow;
+      expect(counts.sort((a, b) => b - a)).toEqual([99, 98, 97, 96, 95, 94]);
+      await new Promise((r) => setTimeout(r, 50)); // the monitor's lines trail the replies
+      expect(calls).toBe(2);
+    } finally {
+      monitor.disconnect();
+      watcher.disconnect();
+      busy.disconnect();
+      await limiter.close();
+    }
+  });
+
   it('a window’s key expires in Redis on its own', async () => {
     const clock = new ManualClock();
     const limiter = await createRedisLimiter(backendUrl('redis')!, clock, `rl-${randomUUID()}`);

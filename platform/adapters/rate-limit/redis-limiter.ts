@@ -9,10 +9,12 @@ import type { RateDecision, RateHit, RateLimiter } from '../../ports/rate-limite
  * its window even if a node dies between the two. `hitAll` counts several keys (the edge's
  * key-and-IP and key limits) in one script call.
  *
- * Hits are sent in batches: every hitAll of one turn of the event loop (the requests uWS delivered
- * in it) goes to Redis as one script call, flushed by setImmediate, so concurrent requests share one
- * socket write and one reply instead of paying a syscall each (bench/README.md). Each hit is still one
- * INCR, counted in Redis in the order of the call, so the counts stay exact across edges.
+ * Hits are sent in batches (group commit, as the edge's Kafka hand-off): one script call is out at a
+ * time; every hitAll made while it is out, or in the same turn of the event loop, goes in the next
+ * one, so concurrent requests share one socket write and one reply instead of paying syscalls each
+ * (bench/README.md). An idle limiter sends at once (setImmediate), so a lone request waits no longer.
+ * Each hit is still one INCR, counted in Redis in the order of the calls, so the counts stay exact
+ * across edges.
  *
  * The window index comes from this node's clock (a Clock port, so tests can move time); edge nodes
  * are expected to be NTP-synchronised, and a skew only shifts which window a hit lands in.
@@ -46,11 +48,12 @@ export async function createRedisLimiter(url: string, clock: Clock = systemClock
   }
   let queue: Queued[] = [];
   let scheduled = false;
+  let inFlight = false;
 
-  function send(batch: Queued[]) {
+  function send(batch: Queued[]): Promise<void> {
     const keys = batch.flatMap((q) => q.keys);
     const ttls = batch.flatMap((q) => q.ttls);
-    redis.rlHit(keys.length, ...keys, ...ttls).then(
+    return redis.rlHit(keys.length, ...keys, ...ttls).then(
       (counts) => {
         let at = 0;
         for (const q of batch) {
@@ -66,10 +69,22 @@ export async function createRedisLimiter(url: string, clock: Clock = systemClock
 
   function flush() {
     scheduled = false;
-    const all = queue;
-    queue = [];
+    if (inFlight || !queue.length) return;
     // Bounded script calls: Redis runs a script alone, so none holds it for long.
-    for (let i = 0; i < all.length; i += MAX_CALLS_PER_SCRIPT) send(all.slice(i, i + MAX_CALLS_PER_SCRIPT));
+    const batch = queue.length <= MAX_CALLS_PER_SCRIPT ? queue : queue.slice(0, MAX_CALLS_PER_SCRIPT);
+    queue = queue.length <= MAX_CALLS_PER_SCRIPT ? [] : queue.slice(MAX_CALLS_PER_SCRIPT);
+    inFlight = true;
+    void send(batch).finally(() => {
+      inFlight = false;
+      // What queued while this call was out goes next, together.
+      if (queue.length) schedule();
+    });
+  }
+
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
   }
 
   async function hitAll(hits: readonly RateHit[]): Promise<RateDecision[]> {
@@ -88,10 +103,7 @@ export async function createRedisLimiter(url: string, clock: Clock = systemClock
     }
     const counts = await new Promise<number[]>((resolve, reject) => {
       queue.push({ keys, ttls, resolve, reject });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      if (!inFlight) schedule();
     });
     return hits.map((h, i) => {
       const count = counts[i]!;
