@@ -34,4 +34,30 @@ describe('error batch on the bus', () => {
     expect([e.name.length, e.message.length, e.stack.length]).toEqual([F.name, F.message, F.stack]);
     expect(e.truncated).toEqual(['name', 'message', 'stack']);
   });
+
+  it('drops a client time no Date can hold (the edge accepts any finite number), keeping the event', () => {
+    for (const timestamp of [1e20, -1e20, 8.64e15 + 1]) {
+      const e = stampErrorEvent({ message: 'm', timestamp }, 'id', 'node');
+      expect(e).not.toHaveProperty('clientTime');
+    }
+    expect(stampErrorEvent({ message: 'm', timestamp: 8.64e15 }, 'id', 'node').clientTime).toBe(8.64e15);
+    expect(stampErrorEvent({ message: 'm', timestamp: 'not a date' }, 'id', 'node')).not.toHaveProperty('clientTime');
+  });
+
+  it('refuses a message whose receive time is not a time, and checks each event of a v1 message', () => {
+    const raw = Buffer.from('{"batch":[{"message":"a"}]}');
+    expect(decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, receivedAt: 1e20, eventIds: ['e1'] }, raw))).toBeUndefined();
+    const good = stampErrorEvent({ message: 'm' }, 'ok', 'node');
+    const v1 = {
+      v: 1,
+      projectId: 'p',
+      originHost: null,
+      receivedAt: 1,
+      events: [good, { ...good, eventId: 'bad-stack', stack: 123 }, { ...good, eventId: 'far-future', clientTime: 1e20 }, { eventId: 'bare', message: 'm' }, null],
+    };
+    const m = decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))!;
+    expect(m.events.map((e) => e.eventId)).toEqual(['ok', 'far-future', 'bare']);
+    expect(m.events[1]).not.toHaveProperty('clientTime');
+    expect(m.events[2]).toEqual({ eventId: 'bare', message: 'm' });
+  });
 });

@@ -105,7 +105,7 @@ export function decodeErrorBatchMessage(value: Buffer): ErrorBatchMessage | unde
   } catch {
     return undefined;
   }
-  if (!m || typeof m.projectId !== 'string' || typeof m.receivedAt !== 'number') return undefined;
+  if (!m || typeof m.projectId !== 'string' || !isTime(m.receivedAt)) return undefined;
   const originHost = typeof m.originHost === 'string' ? m.originHost : null;
   if (m.v === 2) {
     const body = ErrorBatchSchema.safeParse(m.body);
@@ -116,7 +116,12 @@ export function decodeErrorBatchMessage(value: Buffer): ErrorBatchMessage | unde
     return { v: 1, projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
   }
   if (m.v === 1 && Array.isArray(m.events)) {
-    const events = (m.events as StampedErrorEvent[]).filter((e) => e && typeof e.eventId === 'string' && typeof e.message === 'string');
+    // Built by another producer: each event is checked like the edge checks a body; one that fails is skipped.
+    const events: StampedErrorEvent[] = [];
+    for (const e of m.events) {
+      const r = StampedErrorEventSchema.safeParse(e);
+      if (r.success) events.push(withoutUndefined(r.data) as StampedErrorEvent);
+    }
     return { v: 1, projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
   }
   return undefined;
@@ -159,9 +164,43 @@ export function stampErrorEvent(e: ErrorEvent, eventId: string, defaultRuntime: 
   return out;
 }
 
+/**
+ * Client time as epoch ms, or undefined when it is not a time a Date can hold (|ms| <= 8.64e15): the
+ * client's clock is informational, so a value out of range is dropped, not refused.
+ */
 function normaliseTime(t: number | string | undefined): number | undefined {
   if (t === undefined) return undefined;
-  if (typeof t === 'number') return t;
-  const ms = Date.parse(t);
-  return Number.isFinite(ms) ? ms : undefined;
+  const ms = typeof t === 'number' ? t : Date.parse(t);
+  return isTime(ms) ? ms : undefined;
+}
+
+/** A number of epoch ms that a Date can hold, so formatting it cannot throw. */
+export function isTime(ms: unknown): ms is number {
+  return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= MAX_TIME_MS;
+}
+const MAX_TIME_MS = 8.64e15;
+
+/** A stamped event from another producer (envelope v1), checked before the pipeline trusts its fields. */
+const StampedErrorEventSchema = z.object({
+  eventId: z.string().min(1),
+  // name, stack, runtime and truncated may be left out: the pipeline fills them in (withDefaults).
+  name: z.string().optional(),
+  message: z.string(),
+  stack: z.string().optional(),
+  path: z.string().optional(),
+  distinctId: z.string().optional(),
+  userId: z.string().optional(),
+  sessionId: z.string().optional(),
+  deployId: z.string().optional(),
+  gitSha: z.string().optional(),
+  extra: z.record(z.string(), z.unknown()).optional(),
+  // Out of range: dropped, as the edge drops it.
+  clientTime: z.unknown().optional().transform((t) => (isTime(t) ? t : undefined)),
+  runtime: z.enum(['browser', 'node']).optional(),
+  truncated: z.array(z.enum(['name', 'message', 'stack'])).optional(),
+});
+
+function withoutUndefined<T extends object>(o: T): T {
+  for (const k of Object.keys(o) as Array<keyof T>) if (o[k] === undefined) delete o[k];
+  return o;
 }

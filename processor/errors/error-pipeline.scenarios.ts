@@ -379,6 +379,20 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(Number(usage.rows[0]!.accepted)).toBe(7);
   });
 
+  it('stores an event whose client time no Date can hold without that time, and the batch does not stall', async () => {
+    const p = await h.newProject();
+    // A v1 producer's event with a client time out of range, beside a normal one.
+    const far = event({ message: 'far future clock', clientTime: 1e20 });
+    const normal = event({ message: 'normal clock' });
+    await h.publish(batch(p.id, [far, normal]));
+    await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(2), { timeout: 30_000, interval: 50 });
+    const groups = await groupsOf(h.platform, p.id);
+    const farSample = groups.flatMap((g) => g.samples).find((x) => x.eventId === far.eventId)!;
+    expect(farSample).toBeDefined();
+    expect(farSample.clientTime).toBeUndefined();
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, normal.eventId] })).toBe(2), { timeout: 30_000, interval: 50 });
+  });
+
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {
     const p = await h.newProject();
     const secrets = ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk_live_51Habcdefghijklmnop', 'AKIAIOSFODNN7EXAMPLE', 'cx_live_Zm9vYmFyYmF6cXV4', 'tok-value-123'];
