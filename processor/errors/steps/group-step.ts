@@ -3,6 +3,7 @@ import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';
 import type { StampedEvent } from './outcome.ts';
+import { isoTime } from './time-text.ts';
 import type { PriorGroup } from './caps-step.ts';
 
 /**
@@ -28,8 +29,8 @@ export function sampleOf(e: StampedEvent) {
   const ev = e.event;
   return {
     eventId: ev.eventId,
-    receivedAt: new Date(e.receivedAt).toISOString(),
-    clientTime: ev.clientTime !== undefined ? new Date(ev.clientTime).toISOString() : undefined,
+    receivedAt: isoTime(e.receivedAt),
+    clientTime: ev.clientTime !== undefined ? isoTime(ev.clientTime) : undefined,
     environment: e.environment,
     name: ev.name,
     message: ev.message,
@@ -66,7 +67,12 @@ export function createGroupStep() {
       const newest = events[0]!;
       const envCounts: Record<string, number> = {};
       for (const e of events) envCounts[e.environment] = (envCounts[e.environment] ?? 0) + 1;
-      const times = events.map((e) => e.receivedAt);
+      let firstSeen = newest.receivedAt;
+      let lastSeen = newest.receivedAt;
+      for (const e of events) {
+        if (e.receivedAt < firstSeen) firstSeen = e.receivedAt;
+        if (e.receivedAt > lastSeen) lastSeen = e.receivedAt;
+      }
       // An existing group keeps its culprit and suggestion (COALESCE below): worked out only when it has none.
       const p = prior.get(id);
       return {
@@ -79,8 +85,8 @@ export function createGroupStep() {
         culprit: newest.inAppFrame && (!p || p.no_culprit) ? formatFrame(newest.inAppFrame) : null,
         count: events.length,
         env_counts: envCounts,
-        first_seen: new Date(Math.min(...times)).toISOString(),
-        last_seen: new Date(Math.max(...times)).toISOString(),
+        first_seen: isoTime(firstSeen),
+        last_seen: isoTime(lastSeen),
         suggestion: !p || p.no_suggestion ? suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame) : null,
         samples: events.slice(0, ring).map(sampleOf),
       };

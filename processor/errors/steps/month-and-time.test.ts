@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { monthOf } from './caps-step.ts';
-import { chTime } from './occurrence-step.ts';
+import { chTime, isoTime } from './time-text.ts';
 
 describe('monthOf: the UTC calendar month the monthly caps count in', () => {
   it('is right on both sides of a month boundary, in any order (the last month is remembered)', () => {
@@ -21,6 +21,9 @@ describe('chTime: ClickHouse DateTime64(3) text, UTC', () => {
     expect(chTime(0)).toBe('1970-01-01 00:00:00.000');
     // The remembered last value answers only for the same instant.
     expect(chTime(0)).toBe('1970-01-01 00:00:00.000');
+    expect(chTime(1)).toBe('1970-01-01 00:00:00.001');
+    expect(isoTime(1)).toBe('1970-01-01T00:00:00.001Z');
+    expect(isoTime(Date.UTC(2026, 10, 21))).toBe('2026-11-21T00:00:00.000Z');
     expect(chTime(1)).toBe('1970-01-01 00:00:00.001');
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
 import type { Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
+import { chTime } from './time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
 
 /**
@@ -11,16 +12,6 @@ import type { FingerprintedEvent } from './outcome.ts';
  * the same rows again and no more.
  */
 export const OCCURRENCES_TABLE = 'error_occurrences';
-
-let lastTime = { ms: NaN, text: '' };
-/** ClickHouse DateTime64(3) text, UTC. The events of one edge batch share a receive time: the last one is remembered. */
-export function chTime(epochMs: number): string {
-  if (epochMs === lastTime.ms) return lastTime.text;
-  const iso = new Date(epochMs).toISOString();
-  const text = iso.length === 24 ? `${iso.slice(0, 10)} ${iso.slice(11, 23)}` : iso.replace('T', ' ').replace('Z', '');
-  lastTime = { ms: epochMs, text };
-  return text;
-}
 
 export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
   const ev = e.event;
