@@ -73,24 +73,6 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
         FOR UPDATE OF u`,
       cols,
     );
-    const open = await tx.query<{ project_id: string; environment: string; n: string | number }>(
-      `SELECT g.project_id, k.env AS environment, count(*) AS n
-         FROM error_groups g CROSS JOIN LATERAL jsonb_object_keys(g.env_counts) AS k(env)
-        WHERE g.project_id = ANY($1::text[]) AND g.status = 'unresolved'
-        GROUP BY g.project_id, k.env`,
-      [[...new Set(cols[0])]],
-    );
-    const openBy = new Map(open.rows.map((r) => [`${r.project_id}\u0000${r.environment}`, Number(r.n)]));
-    const usage = new Map<string, { accepted: number; openGroups: number; dropped: Partial<Record<DropReason, number>>; acceptedDelta: number }>();
-    for (const r of locked.rows) {
-      usage.set(`${r.project_id}\u0000${r.month}\u0000${r.environment}`, {
-        accepted: Number(r.accepted),
-        openGroups: openBy.get(`${r.project_id}\u0000${r.environment}`) ?? 0,
-        dropped: {},
-        acceptedDelta: 0,
-      });
-    }
-
     const groupIds = [...new Set(events.map((e) => e.groupId))].sort();
     // Locked here (after the usage rows, in id order) and handed to the group step, which needs their
     // status and counts: the batch reads and locks its groups once.
@@ -100,6 +82,31 @@ export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
     );
     // Groups known in the project: existing rows plus the new ones this batch already let in.
     const known = new Set(existing.rows.map((r) => r.id));
+
+    // Open groups are counted only for projects where this batch would open a new one: the cap applies to
+    // new fingerprints alone, and the count reads every open group of the project. A batch of known
+    // groups (the usual case) skips it.
+    const projectsOpening = [...new Set(events.filter((e) => !known.has(e.groupId)).map((e) => e.projectId))];
+    const openBy = new Map<string, number>();
+    if (projectsOpening.length) {
+      const open = await tx.query<{ project_id: string; environment: string; n: string | number }>(
+        `SELECT g.project_id, k.env AS environment, count(*) AS n
+           FROM error_groups g CROSS JOIN LATERAL jsonb_object_keys(g.env_counts) AS k(env)
+          WHERE g.project_id = ANY($1::text[]) AND g.status = 'unresolved'
+          GROUP BY g.project_id, k.env`,
+        [projectsOpening],
+      );
+      for (const r of open.rows) openBy.set(`${r.project_id}\u0000${r.environment}`, Number(r.n));
+    }
+    const usage = new Map<string, { accepted: number; openGroups: number; dropped: Partial<Record<DropReason, number>>; acceptedDelta: number }>();
+    for (const r of locked.rows) {
+      usage.set(`${r.project_id}\u0000${r.month}\u0000${r.environment}`, {
+        accepted: Number(r.accepted),
+        openGroups: openBy.get(`${r.project_id}\u0000${r.environment}`) ?? 0,
+        dropped: {},
+        acceptedDelta: 0,
+      });
+    }
     const newInBucket = new Map<string, Set<string>>();
 
     const outcomes = events.map((e): StepOutcome<StampedEvent> => {
