@@ -170,6 +170,17 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(rows).toEqual([{ group_id: g.id, environment: 'production' }]);
   });
 
+  it('adds each batch to an existing group\'s counts per environment', async () => {
+    const p = await h.newProject();
+    const msg = { message: 'counted across batches' };
+    await h.publish(batch(p.id, [event(msg), event(msg)]));
+    await h.publish(batch(p.id, [event(msg)], { originHost: 'pr-7.preview.example.com' }));
+    await h.publish(batch(p.id, [event(msg)]));
+    const [g] = await groupsOf(h.platform, p.id);
+    expect(g!.count).toBe(4);
+    expect(g!.env_counts).toEqual({ production: 3, preview: 1 });
+  });
+
   it('keeps a ring of the 20 most recent samples, newest first', async () => {
     const p = await h.newProject();
     const events = Array.from({ length: 25 }, (_, i) => event({ message: `Timeout after ${i} ms` }));

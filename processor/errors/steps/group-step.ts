@@ -75,8 +75,14 @@ export function createGroupStep() {
       }
       // An existing group keeps its culprit and suggestion (COALESCE below): worked out only when it has none.
       const p = prior.get(id);
+      // An existing group was read and locked by the caps step in this transaction, so its new env counts
+      // are known here; a new group's are merged in SQL (another processor may create it first).
+      const envTotals: Record<string, number> = p ? { ...p.env_counts } : {};
+      if (p) for (const [env, n] of Object.entries(envCounts)) envTotals[env] = Number(envTotals[env] ?? 0) + n;
       return {
         id,
+        prior: !!p,
+        env_totals: p ? envTotals : null,
         project_id: newest.projectId,
         fingerprint: newest.fingerprint,
         name: newest.event.name,
@@ -92,19 +98,40 @@ export function createGroupStep() {
       };
     });
 
-    // One statement: upsert the groups (each counts one more sample batch), then write the batch's
-    // samples of each group into its slot, sample_batches mod ring (migration 0006), replacing what
-    // that slot held. Unchanged stacks keep their stored (toasted) value instead of being written again.
+    // One statement: update the groups the caps step locked (a plain UPDATE by id, their env counts
+    // summed here), insert the new ones (merging with a group another processor created meanwhile),
+    // then write the batch's samples of each group into its slot, sample_batches mod ring (migration
+    // 0006), replacing what that slot held. Unchanged stacks keep their stored (toasted) value instead of
+    // being written again. Both paths apply the same rules (§2.6, §3.1): counts are increments, a
+    // resolved group reopens and counts a regression, culprit and suggestion are kept once set.
     await tx.query(
       `WITH x AS (
-         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, project_id text, fingerprint text, name text, message text, stack text,
-                culprit text, count bigint, env_counts jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
-       ), up AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, prior boolean, project_id text, fingerprint text, name text, message text, stack text,
+                culprit text, count bigint, env_counts jsonb, env_totals jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
+       ), upd AS (
+         UPDATE error_groups g SET
+           count = g.count + x.count,
+           env_counts = x.env_totals,
+           first_seen = LEAST(g.first_seen, x.first_seen),
+           last_seen = GREATEST(g.last_seen, x.last_seen),
+           name = CASE WHEN x.last_seen >= g.last_seen THEN x.name ELSE g.name END,
+           message = CASE WHEN x.last_seen >= g.last_seen THEN x.message ELSE g.message END,
+           stack = CASE WHEN x.last_seen >= g.last_seen AND x.stack IS DISTINCT FROM g.stack THEN x.stack ELSE g.stack END,
+           culprit = COALESCE(g.culprit, x.culprit),
+           suggestion = COALESCE(g.suggestion, x.suggestion),
+           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
+           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+           sample_batches = g.sample_batches + 1
+           FROM x
+          WHERE x.prior AND g.id = x.id
+         RETURNING g.id, g.sample_batches
+       ), ins AS (
          INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
                                         first_seen, last_seen, regression_count, suggestion, sample_batches)
          SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
                 x.first_seen, x.last_seen, 0, x.suggestion, 1
            FROM x
+          WHERE NOT x.prior
          ON CONFLICT (project_id, fingerprint) DO UPDATE SET
            count = g.count + EXCLUDED.count,
            env_counts = g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
@@ -120,6 +147,8 @@ export function createGroupStep() {
            regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
            sample_batches = g.sample_batches + 1
          RETURNING g.id, g.sample_batches
+       ), up AS (
+         SELECT id, sample_batches FROM upd UNION ALL SELECT id, sample_batches FROM ins
        )
        INSERT INTO error_group_samples AS s (group_id, slot, seq, samples)
        SELECT up.id, up.sample_batches % ${Number(ring)}, up.sample_batches, x.samples FROM up JOIN x ON x.id = up.id
