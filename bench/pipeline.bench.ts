@@ -450,7 +450,9 @@ function sleep(ms: number) {
 }
 
 async function spawnChdb(dataDir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve-chdb', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_PROFILE=chdb: the chDB server's V8 CPU profile (its JS; the engine's native time shows as program).
+  const profile = process.env.BENCH_PROFILE === 'chdb' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : [];
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve-chdb', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
