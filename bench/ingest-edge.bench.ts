@@ -4,7 +4,8 @@
  *      202, (b) our edge on the validation path alone (a bus that resolves at once, a limiter that
  *      always allows), (c) our edge with the Kafka bus against a librdkafka mock cluster;
  *      for 10-event batches of about 4 KB and about 22 KB; ratios to bare;
- *   2. p99 of the 202 at 70% of the Kafka path's peak (autocannon --overallRate);
+ *   2. p99 of the 202 at 70% of the Kafka path's peak: evenly paced open-loop load (bench/support/paced-load.ts),
+ *      and autocannon --overallRate as before (per-second bursts, so in effect the peak's p99);
  *   3. `--soak <seconds>`: RSS of the edge process sampled every second at 70% of the Kafka peak.
  * autocannon runs as a child process so it does not share the edge's event loop.
  *
@@ -12,6 +13,7 @@
  * Prints one JSON document on stdout.
  */
 import { spawn } from 'node:child_process';
+import type { PacedResult } from './support/paced-load.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -36,6 +38,7 @@ const arg = (name: string, dflt: number) => {
 };
 const DURATION = arg('duration', 10);
 const CONNECTIONS = arg('connections', 100);
+const PACED_CONNECTIONS = arg('paced-connections', 1000);
 const SOAK = arg('soak', 20);
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -170,6 +173,27 @@ function cpuModel(): string {
   return m ? m[1] : os.cpus()[0]?.model ?? 'unknown';
 }
 
+/** Evenly paced open-loop load in a child process (bench/support/paced-load.ts). */
+async function paced(port: number, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate: number }): Promise<PacedResult> {
+  const script = path.resolve('bench/support/paced-load.ts');
+  // Many clients, as an ingest edge has: with one request in flight per connection, 100 connections at
+  // ~9k req/s run out whenever latency passes ~11 ms, and the wait for a free one would be the client's.
+  const args = JSON.stringify({ port, path: '/v1/errors/i', headers, bodyFile, rate: opts.rate, durationSec: opts.duration, connections: PACED_CONNECTIONS });
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', script, args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      try {
+        resolve(JSON.parse(out));
+      } catch {
+        reject(new Error(`paced load exited ${code}: ${out.slice(0, 300)}`));
+      }
+    });
+  });
+}
+
 async function main() {
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-bodies-'));
   const bodies = { '4kb': smallBatch(), '22kb': largeBatch() };
@@ -230,13 +254,19 @@ async function main() {
     for (const size of ['4kb', '22kb']) ratios[name][size] = Number((peaks[name][size].rps / peaks.bare[size].rps).toFixed(3));
   }
 
-  // p99 at 70% of the Kafka path's peak
+  // p99 at 70% of the Kafka path's peak, evenly paced (the measure of the target), and with autocannon -R
+  // as before, whose per-second bursts make it the peak's p99 (bench/support/paced-load.ts says why).
   const at70: Record<string, unknown> = {};
   for (const size of ['4kb', '22kb']) {
     const rate = peaks.kafka[size].rps * 0.7;
-    const r = await cannon(kUrl, files[size], kHeaders, { duration: DURATION, rate });
-    at70[size] = { targetRps: Math.round(rate), achievedRps: Math.round(r.requests.average), p50ms: r.latency.p50, p99ms: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
-    log(`kafka ${size} at 70%: p99 ${r.latency.p99} ms`);
+    const even = await paced(kEdge.port, files[size], kHeaders, { duration: DURATION, rate });
+    const bursts = await cannon(kUrl, files[size], kHeaders, { duration: DURATION, rate });
+    at70[size] = {
+      targetRps: Math.round(rate),
+      paced: { achievedRps: even.achievedRps, p50ms: even.latencyMs.p50, p90ms: even.latencyMs.p90, p99ms: even.latencyMs.p99, p999ms: even.latencyMs.p999, maxMs: even.latencyMs.max, statuses: even.statuses, errors: even.errors },
+      autocannonPerSecondBursts: { achievedRps: Math.round(bursts.requests.average), p50ms: bursts.latency.p50, p99ms: bursts.latency.p99, non2xx: bursts.non2xx, errors: bursts.errors + bursts.timeouts },
+    };
+    log(`kafka ${size} at 70%: paced p50 ${even.latencyMs.p50} ms, p99 ${even.latencyMs.p99} ms; autocannon -R p99 ${bursts.latency.p99} ms`);
   }
 
   // RSS over a soak at 70% of the Kafka peak (4 KB batches)
@@ -271,7 +301,7 @@ async function main() {
     kafka22kb: ratios.kafka['22kb'] >= 0.08,
     validation4kb: ratios.validation['4kb'] >= 0.45,
     validation22kb: ratios.validation['22kb'] >= 0.2,
-    p99: Object.values(at70).every((v) => (v as { p99ms: number }).p99ms <= 15),
+    p99: Object.values(at70).every((v) => (v as { paced: { p99ms: number } }).paced.p99ms <= 15),
   };
   result.kafkaAtSeventyPct = at70;
   result.soak = {
