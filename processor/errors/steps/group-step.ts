@@ -7,9 +7,9 @@ import { isoTime } from './time-text.ts';
 import type { PriorGroup } from './caps-step.ts';
 
 /**
- * Groups (spec §2.6, §3.1) in Postgres: one upsert for every group the batch touches, inside the
- * batch transaction. Counts are increments (`count = count + n`), so concurrent processors stay
- * exact. A resolved group that gets an occurrence is unresolved again and counts one regression;
+ * Groups (spec §2.6, §3.1) in Postgres: one statement for every group the batch touches, inside the
+ * batch transaction (an update by id for the groups the caps step locked, an insert for new ones).
+ * Counts are increments (`count = count + n`), so concurrent processors stay exact. A resolved group that gets an occurrence is unresolved again and counts one regression;
  * an ignored group keeps counting and stays ignored; a new group starts unresolved.
  */
 export interface GroupChange {
