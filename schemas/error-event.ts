@@ -101,7 +101,11 @@ const CLOSE_BRACE = Buffer.from('}');
 export function decodeErrorBatchMessage(value: Buffer): ErrorBatchMessage | undefined {
   let m: Record<string, unknown>;
   try {
-    m = JSON.parse(value.toString('utf8'));
+    const text = value.toString('utf8');
+    m = JSON.parse(text);
+    // JSON can carry NUL (as \u0000, the only way it may); Postgres text and jsonb cannot, and one such
+    // event would fail its batch on every delivery. A NUL becomes U+FFFD, in keys and values alike.
+    if (text.includes('\\u0000')) m = withoutNul(m) as Record<string, unknown>;
   } catch {
     return undefined;
   }
@@ -199,6 +203,18 @@ const StampedErrorEventSchema = z.object({
   runtime: z.enum(['browser', 'node']).optional(),
   truncated: z.array(z.enum(['name', 'message', 'stack'])).optional(),
 });
+
+/** `value` with every NUL character in its strings and keys replaced by U+FFFD. */
+export function withoutNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
+  if (Array.isArray(value)) return value.map(withoutNul);
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[withoutNul(k) as string] = withoutNul(v);
+    return out;
+  }
+  return value;
+}
 
 function withoutUndefined<T extends object>(o: T): T {
   for (const k of Object.keys(o) as Array<keyof T>) if (o[k] === undefined) delete o[k];

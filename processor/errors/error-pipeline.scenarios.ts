@@ -404,6 +404,17 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, normal.eventId] })).toBe(2), { timeout: 30_000, interval: 50 });
   });
 
+  it('stores events whose text holds NUL characters (Postgres text cannot), and the batch does not stall', async () => {
+    const p = await h.newProject();
+    const nul = event({ name: 'Type\u0000Error', message: 'bad \u0000 byte', stack: `TypeError: x\u0000\n    at f (https://${PROD_HOST}/a.js:1:1)`, path: '/p\u0000', extra: { 'k\u0000': 'v\u0000' } });
+    await h.publish(batch(p.id, [nul, event({ message: 'fine' })]));
+    await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(2), { timeout: 30_000, interval: 50 });
+    const g = (await groupsOf(h.platform, p.id)).find((x) => x.message.startsWith('bad'))!;
+    expect(g.message).toBe('bad \uFFFD byte');
+    expect(g.name).toBe('Type\uFFFDError');
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [nul.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
+  });
+
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {
     const p = await h.newProject();
     const secrets = ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk_live_51Habcdefghijklmnop', 'AKIAIOSFODNN7EXAMPLE', 'cx_live_Zm9vYmFyYmF6cXV4', 'tok-value-123'];
