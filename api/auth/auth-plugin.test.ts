@@ -127,6 +127,19 @@ describe('error shape', () => {
     const ok = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: '{"a":1}' });
     expect(ok.json()).toEqual({ got: { a: 1 }, by: 'cli' });
   });
+
+  it('a NUL character (which Postgres text cannot hold) is 400 invalid_request, in the body or the URL, not a 500', async () => {
+    const h = { cookie: user.cookie, 'content-type': 'application/json' };
+    const inName = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"a\\u0000b"}' });
+    expect([inName.statusCode, inName.json().error]).toEqual([400, 'invalid_request']);
+    const inKey = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"ok","x\\u0000":1}' });
+    expect([inKey.statusCode, inKey.json().error]).toEqual([400, 'invalid_request']);
+    const project = await createProject(t.app, user.cookie, {});
+    const inPath = await t.app.inject({ method: 'GET', url: `/v1/projects/${project.slug}%00`, headers: { cookie: user.cookie } });
+    expect([inPath.statusCode, inPath.json().error]).toEqual([400, 'invalid_request']);
+    const inQuery = await t.app.inject({ method: 'GET', url: `/v1/projects?x=%00`, headers: { cookie: user.cookie } });
+    expect([inQuery.statusCode, inQuery.json().error]).toEqual([400, 'invalid_request']);
+  });
 });
 
 describe('index and OpenAPI', () => {
