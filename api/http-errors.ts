@@ -71,14 +71,16 @@ export function installErrorHandling(app: FastifyInstance): void {
     return sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
-  // Postgres text cannot hold NUL (U+0000): a NUL anywhere in a request would fail deep in a query as a
-  // 500. It is refused up front, as bad input: in the URL (%00; path parameters and queries are decoded)
-  // and in a JSON body (\u0000, in any key or value).
+  // Postgres text cannot hold NUL (U+0000), nor jsonb a lone UTF-16 surrogate: either would fail deep in a
+  // query as a 500. They are refused up front, as bad input: NUL in the URL (%00; path parameters and
+  // queries are decoded), either in a JSON body (any key or value).
   app.addHook('onRequest', async (request) => {
     if (request.url.includes('%00')) throw new ServiceError('invalid_request', 'NUL characters (%00) are not allowed in the URL');
   });
   app.addHook('preValidation', async (request) => {
-    if (request.body !== undefined && holdsNul(request.body)) throw new ServiceError('invalid_request', 'NUL characters (\\u0000) are not allowed in the body');
+    if (request.body !== undefined && holdsUnstorableText(request.body)) {
+      throw new ServiceError('invalid_request', 'NUL characters (\\u0000) and unpaired UTF-16 surrogates are not allowed in the body');
+    }
   });
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reply.statusCode === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SEC));
@@ -86,11 +88,11 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 }
 
-function holdsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
+function holdsUnstorableText(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
   if (depth > 64 || !value || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => holdsNul(v, depth + 1));
-  for (const [k, v] of Object.entries(value)) if (k.includes('\u0000') || holdsNul(v, depth + 1)) return true;
+  if (Array.isArray(value)) return value.some((v) => holdsUnstorableText(v, depth + 1));
+  for (const [k, v] of Object.entries(value)) if (holdsUnstorableText(k) || holdsUnstorableText(v, depth + 1)) return true;
   return false;
 }
 

@@ -61,12 +61,16 @@ describe('error batch on the bus', () => {
     expect(m.events[2]).toEqual({ eventId: 'bare', message: 'm' });
   });
 
-  it('turns every NUL (which Postgres text cannot hold) into U+FFFD, in keys and values, v2 and v1 alike', () => {
+  it('turns every NUL and lone surrogate (which Postgres cannot hold) into U+FFFD, in keys and values, v2 and v1 alike', () => {
     const raw = Buffer.from('{"batch":[{"name":"A\\u0000","message":"m\\u0000","stack":"s","path":"/\\u0000","userId":"u\\u0000","extra":{"k\\u0000":["v\\u0000",{"x":"\\u0000"}]}}]}');
     const m = decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, raw))!;
     expect(m.events[0]).toMatchObject({ name: 'A\uFFFD', message: 'm\uFFFD', path: '/\uFFFD', userId: 'u\uFFFD', extra: { 'k\uFFFD': ['v\uFFFD', { x: '\uFFFD' }] } });
     const v1 = { v: 1, projectId: 'p', originHost: null, receivedAt: 1, events: [{ ...stampErrorEvent({ message: 'x\u0000y' }, 'id1', 'node') }] };
     expect(decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))!.events[0]!.message).toBe('x\uFFFDy');
     expect(JSON.stringify(m)).not.toContain('\\u0000');
+    // Lone surrogates too; a pair (an emoji) stays.
+    const odd = Buffer.from('{"batch":[{"message":"a\\ud800b \\ud83d\\ude00","extra":{"\\udc00":"x"}}]}');
+    const o = decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, odd))!;
+    expect(o.events[0]).toMatchObject({ message: 'a\uFFFDb \u{1F600}', extra: { '\uFFFD': 'x' } });
   });
 });

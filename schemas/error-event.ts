@@ -103,9 +103,10 @@ export function decodeErrorBatchMessage(value: Buffer): ErrorBatchMessage | unde
   try {
     const text = value.toString('utf8');
     m = JSON.parse(text);
-    // JSON can carry NUL (as \u0000, the only way it may); Postgres text and jsonb cannot, and one such
-    // event would fail its batch on every delivery. A NUL becomes U+FFFD, in keys and values alike.
-    if (text.includes('\\u0000')) m = withoutNul(m) as Record<string, unknown>;
+    // JSON can carry NUL and lone UTF-16 surrogates (as \u0000 and \ud800..\udfff escapes, the only way it
+    // may); Postgres text and jsonb cannot, and one such event would fail its batch on every delivery.
+    // Each becomes U+FFFD, in keys and values alike.
+    if (UNSTORABLE_ESCAPE.test(text)) m = storableText(m) as Record<string, unknown>;
   } catch {
     return undefined;
   }
@@ -204,13 +205,22 @@ const StampedErrorEventSchema = z.object({
   truncated: z.array(z.enum(['name', 'message', 'stack'])).optional(),
 });
 
-/** `value` with every NUL character in its strings and keys replaced by U+FFFD. */
-export function withoutNul(value: unknown): unknown {
-  if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '\uFFFD') : value;
-  if (Array.isArray(value)) return value.map(withoutNul);
+/** A JSON escape that may decode to text Postgres cannot store: NUL, or a surrogate (paired or not). */
+const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/**
+ * `value` with text Postgres can store: every NUL and every lone UTF-16 surrogate in its strings and keys
+ * replaced by U+FFFD (surrogate pairs, such as emoji, stay).
+ */
+export function storableText(value: unknown): unknown {
+  if (typeof value === 'string') {
+    const s = value.isWellFormed() ? value : value.toWellFormed();
+    return s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
+  }
+  if (Array.isArray(value)) return value.map(storableText);
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[withoutNul(k) as string] = withoutNul(v);
+    for (const [k, v] of Object.entries(value)) out[storableText(k) as string] = storableText(v);
     return out;
   }
   return value;

@@ -128,12 +128,16 @@ describe('error shape', () => {
     expect(ok.json()).toEqual({ got: { a: 1 }, by: 'cli' });
   });
 
-  it('a NUL character (which Postgres text cannot hold) is 400 invalid_request, in the body or the URL, not a 500', async () => {
+  it('a NUL character or a lone surrogate (which Postgres cannot hold) is 400 invalid_request, in the body or the URL, not a 500', async () => {
     const h = { cookie: user.cookie, 'content-type': 'application/json' };
     const inName = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"a\\u0000b"}' });
     expect([inName.statusCode, inName.json().error]).toEqual([400, 'invalid_request']);
     const inKey = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"ok","x\\u0000":1}' });
     expect([inKey.statusCode, inKey.json().error]).toEqual([400, 'invalid_request']);
+    const surrogate = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"a\\ud800b"}' });
+    expect([surrogate.statusCode, surrogate.json().error]).toEqual([400, 'invalid_request']);
+    const emoji = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: h, payload: '{"name":"ok \\ud83d\\ude00"}' });
+    expect(emoji.statusCode).toBe(201);
     const project = await createProject(t.app, user.cookie, {});
     const inPath = await t.app.inject({ method: 'GET', url: `/v1/projects/${project.slug}%00`, headers: { cookie: user.cookie } });
     expect([inPath.statusCode, inPath.json().error]).toEqual([400, 'invalid_request']);

@@ -415,6 +415,16 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [nul.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
   });
 
+  it('stores events whose text holds lone UTF-16 surrogates (not valid Unicode), and the batch does not stall', async () => {
+    const p = await h.newProject();
+    const odd = event({ message: 'half \ud800 pair', stack: `E: x\udc00\n    at f (https://${PROD_HOST}/a.js:1:1)`, extra: { ['k\ud83d']: 'v\udfff' } });
+    await h.publish(batch(p.id, [odd, event({ message: 'fine' })]));
+    await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(2), { timeout: 30_000, interval: 50 });
+    const g = (await groupsOf(h.platform, p.id)).find((x) => x.message.startsWith('half'))!;
+    expect(g.message).toBe('half \uFFFD pair');
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [odd.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
+  });
+
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {
     const p = await h.newProject();
     const secrets = ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk_live_51Habcdefghijklmnop', 'AKIAIOSFODNN7EXAMPLE', 'cx_live_Zm9vYmFyYmF6cXV4', 'tok-value-123'];
