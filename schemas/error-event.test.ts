@@ -35,12 +35,13 @@ describe('error batch on the bus', () => {
     expect(e.truncated).toEqual(['name', 'message', 'stack']);
   });
 
-  it('drops a client time no Date can hold (the edge accepts any finite number), keeping the event', () => {
-    for (const timestamp of [1e20, -1e20, 8.64e15 + 1]) {
+  it('drops a client time outside what every store holds (1900 to 2299; the edge accepts any finite number), keeping the event', () => {
+    for (const timestamp of [1e20, -1e20, 8.64e15, Date.UTC(2300, 0, 1), Date.UTC(1899, 11, 31), '+275760-09-13T00:00:00Z', '-000001-01-01T00:00:00Z']) {
       const e = stampErrorEvent({ message: 'm', timestamp }, 'id', 'node');
       expect(e).not.toHaveProperty('clientTime');
     }
-    expect(stampErrorEvent({ message: 'm', timestamp: 8.64e15 }, 'id', 'node').clientTime).toBe(8.64e15);
+    expect(stampErrorEvent({ message: 'm', timestamp: Date.UTC(2299, 11, 31) }, 'id', 'node').clientTime).toBe(Date.UTC(2299, 11, 31));
+    expect(stampErrorEvent({ message: 'm', timestamp: Date.UTC(1900, 0, 1) }, 'id', 'node').clientTime).toBe(Date.UTC(1900, 0, 1));
     expect(stampErrorEvent({ message: 'm', timestamp: 'not a date' }, 'id', 'node')).not.toHaveProperty('clientTime');
   });
 

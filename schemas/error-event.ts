@@ -170,8 +170,8 @@ export function stampErrorEvent(e: ErrorEvent, eventId: string, defaultRuntime: 
 }
 
 /**
- * Client time as epoch ms, or undefined when it is not a time a Date can hold (|ms| <= 8.64e15): the
- * client's clock is informational, so a value out of range is dropped, not refused.
+ * Client time as epoch ms, or undefined when it is not a time every store can hold (isTime): the client's
+ * clock is informational, so a value out of range is dropped, not refused.
  */
 function normaliseTime(t: number | string | undefined): number | undefined {
   if (t === undefined) return undefined;
@@ -179,15 +179,21 @@ function normaliseTime(t: number | string | undefined): number | undefined {
   return isTime(ms) ? ms : undefined;
 }
 
-/** A number of epoch ms that a Date can hold, so formatting it cannot throw. */
+/**
+ * A number of epoch ms that every store can hold: from 1900-01-01 to the end of 2299 (ClickHouse
+ * DateTime64's range; a Date holds more, and a time beyond it would fail the occurrence insert on every
+ * delivery).
+ */
 export function isTime(ms: unknown): ms is number {
-  return typeof ms === 'number' && Number.isFinite(ms) && Math.abs(ms) <= MAX_TIME_MS;
+  return typeof ms === 'number' && Number.isFinite(ms) && ms >= MIN_TIME_MS && ms < MAX_TIME_MS;
 }
-const MAX_TIME_MS = 8.64e15;
+const MIN_TIME_MS = Date.UTC(1900, 0, 1);
+const MAX_TIME_MS = Date.UTC(2300, 0, 1);
 
 /** A stamped event from another producer (envelope v1), checked before the pipeline trusts its fields. */
 const StampedErrorEventSchema = z.object({
-  eventId: z.string().min(1),
+  // An id, not a document: bounded well under what a btree index row holds.
+  eventId: z.string().min(1).max(128),
   // name, stack, runtime and truncated may be left out: the pipeline fills them in (withDefaults).
   name: z.string().optional(),
   message: z.string(),

@@ -5,6 +5,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
+import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
 import type { ErrorBatchMessage, StampedErrorEvent } from '../../schemas/error-event.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
@@ -18,6 +19,8 @@ import type { ErrorCaps } from './steps/caps-step.ts';
  * in-process bus) and error-pipeline.int.test.ts (Postgres, Kafka, ClickHouse over HTTP).
  * Messages go straight onto the bus as the edge would put them; results are read from the stores.
  */
+const POISON_MARKER = 'poison-for-the-store';
+
 export const TEST_CAPS: ErrorCaps = { productionPerMonth: 30, previewPerMonth: 4, openGroupsPerEnvironment: 3 };
 const PROD_HOST = 'app.example.com';
 const PREVIEW_HOST = 'pr-7.preview.example.com';
@@ -49,6 +52,13 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     async close() {},
   };
   const api = await buildTestApi({ real: opts.real, overrides: { clock, mailer } });
+  // A stand-in for a row no store will take: occurrence rows whose message holds POISON_MARKER are refused
+  // the way ClickHouse refuses a row it cannot parse (not retryable).
+  const insert = api.platform.analytics.insert.bind(api.platform.analytics);
+  api.platform.analytics.insert = async (table, rows, o) => {
+    if (rows.some((r) => String(r.message).includes(POISON_MARKER))) throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
+    return insert(table, rows, o);
+  };
   const topic = `errors.events.test.${randomUUID()}`;
   const sub: Subscription = await startErrorPipeline(api.platform, { caps: TEST_CAPS, topic, consumerGroup: `errors-test-${randomUUID()}` });
   const user = await signUpAndSignIn(api.app, api.platform);
@@ -77,7 +87,9 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
       const sentinelId = sentinel.events[0]!.eventId;
       const db = api.platform.db;
       await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), { timeout: 30_000, interval: 50 });
-      const accepted = (await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [msg.events.map((e) => e.eventId)])).rows.map((r) => r.event_id);
+      // Events the stand-in store refuses never get a row: not waited for.
+      const storable = msg.events.filter((e) => !e.message.includes(POISON_MARKER)).map((e) => e.eventId);
+      const accepted = (await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [storable])).rows.map((r) => r.event_id);
       if (accepted.length) {
         await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: accepted })).toBe(accepted.length), { timeout: 30_000, interval: 50 });
       }
@@ -390,18 +402,22 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(Number(usage.rows[0]!.accepted)).toBe(7);
   });
 
-  it('stores an event whose client time no Date can hold without that time, and the batch does not stall', async () => {
+  it('stores an event whose client time no store can hold without that time, and the batch does not stall', async () => {
     const p = await h.newProject();
-    // A v1 producer's event with a client time out of range, beside a normal one.
+    // v1 producers' events with client times out of range (no Date holds 1e20; ClickHouse cannot read the
+    // year 20000), beside a normal one.
     const far = event({ message: 'far future clock', clientTime: 1e20 });
+    const farther = event({ message: 'year 20000 clock', clientTime: Date.UTC(20000, 0, 1) });
     const normal = event({ message: 'normal clock' });
-    await h.publish(batch(p.id, [far, normal]));
-    await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(2), { timeout: 30_000, interval: 50 });
+    await h.publish(batch(p.id, [far, farther, normal]));
+    await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(3), { timeout: 30_000, interval: 50 });
     const groups = await groupsOf(h.platform, p.id);
-    const farSample = groups.flatMap((g) => g.samples).find((x) => x.eventId === far.eventId)!;
-    expect(farSample).toBeDefined();
-    expect(farSample.clientTime).toBeUndefined();
-    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, normal.eventId] })).toBe(2), { timeout: 30_000, interval: 50 });
+    for (const id of [far.eventId, farther.eventId]) {
+      const sample = groups.flatMap((g) => g.samples).find((x) => x.eventId === id)!;
+      expect(sample).toBeDefined();
+      expect(sample.clientTime).toBeUndefined();
+    }
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, farther.eventId, normal.eventId] })).toBe(3), { timeout: 30_000, interval: 50 });
   });
 
   it('stores events whose text holds NUL characters (Postgres text cannot), and the batch does not stall', async () => {
@@ -423,6 +439,20 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const g = (await groupsOf(h.platform, p.id)).find((x) => x.message.startsWith('half'))!;
     expect(g.message).toBe('half \uFFFD pair');
     await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [odd.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
+  });
+
+  it('sets aside an event no store will take, and handles the rest of its batch and the batches after it', async () => {
+    const p = await h.newProject();
+    const bad = event({ message: `${POISON_MARKER} here` });
+    // One issue for the good events (messages differing only in numbers), so the test caps' three open
+    // groups leave room.
+    const good = [event({ message: 'ordinary 1' }), event({ message: 'ordinary 2' })];
+    await h.publish(batch(p.id, [good[0]!, bad, good[1]!]));
+    const after = event({ message: 'ordinary 3' });
+    await h.publish(batch(p.id, [after]));
+    const ids = [...good, after].map((e) => e.eventId);
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: ids })).toBe(3), { timeout: 30_000, interval: 50 });
+    expect(await occurrenceCount(h.platform.analytics, { eventIds: [bad.eventId] })).toBe(0);
   });
 
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {

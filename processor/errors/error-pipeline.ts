@@ -20,7 +20,9 @@
  *
  * The ledger remembers event ids for the re-delivery window only (7 days, ledger-retention.ts).
  *
- * The handler resolves only after step 8; the bus commits the offsets after that.
+ * The handler resolves only after step 8; the bus commits the offsets after that. A batch that fails for
+ * its content (not a transient failure) is narrowed down to the events no store will take, which are set
+ * aside as `unprocessable` (poison-isolation.ts), so one bad event cannot stall its partition.
  */
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
@@ -42,6 +44,7 @@ import { createOccurrenceStep, occurrenceRow } from './steps/occurrence-step.ts'
 import type { DropReason, FingerprintedEvent, IncomingEvent, StampedEvent } from './steps/outcome.ts';
 import { createScrubStep } from './steps/scrub-step.ts';
 import { schedulePruning } from './ledger-retention.ts';
+import { handleIsolatingPoison } from './poison-isolation.ts';
 
 export interface ErrorPipelineDeps {
   db: RelationalStore;
@@ -59,7 +62,8 @@ export interface BatchSummary {
   accepted: number;
   /** Events of this delivery that an earlier delivery already consumed. */
   duplicates: number;
-  dropped: Partial<Record<DropReason | 'invalid_message', number>>;
+  /** `unprocessable`: events no store would take, set aside so the partition goes on (poison-isolation.ts). */
+  dropped: Partial<Record<DropReason | 'invalid_message' | 'unprocessable', number>>;
 }
 
 export interface ErrorPipeline {
@@ -268,7 +272,7 @@ export async function startErrorPipeline(platform: Platform, opts: StartErrorPip
       if (decoded) batches.push(decoded);
       else logger.error({ topic: m.topic, partition: m.partition, offset: m.offset, reason: 'invalid_message' }, 'undecodable error batch skipped');
     }
-    const summary = await pipeline.handleBatch(batches);
+    const summary = await handleIsolatingPoison(pipeline, batches, logger);
     logger.debug(summary, 'error batch processed');
   }, { maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT });
   const pruning = opts.ledgerPruneIntervalMs === false ? undefined : schedulePruning(platform.db, logger, opts.ledgerPruneIntervalMs);

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../platform/logger.ts';
+import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
+import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import { stampErrorEvent } from '../../schemas/error-event.ts';
+import type { BatchSummary } from './error-pipeline.ts';
+import { failsForItsContent, handleIsolatingPoison } from './poison-isolation.ts';
+
+const logger = createLogger('silent');
+const message = (ids: string[]): ErrorBatchMessage => ({ v: 1, projectId: 'p', originHost: null, receivedAt: 1, events: ids.map((id) => stampErrorEvent({ message: 'm' }, id, 'node')) });
+
+/** A pipeline that stores every event once, and fails the whole call while it holds a poisoned id. */
+function fakePipeline(poisoned: Set<string>, error: () => unknown) {
+  const stored: string[] = [];
+  let calls = 0;
+  return {
+    stored,
+    calls: () => calls,
+    async handleBatch(messages: ErrorBatchMessage[]): Promise<BatchSummary> {
+      calls++;
+      const ids = messages.flatMap((m) => m.events.map((e) => e.eventId));
+      if (ids.some((id) => poisoned.has(id))) throw error();
+      const fresh = ids.filter((id) => !stored.includes(id));
+      stored.push(...fresh);
+      return { accepted: fresh.length, duplicates: ids.length - fresh.length, dropped: {} };
+    },
+  };
+}
+
+const dataError = () => Object.assign(new Error('unsupported Unicode escape sequence'), { code: '22P05' });
+
+describe('poison isolation', () => {
+  it('sets aside only the events a store refuses for their content; the rest of the batch is handled', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
+    const p = fakePipeline(new Set(['e7', 'e31']), dataError);
+    const summary = await handleIsolatingPoison(p, [message(ids.slice(0, 10)), message(ids.slice(10))], logger);
+    expect(summary).toEqual({ accepted: 38, duplicates: 0, dropped: { unprocessable: 2 } });
+    expect(p.stored.sort()).toEqual(ids.filter((id) => id !== 'e7' && id !== 'e31').sort());
+    // Narrowed by halves: far fewer calls than one per event.
+    expect(p.calls()).toBeLessThan(30);
+  });
+
+  it('throws a transient failure as it is, so the bus delivers the batch again and nothing is set aside', async () => {
+    for (const transient of [Object.assign(new Error('connection terminated'), { code: '08006' }), Object.assign(new Error('deadlock'), { code: '40P01' }), new Error('ECONNREFUSED'), new AnalyticalQueryError(159, 'TIMEOUT_EXCEEDED', 'slow')]) {
+      const p = fakePipeline(new Set(['e1']), () => transient);
+      await expect(handleIsolatingPoison(p, [message(['e0', 'e1'])], logger)).rejects.toBe(transient);
+      expect(p.stored).toEqual([]);
+    }
+  });
+
+  it('tells content failures from transient ones', () => {
+    expect(failsForItsContent(Object.assign(new Error('x'), { code: '22021' }))).toBe(true);
+    expect(failsForItsContent(Object.assign(new Error('x'), { code: '54000' }))).toBe(true);
+    expect(failsForItsContent(new RangeError('Invalid time value'))).toBe(true);
+    expect(failsForItsContent(new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'bad row'))).toBe(true);
+    expect(failsForItsContent(Object.assign(new Error('x'), { code: '57P01' }))).toBe(false);
+    expect(failsForItsContent(Object.assign(new Error('x'), { code: 'ECONNRESET' }))).toBe(false);
+    expect(failsForItsContent(new AnalyticalQueryError(0, 'CONNECTION_FAILED', 'down'))).toBe(false);
+  });
+});

@@ -1,0 +1,52 @@
+import type { Logger } from '../../platform/logger.ts';
+import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
+import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import type { BatchSummary, ErrorPipeline } from './error-pipeline.ts';
+
+/**
+ * A batch that fails because of what it holds fails on every delivery, and the consumer retries it in
+ * place: one such event would stall its whole partition. So a failure of that kind (a data error from a
+ * store, or an error thrown by our own code) is narrowed down by halves to the events that cause it; those
+ * are logged with their ids and set aside, counted as `unprocessable`, and every other event of the batch
+ * is handled. Re-running parts of a batch is safe: each attempt is one Postgres transaction, and the
+ * ledger turns events an earlier attempt committed into duplicates (whose ClickHouse rows are rewritten).
+ *
+ * A transient failure (a connection, a timeout, a lock or serialization conflict, an overloaded store) is
+ * thrown as it is, so the bus delivers the batch again and nothing is set aside.
+ */
+export async function handleIsolatingPoison(pipeline: Pick<ErrorPipeline, 'handleBatch'>, messages: ErrorBatchMessage[], logger: Logger): Promise<BatchSummary> {
+  try {
+    return await pipeline.handleBatch(messages);
+  } catch (err) {
+    if (!failsForItsContent(err)) throw err;
+    const events = messages.flatMap((m) => m.events.map((e) => ({ ...m, events: [e] })));
+    if (events.length <= 1) {
+      const e = events[0];
+      logger.error({ err, eventId: e?.events[0]?.eventId, projectId: e?.projectId }, 'error event cannot be stored; set aside as unprocessable');
+      return { accepted: 0, duplicates: 0, dropped: { unprocessable: events.length } };
+    }
+    logger.warn({ err: (err as Error).message, events: events.length }, 'error batch failed for its content; narrowing it down');
+    const half = Math.ceil(events.length / 2);
+    const a = await handleIsolatingPoison(pipeline, events.slice(0, half), logger);
+    const b = await handleIsolatingPoison(pipeline, events.slice(half), logger);
+    const dropped: BatchSummary['dropped'] = { ...a.dropped };
+    for (const [k, n] of Object.entries(b.dropped) as Array<[keyof BatchSummary['dropped'], number]>) dropped[k] = (dropped[k] ?? 0) + n;
+    return { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
+  }
+}
+
+/**
+ * SQLSTATE classes of Postgres errors that the same input raises again: cardinality (21), data exception
+ * (22, e.g. a character Postgres cannot store), integrity constraint (23), syntax or undefined object (42),
+ * program limit (54, e.g. an index row too large). Everything else (connection 08, conflicts 40, resources
+ * 53, operator intervention 57, system 58, ...) may pass on a later try.
+ */
+const DETERMINISTIC_SQLSTATE_CLASSES = new Set(['21', '22', '23', '42', '54']);
+
+/** True when retrying the same batch would fail the same way. */
+export function failsForItsContent(err: unknown): boolean {
+  if (err instanceof AnalyticalQueryError) return !err.retryable;
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && DETERMINISTIC_SQLSTATE_CLASSES.has(code.slice(0, 2));
+}
