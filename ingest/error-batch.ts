@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorBatchSchema, encodeErrorBatchEnvelope } from '../schemas/error-event.ts';
+import { ErrorBatchSchema, encodeErrorBatchEnvelope, type EnvelopeRoom } from '../schemas/error-event.ts';
 
 /**
  * The edge's pure part: parse, validate, wrap. No I/O, so it is unit-tested alone and benchmarked
@@ -19,7 +19,8 @@ export interface StampContext {
   defaultRuntime: 'browser' | 'node';
 }
 
-export function parseErrorBatch(body: Buffer, ctx: StampContext): BatchOutcome {
+/** `room`: the buffer `body` was read into with space around it, so the envelope is built in place. */
+export function parseErrorBatch(body: Buffer, ctx: StampContext, room?: EnvelopeRoom): BatchOutcome {
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
@@ -34,5 +35,5 @@ export function parseErrorBatch(body: Buffer, ctx: StampContext): BatchOutcome {
   const n = parsed.data.batch.length;
   const eventIds = new Array<string>(n);
   for (let i = 0; i < n; i++) eventIds[i] = randomUUID();
-  return { ok: true, events: n, value: encodeErrorBatchEnvelope({ ...ctx, eventIds }, body) };
+  return { ok: true, events: n, value: encodeErrorBatchEnvelope({ ...ctx, eventIds }, body, room) };
 }

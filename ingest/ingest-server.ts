@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Platform } from '../platform/platform.ts';
 import { tokenHash } from '../platform/tokens.ts';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { TOPICS } from '../schemas/topics.ts';
@@ -142,23 +143,42 @@ function sendError(
 /**
  * Read the body as it streams in, refusing it (413, connection closed) the moment it passes `max`,
  * so a huge body is never read to its end. Resolves null when the request was answered or aborted.
+ *
+ * With a declared length (`room`), the body is read straight into one buffer with ENVELOPE_HEAD_ROOM
+ * bytes before it and one after, so the bus envelope is written around it without another copy.
  */
-function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onTooLarge: () => void): Promise<Buffer | null> {
+function readBody(
+  res: uWS.HttpResponse,
+  st: ReplyState,
+  max: number,
+  onTooLarge: () => void,
+  declaredLength = 0,
+): Promise<{ body: Buffer; room?: EnvelopeRoom } | null> {
   return new Promise((resolve) => {
+    const room = declaredLength > 0 && declaredLength <= max ? { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM } : undefined;
     const chunks: Buffer[] = [];
     let total = 0;
+    let inRoom = 0;
     st.onAbortRead = () => resolve(null);
     res.onData((chunk, isLast) => {
       if (st.done || st.aborted) return;
-      total += chunk.byteLength;
-      if (total > max) {
+      const size = chunk.byteLength;
+      if (total + size > max) {
         onTooLarge();
         resolve(null);
         return;
       }
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk)));
-      if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
+      if (room && !chunks.length && inRoom + size <= declaredLength) {
+        room.buf.set(new Uint8Array(chunk), room.start + inRoom);
+        inRoom += size;
+      } else chunks.push(Buffer.from(new Uint8Array(chunk)));
+      total += size;
+      if (!isLast) return;
+      if (room && !chunks.length) return resolve({ body: room.buf.subarray(room.start, room.start + total), room });
+      // No declared length, or a body that did not match it: one buffer of what arrived.
+      const read = room && inRoom ? [room.buf.subarray(room.start, room.start + inRoom), ...chunks] : chunks;
+      resolve({ body: read.length === 1 ? read[0]! : Buffer.concat(read, total) });
     });
   });
 }
@@ -299,10 +319,16 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     const defaultRuntime = origin ? 'browser' : 'node';
 
     // 7. body and rate limits, concurrently
-    const body = readBody(res, st, maxBody, () => {
-      reject('too_large');
-      sendError(res, st, 'payload_too_large', `body exceeds ${maxBody} bytes`, cors, { close: true });
-    });
+    const body = readBody(
+      res,
+      st,
+      maxBody,
+      () => {
+        reject('too_large');
+        sendError(res, st, 'payload_too_large', `body exceeds ${maxBody} bytes`, cors, { close: true });
+      },
+      Number(contentLength) || 0,
+    );
     const limits = limiter.hitAll([
       { key: `errors:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
       { key: `errors:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
@@ -313,7 +339,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   async function handleBody(
     res: uWS.HttpResponse,
     st: ReplyState,
-    bodyP: Promise<Buffer | null>,
+    bodyP: Promise<{ body: Buffer; room?: EnvelopeRoom } | null>,
     limitsP: Promise<Array<{ allowed: boolean; retryAfterSec: number }>>,
     ctx: { projectId: string; originHost: string | null; defaultRuntime: 'browser' | 'node'; cors: Headers },
   ): Promise<void> {
@@ -326,8 +352,8 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       reject('limiter_unavailable');
       return sendError(res, st, 'unavailable', 'ingest is temporarily unavailable, retry later', ctx.cors, { retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC });
     }
-    const body = await bodyP;
-    if (body === null || st.done || st.aborted) return;
+    const read = await bodyP;
+    if (read === null || st.done || st.aborted) return;
     const refused = decisions.filter((d) => !d.allowed);
     if (refused.length) {
       reject('rate_limited');
@@ -336,7 +362,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     }
 
     // 8. validate and stamp
-    const outcome = parseErrorBatch(body, { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: clock.now(), defaultRuntime: ctx.defaultRuntime });
+    const outcome = parseErrorBatch(read.body, { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: clock.now(), defaultRuntime: ctx.defaultRuntime }, read.room);
     if (!outcome.ok) {
       reject('invalid_request');
       return sendError(res, st, 'invalid_request', outcome.message, ctx.cors, { fields: outcome.fields });
@@ -383,8 +409,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       sendError(res, st, 'payload_too_large', `body exceeds ${FORWARD_MAX_BODY_BYTES} bytes`, [], { close: true }),
     );
     void (async () => {
-      const body = await bodyP;
-      if (body === null || st.done || st.aborted) return;
+      const read = await bodyP;
+      if (read === null || st.done || st.aborted) return;
+      const body = read.body;
       let out: ForwardResponse;
       try {
         out = await forward({ method, url, headers, body, remoteAddress });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeErrorBatchMessage, encodeErrorBatchEnvelope, stampErrorEvent, type ErrorBatchMessage } from './error-event.ts';
+import { decodeErrorBatchMessage, encodeErrorBatchEnvelope, ENVELOPE_HEAD_ROOM, stampErrorEvent, type ErrorBatchMessage } from './error-event.ts';
 import { LIMITS } from './limits.ts';
 
 const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 1_700_000_000_000, defaultRuntime: 'browser' as const };
@@ -73,5 +73,20 @@ describe('error batch on the bus', () => {
     const odd = Buffer.from('{"batch":[{"message":"a\\ud800b \\ud83d\\ude00","extra":{"\\udc00":"x"}}]}');
     const o = decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, odd))!;
     expect(o.events[0]).toMatchObject({ message: 'a\uFFFDb \u{1F600}', extra: { '\uFFFD': 'x' } });
+  });
+
+  it('writes the envelope around a body read into a buffer with room, with the same bytes as a copy would have', () => {
+    const raw = Buffer.from('{"batch":[{"message":"in place"}]}');
+    const room = { buf: Buffer.alloc(ENVELOPE_HEAD_ROOM + raw.length + 1, 0xee), start: ENVELOPE_HEAD_ROOM };
+    raw.copy(room.buf, room.start);
+    const body = room.buf.subarray(room.start, room.start + raw.length);
+    const inPlace = encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, body, room);
+    expect(inPlace.buffer).toBe(room.buf.buffer);
+    expect(inPlace.equals(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, raw))).toBe(true);
+    expect(decodeErrorBatchMessage(inPlace)!.events[0]!.message).toBe('in place');
+    // A head longer than the room (an absurd origin host) falls back to a copy.
+    const long = encodeErrorBatchEnvelope({ ...header, originHost: 'h'.repeat(ENVELOPE_HEAD_ROOM), eventIds: ['e1'] }, body, room);
+    expect(long.buffer).not.toBe(room.buf.buffer);
+    expect(decodeErrorBatchMessage(long)!.originHost).toBe('h'.repeat(ENVELOPE_HEAD_ROOM));
   });
 });

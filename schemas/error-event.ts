@@ -89,12 +89,34 @@ export interface ErrorBatchEnvelopeHeader {
   eventIds: string[];
 }
 
-export function encodeErrorBatchEnvelope(h: ErrorBatchEnvelopeHeader, rawBody: Buffer): Buffer {
+export function encodeErrorBatchEnvelope(h: ErrorBatchEnvelopeHeader, rawBody: Buffer, room?: EnvelopeRoom): Buffer {
   const head =
     `{"v":2,"projectId":${JSON.stringify(h.projectId)},"originHost":${JSON.stringify(h.originHost)},` +
     `"receivedAt":${h.receivedAt},"defaultRuntime":"${h.defaultRuntime}","eventIds":${JSON.stringify(h.eventIds)},"body":`;
+  if (room && rawBody.buffer === room.buf.buffer && rawBody.byteOffset === room.buf.byteOffset + room.start) {
+    const headLength = Buffer.byteLength(head);
+    const end = room.start + rawBody.length;
+    if (headLength <= room.start && end < room.buf.length) {
+      const from = room.start - headLength;
+      room.buf.write(head, from, 'utf8');
+      room.buf[end] = CLOSE_BRACE[0]!;
+      return room.buf.subarray(from, end + 1);
+    }
+  }
   return Buffer.concat([Buffer.from(head), rawBody, CLOSE_BRACE]);
 }
+
+/**
+ * A buffer that holds a body at `start` with free bytes before it (at least ENVELOPE_HEAD_ROOM) and one
+ * after: the edge reads bodies into one, and the envelope's head and closing brace are then written around
+ * the body in place instead of copying it into a new buffer.
+ */
+export interface EnvelopeRoom {
+  buf: Buffer;
+  start: number;
+}
+/** Room for the head: ids of up to 20 events, the project and the origin host fit with margin. */
+export const ENVELOPE_HEAD_ROOM = 1536;
 const CLOSE_BRACE = Buffer.from('}');
 
 /** Decode either version into stamped events; undefined for a message that is neither (logged and skipped by the consumer). */
