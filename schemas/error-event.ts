@@ -248,10 +248,16 @@ export function storableText(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(storableText);
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[storableText(k) as string] = storableText(v);
+    for (const [k, v] of Object.entries(value)) setOwn(out, storableText(k) as string, storableText(v));
     return out;
   }
   return value;
+}
+
+/** `o[key] = value` as an own property, also for the key `__proto__` (which JSON.parse makes an own key). */
+export function setOwn(o: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  else o[key] = value;
 }
 
 function withoutUndefined<T extends object>(o: T): T {

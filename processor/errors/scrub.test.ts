@@ -96,3 +96,13 @@ describe('scrubValue', () => {
   );
   it.each(['user', 'path', 'author', 'count', 'message'])('key %s is not secret', (k) => expect(isSecretKey(k)).toBe(false));
 });
+
+describe('scrubValue keeps a key named __proto__ as data', () => {
+  it('copies it as an own key, scrubbed like any other, without touching the copy\'s prototype', () => {
+    const extra = JSON.parse('{"__proto__": {"password": "hunter2", "note": "n"}, "a": 1}') as Record<string, unknown>;
+    const out = scrubValue(extra) as Record<string, unknown>;
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
+    expect(JSON.parse(JSON.stringify(out))).toEqual(JSON.parse('{"__proto__": {"password": "[Filtered]", "note": "n"}, "a": 1}'));
+  });
+});

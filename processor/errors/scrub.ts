@@ -5,6 +5,8 @@
  * Only the secret itself becomes `[Filtered]`, so the rest of a line (a stack frame's file path, the
  * words of a message) stays readable.
  */
+import { setOwn } from '../../schemas/error-event.ts';
+
 export const FILTERED = '[Filtered]';
 
 const SECRET_NAME = String.raw`(?:passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|authorization|credentials?|cookie|session(?:[_-]?id)?|signature|credit[_-]?card|card[_-]?number|cvv|cvc)`;
@@ -118,7 +120,7 @@ export function scrubValue(value: unknown, depth = 0): unknown {
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1);
+      setOwn(out, k, isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1));
     }
     return out;
   }
