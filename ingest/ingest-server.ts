@@ -155,7 +155,9 @@ function readBody(
   declaredLength = 0,
 ): Promise<{ body: Buffer; room?: EnvelopeRoom } | null> {
   return new Promise((resolve) => {
-    const room = declaredLength > 0 && declaredLength <= max ? { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM } : undefined;
+    // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
+    // and sends nothing holds no buffer.
+    let room: EnvelopeRoom | undefined;
     const chunks: Buffer[] = [];
     let total = 0;
     let inRoom = 0;
@@ -168,6 +170,7 @@ function readBody(
         resolve(null);
         return;
       }
+      if (total === 0 && declaredLength > 0 && declaredLength <= max) room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
       if (room && !chunks.length && inRoom + size <= declaredLength) {
         room.buf.set(new Uint8Array(chunk), room.start + inRoom);
