@@ -98,8 +98,13 @@ async function cannon(url: string, bodyFile: string, headers: Record<string, str
   for (const [k, v] of Object.entries(headers)) a.push('-H', `${k}=${v}`);
   if (opts.rate) a.push('-R', String(Math.max(1, Math.round(opts.rate))));
   a.push(url);
+  return jsonFromChild(bin, a, 'ignore', 'autocannon');
+}
+
+/** Run a child that prints one JSON document on stdout, and parse it. */
+function jsonFromChild<T>(command: string, args: string[], stderr: 'ignore' | 'inherit', what: string): Promise<T> {
   return new Promise((resolve, reject) => {
-    const child = spawn(bin, a, { stdio: ['ignore', 'pipe', 'ignore'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr] });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.on('error', reject);
@@ -107,7 +112,7 @@ async function cannon(url: string, bodyFile: string, headers: Record<string, str
       try {
         resolve(JSON.parse(out));
       } catch {
-        reject(new Error(`autocannon exited ${code}: ${out.slice(0, 300)}`));
+        reject(new Error(`${what} exited ${code}: ${out.slice(0, 300)}`));
       }
     });
   });
@@ -179,19 +184,7 @@ async function paced(port: number, bodyFile: string, headers: Record<string, str
   // Many clients, as an ingest edge has: with one request in flight per connection, 100 connections at
   // ~9k req/s run out whenever latency passes ~11 ms, and the wait for a free one would be the client's.
   const args = JSON.stringify({ port, path: '/v1/errors/i', headers, bodyFile, rate: opts.rate, durationSec: opts.duration, connections: PACED_CONNECTIONS });
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', script, args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        reject(new Error(`paced load exited ${code}: ${out.slice(0, 300)}`));
-      }
-    });
-  });
+  return jsonFromChild(process.execPath, ['--import', 'tsx', script, args], 'inherit', 'paced load');
 }
 
 async function main() {

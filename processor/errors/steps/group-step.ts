@@ -47,6 +47,36 @@ export function sampleOf(e: StampedEvent) {
   };
 }
 
+/**
+ * How a batch's row of a group (`src`) folds into the stored row `g`, the same for both write paths
+ * (§2.6, §3.1): counts are increments, first/last seen widen, the newest event's name, message and stack
+ * win (an unchanged stack keeps its stored, toasted value), culprit and suggestion are kept once set, a
+ * resolved group reopens and counts a regression, and the group counts one more sample batch.
+ */
+function foldInto(src: string, envCounts: string): string {
+  return `
+           count = g.count + ${src}.count,
+           env_counts = ${envCounts},
+           first_seen = LEAST(g.first_seen, ${src}.first_seen),
+           last_seen = GREATEST(g.last_seen, ${src}.last_seen),
+           name = CASE WHEN ${src}.last_seen >= g.last_seen THEN ${src}.name ELSE g.name END,
+           message = CASE WHEN ${src}.last_seen >= g.last_seen THEN ${src}.message ELSE g.message END,
+           stack = CASE WHEN ${src}.last_seen >= g.last_seen AND ${src}.stack IS DISTINCT FROM g.stack THEN ${src}.stack ELSE g.stack END,
+           culprit = COALESCE(g.culprit, ${src}.culprit),
+           suggestion = COALESCE(g.suggestion, ${src}.suggestion),
+           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
+           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+           sample_batches = g.sample_batches + 1`;
+}
+/** A group the caps step locked: its env counts were summed in the processor (x.env_totals). */
+const FOLD_BY_ID = foldInto('x', 'x.env_totals');
+/** A group another processor created meanwhile: the env counts merge here. */
+const FOLD_ON_CONFLICT = foldInto(
+  'EXCLUDED',
+  `g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
+                                           FROM jsonb_each_text(EXCLUDED.env_counts))`,
+);
+
 export function createGroupStep() {
   // The ring's length; error_groups_with_samples (migration 0006) reads the same number back.
   const ring = LIMITS.groupSamples;
@@ -101,27 +131,13 @@ export function createGroupStep() {
     // One statement: update the groups the caps step locked (a plain UPDATE by id, their env counts
     // summed here), insert the new ones (merging with a group another processor created meanwhile),
     // then write the batch's samples of each group into its slot, sample_batches mod ring (migration
-    // 0006), replacing what that slot held. Unchanged stacks keep their stored (toasted) value instead of
-    // being written again. Both paths apply the same rules (§2.6, §3.1): counts are increments, a
-    // resolved group reopens and counts a regression, culprit and suggestion are kept once set.
+    // 0006), replacing what that slot held. Both paths fold the batch in by the same rules (foldInto).
     await tx.query(
       `WITH x AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, prior boolean, project_id text, fingerprint text, name text, message text, stack text,
                 culprit text, count bigint, env_counts jsonb, env_totals jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
        ), upd AS (
-         UPDATE error_groups g SET
-           count = g.count + x.count,
-           env_counts = x.env_totals,
-           first_seen = LEAST(g.first_seen, x.first_seen),
-           last_seen = GREATEST(g.last_seen, x.last_seen),
-           name = CASE WHEN x.last_seen >= g.last_seen THEN x.name ELSE g.name END,
-           message = CASE WHEN x.last_seen >= g.last_seen THEN x.message ELSE g.message END,
-           stack = CASE WHEN x.last_seen >= g.last_seen AND x.stack IS DISTINCT FROM g.stack THEN x.stack ELSE g.stack END,
-           culprit = COALESCE(g.culprit, x.culprit),
-           suggestion = COALESCE(g.suggestion, x.suggestion),
-           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
-           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
-           sample_batches = g.sample_batches + 1
+         UPDATE error_groups g SET ${FOLD_BY_ID}
            FROM x
           WHERE x.prior AND g.id = x.id
          RETURNING g.id, g.sample_batches
@@ -132,20 +148,7 @@ export function createGroupStep() {
                 x.first_seen, x.last_seen, 0, x.suggestion, 1
            FROM x
           WHERE NOT x.prior
-         ON CONFLICT (project_id, fingerprint) DO UPDATE SET
-           count = g.count + EXCLUDED.count,
-           env_counts = g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
-                                           FROM jsonb_each_text(EXCLUDED.env_counts)),
-           first_seen = LEAST(g.first_seen, EXCLUDED.first_seen),
-           last_seen = GREATEST(g.last_seen, EXCLUDED.last_seen),
-           name = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.name ELSE g.name END,
-           message = CASE WHEN EXCLUDED.last_seen >= g.last_seen THEN EXCLUDED.message ELSE g.message END,
-           stack = CASE WHEN EXCLUDED.last_seen >= g.last_seen AND EXCLUDED.stack IS DISTINCT FROM g.stack THEN EXCLUDED.stack ELSE g.stack END,
-           culprit = COALESCE(g.culprit, EXCLUDED.culprit),
-           suggestion = COALESCE(g.suggestion, EXCLUDED.suggestion),
-           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
-           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
-           sample_batches = g.sample_batches + 1
+         ON CONFLICT (project_id, fingerprint) DO UPDATE SET ${FOLD_ON_CONFLICT}
          RETURNING g.id, g.sample_batches
        ), up AS (
          SELECT id, sample_batches FROM upd UNION ALL SELECT id, sample_batches FROM ins
