@@ -184,7 +184,10 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
       if (!claimed.length) return total;
       total += claimed.length;
       await attemptAll(claimed);
-      if (claimed.length < batchSize || stopped) return total;
+      // A short claim does not mean nothing else is due: the row locks are taken above the LIMIT, so rows
+      // another sweeper holds or has just claimed drop out of this claim after the limit was filled, while
+      // due rows beyond it remain. Only an empty claim ends the sweep.
+      if (stopped) return total;
     }
   }
 
