@@ -55,3 +55,50 @@ describe('coalescing publisher', () => {
     await expect(c).resolves.toBeUndefined();
   });
 });
+
+describe('coalescing publisher: size of a send', () => {
+  const sized = (k: string, bytes: number): BusMessage => ({ key: k, value: Buffer.alloc(bytes, 1) });
+
+  it('splits what queued behind a send into sends of at most maxBytes, in order, the first message always going', async () => {
+    const { bus, sends } = controlledBus();
+    const pub = createCoalescingPublisher(bus, 't', { maxBytes: 10_000 });
+    const first = pub.publish(sized('0', 100));
+    await tick();
+    // Queued behind the first send: 4 KB each, then one larger than the cap on its own.
+    const queued = ['a', 'b', 'c', 'd', 'e'].map((k) => pub.publish(sized(k, 4_000)));
+    const big = pub.publish(sized('big', 25_000));
+    const last = pub.publish(sized('z', 10));
+    const sizes = () => sends.map((s) => s.messages.map((m) => m.key));
+    for (let i = 0; i < 5; i++) {
+      sends[i]!.resolve();
+      await tick();
+      await tick();
+    }
+    expect(sizes()).toEqual([['0'], ['a', 'b'], ['c', 'd'], ['e'], ['big'], ['z']]);
+    for (const s of sends.slice(1)) {
+      const bytes = s.messages.reduce((n, m) => n + m.value.length, 0);
+      if (s.messages.length > 1) expect(bytes).toBeLessThanOrEqual(10_000);
+    }
+    sends[5]!.resolve();
+    await Promise.all([first, ...queued, big, last]);
+  });
+
+  it('by default keeps a send under Kafka\'s 1 MiB message.max.bytes', async () => {
+    const { bus, sends } = controlledBus();
+    const pub = createCoalescingPublisher(bus, 't');
+    const first = pub.publish(sized('0', 10));
+    await tick();
+    const rest = Array.from({ length: 60 }, (_, i) => pub.publish(sized(String(i), 64 * 1024)));
+    sends[0]!.resolve();
+    // Bounded: 60 messages of 64 KB need 5 sends of at most 14; each is checked, then acknowledged.
+    for (let i = 1; i < 20 && sends.slice(1).reduce((n, s) => n + s.messages.length, 0) < 60; i++) {
+      await tick();
+      await tick();
+      expect(sends[i]).toBeDefined();
+      expect(sends[i]!.messages.reduce((n, m) => n + m.value.length, 0)).toBeLessThan(1024 * 1024);
+      sends[i]!.resolve();
+    }
+    await Promise.all([first, ...rest]);
+    expect(sends.slice(1).reduce((n, s) => n + s.messages.length, 0)).toBe(60);
+  });
+});

@@ -6,6 +6,12 @@ import type { Bus, BusMessage } from '../platform/ports/bus.ts';
  * requests that arrive while a send is in flight (or in the same turn of the event loop) go out
  * together in the next send; each request's promise settles with the send that carried its message.
  *
+ * A send carries at most `maxMessages` messages and `maxBytes` bytes of values (the first message always
+ * goes, whatever its size). Kafka refuses a record batch larger than the broker's `message.max.bytes`
+ * (1 MiB by default) with MESSAGE_TOO_LARGE, and every message of a send may land in one partition's
+ * batch: without the byte cap, a burst of 64 KB bodies queued behind a slow send became one send of many
+ * megabytes, which a real broker would refuse whole (every request in it answered 503).
+ *
  * Each request is still exactly one message, so a request is either wholly on the bus or not at all.
  * A failed send fails every request it carried (each answers 503); where a multi-partition send
  * partly succeeded, a client retry may store that batch twice (at least once, never lost).
@@ -20,18 +26,50 @@ interface Pending {
   reject: (err: unknown) => void;
 }
 
-export function createCoalescingPublisher(bus: Bus, topic: string, opts: { maxMessages?: number; maxInFlight?: number } = {}): Publisher {
+export interface CoalescingOptions {
+  /** Most messages per send (500). */
+  maxMessages?: number;
+  /** Most bytes of message values per send (900 KB: under Kafka's default 1 MiB `message.max.bytes`, with room for record overhead). */
+  maxBytes?: number;
+  /** Sends in flight at once (1). */
+  maxInFlight?: number;
+}
+
+export const DEFAULT_MAX_SEND_BYTES = 900 * 1024;
+
+export function createCoalescingPublisher(bus: Bus, topic: string, opts: CoalescingOptions = {}): Publisher {
   const maxMessages = opts.maxMessages ?? 500;
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_SEND_BYTES;
   const maxInFlight = opts.maxInFlight ?? 1;
   let queue: Pending[] = [];
+  /** Index of the first message of `queue` not yet sent. */
+  let head = 0;
   let inFlight = 0;
   let scheduled = false;
 
+  /** The next send's share of the queue: up to maxMessages and maxBytes, at least one message. */
+  const take = (): Pending[] => {
+    let end = head;
+    let bytes = 0;
+    while (end < queue.length && end - head < maxMessages) {
+      const size = queue[end]!.message.value.length;
+      if (end > head && bytes + size > maxBytes) break;
+      bytes += size;
+      end++;
+    }
+    const batch = queue.slice(head, end);
+    head = end;
+    if (head === queue.length) {
+      queue = [];
+      head = 0;
+    }
+    return batch;
+  };
+
   const flush = () => {
     scheduled = false;
-    while (queue.length && inFlight < maxInFlight) {
-      const batch = queue.length <= maxMessages ? queue : queue.slice(0, maxMessages);
-      queue = queue.length <= maxMessages ? [] : queue.slice(maxMessages);
+    while (head < queue.length && inFlight < maxInFlight) {
+      const batch = take();
       inFlight++;
       bus.publish(topic, batch.map((p) => p.message)).then(
         () => {
@@ -42,7 +80,7 @@ export function createCoalescingPublisher(bus: Bus, topic: string, opts: { maxMe
         },
       ).finally(() => {
         inFlight--;
-        if (queue.length) schedule();
+        if (head < queue.length) schedule();
       });
     }
   };

@@ -155,35 +155,54 @@ function readBody(
   declaredLength = 0,
 ): Promise<{ body: Buffer; room?: EnvelopeRoom } | null> {
   return new Promise((resolve) => {
-    // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
-    // and sends nothing holds no buffer.
-    let room: EnvelopeRoom | undefined;
-    const chunks: Buffer[] = [];
-    let total = 0;
-    let inRoom = 0;
-    st.onAbortRead = () => resolve(null);
+    // uWS keeps the onData handler (and all it captures) until the connection's next request, often long
+    // enough to be promoted to V8's old space: so the handler reaches the request's state only through
+    // `r`, which is emptied once the body is settled, and the buffers it held die young.
+    let r: BodyRead | undefined = { resolve, chunks: [], total: 0, inRoom: 0, room: undefined, declaredLength, max, onTooLarge };
+    const settle = (value: { body: Buffer; room?: EnvelopeRoom } | null) => {
+      const done = r?.resolve;
+      r = undefined;
+      st.onAbortRead = undefined;
+      done?.(value);
+    };
+    st.onAbortRead = () => settle(null);
     res.onData((chunk, isLast) => {
-      if (st.done || st.aborted) return;
+      if (!r || st.done || st.aborted) return;
       const size = chunk.byteLength;
-      if (total + size > max) {
-        onTooLarge();
-        resolve(null);
+      if (r.total + size > r.max) {
+        r.onTooLarge();
+        settle(null);
         return;
       }
-      if (total === 0 && declaredLength > 0 && declaredLength <= max) room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
+      // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
+      // and sends nothing holds no buffer.
+      if (r.total === 0 && r.declaredLength > 0 && r.declaredLength <= r.max) r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + r.declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
+      const room = r.room;
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
-      if (room && !chunks.length && inRoom + size <= declaredLength) {
-        room.buf.set(new Uint8Array(chunk), room.start + inRoom);
-        inRoom += size;
-      } else chunks.push(Buffer.from(new Uint8Array(chunk)));
-      total += size;
+      if (room && !r.chunks.length && r.inRoom + size <= r.declaredLength) {
+        room.buf.set(new Uint8Array(chunk), room.start + r.inRoom);
+        r.inRoom += size;
+      } else r.chunks.push(Buffer.from(new Uint8Array(chunk)));
+      r.total += size;
       if (!isLast) return;
-      if (room && !chunks.length) return resolve({ body: room.buf.subarray(room.start, room.start + total), room });
+      const { chunks, total, inRoom } = r;
+      if (room && !chunks.length) return settle({ body: room.buf.subarray(room.start, room.start + total), room });
       // No declared length, or a body that did not match it: one buffer of what arrived.
       const read = room && inRoom ? [room.buf.subarray(room.start, room.start + inRoom), ...chunks] : chunks;
-      resolve({ body: read.length === 1 ? read[0]! : Buffer.concat(read, total) });
+      settle({ body: read.length === 1 ? read[0]! : Buffer.concat(read, total) });
     });
   });
+}
+
+interface BodyRead {
+  resolve: (value: { body: Buffer; room?: EnvelopeRoom } | null) => void;
+  chunks: Buffer[];
+  total: number;
+  inRoom: number;
+  room: EnvelopeRoom | undefined;
+  declaredLength: number;
+  max: number;
+  onTooLarge: () => void;
 }
 
 function bearer(authorization: string): string {

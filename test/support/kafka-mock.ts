@@ -91,8 +91,9 @@ async function startProxies(upstreams: string[]): Promise<{ brokers: string[]; c
 
   for (const upstream of upstreams) {
     const [host, portText] = splitHostPort(upstream);
-    const server = net.createServer((client) => {
-      const broker = net.connect(Number(portText), host);
+    const server = net.createServer({ noDelay: true }, (client) => {
+      // No Nagle on either leg: a relayed frame goes out as it arrives, as a direct connection would.
+      const broker = net.connect({ port: Number(portText), host, noDelay: true });
       sockets.add(client);
       sockets.add(broker);
       const asked = new Map<number, { apiKey: number; version: number }>();
@@ -104,27 +105,27 @@ async function startProxies(upstreams: string[]): Promise<{ brokers: string[]; c
       };
       client.on('error', end).on('close', end);
       broker.on('error', end).on('close', end);
+      // Requests: the head (size, api key, version, correlation id) is read; every byte goes on at once.
       client.on(
         'data',
-        framer((frame) => {
-          const apiKey = frame.readInt16BE(4);
-          const version = frame.readInt16BE(6);
-          if (apiKey in MAX_REWRITTEN_VERSION && version <= MAX_REWRITTEN_VERSION[apiKey]) asked.set(frame.readInt32BE(8), { apiKey, version });
-          broker.write(frame);
-        }),
+        relay(REQUEST_HEAD_BYTES, (head) => {
+          const apiKey = head.readInt16BE(4);
+          const version = head.readInt16BE(6);
+          if (apiKey in MAX_REWRITTEN_VERSION && version <= MAX_REWRITTEN_VERSION[apiKey]) asked.set(head.readInt32BE(8), { apiKey, version });
+          return 'pass';
+        }, (bytes) => broker.write(bytes)),
       );
+      // Responses: only those to a Metadata or FindCoordinator request are held whole and rewritten.
       broker.on(
         'data',
-        framer((frame) => {
-          const req = asked.get(frame.readInt32BE(4));
-          if (req) {
-            asked.delete(frame.readInt32BE(4));
-            try {
-              if (req.apiKey === API_METADATA) rewriteMetadata(frame, req.version, portMap);
-              else rewriteFindCoordinator(frame, req.version, portMap);
-            } catch {
-              // A frame shaped other than expected passes through unchanged.
-            }
+        relay(RESPONSE_HEAD_BYTES, (head) => (asked.has(head.readInt32BE(4)) ? 'hold' : 'pass'), (bytes) => client.write(bytes), (frame) => {
+          const req = asked.get(frame.readInt32BE(4))!;
+          asked.delete(frame.readInt32BE(4));
+          try {
+            if (req.apiKey === API_METADATA) rewriteMetadata(frame, req.version, portMap);
+            else rewriteFindCoordinator(frame, req.version, portMap);
+          } catch {
+            // A frame shaped other than expected passes through unchanged.
           }
           client.write(frame);
         }),
@@ -152,16 +153,58 @@ function splitHostPort(hp: string): [string, string] {
   return [hp.slice(0, i), hp.slice(i + 1)];
 }
 
-/** Cuts a byte stream into whole size-prefixed Kafka frames (size included). */
-function framer(onFrame: (frame: Buffer) => void): (chunk: Buffer) => void {
-  let buf: Buffer = Buffer.alloc(0);
+/** Request head: size(4) api_key(2) api_version(2) correlation_id(4). */
+const REQUEST_HEAD_BYTES = 12;
+/** Response head: size(4) correlation_id(4). */
+const RESPONSE_HEAD_BYTES = 8;
+
+/**
+ * Relays a stream of size-prefixed Kafka frames. Each frame's first `headBytes` are read and shown to
+ * `decide`: a frame to `pass` goes on as it arrives (large produce requests are never buffered or
+ * copied), a frame to `hold` is gathered whole and handed to `onHeld`.
+ */
+function relay(
+  headBytes: number,
+  decide: (head: Buffer) => 'pass' | 'hold',
+  write: (bytes: Buffer) => void,
+  onHeld: (frame: Buffer) => void = write,
+): (chunk: Buffer) => void {
+  let head: Buffer[] = [];
+  let headLength = 0;
+  /** Bytes of the current frame still to pass on, or to gather into `held`. */
+  let left = 0;
+  let held: Buffer[] | null = null;
   return (chunk) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    while (buf.length >= 4) {
-      const len = buf.readInt32BE(0) + 4;
-      if (buf.length < len) break;
-      onFrame(Buffer.from(buf.subarray(0, len)));
-      buf = buf.subarray(len);
+    let o = 0;
+    while (o < chunk.length) {
+      if (left > 0) {
+        const n = Math.min(left, chunk.length - o);
+        const part = chunk.subarray(o, o + n);
+        if (held) held.push(part);
+        else write(part);
+        left -= n;
+        o += n;
+        if (left === 0 && held) {
+          onHeld(Buffer.concat(held));
+          held = null;
+        }
+        continue;
+      }
+      const n = Math.min(headBytes - headLength, chunk.length - o);
+      head.push(chunk.subarray(o, o + n));
+      headLength += n;
+      o += n;
+      if (headLength < headBytes) break;
+      const whole = head.length === 1 ? head[0]! : Buffer.concat(head, headLength);
+      head = [];
+      headLength = 0;
+      left = whole.readInt32BE(0) + 4 - headBytes;
+      if (decide(whole) === 'hold') held = [whole];
+      else write(whole);
+      if (left === 0 && held) {
+        onHeld(Buffer.concat(held));
+        held = null;
+      }
     }
   };
 }
