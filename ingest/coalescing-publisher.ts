@@ -6,11 +6,11 @@ import type { Bus, BusMessage } from '../platform/ports/bus.ts';
  * requests that arrive while a send is in flight (or in the same turn of the event loop) go out
  * together in the next send; each request's promise settles with the send that carried its message.
  *
- * A send carries at most `maxMessages` messages and `maxBytes` bytes of values (the first message always
- * goes, whatever its size). Kafka refuses a record batch larger than the broker's `message.max.bytes`
- * (1 MiB by default) with MESSAGE_TOO_LARGE, and every message of a send may land in one partition's
+ * A send carries at most `maxMessages` messages and the bus's `maxPublishBytes` bytes of values (the first
+ * message always goes, whatever its size). Kafka refuses a record batch larger than the broker's
+ * `message.max.bytes` (1 MiB by default) whole, and every message of a send may land in one partition's
  * batch: without the byte cap, a burst of 64 KB bodies queued behind a slow send became one send of many
- * megabytes, which a real broker would refuse whole (every request in it answered 503).
+ * megabytes, which a real broker would refuse (every request in it answered 503).
  *
  * Each request is still exactly one message, so a request is either wholly on the bus or not at all.
  * A failed send fails every request it carried (each answers 503); where a multi-partition send
@@ -29,17 +29,15 @@ interface Pending {
 export interface CoalescingOptions {
   /** Most messages per send (500). */
   maxMessages?: number;
-  /** Most bytes of message values per send (900 KB: under Kafka's default 1 MiB `message.max.bytes`, with room for record overhead). */
+  /** Most bytes of message values per send; defaults to the bus's `maxPublishBytes` (none when it has none). */
   maxBytes?: number;
   /** Sends in flight at once (1). */
   maxInFlight?: number;
 }
 
-export const DEFAULT_MAX_SEND_BYTES = 900 * 1024;
-
 export function createCoalescingPublisher(bus: Bus, topic: string, opts: CoalescingOptions = {}): Publisher {
   const maxMessages = opts.maxMessages ?? 500;
-  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_SEND_BYTES;
+  const maxBytes = opts.maxBytes ?? bus.maxPublishBytes ?? Infinity;
   const maxInFlight = opts.maxInFlight ?? 1;
   let queue: Pending[] = [];
   /** Index of the first message of `queue` not yet sent. */

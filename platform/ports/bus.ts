@@ -34,6 +34,11 @@ export interface Subscription {
 
 export interface Bus {
   readonly adapter: 'kafka' | 'in-process';
+  /**
+   * Most bytes of message values one publish should carry (Kafka: under the broker's `message.max.bytes`,
+   * which refuses a larger record batch whole); undefined when the bus has no such limit.
+   */
+  readonly maxPublishBytes?: number;
   /** Resolves once the bus holds the messages durably (Kafka: acked by all ISRs). Rejects if it cannot. */
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   /** Consume `topic` as consumer group `groupId`; offsets are committed after `handler` resolves. */

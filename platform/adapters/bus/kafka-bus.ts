@@ -45,6 +45,13 @@ const PARTITIONS_CONSUMED_CONCURRENTLY = 4;
  * Postgres transaction stays short.
  */
 const MAX_BATCH_BYTES = 2 * 1024 * 1024;
+/**
+ * Most bytes of values per publish: Kafka refuses a record batch over the broker's `message.max.bytes`
+ * (1 MiB by default) whole, and every message of a publish may land in one partition's batch. The Java
+ * client's `max.request.size` default (1 MiB per request) keeps to it the same way. Callers that group
+ * messages (the edge's coalescing publisher) split by it.
+ */
+export const MAX_PUBLISH_BYTES = 900 * 1024;
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -163,6 +170,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
 
   return {
     adapter: 'kafka',
+    maxPublishBytes: MAX_PUBLISH_BYTES,
     publish,
     subscribe,
     async close() {

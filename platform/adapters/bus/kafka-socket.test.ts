@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { createKafkaBus, noDelaySocketFactory } from './kafka-bus.ts';
+import { createKafkaBus, MAX_PUBLISH_BYTES, noDelaySocketFactory } from './kafka-bus.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 
 describe('kafka connections', () => {
@@ -39,6 +39,8 @@ describeWith(['kafka'], 'kafka bus connections', () => {
       const opened = connect.mock.results.map((r) => r.value as net.Socket);
       expect(opened.length).toBeGreaterThan(0);
       for (const socket of opened) expect(noDelay.mock.contexts).toContain(socket);
+      // The edge's publisher splits its sends by this (ingest/coalescing-publisher.ts).
+      expect(bus.maxPublishBytes).toBe(MAX_PUBLISH_BYTES);
     } finally {
       await bus.close();
     }
