@@ -2,7 +2,7 @@ import './kafkajs-native-crc.ts';
 import './kafkajs-request-queue-fix.ts';
 import net from 'node:net';
 import tls from 'node:tls';
-import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type ISocketFactory, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type ICustomPartitioner, type ISocketFactory, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
 import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type SubscribeOptions, type Subscription } from '../../ports/bus.ts';
@@ -79,7 +79,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     idempotent: true,
     // kafkajs refuses an idempotent producer with more than one request in flight per broker.
     maxInFlightRequests: 1,
-    createPartitioner: Partitioners.DefaultPartitioner,
+    createPartitioner: rememberingPartitioner(),
     allowAutoTopicCreation: true,
   });
   try {
@@ -204,6 +204,34 @@ export const noDelaySocketFactory: ISocketFactory = ({ host, port, ssl, onConnec
   socket.setNoDelay(true);
   return socket;
 };
+
+/** Keys whose partition is remembered; past it the memory starts over. */
+const REMEMBERED_KEYS = 10_000;
+
+/**
+ * kafkajs's DefaultPartitioner (murmur2 of the key modulo the partition count, as the Java client), with each
+ * key's partition remembered per partition count. For a keyed message the answer depends on nothing else, and
+ * the edge keys by project, a small set; kafkajs otherwise hashes the key and filters the partition list anew
+ * for every message of every send. Messages with an explicit partition or no string key go to the default.
+ */
+export function rememberingPartitioner(base: ICustomPartitioner = Partitioners.DefaultPartitioner): ICustomPartitioner {
+  return () => {
+    const partition = base();
+    const known = new Map<string, number>();
+    return (args) => {
+      const { message, partitionMetadata } = args;
+      if ((message.partition !== undefined && message.partition !== null) || typeof message.key !== 'string') return partition(args);
+      const id = `${partitionMetadata.length}:${message.key}`;
+      let p = known.get(id);
+      if (p === undefined) {
+        p = partition(args);
+        if (known.size >= REMEMBERED_KEYS) known.clear();
+        known.set(id, p);
+      }
+      return p;
+    };
+  };
+}
 
 function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout;

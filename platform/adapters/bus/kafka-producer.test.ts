@@ -1,7 +1,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { createKafkaBus, MAX_PUBLISH_BYTES, noDelaySocketFactory } from './kafka-bus.ts';
+import { Partitioners } from 'kafkajs';
+import { createKafkaBus, MAX_PUBLISH_BYTES, noDelaySocketFactory, rememberingPartitioner } from './kafka-bus.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 
 describe('kafka connections', () => {
@@ -44,5 +45,43 @@ describeWith(['kafka'], 'kafka bus connections', () => {
     } finally {
       await bus.close();
     }
+  });
+});
+
+describe('kafka partitioner', () => {
+  const meta = (n: number) => Array.from({ length: n }, (_, i) => ({ partitionId: i, leader: i % 3, replicas: [i % 3], isr: [i % 3], partitionErrorCode: 0 }));
+
+  it('puts every keyed message where kafkajs\'s default (Java-compatible) partitioner does', () => {
+    const remembering = rememberingPartitioner()();
+    const plain = Partitioners.DefaultPartitioner();
+    for (const n of [1, 3, 4, 12, 50]) {
+      for (let i = 0; i < 500; i++) {
+        const message = { key: `prj_${i.toString(36)}`, value: 'v' };
+        const args = { topic: 't', partitionMetadata: meta(n), message };
+        // Twice: the first computes, the second is remembered.
+        expect(remembering(args)).toBe(plain(args));
+        expect(remembering(args)).toBe(plain(args));
+      }
+    }
+  });
+
+  it('computes a key once per partition count, and leaves explicit partitions and unkeyed messages to the default', () => {
+    const calls: unknown[] = [];
+    const counting = () => {
+      const p = Partitioners.DefaultPartitioner();
+      return (args: Parameters<ReturnType<typeof Partitioners.DefaultPartitioner>>[0]) => {
+        calls.push(args.message.key);
+        return p(args);
+      };
+    };
+    const partition = rememberingPartitioner(counting)();
+    for (let i = 0; i < 100; i++) partition({ topic: 't', partitionMetadata: meta(4), message: { key: 'prj_a', value: 'v' } });
+    expect(calls).toEqual(['prj_a']);
+    partition({ topic: 't', partitionMetadata: meta(8), message: { key: 'prj_a', value: 'v' } });
+    expect(calls).toHaveLength(2);
+    expect(partition({ topic: 't', partitionMetadata: meta(4), message: { key: 'prj_a', partition: 3, value: 'v' } })).toBe(3);
+    partition({ topic: 't', partitionMetadata: meta(4), message: { value: 'v' } });
+    partition({ topic: 't', partitionMetadata: meta(4), message: { value: 'v' } });
+    expect(calls).toHaveLength(5);
   });
 });
