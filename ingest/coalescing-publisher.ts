@@ -39,34 +39,26 @@ export function createCoalescingPublisher(bus: Bus, topic: string, opts: Coalesc
   const maxMessages = opts.maxMessages ?? 500;
   const maxBytes = opts.maxBytes ?? bus.maxPublishBytes ?? Infinity;
   const maxInFlight = opts.maxInFlight ?? 1;
-  let queue: Pending[] = [];
-  /** Index of the first message of `queue` not yet sent. */
-  let head = 0;
+  const queue: Pending[] = [];
   let inFlight = 0;
   let scheduled = false;
 
   /** The next send's share of the queue: up to maxMessages and maxBytes, at least one message. */
   const take = (): Pending[] => {
-    let end = head;
+    let n = 0;
     let bytes = 0;
-    while (end < queue.length && end - head < maxMessages) {
-      const size = queue[end]!.message.value.length;
-      if (end > head && bytes + size > maxBytes) break;
+    while (n < queue.length && n < maxMessages) {
+      const size = queue[n]!.message.value.length;
+      if (n > 0 && bytes + size > maxBytes) break;
       bytes += size;
-      end++;
+      n++;
     }
-    const batch = queue.slice(head, end);
-    head = end;
-    if (head === queue.length) {
-      queue = [];
-      head = 0;
-    }
-    return batch;
+    return queue.splice(0, n);
   };
 
   const flush = () => {
     scheduled = false;
-    while (head < queue.length && inFlight < maxInFlight) {
+    while (queue.length && inFlight < maxInFlight) {
       const batch = take();
       inFlight++;
       bus.publish(topic, batch.map((p) => p.message)).then(
@@ -78,7 +70,7 @@ export function createCoalescingPublisher(bus: Bus, topic: string, opts: Coalesc
         },
       ).finally(() => {
         inFlight--;
-        if (head < queue.length) schedule();
+        if (queue.length) schedule();
       });
     }
   };

@@ -156,9 +156,9 @@ function readBody(
 ): Promise<{ body: Buffer; room?: EnvelopeRoom } | null> {
   return new Promise((resolve) => {
     // uWS keeps the onData handler (and all it captures) until the connection's next request, often long
-    // enough to be promoted to V8's old space: so the handler reaches the request's state only through
-    // `r`, which is emptied once the body is settled, and the buffers it held die young.
-    let r: BodyRead | undefined = { resolve, chunks: [], total: 0, inRoom: 0, room: undefined, declaredLength, max, onTooLarge };
+    // enough to be promoted to V8's old space: so the request's buffers and promise are reached only through
+    // `r`, which is dropped once the body is settled, and they die young.
+    let r: BodyRead | undefined = { resolve, chunks: [], total: 0, inRoom: 0, room: undefined };
     const settle = (value: { body: Buffer; room?: EnvelopeRoom } | null) => {
       const done = r?.resolve;
       r = undefined;
@@ -169,17 +169,17 @@ function readBody(
     res.onData((chunk, isLast) => {
       if (!r || st.done || st.aborted) return;
       const size = chunk.byteLength;
-      if (r.total + size > r.max) {
-        r.onTooLarge();
+      if (r.total + size > max) {
+        onTooLarge();
         settle(null);
         return;
       }
       // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
       // and sends nothing holds no buffer.
-      if (r.total === 0 && r.declaredLength > 0 && r.declaredLength <= r.max) r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + r.declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
+      if (r.total === 0 && declaredLength > 0 && declaredLength <= max) r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
       const room = r.room;
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
-      if (room && !r.chunks.length && r.inRoom + size <= r.declaredLength) {
+      if (room && !r.chunks.length && r.inRoom + size <= declaredLength) {
         room.buf.set(new Uint8Array(chunk), room.start + r.inRoom);
         r.inRoom += size;
       } else r.chunks.push(Buffer.from(new Uint8Array(chunk)));
@@ -194,15 +194,13 @@ function readBody(
   });
 }
 
+/** A body being read: what the onData handler must not keep once the body is settled. */
 interface BodyRead {
   resolve: (value: { body: Buffer; room?: EnvelopeRoom } | null) => void;
   chunks: Buffer[];
   total: number;
   inRoom: number;
   room: EnvelopeRoom | undefined;
-  declaredLength: number;
-  max: number;
-  onTooLarge: () => void;
 }
 
 function bearer(authorization: string): string {
@@ -295,8 +293,8 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     }
 
     // 3. declared size
-    const contentLength = req.getHeader('content-length');
-    if (contentLength && Number(contentLength) > maxBody) {
+    const declaredLength = Number(req.getHeader('content-length')) || 0;
+    if (declaredLength > maxBody) {
       reject('too_large');
       return sendError(res, st, 'payload_too_large', `body exceeds ${maxBody} bytes`, cors, { close: true });
     }
@@ -349,7 +347,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
         reject('too_large');
         sendError(res, st, 'payload_too_large', `body exceeds ${maxBody} bytes`, cors, { close: true });
       },
-      Number(contentLength) || 0,
+      declaredLength,
     );
     const limits = limiter.hitAll([
       { key: `errors:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },

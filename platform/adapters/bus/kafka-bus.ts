@@ -1,7 +1,6 @@
 import './kafkajs-native-crc.ts';
 import './kafkajs-request-queue-fix.ts';
-import net from 'node:net';
-import tls from 'node:tls';
+import { createRequire } from 'node:module';
 import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type ICustomPartitioner, type ISocketFactory, type LogEntry, type Producer } from 'kafkajs';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
@@ -190,20 +189,13 @@ function forwardKafkaLog(log: Logger, { level, log: entry }: LogEntry): void {
 }
 
 /**
- * kafkajs's own socket factory, plus TCP_NODELAY, as the Java client and librdkafka set it. kafkajs leaves
- * Nagle's algorithm on, so a request written while an earlier one is unacknowledged can wait for the
- * peer's delayed ACK (40 ms on Linux): behind a relaying proxy every produce took ~88 ms, and under load
- * the stalls showed as the edge's tail latency.
+ * kafkajs's own socket factory (TLS, keep-alive), plus TCP_NODELAY, as the Java client and librdkafka set it.
+ * kafkajs leaves Nagle's algorithm on, so a request written while an earlier one is unacknowledged can wait
+ * for the peer's delayed ACK (40 ms on Linux): behind a relaying proxy every produce took ~88 ms, and under
+ * load the stalls showed as the edge's tail latency.
  */
-const KEEP_ALIVE_DELAY_MS = 60_000;
-export const noDelaySocketFactory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
-  const socket = ssl
-    ? tls.connect(Object.assign({ host, port }, net.isIP(host) ? {} : { servername: host }, ssl), onConnect)
-    : net.connect({ host, port }, onConnect);
-  socket.setKeepAlive(true, KEEP_ALIVE_DELAY_MS);
-  socket.setNoDelay(true);
-  return socket;
-};
+const kafkajsSocketFactory = (createRequire(import.meta.url)('kafkajs/src/network/socketFactory.js') as () => ISocketFactory)();
+export const noDelaySocketFactory: ISocketFactory = (args) => kafkajsSocketFactory(args).setNoDelay(true);
 
 /** Keys whose partition is remembered; past it the memory starts over. */
 const REMEMBERED_KEYS = 10_000;
