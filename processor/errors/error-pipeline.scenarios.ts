@@ -79,16 +79,22 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     async publish(msg) {
       await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(msg)) }]);
       if (!kafka) return;
-      // Kafka: a sentinel on the same partition (same key) is processed after `msg`. Once the
-      // sentinel's ledger row is committed, `msg`'s transaction is too; then wait for the occurrence
-      // rows of msg's accepted events (written right after that commit).
+      // Kafka: a sentinel on the same partition (same key) is fetched after `msg`, so once the
+      // sentinel's ledger row is committed, `msg` has reached the handler. With two batches in flight
+      // (the pipeline's default) the sentinel's transaction may still commit before msg's, so then
+      // wait for a ledger row of each of msg's events (every event the stores take gets one, whatever
+      // its outcome; events the stand-in store refuses never do, and are not waited for), and for the
+      // occurrence rows of its accepted events (written right after that commit).
       const sentinel = batch(sentinelProject.id, [event({ message: 'sentinel' })], { originHost: null });
       await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(sentinel)) }]);
       const sentinelId = sentinel.events[0]!.eventId;
       const db = api.platform.db;
       await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), { timeout: 30_000, interval: 50 });
-      // Events the stand-in store refuses never get a row: not waited for.
       const storable = msg.events.filter((e) => !e.message.includes(POISON_MARKER)).map((e) => e.eventId);
+      await vi.waitFor(
+        async () => expect((await db.query('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [storable])).rows).toHaveLength(new Set(storable).size),
+        { timeout: 30_000, interval: 50 },
+      );
       const accepted = (await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [storable])).rows.map((r) => r.event_id);
       if (accepted.length) {
         await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: accepted })).toBe(accepted.length), { timeout: 30_000, interval: 50 });
