@@ -9,10 +9,10 @@ import { startKafkaMock } from './kafka-mock.ts';
  * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list> PID=<pid>`;
  * `pid` is the process relaying the bytes (tsx runs the script in a child of its own).
  */
-export async function startKafkaMockProcess(): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
+export async function startKafkaMockProcess(opts: { dataPath?: 'proxied' | 'direct' } = {}): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
   const here = fileURLToPath(import.meta.url);
   const tsx = path.resolve(path.dirname(here), '../../node_modules/.bin/tsx');
-  const child = spawn(tsx, [here], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(tsx, [here], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KAFKA_MOCK_DATA_PATH: opts.dataPath ?? 'proxied' } });
   const { brokers, pid } = await new Promise<{ brokers: string; pid: number }>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('kafka mock process did not start in 30 s')), 30_000);
@@ -39,7 +39,7 @@ export async function startKafkaMockProcess(): Promise<{ brokers: string; pid: n
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  const mock = await startKafkaMock();
+  const mock = await startKafkaMock({ dataPath: process.env.KAFKA_MOCK_DATA_PATH === 'direct' ? 'direct' : 'proxied' });
   process.stdout.write(`BROKERS=${mock.brokers} PID=${process.pid}\n`);
   const stop = async () => {
     await mock.stop();

@@ -22,7 +22,7 @@ import path from 'node:path';
  * except: Metadata's controller id becomes a live broker, and broker addresses in Metadata and
  * FindCoordinator answers point at the proxies (so clients keep talking through them).
  */
-export async function startKafkaMock(opts: { brokers?: number } = {}): Promise<{ brokers: string; stop(): Promise<void> }> {
+export async function startKafkaMock(opts: { brokers?: number; dataPath?: 'proxied' | 'direct' } = {}): Promise<{ brokers: string; stop(): Promise<void> }> {
   const count = opts.brokers ?? 3;
   if (spawnSync('kcat', ['-V'], { stdio: 'ignore' }).error) {
     throw new Error('kcat not found: install the Debian package "kcat" (apt-get install -y kcat) to run the Kafka mock cluster');
@@ -62,7 +62,7 @@ export async function startKafkaMock(opts: { brokers?: number } = {}): Promise<{
     const m = /bootstrap\.servers=(\S+)/.exec(log) ?? /replaced with (\S+)/.exec(log);
     if (m) {
       try {
-        const fronted = await startProxies(m[1].split(','));
+        const fronted = await startProxies(m[1].split(','), opts.dataPath ?? 'proxied');
         proxy = fronted;
         return { brokers: fronted.brokers.join(','), stop };
       } catch (err) {
@@ -83,7 +83,7 @@ const API_FIND_COORDINATOR = 10;
 /** Flexible (tagged-field) versions use other encodings; kafkajs stays below them. */
 const MAX_REWRITTEN_VERSION = { [API_METADATA]: 8, [API_FIND_COORDINATOR]: 2 } as Record<number, number>;
 
-async function startProxies(upstreams: string[]): Promise<{ brokers: string[]; close(): Promise<void> }> {
+async function startProxies(upstreams: string[], dataPath: 'proxied' | 'direct'): Promise<{ brokers: string[]; close(): Promise<void> }> {
   const servers: net.Server[] = [];
   const sockets = new Set<net.Socket>();
   /** upstream port → proxy port */
@@ -136,7 +136,7 @@ async function startProxies(upstreams: string[]): Promise<{ brokers: string[]; c
       server.listen(0, '127.0.0.1', () => resolve());
     });
     servers.push(server);
-    portMap.set(Number(portText), (server.address() as net.AddressInfo).port);
+    if (dataPath === 'proxied') portMap.set(Number(portText), (server.address() as net.AddressInfo).port);
   }
 
   return {

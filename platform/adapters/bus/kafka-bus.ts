@@ -1,3 +1,4 @@
+import './kafkajs-chunked-encoder.ts';
 import './kafkajs-native-crc.ts';
 import './kafkajs-request-queue-fix.ts';
 import { createRequire } from 'node:module';
