@@ -9,7 +9,7 @@
  *   3. `--soak <seconds>`: RSS of the edge process sampled every second at 70% of the Kafka peak.
  * autocannon runs as a child process so it does not share the edge's event loop.
  *
- *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20]
+ *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20] [--kafka-proxied]
  * Prints one JSON document on stdout.
  */
 import { spawn } from 'node:child_process';
@@ -40,6 +40,12 @@ const DURATION = arg('duration', 10);
 const CONNECTIONS = arg('connections', 100);
 const PACED_CONNECTIONS = arg('paced-connections', 1000);
 const SOAK = arg('soak', 20);
+/**
+ * `direct` (default): clients talk to the mock brokers themselves and only bootstrap goes through the
+ * metadata-fixing proxy (test/support/kafka-mock.ts), as clients talk to a real cluster. `proxied`: every
+ * byte through the proxy, a Node process on the same two cores, as in runs before 2026-11-24.
+ */
+const KAFKA_DATA_PATH = args.includes('--kafka-proxied') ? 'proxied' : 'direct';
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 function stack(bytes: number): string {
@@ -199,7 +205,7 @@ async function main() {
   const result: Record<string, unknown> = {
     loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
     machine: { nproc: os.cpus().length, cpu: cpuModel(), node: process.version, platform: `${os.type()} ${os.release()}` },
-    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK },
+    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK, kafkaDataPath: KAFKA_DATA_PATH },
     bodyBytes: { '4kb': Buffer.byteLength(bodies['4kb']), '22kb': Buffer.byteLength(bodies['22kb']) },
   };
 
@@ -224,7 +230,7 @@ async function main() {
   await fastPlatform.close();
 
   // (c) Kafka bus (acks from all in-sync replicas) against the librdkafka mock cluster
-  const mock = await startKafkaMockProcess();
+  const mock = await startKafkaMockProcess({ dataPath: KAFKA_DATA_PATH });
   const kafkaBus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'bench-edge', logger: createLogger('silent') });
   const kPlatform = await edgePlatform(kafkaBus);
   const kProject = await createIngestProject(kPlatform);

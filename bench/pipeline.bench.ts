@@ -76,8 +76,9 @@ async function main(): Promise<void> {
     };
     log(`machine ${JSON.stringify(machine)}`);
 
-    // The mock cluster and its relaying proxy in a process of their own, so their CPU is counted apart.
-    const kafka = await startKafkaMockProcess();
+    // The mock cluster and its metadata-fixing proxy in a process of their own, so their CPU is counted apart.
+    // Clients talk to the brokers directly (only bootstrap goes through the proxy) unless --kafka-proxied.
+    const kafka = await startKafkaMockProcess({ dataPath: args.includes('--kafka-proxied') ? 'proxied' : 'direct' });
     cleanups.push(kafka.stop);
     const chDir = await mkdtemp(path.join(os.tmpdir(), 'bench-chdb-'));
     cleanups.push(() => rm(chDir, { recursive: true, force: true }));
