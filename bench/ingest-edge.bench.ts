@@ -5,7 +5,8 @@
  *      always allows), (c) our edge with the Kafka bus against a librdkafka mock cluster;
  *      for 10-event batches of about 4 KB and about 22 KB; ratios to bare;
  *   2. p99 of the 202 at 70% of the Kafka path's peak: evenly paced open-loop load (bench/support/paced-load.ts),
- *      and autocannon --overallRate as before (per-second bursts, so in effect the peak's p99);
+ *      and autocannon --overallRate as before (per-second bursts, so in effect the peak's p99); and the bare
+ *      server under the same paced load, the rig's own floor at that rate;
  *   3. `--soak <seconds>`: RSS of the edge process sampled every second at 70% of the Kafka peak.
  * autocannon runs as a child process so it does not share the edge's event loop.
  *
@@ -255,18 +256,24 @@ async function main() {
 
   // p99 at 70% of the Kafka path's peak, evenly paced (the measure of the target), and with autocannon -R
   // as before, whose per-second bursts make it the peak's p99 (bench/support/paced-load.ts says why).
+  // The rig's own floor at the same rate: the bare server (which does nothing) under the same paced load,
+  // from the same load generator on the same two cores.
   const at70: Record<string, unknown> = {};
+  const bareAgain = await startBare();
   for (const size of ['4kb', '22kb']) {
     const rate = peaks.kafka[size].rps * 0.7;
+    const floor = await paced(bareAgain.port, files[size], { 'content-type': 'application/json' }, { duration: DURATION, rate });
     const even = await paced(kEdge.port, files[size], kHeaders, { duration: DURATION, rate });
     const bursts = await cannon(kUrl, files[size], kHeaders, { duration: DURATION, rate });
     at70[size] = {
       targetRps: Math.round(rate),
       paced: { achievedRps: even.achievedRps, p50ms: even.latencyMs.p50, p90ms: even.latencyMs.p90, p99ms: even.latencyMs.p99, p999ms: even.latencyMs.p999, maxMs: even.latencyMs.max, statuses: even.statuses, errors: even.errors },
       autocannonPerSecondBursts: { achievedRps: Math.round(bursts.requests.average), p50ms: bursts.latency.p50, p99ms: bursts.latency.p99, non2xx: bursts.non2xx, errors: bursts.errors + bursts.timeouts },
+      bareServerSameRatePaced: { achievedRps: floor.achievedRps, p50ms: floor.latencyMs.p50, p99ms: floor.latencyMs.p99, maxMs: floor.latencyMs.max },
     };
-    log(`kafka ${size} at 70%: paced p50 ${even.latencyMs.p50} ms, p99 ${even.latencyMs.p99} ms; autocannon -R p99 ${bursts.latency.p99} ms`);
+    log(`kafka ${size} at 70%: paced p50 ${even.latencyMs.p50} ms, p99 ${even.latencyMs.p99} ms; autocannon -R p99 ${bursts.latency.p99} ms; bare server at the same rate p99 ${floor.latencyMs.p99} ms`);
   }
+  bareAgain.close();
 
   // RSS over a soak at 70% of the Kafka peak (4 KB batches)
   const samples: number[] = [];
