@@ -10,10 +10,10 @@
  *   3. `--soak <seconds>`: RSS of the edge process sampled every second at 70% of the Kafka peak.
  * autocannon runs as a child process so it does not share the edge's event loop.
  *
- *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20] [--kafka-proxied]
+ *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20] [--kafka-proxied] [--pin]
  * Prints one JSON document on stdout.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import type { PacedResult } from './support/paced-load.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -47,6 +47,17 @@ const SOAK = arg('soak', 20);
  * byte through the proxy, a Node process on the same two cores, as in runs before 2026-11-24.
  */
 const KAFKA_DATA_PATH = args.includes('--kafka-proxied') ? 'proxied' : 'direct';
+/**
+ * `--pin`: the edge (this process, every thread) on CPU 0; the load generators and the Kafka mock on CPU 1
+ * (`taskset`), as if the clients and the broker ran on other machines. Without it every process shares both
+ * cores, as in runs before 2026-11-24.
+ */
+const PIN = args.includes('--pin');
+const EDGE_CPU = '0';
+const OTHERS_CPU = '1';
+function pin(pid: number, cpu: string): void {
+  execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
+}
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 function stack(bytes: number): string {
@@ -110,6 +121,7 @@ async function cannon(url: string, bodyFile: string, headers: Record<string, str
 
 /** Run a child that prints one JSON document on stdout, and parse it. */
 function jsonFromChild<T>(command: string, args: string[], stderr: 'ignore' | 'inherit', what: string): Promise<T> {
+  if (PIN) [command, args] = ['taskset', ['-c', OTHERS_CPU, command, ...args]];
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr] });
     let out = '';
@@ -195,6 +207,7 @@ async function paced(port: number, bodyFile: string, headers: Record<string, str
 }
 
 async function main() {
+  if (PIN) pin(process.pid, EDGE_CPU);
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-bodies-'));
   const bodies = { '4kb': smallBatch(), '22kb': largeBatch() };
   const files: Record<string, string> = {};
@@ -206,7 +219,7 @@ async function main() {
   const result: Record<string, unknown> = {
     loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
     machine: { nproc: os.cpus().length, cpu: cpuModel(), node: process.version, platform: `${os.type()} ${os.release()}` },
-    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK, kafkaDataPath: KAFKA_DATA_PATH },
+    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK, kafkaDataPath: KAFKA_DATA_PATH, pinned: PIN ? { edge: EDGE_CPU, loadAndKafka: OTHERS_CPU } : false },
     bodyBytes: { '4kb': Buffer.byteLength(bodies['4kb']), '22kb': Buffer.byteLength(bodies['22kb']) },
   };
 
@@ -232,6 +245,11 @@ async function main() {
 
   // (c) Kafka bus (acks from all in-sync replicas) against the librdkafka mock cluster
   const mock = await startKafkaMockProcess({ dataPath: KAFKA_DATA_PATH });
+  if (PIN) {
+    // The mock's process tree: the tsx wrapper, the Node process relaying bootstrap, and kcat (the brokers).
+    const tree = execFileSync('sh', ['-c', `pgrep -f kafka-mock-process; pgrep -x kcat`], { encoding: 'utf8' }).split(/\s+/).filter(Boolean);
+    for (const pid of tree) pin(Number(pid), OTHERS_CPU);
+  }
   const kafkaBus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'bench-edge', logger: createLogger('silent') });
   const kPlatform = await edgePlatform(kafkaBus);
   const kProject = await createIngestProject(kPlatform);
