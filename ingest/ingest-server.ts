@@ -1,7 +1,6 @@
 import uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import type { Platform } from '../platform/platform.ts';
-import { tokenHash } from '../platform/tokens.ts';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
@@ -277,7 +276,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       reject('unauthorized');
       return sendError(res, st, 'unauthorized', 'unknown or revoked ingest key', cors);
     }
-    const key: EdgeKey | undefined = cache.byTokenHash(tokenHash(token));
+    const key: EdgeKey | undefined = cache.byToken(token);
     if (!key) {
       reject('unauthorized');
       return sendError(res, st, 'unauthorized', 'unknown or revoked ingest key', cors);

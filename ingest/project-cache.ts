@@ -1,5 +1,6 @@
 import type { Platform } from '../platform/platform.ts';
 import { LIMITS } from '../schemas/limits.ts';
+import { tokenHash } from '../platform/tokens.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
@@ -29,6 +30,12 @@ export interface EdgeKey {
 export interface ProjectCache {
   /** The live ingest key with this token hash, or undefined (unknown or revoked). */
   byTokenHash(hash: string): EdgeKey | undefined;
+  /**
+   * The key of a raw token. Tokens that resolved are remembered for the life of the snapshot (at most one per
+   * key in it), so a client's requests pay the SHA-256 once per refresh; a new snapshot starts over, so a
+   * revoked key stops resolving with the refresh that drops it, as through byTokenHash.
+   */
+  byToken(token: string): EdgeKey | undefined;
   /** Reload now; resolves when the new snapshot is in place (rejects if the load failed). */
   refresh(): Promise<void>;
   /** Successful loads so far. */
@@ -116,6 +123,7 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
   const log = platform.logger.child({ component: 'ingest-project-cache' });
   const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
   let snapshot = await loadSnapshot(platform);
+  let byToken = new Map<string, EdgeKey>();
   let loads = 1;
   let running: Promise<void> | undefined;
   let failing = false;
@@ -124,6 +132,7 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
     running ??= loadSnapshot(platform)
       .then((s) => {
         snapshot = s;
+        byToken = new Map();
         loads++;
         if (failing) log.info('settings refresh recovered');
         failing = false;
@@ -144,6 +153,14 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
 
   return {
     byTokenHash: (hash) => snapshot.get(hash),
+    byToken(token) {
+      let key = byToken.get(token);
+      if (key === undefined) {
+        key = snapshot.get(tokenHash(token));
+        if (key !== undefined) byToken.set(token, key);
+      }
+      return key;
+    },
     refresh,
     get loads() {
       return loads;
