@@ -21,6 +21,12 @@ import path from 'node:path';
  * a live broker. So each mock broker is fronted by a small proxy that passes every byte through
  * except: Metadata's controller id becomes a live broker, and broker addresses in Metadata and
  * FindCoordinator answers point at the proxies (so clients keep talking through them).
+ *
+ * `dataPath: 'direct'` (the benches) leaves the brokers' own addresses in those answers, so only bootstrap
+ * goes through a proxy and clients then talk to the brokers as to a real cluster. kafkajs asks the
+ * controller for an idempotent producer's id at connect, from the bootstrap metadata, which is fixed;
+ * metadata fetched later from a broker names the dead controller again, which matters only if a producer
+ * must re-initialise (not in a bench run). Tests keep the default, `proxied`.
  */
 export async function startKafkaMock(opts: { brokers?: number; dataPath?: 'proxied' | 'direct' } = {}): Promise<{ brokers: string; stop(): Promise<void> }> {
   const count = opts.brokers ?? 3;
