@@ -123,7 +123,8 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
   const log = platform.logger.child({ component: 'ingest-project-cache' });
   const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
   let snapshot = await loadSnapshot(platform);
-  let byToken = new Map<string, EdgeKey>();
+  /** Tokens of this snapshot that resolved, so each is hashed once per snapshot. */
+  let keysByToken = new Map<string, EdgeKey>();
   let loads = 1;
   let running: Promise<void> | undefined;
   let failing = false;
@@ -132,7 +133,7 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
     running ??= loadSnapshot(platform)
       .then((s) => {
         snapshot = s;
-        byToken = new Map();
+        keysByToken = new Map();
         loads++;
         if (failing) log.info('settings refresh recovered');
         failing = false;
@@ -154,10 +155,10 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
   return {
     byTokenHash: (hash) => snapshot.get(hash),
     byToken(token) {
-      let key = byToken.get(token);
+      let key = keysByToken.get(token);
       if (key === undefined) {
         key = snapshot.get(tokenHash(token));
-        if (key !== undefined) byToken.set(token, key);
+        if (key !== undefined) keysByToken.set(token, key);
       }
       return key;
     },

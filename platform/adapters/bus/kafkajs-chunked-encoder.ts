@@ -113,13 +113,12 @@ export function chunkedEncoderClass(Original: EncoderClass): EncoderClass {
 
     writeEncoder(value: unknown): this {
       if (value instanceof ChunkedEncoder) {
-        if (value.size() < REFERENCE_MIN_BYTES) {
+        value.seal();
+        if (value.sealedBytes < REFERENCE_MIN_BYTES) {
           // Small: copied into the scratch buffer (parts of a few bytes would cost more to join than to copy).
-          value.seal();
           for (const part of value.parts ?? []) this.writeBufferInternal(part);
           return this;
         }
-        value.seal();
         this.seal();
         const parts = (this.parts ??= []);
         for (const part of value.parts!) parts.push(part);
