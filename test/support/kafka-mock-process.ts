@@ -1,15 +1,16 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startKafkaMock } from './kafka-mock.ts';
+import { startKafkaMock, type KafkaMockDataPath } from './kafka-mock.ts';
 
 /**
  * The Kafka mock cluster (kcat plus its metadata-fixing proxy) in a process of its own, for
- * benchmarks: the proxy relays every byte in JavaScript, and in the measured process it would be
- * counted as the edge's cost. Run as a script, it starts the mock and prints `BROKERS=<list> PID=<pid>`;
- * `pid` is the process relaying the bytes (tsx runs the script in a child of its own).
+ * benchmarks: the proxy is JavaScript (relaying every byte with `dataPath: 'proxied'`, the bootstrap
+ * metadata only with `'direct'`), and in the measured process it would be counted as the edge's cost.
+ * Run as a script, it starts the mock and prints `BROKERS=<list> PID=<pid>`; `pid` is the process
+ * running the proxy (tsx runs the script in a child of its own).
  */
-export async function startKafkaMockProcess(opts: { dataPath?: 'proxied' | 'direct' } = {}): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
+export async function startKafkaMockProcess(opts: { dataPath?: KafkaMockDataPath } = {}): Promise<{ brokers: string; pid: number; stop(): Promise<void> }> {
   const here = fileURLToPath(import.meta.url);
   const tsx = path.resolve(path.dirname(here), '../../node_modules/.bin/tsx');
   const child = spawn(tsx, [here], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, KAFKA_MOCK_DATA_PATH: opts.dataPath ?? 'proxied' } });

@@ -28,7 +28,10 @@ import path from 'node:path';
  * metadata fetched later from a broker names the dead controller again, which matters only if a producer
  * must re-initialise (not in a bench run). Tests keep the default, `proxied`.
  */
-export async function startKafkaMock(opts: { brokers?: number; dataPath?: 'proxied' | 'direct' } = {}): Promise<{ brokers: string; stop(): Promise<void> }> {
+/** Whether clients' data goes through the metadata-fixing proxies (`proxied`) or only bootstrap does (`direct`). */
+export type KafkaMockDataPath = 'proxied' | 'direct';
+
+export async function startKafkaMock(opts: { brokers?: number; dataPath?: KafkaMockDataPath } = {}): Promise<{ brokers: string; stop(): Promise<void> }> {
   const count = opts.brokers ?? 3;
   if (spawnSync('kcat', ['-V'], { stdio: 'ignore' }).error) {
     throw new Error('kcat not found: install the Debian package "kcat" (apt-get install -y kcat) to run the Kafka mock cluster');
@@ -89,7 +92,7 @@ const API_FIND_COORDINATOR = 10;
 /** Flexible (tagged-field) versions use other encodings; kafkajs stays below them. */
 const MAX_REWRITTEN_VERSION = { [API_METADATA]: 8, [API_FIND_COORDINATOR]: 2 } as Record<number, number>;
 
-async function startProxies(upstreams: string[], dataPath: 'proxied' | 'direct'): Promise<{ brokers: string[]; close(): Promise<void> }> {
+async function startProxies(upstreams: string[], dataPath: KafkaMockDataPath): Promise<{ brokers: string[]; close(): Promise<void> }> {
   const servers: net.Server[] = [];
   const sockets = new Set<net.Socket>();
   /** upstream port → proxy port */

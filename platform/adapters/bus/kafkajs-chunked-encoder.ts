@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { replaceKafkajsModule } from './kafkajs-module-swap.ts';
 
 /**
  * kafkajs 2.2.4 encodes every request through nested `Encoder`s (record → record batch → partition →
@@ -14,13 +14,12 @@ import { createRequire } from 'node:module';
  * only when a level asks for `.buffer`: for a produce request that is the record batch body (its CRC), the
  * record batch (kafkajs passes it on as bytes), and the request the socket writes.
  *
- * It works by priming Node's module cache for kafkajs's encoder module, as the CRC swap does, so it must be
- * imported before `kafkajs`. An encoder of either class may be written into one of the other, so a module
- * that loaded kafkajs's own class first still works. kafkajs is pinned to 2.2.4; if the module is not where
- * this expects, kafkajs keeps its own class. kafkajs-chunked-encoder.test.ts checks, byte for byte, that
+ * It replaces kafkajs's encoder module in Node's module cache (kafkajs-module-swap.ts), as the CRC swap does,
+ * so it must be imported before `kafkajs`. An encoder of either class may be written into one of the other,
+ * so a module that loaded kafkajs's own class first still works. kafkajs is pinned to 2.2.4; if the module
+ * is not where this expects, kafkajs keeps its own class. kafkajs-chunked-encoder.test.ts checks, byte for byte, that
  * requests encode the same with both classes.
  */
-const require = createRequire(import.meta.url);
 const ENCODER_MODULE = 'kafkajs/src/protocol/encoder.js';
 
 /** Buffers and encoders at least this large are appended by reference instead of copied. */
@@ -42,7 +41,6 @@ interface KafkaEncoder {
 }
 type EncoderClass = (new (initialSize?: number) => KafkaEncoder) & Record<string, unknown>;
 
-export let chunkedEncoderInstalled = false;
 /** kafkajs's own class, for the test that compares both. */
 export let OriginalEncoder: EncoderClass | undefined;
 
@@ -172,15 +170,8 @@ export function chunkedEncoderClass(Original: EncoderClass): EncoderClass {
   return ChunkedEncoder as unknown as EncoderClass;
 }
 
-try {
-  const path = require.resolve(ENCODER_MODULE);
-  const Original = require(path) as EncoderClass;
-  const cached = require.cache[path];
-  if (cached && typeof Original === 'function' && typeof Original.prototype.writeBufferInternal === 'function' && typeof Original.sizeOfVarInt === 'function') {
-    OriginalEncoder = Original;
-    cached.exports = chunkedEncoderClass(Original);
-    chunkedEncoderInstalled = true;
-  }
-} catch {
-  // Not kafkajs 2.2.4's layout: kafkajs keeps its own encoder.
-}
+export const chunkedEncoderInstalled = replaceKafkajsModule<EncoderClass>(ENCODER_MODULE, (Original) => {
+  if (typeof Original !== 'function' || typeof Original.prototype.writeBufferInternal !== 'function' || typeof Original.sizeOfVarInt !== 'function') return undefined;
+  OriginalEncoder = Original;
+  return chunkedEncoderClass(Original);
+});
