@@ -31,6 +31,7 @@ import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
 import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
+import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number) => {
@@ -333,7 +334,7 @@ async function main(): Promise<void> {
     // keeps only about the last ~900 messages (~4.6 MB) of a partition, so when the processor falls
     // further behind than that on a partition, the oldest unconsumed messages are gone from the broker
     // and the final count stops below accepted. A real cluster keeps them for its retention.
-    const { Kafka } = await import('kafkajs');
+    const { Kafka } = loadKafkajs().kafkajs;
     const admin = new Kafka({ clientId: 'bench-offsets', brokers: kafka.brokers.split(','), logLevel: 0 }).admin();
     await admin.connect();
     const topicOffsets = (await admin.fetchTopicOffsets(testing.errorTopic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }));

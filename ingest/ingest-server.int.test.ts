@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Kafka, logLevel } from 'kafkajs';
 import type { Platform } from '../platform/platform.ts';
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import type { Mailer } from '../platform/ports/mailer.ts';
@@ -8,6 +7,7 @@ import { decodeErrorBatchMessage, type ErrorBatchMessage } from '../schemas/erro
 import { LIMITS } from '../schemas/limits.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { backendUrl, describeWith } from '../test/support/backends.ts';
+import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
 import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
@@ -60,6 +60,7 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
     expect(res.status).toBe(202);
     expect(res.json).toEqual({ ingested: 2 });
 
+    const { Kafka, logLevel } = loadKafkajs().kafkajs;
     const kafka = new Kafka({ clientId: 'ingest-int-test', brokers: backendUrl('kafka')!.split(','), logLevel: logLevel.NOTHING });
     const consumer = kafka.consumer({ groupId: newId('ingest-test-') });
     await consumer.connect();

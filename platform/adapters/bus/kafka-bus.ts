@@ -1,8 +1,5 @@
-import './kafkajs-chunked-encoder.ts';
-import './kafkajs-native-crc.ts';
-import './kafkajs-request-queue-fix.ts';
-import { createRequire } from 'node:module';
-import { Kafka, Partitioners, CompressionTypes, logLevel, type Consumer, type ICustomPartitioner, type ISocketFactory, type LogEntry, type Producer } from 'kafkajs';
+import type { Consumer, ICustomPartitioner, ISocketFactory, LogEntry, Producer } from 'kafkajs';
+import { loadKafkajs } from './kafkajs-runtime.ts';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
 import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type SubscribeOptions, type Subscription } from '../../ports/bus.ts';
@@ -61,8 +58,14 @@ export interface KafkaBusOptions {
   maxBatchBytes?: number;
 }
 
+/** kafkajs with our replacements installed first (kafkajs-runtime.ts). */
+const runtime = loadKafkajs();
+const { Kafka, CompressionTypes, logLevel, Partitioners } = runtime.kafkajs;
+
 export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   const log = opts.logger.child({ component: 'kafka-bus' });
+  if (runtime.refused) log.warn({ replacements: runtime.replacements }, runtime.refused);
+  else log.info({ replacements: runtime.replacements }, 'kafkajs loaded with our replacements');
   const kafka = new Kafka({
     clientId: opts.clientId,
     brokers: opts.brokers,
@@ -195,8 +198,9 @@ function forwardKafkaLog(log: Logger, { level, log: entry }: LogEntry): void {
  * for the peer's delayed ACK (40 ms on Linux): behind a relaying proxy every produce took ~88 ms, and under
  * load the stalls showed as the edge's tail latency.
  */
-const kafkajsSocketFactory = (createRequire(import.meta.url)('kafkajs/src/network/socketFactory.js') as () => ISocketFactory)();
-export const noDelaySocketFactory: ISocketFactory = (args) => kafkajsSocketFactory(args).setNoDelay(true);
+const kafkajsSocketFactory = runtime.socketFactory?.();
+/** Undefined when kafkajs's factory is not where 2.2.4 keeps it: kafkajs then uses its own default. */
+export const noDelaySocketFactory: ISocketFactory | undefined = kafkajsSocketFactory && ((args) => kafkajsSocketFactory(args).setNoDelay(true));
 
 /** Keys whose partition is remembered; past it the memory starts over. */
 const REMEMBERED_KEYS = 10_000;

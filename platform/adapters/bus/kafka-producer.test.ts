@@ -1,8 +1,8 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { Partitioners } from 'kafkajs';
 import { createKafkaBus, MAX_PUBLISH_BYTES, noDelaySocketFactory, rememberingPartitioner } from './kafka-bus.ts';
+import { loadKafkajs } from './kafkajs-runtime.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 
 describe('kafka connections', () => {
@@ -16,7 +16,7 @@ describe('kafka connections', () => {
     const keepAlive = vi.spyOn(net.Socket.prototype, 'setKeepAlive');
     let socket: net.Socket | undefined;
     await new Promise<void>((resolve) => {
-      socket = noDelaySocketFactory({ host: '127.0.0.1', port, ssl: undefined as never, onConnect: resolve });
+      socket = noDelaySocketFactory!({ host: '127.0.0.1', port, ssl: undefined as never, onConnect: resolve });
     });
     // kafkajs's default factory leaves Nagle on: a produce written while the previous one is unacknowledged
     // can wait for the broker's delayed ACK (40 ms on Linux).
@@ -49,6 +49,7 @@ describeWith(['kafka'], 'kafka bus connections', () => {
 });
 
 describe('kafka partitioner', () => {
+  const { Partitioners } = loadKafkajs().kafkajs;
   const meta = (n: number) => Array.from({ length: n }, (_, i) => ({ partitionId: i, leader: i % 3, replicas: [i % 3], isr: [i % 3], partitionErrorCode: 0 }));
 
   it('puts every keyed message where kafkajs\'s default (Java-compatible) partitioner does', () => {

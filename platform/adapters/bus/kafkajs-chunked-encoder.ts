@@ -15,8 +15,8 @@ import { replaceKafkajsModule } from './kafkajs-module-swap.ts';
  * record batch (kafkajs passes it on as bytes), and the request the socket writes.
  *
  * It replaces kafkajs's encoder module in Node's module cache (kafkajs-module-swap.ts), as the CRC swap does,
- * so it must be imported before `kafkajs`. An encoder of either class may be written into one of the other,
- * so a module that loaded kafkajs's own class first still works. kafkajs is pinned to 2.2.4; if the module
+ * installed by kafkajs-runtime.ts before kafkajs is first loaded. An encoder of either class may be written
+ * into one of the other. kafkajs is pinned to 2.2.4; if the module
  * is not where this expects, kafkajs keeps its own class. kafkajs-chunked-encoder.test.ts checks, byte for byte, that
  * requests encode the same with both classes.
  */
@@ -170,8 +170,11 @@ export function chunkedEncoderClass(Original: EncoderClass): EncoderClass {
   return ChunkedEncoder as unknown as EncoderClass;
 }
 
-export const chunkedEncoderInstalled = replaceKafkajsModule<EncoderClass>(ENCODER_MODULE, (Original) => {
-  if (typeof Original !== 'function' || typeof Original.prototype.writeBufferInternal !== 'function' || typeof Original.sizeOfVarInt !== 'function') return undefined;
-  OriginalEncoder = Original;
-  return chunkedEncoderClass(Original);
-});
+/** True when kafkajs will encode with the chunked class. Call only from kafkajs-runtime.ts. */
+export function installChunkedEncoder(): boolean {
+  return replaceKafkajsModule<EncoderClass>(ENCODER_MODULE, (Original) => {
+    if (typeof Original !== 'function' || typeof Original.prototype.writeBufferInternal !== 'function' || typeof Original.sizeOfVarInt !== 'function') return undefined;
+    OriginalEncoder = Original;
+    return chunkedEncoderClass(Original);
+  });
+}

@@ -7,16 +7,20 @@ import { replaceKafkajsModule } from './kafkajs-module-swap.ts';
  * SIMD implementation of `@node-rs/crc32` (6 µs) in kafkajs's internal crc32C module
  * (kafkajs-module-swap.ts), so every `require('../crc32C')` inside kafkajs gets ours.
  *
- * Import this module before `kafkajs`. kafkajs is pinned to 2.2.4, whose file layout this relies on;
- * when the native module is missing or the layout differs, kafkajs keeps its own implementation.
+ * Installed by kafkajs-runtime.ts before kafkajs is first loaded. kafkajs is pinned to 2.2.4, whose file
+ * layout this relies on; when the native module is missing or the layout differs, kafkajs keeps its own
+ * implementation.
  * crc32c.test.ts checks both give the same checksums.
  */
 const require = createRequire(import.meta.url);
 const CRC_MODULE = 'kafkajs/src/protocol/recordBatch/crc32C/index.js';
 
-export const nativeCrcInstalled = replaceKafkajsModule<(buffer: Buffer) => number>(CRC_MODULE, () => {
-  // Throws where @node-rs/crc32 has no native build: kafkajs's own CRC32C stays in place.
-  const { crc32c } = require('@node-rs/crc32') as { crc32c: (input: Buffer, initial?: number) => number };
-  // kafkajs's export returns the checksum as an unsigned 32-bit number.
-  return (buffer: Buffer) => crc32c(buffer) >>> 0;
-});
+/** True when kafkajs will use the native CRC32C. Call only from kafkajs-runtime.ts. */
+export function installNativeCrc(): boolean {
+  return replaceKafkajsModule<(buffer: Buffer) => number>(CRC_MODULE, () => {
+    // Throws where @node-rs/crc32 has no native build: kafkajs's own CRC32C stays in place.
+    const { crc32c } = require('@node-rs/crc32') as { crc32c: (input: Buffer, initial?: number) => number };
+    // kafkajs's export returns the checksum as an unsigned 32-bit number.
+    return (buffer: Buffer) => crc32c(buffer) >>> 0;
+  });
+}

@@ -1,7 +1,8 @@
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
-import { requestQueueFixInstalled } from './kafkajs-request-queue-fix.ts';
+import { loadKafkajs } from './kafkajs-runtime.ts';
 
+const { replacements } = loadKafkajs();
 const require = createRequire(import.meta.url);
 const RequestQueue = require('kafkajs/src/network/requestQueue/index.js') as { prototype: { scheduleCheckPendingRequests(this: unknown): void } };
 
@@ -21,7 +22,7 @@ function queue(pending: unknown[], throttledUntil = -1) {
 
 describe('kafkajs request queue: no timer loop while nothing is pending', () => {
   it('schedules nothing for an idle connection (kafkajs 2.2.4 schedules a 1 ms check forever)', async () => {
-    expect(requestQueueFixInstalled).toBe(true);
+    expect(replacements.requestQueueFix).toBe(true);
     const q = queue([]);
     RequestQueue.prototype.scheduleCheckPendingRequests.call(q);
     expect(q.throttleCheckTimeoutId).toBeNull();

@@ -14,7 +14,8 @@ import { createRequire } from 'node:module';
  * pending requests it keeps kafkajs's behaviour (including #1532's fix for a marginal throttle: a
  * non-positive delay becomes the 10 ms check interval).
  *
- * kafkajs is pinned to 2.2.4; if the class or method is not where this expects, nothing is changed.
+ * Installed by kafkajs-runtime.ts. kafkajs is pinned to 2.2.4; if the class or method is not where this
+ * expects, nothing is changed.
  */
 const require = createRequire(import.meta.url);
 const REQUEST_QUEUE_MODULE = 'kafkajs/src/network/requestQueue/index.js';
@@ -29,11 +30,11 @@ interface RequestQueueLike {
   scheduleCheckPendingRequests(): void;
 }
 
-export let requestQueueFixInstalled = false;
-
-try {
-  const RequestQueue = require(REQUEST_QUEUE_MODULE) as { prototype: RequestQueueLike };
-  if (typeof RequestQueue.prototype?.scheduleCheckPendingRequests === 'function' && typeof RequestQueue.prototype.checkPendingRequests === 'function') {
+/** True when kafkajs's request queues schedule checks only while requests are pending. Call only from kafkajs-runtime.ts. */
+export function installRequestQueueFix(): boolean {
+  try {
+    const RequestQueue = require(REQUEST_QUEUE_MODULE) as { prototype: RequestQueueLike };
+    if (typeof RequestQueue.prototype?.scheduleCheckPendingRequests !== 'function' || typeof RequestQueue.prototype.checkPendingRequests !== 'function') return false;
     RequestQueue.prototype.scheduleCheckPendingRequests = function (this: RequestQueueLike) {
       if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
       const untilUnthrottled = this.throttledUntil - Date.now();
@@ -45,8 +46,9 @@ try {
         untilUnthrottled > 0 ? untilUnthrottled : CHECK_PENDING_REQUESTS_INTERVAL_MS,
       );
     };
-    requestQueueFixInstalled = true;
+    return true;
+  } catch {
+    // Layout changed: kafkajs's own method stays in place.
+    return false;
   }
-} catch {
-  // Layout changed: kafkajs's own method stays in place.
 }
