@@ -6,13 +6,12 @@ WORKDIR /app
 ENV NODE_ENV=production
 
 COPY package.json package-lock.json ./
-# npm install, not npm ci: the lockfile omits chDB's optional packages for other platforms, which
-# npm ci refuses (see .ci/run). No dependency needs its install script (package.json allowScripts).
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+# Exactly the lockfile. No dependency needs its install script (package.json allowScripts).
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # The source runs as is under tsx (no build step); .dockerignore keeps node_modules and data out.
 COPY . .
 
 USER node
 EXPOSE 8080
-CMD ["npx", "tsx", "platform/main.ts"]
+CMD ["npx", "tsx", "service/main.ts"]

@@ -12,18 +12,20 @@ import { projectsRoutes } from './projects/projects-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
 import { cliRoutes } from './cli/cli-routes.ts';
 import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
+import { errorRoutes } from './errors/error-routes.ts';
+import { webhookRoutes } from './webhooks/webhook-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
  *  1. zod validator/serializer, cookies, OpenAPI collection (it must see every route);
  *  2. error shape and not-found handling, then the auth hook (onRoute makes a route without
  *     `config.auth` fail at start-up; onRequest checks every request);
- *  3. our route families, then `opts.plugins`: other families plug in the same way, declaring
- *     `config: { auth }` and reading `request.credential` / `request.project`.
+ *  3. every route family, one folder each; then `opts.plugins` (tests add probes the same way), each
+ *     declaring `config: { auth }` and reading `request.credential` / `request.project`.
  */
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The ports, for route families registered through `opts.plugins`. */
+    /** The ports, for route families that read them from the app (errors, webhooks, tests' probes). */
     platform: Platform;
   }
 }
@@ -88,6 +90,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(projectsRoutes(platform));
   await app.register(keysRoutes(platform));
   await app.register(cliRoutes(platform));
+  await app.register(errorRoutes);
+  await app.register(webhookRoutes);
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

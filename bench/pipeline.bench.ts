@@ -6,7 +6,7 @@
  *   - Postgres 127.0.0.1:5432/test, Redis 127.0.0.1:6379 (the running servers);
  *   - ClickHouse: its HTTP interface served from chDB in a child process (the @clickhouse/client path);
  *   - ingest, processor and api: one child process each (test/e2e/support/role-process.ts), configured
- *     from the environment like `platform/main.ts <role>`.
+ *     from the environment like `service/main.ts <role>`.
  * This process is the load: 10-event batches (~4 KB) at an open-loop target rate for `--duration`
  * seconds, spread over enough ingest keys (and client IPs through the trusted proxy header) that the
  * production rate limits never bind. Every 100 ms a marker event with a fingerprint of its own is posted

@@ -1,7 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyPluginAsync } from 'fastify';
-import { errorRoutes } from '../api/errors/error-routes.ts';
-import { webhookRoutes } from '../api/webhooks/webhook-routes.ts';
 import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts';
 import { newId, newToken } from '../platform/tokens.ts';
 import { createSession, createUser } from '../api/accounts/users-repository.ts';
@@ -53,7 +51,7 @@ function expected(route: DeclaredRoute, kind: Kind): { allow: true } | { allow: 
 }
 
 // Built while collecting, so that each route becomes its own test case.
-const t = await buildTestApi({ plugins: [errorRoutes, webhookRoutes], processors: true });
+const t = await buildTestApi({ processors: true });
 const owner = await createUser(t.platform.db, { email: `matrix-${newId('')}@example.test`, password: 'matrix-password-1' });
 afterAll(async () => t.close());
 

@@ -46,7 +46,7 @@ describe('docker-compose.yml', () => {
     expect(service, `service "${role}"`).toBeDefined();
     const context = typeof service.build === 'string' ? service.build : service.build?.context;
     expect(context).toBe('.');
-    expect(service.command).toEqual(['npx', 'tsx', 'platform/main.ts', role]);
+    expect(service.command).toEqual(['npx', 'tsx', 'service/main.ts', role]);
   });
 
   it.each(roles)('role %s sets every variable DISTRIBUTED_REQUIRED lists, with values the config accepts', (role) => {
@@ -97,6 +97,6 @@ describe('docker-compose.yml', () => {
   it('builds from a Dockerfile on Node 20 that starts a role with tsx', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20/m);
-    expect(dockerfile).toMatch(/CMD \["npx", "tsx", "platform\/main\.ts"\]/);
+    expect(dockerfile).toMatch(/CMD \["npx", "tsx", "service\/main\.ts"\]/);
   });
 });

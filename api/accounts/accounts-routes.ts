@@ -14,7 +14,7 @@ import { createSession, findUserForSignIn, getUser, normalizeEmail, revokeSessio
 /**
  * Console accounts: sign-in (sets the session cookie), sign-out (ends the session server-side),
  * and the current user. There is no public sign-up: the first start creates the owner
- * (platform/bootstrap.ts); an open sign-up on a self-hosted instance would let anyone in.
+ * (service/bootstrap.ts); an open sign-up on a self-hosted instance would let anyone in.
  */
 export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
 export const SignInBodySchema = z.object({ email: z.email().max(320), password: z.string().min(1).max(1024) });

@@ -7,7 +7,6 @@ import { TOPICS } from '../../schemas/topics.ts';
 import { batch, event } from '../../processor/errors/error-pipeline.scenarios.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
 import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
-import { errorRoutes } from './error-routes.ts';
 
 /** The errors API (spec §4.5, §3.1) over events that went through the real pipeline. */
 describe('errors API', () => {
@@ -27,7 +26,7 @@ describe('errors API', () => {
   let cookie: string;
 
   beforeAll(async () => {
-    t = await buildTestApi({ plugins: [errorRoutes], overrides: { clock, mailer } });
+    t = await buildTestApi({ overrides: { clock, mailer } });
     sub = await startErrorPipeline(t.platform);
     cookie = (await signUpAndSignIn(t.app, t.platform)).cookie;
   });

@@ -5,7 +5,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { ENVIRONMENTS } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { hostPatternSchema } from '../../schemas/host-pattern.ts';
-import { alertRecipients } from '../../processor/errors/steps/alert-step.ts';
+import { alertRecipients } from '../../platform/alert-recipients.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';

@@ -8,7 +8,6 @@ import { bearer, buildTestApi, createCliToken, createKey, createProject, session
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/webhooks/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../sdk/webhook-verifier.ts';
-import { webhookRoutes } from './webhook-routes.ts';
 
 const stripe = Stripe.webhooks;
 const resolveTable: Record<string, string[]> = {
@@ -29,7 +28,6 @@ let owner: SignedInUser;
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
   api = await buildTestApi({
-    plugins: [webhookRoutes],
     overrides: {
       clock,
       testing: {

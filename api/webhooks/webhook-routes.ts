@@ -226,5 +226,5 @@ const routes: FastifyPluginAsyncZod = async (app) => {
   );
 };
 
-/** Registered through buildApiApp(platform, { plugins: [webhookRoutes] }); reads `app.platform`. */
+/** Registered by buildApiApp; reads `app.platform`. */
 export const webhookRoutes = routes as unknown as FastifyPluginAsync;

@@ -4,7 +4,6 @@ import type { Subscription } from '../../platform/ports/bus.ts';
 import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import { errorRoutes } from '../../api/errors/error-routes.ts';
 import { startErrorPipeline } from './error-pipeline.ts';
 import { batch, event } from './error-pipeline.scenarios.ts';
 import { startSmtpReceiver } from '../../test/support/smtp-receiver.ts';
@@ -22,7 +21,7 @@ describe('error alert mail over SMTP', () => {
 
   beforeAll(async () => {
     receiver = await startSmtpReceiver();
-    t = await buildTestApi({ plugins: [errorRoutes], env: { SMTP_URL: receiver.url }, overrides: { clock } });
+    t = await buildTestApi({ env: { SMTP_URL: receiver.url }, overrides: { clock } });
     expect(t.platform.mailer.adapter).toBe('smtp');
     sub = await startErrorPipeline(t.platform);
     cookie = (await signUpAndSignIn(t.app, t.platform)).cookie;

@@ -5,7 +5,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
-import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
+import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
 import type { ErrorBatchMessage, StampedErrorEvent } from '../../schemas/error-event.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../platform/logger.ts';
-import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
+import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
 import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
 import { stampErrorEvent } from '../../schemas/error-event.ts';
 import type { BatchSummary } from './error-pipeline.ts';

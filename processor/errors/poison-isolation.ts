@@ -1,5 +1,5 @@
 import type { Logger } from '../../platform/logger.ts';
-import { AnalyticalQueryError } from '../../platform/adapters/analytical/analytical-error.ts';
+import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
 import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
 import type { BatchSummary, ErrorPipeline } from './error-pipeline.ts';
 

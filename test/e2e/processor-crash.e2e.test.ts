@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { start, type Running, type StartOptions } from '../../platform/service.ts';
+import { start, type Running, type StartOptions } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';

@@ -1,36 +1,4 @@
-/**
- * The one error both analytical adapters throw, so callers see the same thing from chDB and from a
- * ClickHouse server: the engine's code and type, and whether retrying the same call can help.
- */
-const TRANSIENT_TYPES = new Set([
-  'TIMEOUT_EXCEEDED',
-  'TOO_MANY_SIMULTANEOUS_QUERIES',
-  'SOCKET_TIMEOUT',
-  'NETWORK_ERROR',
-  'TOO_MANY_PARTS',
-  'TABLE_IS_READ_ONLY',
-  'ALL_CONNECTION_TRIES_FAILED',
-  'KEEPER_EXCEPTION',
-  'MEMORY_LIMIT_EXCEEDED',
-  'UNKNOWN_EXCEPTION',
-]);
-
-export class AnalyticalQueryError extends Error {
-  override readonly name = 'AnalyticalQueryError';
-  /** ClickHouse error code (0 when the engine was not reached). */
-  readonly code: number;
-  /** ClickHouse error type, e.g. SYNTAX_ERROR, UNKNOWN_TABLE; CONNECTION_FAILED when not reached. */
-  readonly type: string;
-  /** True when the same call may succeed later (timeouts, overload, connection failures). */
-  readonly retryable: boolean;
-
-  constructor(code: number, type: string, detail: string, cause?: unknown) {
-    super(`${type} (code ${code}): ${detail}`, { cause });
-    this.code = code;
-    this.type = type;
-    this.retryable = type === 'CONNECTION_FAILED' || TRANSIENT_TYPES.has(type);
-  }
-}
+import { AnalyticalQueryError } from '../../ports/analytical-store.ts';
 
 /** Read `Code: N. DB::Exception: message. (TYPE)` (chDB and the server both speak it). */
 export function toAnalyticalError(err: unknown): AnalyticalQueryError {

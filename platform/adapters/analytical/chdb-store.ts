@@ -2,7 +2,8 @@ import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { Session } from 'chdb';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
-import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
+import { AnalyticalQueryError } from '../../ports/analytical-store.ts';
+import { toAnalyticalError } from './analytical-error.ts';
 import { toCompactRows, toJsonEachRow } from './json-each-row.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { ClickHouseLogLevel, createClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
-import { AnalyticalQueryError, toAnalyticalError } from './analytical-error.ts';
+import { AnalyticalQueryError } from '../../ports/analytical-store.ts';
+import { toAnalyticalError } from './analytical-error.ts';
 import { stringifyRow, toCompactRows } from './json-each-row.ts';
 
 /**

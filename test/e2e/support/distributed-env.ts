@@ -2,7 +2,7 @@ import { backendUrl } from '../../support/backends.ts';
 
 /**
  * Configuration of the roles on the real backends (Postgres, ClickHouse, Kafka, Redis, SMTP), as
- * `platform/main.ts` reads it from the environment; `overrides` replace or add variables.
+ * `service/main.ts` reads it from the environment; `overrides` replace or add variables.
  */
 export function distributedEnv(opts: { dataDir: string; smtpUrl: string; overrides?: Record<string, string> }): Record<string, string> {
   return {

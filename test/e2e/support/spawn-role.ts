@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Role } from '../../../platform/config.ts';
-import type { StartOptions } from '../../../platform/service.ts';
+import type { StartOptions } from '../../../service/service.ts';
 
 /** A role started in a child process (role-process.ts); resolves once it printed that it is ready. */
 export interface RoleProcess {

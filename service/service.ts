@@ -1,18 +1,16 @@
 /**
  * Composition root: chooses adapters (platform.ts) and starts one role or all. `npm start` runs
- * every role in one process on the embedded defaults; `tsx platform/main.ts <ingest|processor|api>`
+ * every role in one process on the embedded defaults; `tsx service/main.ts <ingest|processor|api>`
  * runs one role, which needs the production adapters (the embedded engines are single-process).
  *
  * Start order matters in one process: the processor subscribes before the edge accepts traffic, so
  * the in-process bus always has its consumers.
  */
-import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role, publicBaseUrl } from './config.ts';
-import { createLogger, type Logger } from './logger.ts';
-import { createPlatform, type Platform, type PlatformOverrides } from './platform.ts';
+import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role, publicBaseUrl } from '../platform/config.ts';
+import { createLogger, type Logger } from '../platform/logger.ts';
+import { createPlatform, type Platform, type PlatformOverrides } from '../platform/platform.ts';
 import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';
-import { errorRoutes } from '../api/errors/error-routes.ts';
-import { webhookRoutes } from '../api/webhooks/webhook-routes.ts';
 import { startErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
@@ -69,7 +67,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
       stops.push(() => webhooks.stop());
     }
-    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { plugins: [errorRoutes, webhookRoutes] }) : undefined;
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform) : undefined;
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {

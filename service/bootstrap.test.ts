@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createPgliteStore } from './adapters/relational/pglite-store.ts';
+import { createPgliteStore } from '../platform/adapters/relational/pglite-store.ts';
 import { bootstrapInstance } from './bootstrap.ts';
 import { ALL_SCOPES } from '../schemas/scopes.ts';
 import { bearer, buildTestApi, createKey, createProject, signUpAndSignIn } from '../test/support/accounts.ts';

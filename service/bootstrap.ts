@@ -1,6 +1,6 @@
-import { publicBaseUrl } from './config.ts';
+import { publicBaseUrl } from '../platform/config.ts';
 import { randomBytes } from 'node:crypto';
-import type { Platform } from './platform.ts';
+import type { Platform } from '../platform/platform.ts';
 import { ALL_SCOPES } from '../schemas/scopes.ts';
 import { createUser } from '../api/accounts/users-repository.ts';
 import { insertProject } from '../api/projects/projects-repository.ts';

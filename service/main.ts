@@ -1,6 +1,6 @@
-/** Command line entry: `tsx platform/main.ts [all|ingest|processor|api]`. */
-import { ConfigError, loadConfig, type Config, type Role } from './config.ts';
-import { createLogger } from './logger.ts';
+/** Command line entry: `tsx service/main.ts [all|ingest|processor|api]`. */
+import { ConfigError, loadConfig, type Config, type Role } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
 import { checkRoleConfig, ROLES, start } from './service.ts';
 
 async function main(): Promise<void> {
