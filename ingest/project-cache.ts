@@ -1,6 +1,8 @@
 import type { Platform } from '../platform/platform.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { tokenHash } from '../platform/tokens.ts';
+import { ENVIRONMENTS } from '../schemas/error-event.ts';
+import { monthlyCapFor, usageMonth } from '../schemas/usage-month.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
@@ -17,7 +19,7 @@ export interface EdgeProject {
   ingestOrigins: string[];
   /**
    * Monthly cap reached, per environment, as of the last refresh (the processor enforces exactly).
-   * `unknown` has its own usage row and, not being proven production, the preview cap.
+   * `unknown` has its own usage row and the cap schemas/usage-month.ts gives it.
    */
   capped: { production: boolean; preview: boolean; unknown: boolean };
 }
@@ -41,18 +43,6 @@ export interface ProjectCache {
   /** Successful loads so far. */
   readonly loads: number;
   stop(): void;
-}
-
-/** Month key of error_monthly_usage: `YYYY-MM` in UTC. */
-export function usageMonth(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 7);
-}
-
-/** Whole seconds from `ms` to the start of the next UTC month (at least 1). */
-export function secondsToMonthEnd(ms: number): number {
-  const d = new Date(ms);
-  const next = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-  return Math.max(1, Math.ceil((next - ms) / 1000));
 }
 
 interface KeyRow {
@@ -92,10 +82,8 @@ async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
   const capped = new Map<string, EdgeProject['capped']>();
   for (const u of usage.rows) {
     const c = capped.get(u.project_id) ?? { production: false, preview: false, unknown: false };
-    const n = Number(u.accepted);
-    if (u.environment === 'production' && n >= caps.productionPerMonth) c.production = true;
-    if (u.environment === 'preview' && n >= caps.previewPerMonth) c.preview = true;
-    if (u.environment === 'unknown' && n >= caps.previewPerMonth) c.unknown = true;
+    const env = ENVIRONMENTS.find((e) => e === u.environment);
+    if (env && Number(u.accepted) >= monthlyCapFor(caps, env)) c[env] = true;
     capped.set(u.project_id, c);
   }
   const projects = new Map<string, EdgeProject>();

@@ -1,12 +1,12 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
-import type { Environment } from '../../../schemas/error-event.ts';
+import { monthlyCapFor, usageMonth } from '../../../schemas/usage-month.ts';
 import { drop, ok, type DropReason, type StampedEvent, type StepOutcome } from './outcome.ts';
 
 /**
  * Caps (spec §7.5), decided inside the batch transaction.
- * - Monthly: occurrences per project, environment and UTC calendar month (by the edge's receive
- *   time). `unknown` is not proven production, so it counts against the preview cap.
+ * - Monthly: occurrences per project, environment and UTC calendar month, each held to its cap
+ *   (schemas/usage-month.ts: the month and which cap `unknown` counts against).
  * - Open groups: at most N unresolved groups per project and environment; beyond that a new
  *   fingerprint is dropped, while occurrences of existing groups keep counting.
  * The usage row of each (project, month, environment) is locked first (in a fixed order), which
@@ -35,26 +35,11 @@ export interface CapsResult {
   priorGroups: Map<string, PriorGroup>;
 }
 
-/** The UTC month `YYYY-MM` of a time; the last month seen is kept, since a batch's events share one. */
-let lastMonth = { start: 0, end: -1, month: '' };
-export function monthOf(epochMs: number): string {
-  if (epochMs >= lastMonth.start && epochMs < lastMonth.end) return lastMonth.month;
-  const d = new Date(epochMs);
-  const y = d.getUTCFullYear();
-  const m = d.getUTCMonth();
-  lastMonth = { start: Date.UTC(y, m, 1), end: Date.UTC(y, m + 1, 1), month: d.toISOString().slice(0, 7) };
-  return lastMonth.month;
-}
-
-export function monthlyCapFor(caps: ErrorCaps, environment: Environment): number {
-  return environment === 'production' ? caps.productionPerMonth : caps.previewPerMonth;
-}
-
 export function createCapsStep(deps: { caps?: ErrorCaps } = {}) {
   const caps = deps.caps ?? LIMITS.errorCaps;
   return async function capsStep(tx: Queryable, events: StampedEvent[]): Promise<CapsResult> {
     if (!events.length) return { outcomes: [], priorGroups: new Map() };
-    const key = (e: StampedEvent) => `${e.projectId}\u0000${monthOf(e.receivedAt)}\u0000${e.environment}`;
+    const key = (e: StampedEvent) => `${e.projectId}\u0000${usageMonth(e.receivedAt)}\u0000${e.environment}`;
     const buckets = [...new Set(events.map(key))].sort();
     const parts = buckets.map((b) => b.split('\u0000') as [string, string, string]);
     const cols = [parts.map((p) => p[0]), parts.map((p) => p[1]), parts.map((p) => p[2])];

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { monthOf } from './caps-step.ts';
+import { usageMonth as monthOf } from '../../../schemas/usage-month.ts';
 import { chTime, isoTime } from './time-text.ts';
 
-describe('monthOf: the UTC calendar month the monthly caps count in', () => {
+describe('usageMonth: the UTC calendar month the monthly caps count in', () => {
   it('is right on both sides of a month boundary, in any order (the last month is remembered)', () => {
     const lastMsOfNov = Date.UTC(2026, 10, 30, 23, 59, 59, 999);
     expect(monthOf(lastMsOfNov)).toBe('2026-11');

@@ -1,0 +1,103 @@
+import type { HttpRequest } from 'uWebSockets.js';
+import { matchesAny } from '../platform/host-patterns.ts';
+import { TOKEN_PREFIX } from '../schemas/scopes.ts';
+import { bearer } from './http/uws-reply.ts';
+import { originHostOf } from './origin-policy.ts';
+import type { EdgeKey, EdgeProject, ProjectCache } from './project-cache.ts';
+import { refusal, type Refusal } from './refusals.ts';
+
+/**
+ * Whether the edge takes a batch, decided from the request's headers and the in-memory project cache
+ * alone (no I/O), before a byte of the body is read. In order:
+ *   1. credential: an ingest key (Bearer or x-service-analytics-key)     unauthorized / forbidden_credential
+ *   2. Content-Type application/json                                      unsupported_media_type
+ *   3. declared Content-Length within the route's limit                   too_large
+ *   4. Origin allowed for the project (§7.3)                              origin_not_allowed
+ *   5. paused project                                                     paused
+ *   6. the route's cap (errors: the monthly cap, §7.5)                    capped
+ */
+export interface BatchRequestHeaders {
+  authorization: string;
+  analyticsKey: string;
+  contentType: string;
+  contentLength: string;
+  origin: string;
+}
+
+/** Copies what admission reads: HttpRequest is only valid until the handler's first await. */
+export function batchRequestHeaders(req: HttpRequest): BatchRequestHeaders {
+  return {
+    authorization: req.getHeader('authorization'),
+    analyticsKey: req.getHeader('x-service-analytics-key'),
+    contentType: req.getHeader('content-type'),
+    contentLength: req.getHeader('content-length'),
+    origin: req.getHeader('origin'),
+  };
+}
+
+export interface Admitted {
+  ok: true;
+  key: EdgeKey;
+  /** The Origin's host (origin-policy.ts), null without an Origin header. */
+  originHost: string | null;
+  declaredLength: number;
+}
+
+export interface AdmissionRules {
+  cache: ProjectCache;
+  /** WIDGET_HOSTS: always allowed to post browser events (§7.3). */
+  widgetHosts: string[];
+  maxBodyBytes: number;
+  /** Step 6: a refusal when the project is over the route's cap for this request, else undefined. */
+  cap(project: EdgeProject, origin: { present: boolean; host: string | null }): Refusal | undefined;
+}
+
+/** Credentials of ours that are not ingest keys: a 403, not a 401 (the caller is known, the route is not theirs). */
+const OTHER_CREDENTIAL_PREFIXES = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
+
+export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules): Admitted | Refusal {
+  // 1. credential
+  const token = (h.authorization && bearer(h.authorization)) || h.analyticsKey.trim();
+  if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
+  if (!token.startsWith(TOKEN_PREFIX.ingestKey)) {
+    if (OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))) return refusal('forbidden_credential', 'only an ingest key (cak_live_) may post to this route');
+    return refusal('unauthorized', 'unknown or revoked ingest key');
+  }
+  const key = rules.cache.byToken(token);
+  if (!key) return refusal('unauthorized', 'unknown or revoked ingest key');
+  const project = key.project;
+
+  // 2. media type
+  const semi = h.contentType.indexOf(';');
+  if ((semi === -1 ? h.contentType : h.contentType.slice(0, semi)).trim().toLowerCase() !== 'application/json') {
+    return refusal('unsupported_media_type', 'Content-Type must be application/json');
+  }
+
+  // 3. declared size
+  const declaredLength = Number(h.contentLength) || 0;
+  if (declaredLength > rules.maxBodyBytes) return refusal('too_large', `body exceeds ${rules.maxBodyBytes} bytes`);
+
+  // 4. origin (§7.3): no origin list means every origin; otherwise the project's own domains, the
+  // widget hosts and the listed origins.
+  let originHost: string | null = null;
+  if (h.origin) {
+    originHost = originHostOf(h.origin);
+    const allowed =
+      project.ingestOrigins.length === 0 ||
+      (originHost !== null &&
+        (matchesAny(originHost, project.productionDomains) ||
+          matchesAny(originHost, project.previewDomains) ||
+          matchesAny(originHost, rules.widgetHosts) ||
+          matchesAny(originHost, project.ingestOrigins)));
+    if (!allowed) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
+  }
+
+  // 5. paused
+  if (project.paused) return refusal('paused', 'project is paused');
+
+  // 6. cap
+  const capped = rules.cap(project, { present: h.origin !== '', host: originHost });
+  if (capped) return capped;
+
+  return { ok: true, key, originHost, declaredLength };
+}

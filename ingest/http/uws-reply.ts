@@ -1,0 +1,150 @@
+import type uWS from 'uWebSockets.js';
+import { STATUS_CODES } from 'node:http';
+import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../../schemas/error-codes.ts';
+import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../../schemas/error-event.ts';
+
+/**
+ * The uWS plumbing every edge route shares. uWS's rules, kept here once: a response is touched only while
+ * not aborted and only once; every write after an await is corked; request headers are copied before any
+ * await (HttpRequest dies with the handler's stack).
+ */
+export type Headers = Array<[string, string]>;
+
+export interface ReplyState {
+  aborted: boolean;
+  /** Answered: nothing more may be written. */
+  done: boolean;
+  /** Set while a body is being read, so an abort settles the read. */
+  onAbortRead?: () => void;
+}
+
+/** A reply that notices the client going away (needed by any route that answers after an await). */
+export function watchedReply(res: uWS.HttpResponse): ReplyState {
+  const st: ReplyState = { aborted: false, done: false };
+  res.onAborted(() => {
+    st.aborted = true;
+    st.onAbortRead?.();
+  });
+  return st;
+}
+
+/** A reply answered before any await: no abort handler needed. */
+export function immediateReply(): ReplyState {
+  return { aborted: false, done: false };
+}
+
+const statusLines = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = statusLines.get(status);
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    statusLines.set(status, line);
+  }
+  return line;
+}
+
+export function send(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, body?: string | Buffer, close = false): void {
+  if (st.aborted || st.done) return;
+  st.done = true;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    for (const [k, v] of headers) res.writeHeader(k, v);
+    if (body === undefined) res.endWithoutBody(0, close);
+    else res.end(body, close);
+  });
+}
+
+export interface ErrorExtra {
+  retryAfterSec?: number;
+  fields?: ErrorBody['fields'];
+  /** Close the connection after the answer (a body that is not read to its end). */
+  close?: boolean;
+}
+
+/** `{ error, message }` with the code's status (schemas/error-codes.ts); Retry-After when given. */
+export function sendError(res: uWS.HttpResponse, st: ReplyState, code: ErrorCode, message: string, headers: Headers = [], extra: ErrorExtra = {}): void {
+  const body: ErrorBody = { error: code, message };
+  if (extra.fields) body.fields = extra.fields;
+  const h: Headers = [['Content-Type', 'application/json'], ...headers];
+  if (extra.retryAfterSec !== undefined) h.push(['Retry-After', String(extra.retryAfterSec)]);
+  send(res, st, ERROR_CODES[code], h, JSON.stringify(body), extra.close);
+}
+
+export interface ReadBody {
+  body: Buffer;
+  room?: EnvelopeRoom;
+}
+
+/**
+ * Read the body as it streams in, refusing it (413, connection closed) the moment it passes `max`,
+ * so a huge body is never read to its end. Resolves null when the request was answered or aborted.
+ *
+ * With a declared length (`room`), the body is read straight into one buffer with ENVELOPE_HEAD_ROOM
+ * bytes before it and one after, so the bus envelope is written around it without another copy.
+ */
+export function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onTooLarge: () => void, declaredLength = 0): Promise<ReadBody | null> {
+  return new Promise((resolve) => {
+    // uWS keeps the onData handler (and all it captures) until the connection's next request, often long
+    // enough to be promoted to V8's old space: so the request's buffers and promise are reached only through
+    // `r`, which is dropped once the body is settled, and they die young.
+    let r: BodyRead | undefined = { resolve, chunks: [], total: 0, inRoom: 0, room: undefined };
+    const settle = (value: ReadBody | null) => {
+      const done = r?.resolve;
+      r = undefined;
+      st.onAbortRead = undefined;
+      done?.(value);
+    };
+    st.onAbortRead = () => settle(null);
+    res.onData((chunk, isLast) => {
+      if (!r || st.done || st.aborted) return;
+      const size = chunk.byteLength;
+      if (r.total + size > max) {
+        onTooLarge();
+        settle(null);
+        return;
+      }
+      // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
+      // and sends nothing holds no buffer.
+      if (r.total === 0 && declaredLength > 0 && declaredLength <= max) r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
+      const room = r.room;
+      // uWS neuters the ArrayBuffer when this callback returns: copy it.
+      if (room && !r.chunks.length && r.inRoom + size <= declaredLength) {
+        room.buf.set(new Uint8Array(chunk), room.start + r.inRoom);
+        r.inRoom += size;
+      } else r.chunks.push(Buffer.from(new Uint8Array(chunk)));
+      r.total += size;
+      if (!isLast) return;
+      const { chunks, total, inRoom } = r;
+      if (room && !chunks.length) return settle({ body: room.buf.subarray(room.start, room.start + total), room });
+      // No declared length, or a body that did not match it: one buffer of what arrived.
+      const read = room && inRoom ? [room.buf.subarray(room.start, room.start + inRoom), ...chunks] : chunks;
+      settle({ body: read.length === 1 ? read[0]! : Buffer.concat(read, total) });
+    });
+  });
+}
+
+/** A body being read: what the onData handler must not keep once the body is settled. */
+interface BodyRead {
+  resolve: (value: ReadBody | null) => void;
+  chunks: Buffer[];
+  total: number;
+  inRoom: number;
+  room: EnvelopeRoom | undefined;
+}
+
+/** The token of `Authorization: Bearer <token>`, or ''. */
+export function bearer(authorization: string): string {
+  if (authorization.length > 7 && authorization.slice(0, 7).toLowerCase() === 'bearer ') return authorization.slice(7).trim();
+  return '';
+}
+
+/** The caller's IP: the right-most X-Forwarded-For entry behind our own proxy, else the socket's address. */
+export function clientIp(res: uWS.HttpResponse, forwardedFor: string, trustProxy: boolean): string {
+  if (trustProxy && forwardedFor) {
+    // The right-most entry is the one our own proxy appended; entries left of it are client-supplied.
+    const parts = forwardedFor.split(',');
+    const ip = parts[parts.length - 1].trim();
+    if (ip) return ip;
+  }
+  return Buffer.from(res.getRemoteAddressAsText()).toString();
+}

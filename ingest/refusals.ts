@@ -1,0 +1,65 @@
+import type uWS from 'uWebSockets.js';
+import type { ErrorBody, ErrorCode } from '../schemas/error-codes.ts';
+import { send, sendError, type Headers, type ReplyState } from './http/uws-reply.ts';
+
+/**
+ * Every way the edge refuses a request, by snake_case reason (counted, served by each route's health
+ * path), and how each is answered on the wire. A route refuses with a reason and a message; this table
+ * alone decides the code, the status (schemas/error-codes.ts) and whether the connection is closed.
+ */
+export const REFUSALS = {
+  unauthorized: { code: 'unauthorized' },
+  forbidden_credential: { code: 'forbidden' },
+  unsupported_media_type: { code: 'unsupported_media_type' },
+  /** The body is not read to its end, so the connection cannot be reused. */
+  too_large: { code: 'payload_too_large', close: true },
+  invalid_request: { code: 'invalid_request' },
+  /** No CORS headers: a browser must not read why. */
+  origin_not_allowed: { code: 'origin_not_allowed', cors: false },
+  rate_limited: { code: 'rate_limited' },
+  capped: { code: 'errors_capped' },
+  /** A paused project's events are taken and dropped: 204, nothing published. */
+  paused: { status: 204 },
+  bus_unavailable: { code: 'unavailable', retryAfterSec: 5 },
+  limiter_unavailable: { code: 'unavailable', retryAfterSec: 5 },
+} as const satisfies Record<string, { code: ErrorCode; close?: true; cors?: false; retryAfterSec?: number } | { status: 204 }>;
+
+export type RefusalReason = keyof typeof REFUSALS;
+export const REFUSAL_REASONS = Object.keys(REFUSALS) as RefusalReason[];
+
+/** A decision not to accept a request, as a value. */
+export interface Refusal {
+  reason: RefusalReason;
+  message: string;
+  /** Overrides the table's Retry-After (rate limits and caps know theirs). */
+  retryAfterSec?: number;
+  fields?: ErrorBody['fields'];
+}
+
+export const refusal = (reason: RefusalReason, message: string, extra: Omit<Refusal, 'reason' | 'message'> = {}): Refusal => ({ reason, message, ...extra });
+
+export interface RefusalCounters {
+  /** accepted_events, accepted_batches and one counter per refusal reason. */
+  readonly counts: Record<string, number>;
+  /** Count the refusal and answer it. `cors`: the request's CORS headers. */
+  refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void;
+  accepted(events: number): void;
+}
+
+export function createRefusalCounters(): RefusalCounters {
+  const counts: Record<string, number> = { accepted_events: 0, accepted_batches: 0 };
+  for (const r of REFUSAL_REASONS) counts[r] = 0;
+  return {
+    counts,
+    refuse(res, st, r, cors) {
+      counts[r.reason]++;
+      const how: { code?: ErrorCode; status?: 204; close?: true; cors?: false; retryAfterSec?: number } = REFUSALS[r.reason];
+      if (how.status === 204) return send(res, st, 204, cors);
+      sendError(res, st, how.code!, r.message, how.cors === false ? [] : cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close });
+    },
+    accepted(events) {
+      counts.accepted_batches++;
+      counts.accepted_events += events;
+    },
+  };
+}

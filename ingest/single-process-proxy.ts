@@ -1,0 +1,52 @@
+import type uWS from 'uWebSockets.js';
+import type { Logger } from '../platform/logger.ts';
+import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
+import type { Forwarder, ForwardResponse } from './forward.ts';
+
+/** Largest body relayed to the API in single-process mode. */
+const FORWARD_MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Single-process mode: every request the edge does not serve itself is relayed to the API in the same
+ * process (forward.ts), so one port answers every /v1 route. Without a forwarder (the distributed edge)
+ * anything else is 404: the reverse proxy routes the API's paths elsewhere.
+ */
+export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forward?: Forwarder; trustProxy: boolean; log: Logger }): void {
+  app.any('/*', (res, req) => {
+    if (!opts.forward) return sendError(res, immediateReply(), 'not_found', 'no such route');
+    const st = watchedReply(res);
+    const forward = opts.forward;
+    const method = req.getCaseSensitiveMethod();
+    const query = req.getQuery();
+    const url = query ? `${req.getUrl()}?${query}` : req.getUrl();
+    const headers: Record<string, string> = {};
+    req.forEach((k, v) => {
+      headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
+    });
+    const remoteAddress = clientIp(res, opts.trustProxy ? req.getHeader('x-forwarded-for') : '', opts.trustProxy);
+    const tooLarge = () => sendError(res, st, 'payload_too_large', `body exceeds ${FORWARD_MAX_BODY_BYTES} bytes`, [], { close: true });
+    if (headers['content-length'] && Number(headers['content-length']) > FORWARD_MAX_BODY_BYTES) return tooLarge();
+    const bodyP = readBody(res, st, FORWARD_MAX_BODY_BYTES, tooLarge);
+    void (async () => {
+      const read = await bodyP;
+      if (read === null || st.done || st.aborted) return;
+      let out: ForwardResponse;
+      try {
+        out = await forward({ method, url, headers, body: read.body, remoteAddress });
+      } catch (err) {
+        opts.log.error({ err }, 'forwarded request failed');
+        return sendError(res, st, 'internal', 'internal error');
+      }
+      const h: Headers = [];
+      for (const [k, v] of Object.entries(out.headers)) {
+        if (v === undefined) continue;
+        const lk = k.toLowerCase();
+        // uWS frames the response itself.
+        if (lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection' || lk === 'keep-alive') continue;
+        if (Array.isArray(v)) for (const one of v) h.push([k, one]);
+        else h.push([k, String(v)]);
+      }
+      send(res, st, out.status, h, out.body);
+    })();
+  });
+}
