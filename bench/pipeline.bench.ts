@@ -381,7 +381,7 @@ async function main(): Promise<void> {
 
 /**
  * The processor alone: a topic pre-filled with a backlog (20,000 small events), then drained by
- * startErrorPipeline with one batch in flight and with two (the shipped default), each on a topic and
+ * startErrorConsumer with one batch in flight and with two (the shipped default), each on a topic and
  * projects of its own. The rate counts from the first events stored (after the group join) to the
  * last. Reports events/s and the ratio.
  */
@@ -391,7 +391,7 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
   const { createClickhouseStore } = await import('../platform/adapters/analytical/clickhouse-store.ts');
   const { createLogger } = await import('../platform/logger.ts');
   const { systemClock } = await import('../platform/clock.ts');
-  const { startErrorPipeline } = await import('../processor/errors/error-pipeline.ts');
+  const { startErrorConsumer } = await import('../processor/errors/error-consumer.ts');
   const { loadConfig } = await import('../platform/config.ts');
   const logger = createLogger('error', 'drain');
   // 12 project keys over 4 partitions: the fullest partition holds about a third (~0.9 MB), well
@@ -428,7 +428,7 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
     const total = MESSAGES * 10;
     const platform = { config: loadConfig({ PUBLIC_BASE_URL: 'http://localhost:8080' }), logger, clock: systemClock, db, analytics, bus, mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined } };
     const t0 = performance.now();
-    const sub = await startErrorPipeline(platform as never, { topic, consumerGroup: `drain-${randomUUID()}`, batchesInFlight: inFlight });
+    const sub = await startErrorConsumer(platform as never, { topic, consumerGroup: `drain-${randomUUID()}`, batchesInFlight: inFlight });
     let first: { t: number; n: number } | undefined;
     let n = 0;
     for (;;) {

@@ -27,7 +27,7 @@ import { systemClock } from '../platform/clock.ts';
 import { createLogger } from '../platform/logger.ts';
 import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser } from './support/error-load.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
-import { decodeErrorBatchMessage, encodeErrorBatchEnvelope } from '../schemas/error-event.ts';
+import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../platform/bus-envelopes/error-batch-envelope.ts';
 
 const args = process.argv.slice(2);
 const BATCHES = Number(args[args.indexOf('--batches') + 1] || 30) || 30;
@@ -99,7 +99,7 @@ try {
   const runRound = async (round: number) => {
   const batches = Array.from({ length: BATCHES + 3 }, envelopes);
   log(`${BATCHES} batches of ${ENVELOPES * 10} events after 3 warm-up batches (which create the groups)`);
-  for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!));
+  for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!));
   statementMs.clear();
   // BENCH_PROFILE=<file>: a V8 CPU profile of the measured batches of the first round.
   const profiler = process.env.BENCH_PROFILE && round === 1 ? new Session() : undefined;
@@ -112,7 +112,7 @@ try {
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let events = 0;
-  for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatchMessage(m)!))).accepted;
+  for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!))).accepted;
   const cpu = process.cpuUsage(cpu0);
   const wallMs = performance.now() - t0;
   const pgUs = (await postgresCpuUs()) - pg0;

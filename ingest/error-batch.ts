@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { ErrorBatchSchema, encodeErrorBatchEnvelope, type EnvelopeRoom } from '../schemas/error-event.ts';
+import { encodeErrorBatchEnvelope, type EnvelopeRoom } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import { ErrorBatchSchema } from '../schemas/error-event.ts';
 
 /**
  * The edge's pure part: parse, validate, wrap. No I/O, so it is unit-tested alone and benchmarked

@@ -3,7 +3,8 @@ import type { Platform } from '../platform/platform.ts';
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import type { Mailer } from '../platform/ports/mailer.ts';
 import { newId } from '../platform/tokens.ts';
-import { decodeErrorBatchMessage, type ErrorBatchMessage } from '../schemas/error-event.ts';
+import { decodeErrorBatch } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import type { StampedErrorBatch } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { backendUrl, describeWith } from '../test/support/backends.ts';
@@ -66,11 +67,11 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
     await consumer.connect();
     try {
       await consumer.subscribe({ topic: TOPICS.errorEvents, fromBeginning: true });
-      const found = await new Promise<{ key: string; batch: ErrorBatchMessage }>((resolve) => {
+      const found = await new Promise<{ key: string; batch: StampedErrorBatch }>((resolve) => {
         void consumer.run({
           eachMessage: async ({ message }) => {
             if (message.key?.toString() !== p.projectId) return;
-            resolve({ key: message.key.toString(), batch: decodeErrorBatchMessage(message.value!)! });
+            resolve({ key: message.key.toString(), batch: decodeErrorBatch(message.value!)! });
           },
         });
       });

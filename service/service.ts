@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../platform/logger.ts';
 import { createPlatform, type Platform, type PlatformOverrides } from '../platform/platform.ts';
 import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';
-import { startErrorPipeline } from '../processor/errors/error-pipeline.ts';
+import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
@@ -62,7 +62,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       if (created) printFirstStart(config, created);
     }
     if (role === 'all' || role === 'processor') {
-      const errors = await startErrorPipeline(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
+      const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
       stops.push(() => errors.stop());
       const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
       stops.push(() => webhooks.stop());

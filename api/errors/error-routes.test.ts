@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import { ManualClock } from '../../platform/clock.ts';
-import { startErrorPipeline } from '../../processor/errors/error-pipeline.ts';
+import { startErrorConsumer } from '../../processor/errors/error-consumer.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { batch, event } from '../../processor/errors/error-pipeline.scenarios.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import { encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
 /** The errors API (spec §4.5, §3.1) over events that went through the real pipeline. */
 describe('errors API', () => {
@@ -27,7 +28,7 @@ describe('errors API', () => {
 
   beforeAll(async () => {
     t = await buildTestApi({ overrides: { clock, mailer } });
-    sub = await startErrorPipeline(t.platform);
+    sub = await startErrorConsumer(t.platform);
     cookie = (await signUpAndSignIn(t.app, t.platform)).cookie;
   });
   afterAll(async () => {
@@ -35,7 +36,7 @@ describe('errors API', () => {
     await t?.close();
   });
 
-  const publish = (m: ErrorBatchMessage) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: Buffer.from(JSON.stringify(m)) }]);
+  const publish = (m: StampedErrorBatch) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
   const newProject = () => createProject(t.app, cookie, { domains: { production: ['app.example.com'] } });
   const get = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'GET', url, headers });
   const post = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'POST', url, headers, payload: {} });

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
-import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import { encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import { startErrorPipeline } from './error-pipeline.ts';
+import { startErrorConsumer } from './error-consumer.ts';
 import { batch, event } from './error-pipeline.scenarios.ts';
 import { startSmtpReceiver } from '../../test/support/smtp-receiver.ts';
 
@@ -23,7 +24,7 @@ describe('error alert mail over SMTP', () => {
     receiver = await startSmtpReceiver();
     t = await buildTestApi({ env: { SMTP_URL: receiver.url }, overrides: { clock } });
     expect(t.platform.mailer.adapter).toBe('smtp');
-    sub = await startErrorPipeline(t.platform);
+    sub = await startErrorConsumer(t.platform);
     cookie = (await signUpAndSignIn(t.app, t.platform)).cookie;
   });
   afterAll(async () => {
@@ -32,7 +33,7 @@ describe('error alert mail over SMTP', () => {
     await receiver?.stop();
   });
 
-  const publish = (m: ErrorBatchMessage) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: Buffer.from(JSON.stringify(m)) }]);
+  const publish = (m: StampedErrorBatch) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
   const inject = (method: 'POST' | 'PATCH', url: string, payload: object = {}) => t.app.inject({ method, url, headers: sessionHeaders(cookie), payload });
 
   it('mails a new production issue, then a regression only after 6 hours', async () => {

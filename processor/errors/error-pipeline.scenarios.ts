@@ -6,18 +6,23 @@ import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
-import type { Subscription } from '../../platform/ports/bus.ts';
-import type { ErrorBatchMessage, StampedErrorEvent } from '../../schemas/error-event.ts';
+import { encodeErrorBatchEnvelope, encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { ERROR_EVENT_TEXT_FIELD_NAMES, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
+import { LIMITS } from '../../schemas/limits.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
-import { createErrorPipeline, startErrorPipeline } from './error-pipeline.ts';
+import { createErrorPipeline } from './error-pipeline.ts';
+import { startErrorConsumer, type ErrorConsumer } from './error-consumer.ts';
+import { replayUnprocessable } from './unprocessable-replay.ts';
+import { unprocessableRepository } from './repositories/unprocessable-repository.ts';
 import { pruneConsumedLedger } from './ledger-retention.ts';
 import type { ErrorCaps } from './steps/caps-step.ts';
 
 /**
  * The error pipeline's behaviour, run by error-pipeline.test.ts (embedded: PGlite, chDB,
  * in-process bus) and error-pipeline.int.test.ts (Postgres, Kafka, ClickHouse over HTTP).
- * Messages go straight onto the bus as the edge would put them; results are read from the stores.
+ * Messages go straight onto the bus as the edge puts them (envelope v2 around a client body, see
+ * busMessage); results are read from the stores.
  */
 const POISON_MARKER = 'poison-for-the-store';
 
@@ -35,7 +40,13 @@ export interface Harness {
   failMail(fail: boolean): void;
   newProject(): Promise<{ id: string; slug: string }>;
   /** Publish and resolve once the pipeline has processed the message (and everything before it). */
-  publish(msg: ErrorBatchMessage): Promise<void>;
+  publish(msg: StampedErrorBatch): Promise<void>;
+  /** Publish raw bytes on the pipeline's topic (resolves once published). */
+  publishRaw(key: string, value: Buffer): Promise<void>;
+  consumer: ErrorConsumer;
+  topic: string;
+  /** Make the stand-in store refuse poisoned rows (true, the default) or take them (false). */
+  poisonRefused(refused: boolean): void;
   close(): Promise<void>;
 }
 
@@ -55,12 +66,13 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
   // A stand-in for a row no store will take: occurrence rows whose message holds POISON_MARKER are refused
   // the way ClickHouse refuses a row it cannot parse (not retryable).
   const insert = api.platform.analytics.insert.bind(api.platform.analytics);
+  let refusePoison = true;
   api.platform.analytics.insert = async (table, rows, o) => {
-    if (rows.some((r) => String(r.message).includes(POISON_MARKER))) throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
+    if (refusePoison && rows.some((r) => String(r.message).includes(POISON_MARKER))) throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
     return insert(table, rows, o);
   };
   const topic = `errors.events.test.${randomUUID()}`;
-  const sub: Subscription = await startErrorPipeline(api.platform, { caps: TEST_CAPS, topic, consumerGroup: `errors-test-${randomUUID()}` });
+  const sub = await startErrorConsumer(api.platform, { caps: TEST_CAPS, topic, consumerGroup: `errors-test-${randomUUID()}` });
   const user = await signUpAndSignIn(api.app, api.platform);
   const newProject = async () => {
     const p = await createProject(api.app, user.cookie, { domains: { production: [PROD_HOST], preview: ['*.preview.example.com'] } });
@@ -76,8 +88,12 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     mails,
     failMail: (f) => (failing = f),
     newProject,
+    consumer: sub,
+    topic,
+    poisonRefused: (r) => (refusePoison = r),
+    publishRaw: (key, value) => api.platform.bus.publish(topic, [{ key, value }]),
     async publish(msg) {
-      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(msg)) }]);
+      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: busMessage(msg) }]);
       if (!kafka) return;
       // Kafka: a sentinel on the same partition (same key) is fetched after `msg`, so once the
       // sentinel's ledger row is committed, `msg` has reached the handler. With two batches in flight
@@ -86,7 +102,7 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
       // its outcome; events the stand-in store refuses never do, and are not waited for), and for the
       // occurrence rows of its accepted events (written right after that commit).
       const sentinel = batch(sentinelProject.id, [event({ message: 'sentinel' })], { originHost: null });
-      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: Buffer.from(JSON.stringify(sentinel)) }]);
+      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: busMessage(sentinel) }]);
       const sentinelId = sentinel.events[0]!.eventId;
       const db = api.platform.db;
       await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), { timeout: 30_000, interval: 50 });
@@ -122,8 +138,30 @@ export function event(over: Partial<StampedErrorEvent> = {}): StampedErrorEvent 
   };
 }
 
-export function batch(projectId: string, events: StampedErrorEvent[], opts: { originHost?: string | null; receivedAt?: number } = {}): ErrorBatchMessage {
-  return { v: 1, projectId, originHost: opts.originHost === undefined ? PROD_HOST : opts.originHost, receivedAt: opts.receivedAt ?? Date.UTC(2026, 10, 21, 12, 0, 0) + seq++, events };
+export function batch(projectId: string, events: StampedErrorEvent[], opts: { originHost?: string | null; receivedAt?: number } = {}): StampedErrorBatch {
+  return { projectId, originHost: opts.originHost === undefined ? PROD_HOST : opts.originHost, receivedAt: opts.receivedAt ?? Date.UTC(2026, 10, 21, 12, 0, 0) + seq++, events };
+}
+
+/**
+ * The bus message the edge would publish for this batch: its events as the client body they came from, in
+ * the edge's v2 envelope with the same event ids, so the consumer stamps them as in production. A batch
+ * larger than a client may send (more than LIMITS.errorBatch.maxEvents) can only come from a producer that
+ * stamps events itself, so it goes as v1.
+ */
+export function busMessage(b: StampedErrorBatch): Buffer {
+  if (b.events.length > LIMITS.errorBatch.maxEvents) return encodeErrorBatchV1(b);
+  const body = {
+    batch: b.events.map((e) => {
+      const client: Record<string, unknown> = { name: e.name, message: e.message, stack: e.stack, runtime: e.runtime };
+      for (const f of ERROR_EVENT_TEXT_FIELD_NAMES) if (e[f] !== undefined) client[f] = e[f];
+      if (e.extra !== undefined) client.extra = e.extra;
+      if (e.clientTime !== undefined) client.timestamp = e.clientTime;
+      if ('environment' in e) client.environment = (e as { environment?: unknown }).environment;
+      return client;
+    }),
+  };
+  const defaultRuntime = b.originHost ? 'browser' : 'node';
+  return encodeErrorBatchEnvelope({ projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, defaultRuntime, eventIds: b.events.map((e) => e.eventId) }, Buffer.from(JSON.stringify(body)));
 }
 
 export async function groupsOf(platform: Platform, projectId: string) {
@@ -459,6 +497,47 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const ids = [...good, after].map((e) => e.eventId);
     await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: ids })).toBe(3), { timeout: 30_000, interval: 50 });
     expect(await occurrenceCount(h.platform.analytics, { eventIds: [bad.eventId] })).toBe(0);
+    expect(h.consumer.stats().dropped.unprocessable).toBeGreaterThanOrEqual(1);
+
+    // Kept, scrubbed, where an operator can see it; replayed once the store takes it again.
+    const [kept] = await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] });
+    expect(kept).toMatchObject({ eventId: bad.eventId, projectId: p.id, attempts: 1 });
+    expect(kept!.error).toContain('CANNOT_PARSE_INPUT');
+    h.poisonRefused(false);
+    try {
+      expect(await replayUnprocessable(h.platform, { topic: h.topic, eventIds: [bad.eventId] })).toEqual({ replayed: 1 });
+      await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [bad.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
+      expect(await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] })).toEqual([]);
+    } finally {
+      h.poisonRefused(true);
+    }
+  });
+
+  it('keeps an unprocessable event scrubbed: a secret in it is not stored in the set-aside table either', async () => {
+    const p = await h.newProject();
+    const bad = event({ message: `${POISON_MARKER} with ghp_abcdefghijklmnopqrstuvwxyz0123456789`, extra: { password: 'hunter2' } });
+    await h.publish(batch(p.id, [bad]));
+    await vi.waitFor(async () => expect(await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] })).toHaveLength(1), { timeout: 30_000, interval: 50 });
+    const [kept] = await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] });
+    const text = kept!.message.toString();
+    expect(text).toContain(POISON_MARKER);
+    expect(text).not.toContain('ghp_abcdefghijklmnopqrstuvwxyz0123456789');
+    expect(text).not.toContain('hunter2');
+  });
+
+  it('counts every event it does not store by reason, undecodable messages and invalid v1 events too', async () => {
+    const p = await h.newProject();
+    const before = h.consumer.stats().dropped;
+    await h.publishRaw(p.id, Buffer.from('not a batch'));
+    const good = event({ message: 'counted' });
+    await h.publishRaw(p.id, encodeErrorBatchV1({ ...batch(p.id, []), events: [good, { ...good, eventId: 'bad-message', message: 42 } as unknown as StampedErrorEvent] }));
+    await h.publish(batch(p.id, [event({ message: 'after' })]));
+    await vi.waitFor(() => {
+      const after = h.consumer.stats().dropped;
+      expect((after.invalid_message ?? 0) - (before.invalid_message ?? 0)).toBe(1);
+      expect((after.invalid_event ?? 0) - (before.invalid_event ?? 0)).toBe(1);
+    }, { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [good.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
   });
 
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {

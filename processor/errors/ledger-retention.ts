@@ -1,5 +1,6 @@
 import type { Logger } from '../../platform/logger.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
+import { ledgerRepository } from './repositories/ledger-repository.ts';
 
 /**
  * Retention of the consumed-events ledger (error_events_consumed). The ledger makes re-delivery
@@ -24,13 +25,9 @@ export async function pruneConsumedLedger(db: Queryable, opts: { keepMs?: number
   const batchSize = opts.batchSize ?? LEDGER_RETENTION.batchSize;
   let total = 0;
   for (;;) {
-    const r = await db.query(
-      `DELETE FROM error_events_consumed WHERE event_id IN (
-         SELECT event_id FROM error_events_consumed WHERE consumed_at < now() - make_interval(secs => $1) LIMIT $2)`,
-      [keepSec, batchSize],
-    );
-    total += r.rowCount;
-    if (r.rowCount < batchSize) return total;
+    const n = await ledgerRepository.pruneOlderThan(db, keepSec, batchSize);
+    total += n;
+    if (n < batchSize) return total;
   }
 }
 

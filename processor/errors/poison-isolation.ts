@@ -1,38 +1,53 @@
 import type { Logger } from '../../platform/logger.ts';
 import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
-import type { ErrorBatchMessage } from '../../schemas/error-event.ts';
+import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import type { BatchSummary, ErrorPipeline } from './error-pipeline.ts';
 
 /**
  * A batch that fails because of what it holds fails on every delivery, and the consumer retries it in
  * place: one such event would stall its whole partition. So a failure of that kind (a data error from a
  * store, or an error thrown by our own code) is narrowed down by halves to the events that cause it; those
- * are logged with their ids and set aside, counted as `unprocessable`, and every other event of the batch
- * is handled. Re-running parts of a batch is safe: each attempt is one Postgres transaction, and the
- * ledger turns events an earlier attempt committed into duplicates (whose ClickHouse rows are rewritten).
+ * are set aside (`setAside`: kept, scrubbed, for an operator to replay) and counted as `unprocessable`, and
+ * every other event of the batch is handled. Re-running parts of a batch is safe: each attempt is one
+ * Postgres transaction, and the ledger turns events an earlier attempt committed into duplicates (whose
+ * ClickHouse rows are rewritten).
  *
  * A transient failure (a connection, a timeout, a lock or serialization conflict, an overloaded store) is
  * thrown as it is, so the bus delivers the batch again and nothing is set aside.
  */
-export async function handleIsolatingPoison(pipeline: Pick<ErrorPipeline, 'handleBatch'>, messages: ErrorBatchMessage[], logger: Logger): Promise<BatchSummary> {
+export interface PoisonIsolationDeps {
+  pipeline: Pick<ErrorPipeline, 'handleBatch'>;
+  /** Keep a one-event batch that no store takes. A failure to keep it throws, and the batch is retried. */
+  setAside(batch: StampedErrorBatch, err: unknown): Promise<void>;
+  logger: Logger;
+}
+
+export async function handleIsolatingPoison(deps: PoisonIsolationDeps, batches: StampedErrorBatch[]): Promise<BatchSummary> {
   try {
-    return await pipeline.handleBatch(messages);
+    return await deps.pipeline.handleBatch(batches);
   } catch (err) {
     if (!failsForItsContent(err)) throw err;
-    const events = messages.flatMap((m) => m.events.map((e) => ({ ...m, events: [e] })));
+    const events = batches.flatMap((b) => b.events.map((e) => ({ ...b, events: [e] })));
     if (events.length <= 1) {
       const e = events[0];
-      logger.error({ err, eventId: e?.events[0]?.eventId, projectId: e?.projectId }, 'error event cannot be stored; set aside as unprocessable');
+      if (e) {
+        await deps.setAside(e, err);
+        deps.logger.error({ err, eventId: e.events[0]!.eventId, projectId: e.projectId }, 'error event cannot be stored; set aside as unprocessable');
+      }
       return { accepted: 0, duplicates: 0, dropped: { unprocessable: events.length } };
     }
-    logger.warn({ err: (err as Error).message, events: events.length }, 'error batch failed for its content; narrowing it down');
+    deps.logger.warn({ err: (err as Error).message, events: events.length }, 'error batch failed for its content; narrowing it down');
     const half = Math.ceil(events.length / 2);
-    const a = await handleIsolatingPoison(pipeline, events.slice(0, half), logger);
-    const b = await handleIsolatingPoison(pipeline, events.slice(half), logger);
-    const dropped: BatchSummary['dropped'] = { ...a.dropped };
-    for (const [k, n] of Object.entries(b.dropped) as Array<[keyof BatchSummary['dropped'], number]>) dropped[k] = (dropped[k] ?? 0) + n;
-    return { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
+    const a = await handleIsolatingPoison(deps, events.slice(0, half));
+    const b = await handleIsolatingPoison(deps, events.slice(half));
+    return addSummaries(a, b);
   }
+}
+
+export function addSummaries(a: BatchSummary, b: BatchSummary): BatchSummary {
+  const dropped: BatchSummary['dropped'] = { ...a.dropped };
+  for (const [k, n] of Object.entries(b.dropped) as Array<[keyof BatchSummary['dropped'], number]>) dropped[k] = (dropped[k] ?? 0) + n;
+  return { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
 }
 
 /**

@@ -5,7 +5,7 @@
  * Only the secret itself becomes `[Filtered]`, so the rest of a line (a stack frame's file path, the
  * words of a message) stays readable.
  */
-import { setOwn } from '../../schemas/error-event.ts';
+import { setOwn } from '../../platform/storable-text.ts';
 
 export const FILTERED = '[Filtered]';
 

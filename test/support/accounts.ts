@@ -98,9 +98,9 @@ export async function buildTestApi(opts: TestPlatformOptions & { plugins?: Fasti
   const platform = await createTestPlatform(opts);
   const stops: Array<() => Promise<void>> = [];
   if (opts.processors) {
-    const { startErrorPipeline } = await import('../../processor/errors/error-pipeline.ts');
+    const { startErrorConsumer } = await import('../../processor/errors/error-consumer.ts');
     const { startWebhookDispatcher } = await import('../../processor/webhooks/webhook-dispatcher.ts');
-    const errors = await startErrorPipeline(platform);
+    const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
     stops.push(() => errors.stop(), () => webhooks.stop());
   }

@@ -3,7 +3,8 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { Bus, BusMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { RateDecision, RateLimiter } from '../../platform/ports/rate-limiter.ts';
-import { decodeErrorBatchMessage, type ErrorBatchMessage } from '../../schemas/error-event.ts';
+import { decodeErrorBatch } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
 /**
  * Fixtures for the ingest edge: rows inserted straight through platform.db (the edge reads them
@@ -80,7 +81,7 @@ export async function setUsage(platform: Platform, projectId: string, month: str
 export interface RecordingBus extends Bus {
   published: Array<{ topic: string; messages: BusMessage[] }>;
   failWith: Error | null;
-  batches(): ErrorBatchMessage[];
+  batches(): StampedErrorBatch[];
 }
 
 export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBus {
@@ -97,7 +98,7 @@ export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBu
       return { stop: async () => undefined };
     },
     async close() {},
-    batches: () => bus.published.flatMap((p) => p.messages.map((m) => decodeErrorBatchMessage(m.value)!)),
+    batches: () => bus.published.flatMap((p) => p.messages.map((m) => decodeErrorBatch(m.value)!)),
   };
   return bus;
 }

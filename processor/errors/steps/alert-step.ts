@@ -3,6 +3,7 @@ import type { Logger } from '../../../platform/logger.ts';
 import type { Mailer } from '../../../platform/ports/mailer.ts';
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
+import type { GroupsRepository } from '../repositories/groups-repository.ts';
 import type { GroupChange } from './group-step.ts';
 import { alertRecipients } from '../../../platform/alert-recipients.ts';
 
@@ -24,22 +25,14 @@ export interface AlertDeps {
   clock: Clock;
   logger: Logger;
   publicBaseUrl: string;
+  groups: Pick<GroupsRepository, 'claimAlerts' | 'alertMailFacts'>;
 }
 
 export function createAlertStep(deps: AlertDeps) {
   async function claimAlerts(tx: Queryable, changes: GroupChange[]): Promise<AlertClaim[]> {
     const candidates = changes.filter((c) => c.hasProduction && (c.firstInProduction || c.regressed));
     if (!candidates.length) return [];
-    const now = deps.clock.now();
-    const claimed = await tx.query<{ id: string }>(
-      `UPDATE error_groups g SET last_alert_at = $2
-        WHERE g.id = ANY($1::text[]) AND g.status <> 'ignored'
-          AND (g.last_alert_at IS NULL OR g.last_alert_at <= $3)
-          AND COALESCE((SELECT s.alerts_enabled FROM error_settings s WHERE s.project_id = g.project_id), true)
-        RETURNING g.id`,
-      [candidates.map((c) => c.groupId), new Date(now).toISOString(), new Date(now - LIMITS.errorAlert.perIssueMs).toISOString()],
-    );
-    const ids = new Set(claimed.rows.map((r) => r.id));
+    const ids = await deps.groups.claimAlerts(tx, candidates.map((c) => c.groupId), deps.clock.now(), LIMITS.errorAlert.perIssueMs);
     return candidates
       .filter((c) => ids.has(c.groupId))
       .map((c) => ({ groupId: c.groupId, projectId: c.projectId, reason: c.regressed ? 'regression' : 'new' }));
@@ -49,7 +42,7 @@ export function createAlertStep(deps: AlertDeps) {
   async function sendAlerts(db: Queryable, claims: AlertClaim[]): Promise<void> {
     for (const claim of claims) {
       try {
-        const mail = await buildAlertMail(db, deps.publicBaseUrl, claim);
+        const mail = await buildAlertMail(db, deps.groups, deps.publicBaseUrl, claim);
         if (!mail) continue;
         await deps.mailer.send(mail);
       } catch (err) {
@@ -65,16 +58,8 @@ export function issueLink(publicBaseUrl: string, slug: string, groupId: string):
   return `${publicBaseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(slug)}/errors/${groupId}`;
 }
 
-async function buildAlertMail(db: Queryable, publicBaseUrl: string, claim: AlertClaim) {
-  const g = await db.query<{
-    name: string; message: string; count: string | number; culprit: string | null; suggestion: string | null;
-    env_counts: Record<string, number>; slug: string; project_name: string;
-  }>(
-    `SELECT g.name, g.message, g.count, g.culprit, g.suggestion, g.env_counts, p.slug, p.name AS project_name
-       FROM error_groups g JOIN projects p ON p.id = g.project_id WHERE g.id = $1`,
-    [claim.groupId],
-  );
-  const row = g.rows[0];
+async function buildAlertMail(db: Queryable, groups: AlertDeps['groups'], publicBaseUrl: string, claim: AlertClaim) {
+  const row = await groups.alertMailFacts(db, claim.groupId);
   if (!row) return undefined;
   const to = await alertRecipients(db, claim.projectId);
   if (!to.length) return undefined;

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Platform } from '../../../platform/platform.ts';
-import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { newId } from '../../../platform/tokens.ts';
 import { stampErrorEvent } from '../../../schemas/error-event.ts';
 import { createIngestProject } from '../../../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../../../test/support/platform.ts';
-import { createCapsStep } from './caps-step.ts';
-import type { StampedEvent } from './outcome.ts';
+import { groupsRepository } from '../repositories/groups-repository.ts';
+import { usageRepository } from '../repositories/usage-repository.ts';
+import { createCapsStep, usageBucketOf } from './caps-step.ts';
+import type { EnvironmentStampedEvent } from './outcome.ts';
 
 let platform: Platform;
 beforeAll(async () => {
@@ -16,19 +17,18 @@ afterAll(async () => platform.close());
 
 const caps = { productionPerMonth: 100, previewPerMonth: 100, openGroupsPerEnvironment: 2 };
 
-function event(projectId: string, groupId: string): StampedEvent {
+function event(projectId: string, groupId: string): EnvironmentStampedEvent {
   return { projectId, originHost: null, receivedAt: Date.UTC(2026, 10, 21), event: stampErrorEvent({ message: 'm' }, newId('e'), 'node'), fingerprint: groupId, groupId, environment: 'unknown' };
 }
 
-/** Runs the caps step in a transaction, with every statement it issues recorded. */
-async function capsRun(events: StampedEvent[]) {
-  const statements: string[] = [];
-  const step = createCapsStep({ caps });
-  const result = await platform.db.transaction(async (tx) => {
-    const recording: Queryable = { query: (sql, params) => (statements.push(sql), tx.query(sql, params)) };
-    return step(recording, events);
+/** Runs the caps step in a transaction, as the pipeline does (usage rows and existing groups locked first). */
+async function capsRun(events: EnvironmentStampedEvent[]) {
+  const step = createCapsStep({ caps, usage: usageRepository, groups: groupsRepository });
+  const outcomes = await platform.db.transaction(async (tx) => {
+    const acceptedSoFar = await usageRepository.lock(tx, events.map(usageBucketOf));
+    return step(tx, events, { acceptedSoFar, prior: await groupsRepository.lockPrior(tx, events.map((e) => e.groupId)) });
   });
-  return { kinds: result.outcomes.map((o) => (o.kind === 'ok' ? 'ok' : o.reason)), countedOpenGroups: statements.some((s) => s.includes('jsonb_object_keys')) };
+  return outcomes.map((o) => (o.kind === 'ok' ? 'ok' : o.reason));
 }
 
 async function insertGroup(projectId: string, id: string) {
@@ -39,14 +39,20 @@ async function insertGroup(projectId: string, id: string) {
 }
 
 describe('caps step: open groups', () => {
-  it('counts open groups only when the batch would open a new one, and still drops past the cap', async () => {
+  it('lets occurrences of existing groups through at the cap, and drops a new fingerprint past it', async () => {
     const p = await createIngestProject(platform, { productionDomains: [], previewDomains: [] });
     const [g1, g2] = [newId('grp_'), newId('grp_')];
     await insertGroup(p.projectId, g1);
     await insertGroup(p.projectId, g2);
-    // Known groups only: no count, nothing dropped.
-    expect(await capsRun([event(p.projectId, g1), event(p.projectId, g2)])).toEqual({ kinds: ['ok', 'ok'], countedOpenGroups: false });
-    // A new fingerprint with two open groups already (cap 2): counted, and dropped; known groups keep counting.
-    expect(await capsRun([event(p.projectId, g1), event(p.projectId, newId('grp_'))])).toEqual({ kinds: ['ok', 'open_groups_cap'], countedOpenGroups: true });
+    // Known groups only: nothing dropped.
+    expect(await capsRun([event(p.projectId, g1), event(p.projectId, g2)])).toEqual(['ok', 'ok']);
+    // A new fingerprint with two open groups already (cap 2): dropped; known groups keep counting.
+    expect(await capsRun([event(p.projectId, g1), event(p.projectId, newId('grp_'))])).toEqual(['ok', 'open_groups_cap']);
+    // Two new fingerprints in another project with one slot left: the first opens, the second is dropped,
+    // and a second occurrence of the first counts.
+    const q = await createIngestProject(platform, { productionDomains: [], previewDomains: [] });
+    await insertGroup(q.projectId, newId('grp_'));
+    const [n1, n2] = [newId('grp_'), newId('grp_')];
+    expect(await capsRun([event(q.projectId, n1), event(q.projectId, n2), event(q.projectId, n1)])).toEqual(['ok', 'open_groups_cap', 'ok']);
   });
 });

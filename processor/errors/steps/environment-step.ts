@@ -1,7 +1,8 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { systemClock, type Clock } from '../../../platform/clock.ts';
 import { resolveEnvironment, type DeployRef, type ProjectDomains } from '../environment.ts';
-import { drop, ok, type FingerprintedEvent, type StampedEvent, type StepOutcome } from './outcome.ts';
+import { environmentRepository, type EnvironmentRepository } from '../repositories/environment-repository.ts';
+import { drop, ok, type EnvironmentStampedEvent, type FingerprintedEvent, type StepOutcome } from './outcome.ts';
 
 /**
  * Environment stamping (spec §7.4) for a whole batch: the projects' domains and the deploys the
@@ -14,7 +15,8 @@ import { drop, ok, type FingerprintedEvent, type StampedEvent, type StepOutcome 
  */
 export const DOMAINS_TTL_MS = 2_000;
 
-export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; domainsTtlMs?: number }) {
+export function createEnvironmentStep(deps: { db: Queryable; environment?: EnvironmentRepository; clock?: Clock; domainsTtlMs?: number }) {
+  const repo = deps.environment ?? environmentRepository;
   const clock = deps.clock ?? systemClock;
   const ttl = deps.domainsTtlMs ?? DOMAINS_TTL_MS;
   const cache = new Map<string, { domains: ProjectDomains | undefined; loadedAt: number }>();
@@ -26,11 +28,7 @@ export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; doma
       return !c || now - c.loadedAt >= ttl;
     });
     if (missing.length) {
-      const projects = await deps.db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
-        'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
-        [missing],
-      );
-      const found = new Map(projects.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]));
+      const found = await repo.projectDomains(deps.db, missing);
       for (const id of missing) cache.set(id, { domains: found.get(id), loadedAt: now });
       if (cache.size > 100_000) for (const [id, c] of cache) if (now - c.loadedAt >= ttl) cache.delete(id);
     }
@@ -42,7 +40,7 @@ export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; doma
     return out;
   }
 
-  return async function environmentStep(events: FingerprintedEvent[]): Promise<Array<StepOutcome<StampedEvent>>> {
+  return async function environmentStep(events: FingerprintedEvent[]): Promise<Array<StepOutcome<EnvironmentStampedEvent>>> {
     if (!events.length) return [];
     const projectIds = [...new Set(events.map((e) => e.projectId))];
     const domains = await projectDomains(projectIds);
@@ -53,31 +51,25 @@ export function createEnvironmentStep(deps: { db: Queryable; clock?: Clock; doma
       const ids = [...new Set(serverEvents.map((e) => e.event.deployId).filter((x): x is string => !!x))];
       const shas = [...new Set(serverEvents.map((e) => e.event.gitSha?.toLowerCase()).filter((x): x is string => !!x))];
       // Oldest first, so for a sha deployed more than once the most recent deploy wins.
-      const rows = await deps.db.query<{ id: string; project_id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
-        `SELECT id, project_id, lower(git_sha) AS git_sha, environment FROM deploys
-          WHERE project_id = ANY($1::text[]) AND (id = ANY($2::text[]) OR lower(git_sha) = ANY($3::text[]))
-          ORDER BY created_at, id`,
-        [projectIds, ids, shas],
-      );
-      for (const r of rows.rows) {
-        let m = deploysByProject.get(r.project_id);
-        if (!m) deploysByProject.set(r.project_id, (m = { byId: new Map(), bySha: new Map() }));
-        const ref: DeployRef = { id: r.id, gitSha: r.git_sha, environment: r.environment };
+      for (const r of await repo.deploys(deps.db, projectIds, ids, shas)) {
+        let m = deploysByProject.get(r.projectId);
+        if (!m) deploysByProject.set(r.projectId, (m = { byId: new Map(), bySha: new Map() }));
+        const ref: DeployRef = { id: r.id, gitSha: r.gitSha, environment: r.environment };
         m.byId.set(r.id, ref);
-        if (r.git_sha) m.bySha.set(r.git_sha, ref);
+        if (r.gitSha) m.bySha.set(r.gitSha, ref);
       }
     }
 
     const none = { byId: new Map<string, DeployRef>(), bySha: new Map<string, DeployRef>() };
     return events.map((e) => {
       const d = domains.get(e.projectId);
-      if (!d) return drop<StampedEvent>('unknown_project');
+      if (!d) return drop<EnvironmentStampedEvent>('unknown_project');
       const environment = resolveEnvironment(
         { originHost: e.originHost, deployId: e.event.deployId, gitSha: e.event.gitSha },
         d,
         deploysByProject.get(e.projectId) ?? none,
       );
-      const stamped: StampedEvent = {
+      const stamped: EnvironmentStampedEvent = {
         projectId: e.projectId,
         originHost: e.originHost,
         receivedAt: e.receivedAt,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
-import type { Environment } from '../../../schemas/error-event.ts';
+import { ERROR_EVENT_TEXT_FIELDS, ERROR_EVENT_TEXT_FIELD_NAMES, type Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { chTime } from './time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
@@ -13,9 +13,12 @@ import type { FingerprintedEvent } from './outcome.ts';
  */
 export const OCCURRENCES_TABLE = 'error_occurrences';
 
+/** Each text field's column (schemas/error-event.ts); '' where the event has none. */
+const TEXT_COLUMNS = ERROR_EVENT_TEXT_FIELD_NAMES.map((f) => [f, ERROR_EVENT_TEXT_FIELDS[f].column] as const);
+
 export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
   const ev = e.event;
-  return {
+  const row: Record<string, unknown> = {
     project_id: e.projectId,
     group_id: e.groupId,
     event_id: ev.eventId,
@@ -27,24 +30,21 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
     message: ev.message,
     stack: ev.stack,
     culprit: e.inAppFrame ? formatFrame(e.inAppFrame) : '',
-    path: ev.path ?? '',
     runtime: ev.runtime,
-    user_id: ev.userId ?? '',
-    distinct_id: ev.distinctId ?? '',
-    session_id: ev.sessionId ?? '',
-    deploy_id: ev.deployId ?? '',
-    git_sha: ev.gitSha ?? '',
     origin_host: e.originHost ?? '',
     extra: ev.extra ? JSON.stringify(ev.extra) : '',
     truncated: ev.truncated ?? [],
   };
+  for (const [f, column] of TEXT_COLUMNS) row[column] = ev[f] ?? '';
+  return row;
 }
 
 export function createOccurrenceStep(deps: { analytics: AnalyticalStore }) {
-  return async function occurrenceStep(rows: Array<ReturnType<typeof occurrenceRow>>): Promise<void> {
+  return async function occurrenceStep(rows: Array<Record<string, unknown>>): Promise<void> {
     if (!rows.length) return;
-    const sorted = [...rows].sort((a, b) => (a.event_id < b.event_id ? -1 : a.event_id > b.event_id ? 1 : 0));
-    const dedupToken = 'occ-' + createHash('sha256').update(sorted.map((r) => r.event_id).join(',')).digest('hex');
+    const id = (r: Record<string, unknown>) => r.event_id as string;
+    const sorted = [...rows].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0));
+    const dedupToken = 'occ-' + createHash('sha256').update(sorted.map(id).join(',')).digest('hex');
     await deps.analytics.insert(OCCURRENCES_TABLE, sorted, { dedupToken });
   };
 }

@@ -4,8 +4,26 @@ import type { StackFrame } from '../stack-parser.ts';
 /** What a step says about one event: carry on with a (possibly changed) value, or drop it for a reason. */
 export type StepOutcome<T> = { kind: 'ok'; value: T } | { kind: 'drop'; reason: DropReason };
 
-/** Every reason an event can be dropped, snake_case, counted in error_monthly_usage.dropped. */
-export type DropReason = 'unknown_project' | 'monthly_cap' | 'open_groups_cap';
+/**
+ * Every reason an event is not stored, snake_case. Each is counted (the pipeline's drop counters); the
+ * ones decided in the batch transaction are also recorded in the ledger, and caps in error_monthly_usage.
+ * - unknown_project, monthly_cap, open_groups_cap: the spec's rules (§7.4, §7.5);
+ * - invalid_message: a bus message that does not decode (counted per event it held, or 1 when unreadable);
+ * - invalid_event: an event of a v1 message that fails the event checks;
+ * - unscrubbable, unfingerprintable: an event the scrub or fingerprint step refused;
+ * - unprocessable: an event no store would take, set aside for replay (poison-isolation.ts).
+ */
+export const DROP_REASONS = [
+  'unknown_project',
+  'monthly_cap',
+  'open_groups_cap',
+  'invalid_message',
+  'invalid_event',
+  'unscrubbable',
+  'unfingerprintable',
+  'unprocessable',
+] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 export const ok = <T>(value: T): StepOutcome<T> => ({ kind: 'ok', value });
 export const drop = <T>(reason: DropReason): StepOutcome<T> => ({ kind: 'drop', reason });
@@ -25,6 +43,7 @@ export interface FingerprintedEvent extends IncomingEvent {
   inAppFrame?: StackFrame;
 }
 
-export interface StampedEvent extends FingerprintedEvent {
+/** A fingerprinted event with the environment the processor stamped on it (§7.4). */
+export interface EnvironmentStampedEvent extends FingerprintedEvent {
   environment: Environment;
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decodeErrorBatchMessage, encodeErrorBatchEnvelope, ENVELOPE_HEAD_ROOM, stampErrorEvent, type ErrorBatchMessage } from './error-event.ts';
-import { LIMITS } from './limits.ts';
+import { ERROR_EVENT_TEXT_FIELD_NAMES, stampErrorEvent, type StampedErrorBatch } from '../../schemas/error-event.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { decodeErrorBatch as decodeErrorBatchMessage, encodeErrorBatchEnvelope, encodeErrorBatchV1, ENVELOPE_HEAD_ROOM } from './error-batch-envelope.ts';
 
 const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 1_700_000_000_000, defaultRuntime: 'browser' as const };
 
@@ -10,7 +11,7 @@ describe('error batch on the bus', () => {
     const value = encodeErrorBatchEnvelope({ ...header, eventIds: ['e1', 'e2'] }, raw);
     expect(value.includes(raw)).toBe(true);
     const m = decodeErrorBatchMessage(value)!;
-    expect(m).toMatchObject({ v: 1, projectId: 'prj_1', originHost: 'app.example.com', receivedAt: header.receivedAt });
+    expect(m).toMatchObject({ projectId: 'prj_1', originHost: 'app.example.com', receivedAt: header.receivedAt });
     expect(m.events[0]).toEqual({ eventId: 'e1', name: 'Error', message: 'a\nb é', stack: 'x', runtime: 'browser', truncated: [], clientTime: Date.UTC(2026, 0, 1) });
     expect(m.events[1]).toMatchObject({ eventId: 'e2', name: 'TypeError', runtime: 'node' });
     expect(m.events[0]).not.toHaveProperty('environment');
@@ -23,9 +24,11 @@ describe('error batch on the bus', () => {
     expect(decodeErrorBatchMessage(Buffer.from('{"v":3,"projectId":"p","receivedAt":1}'))).toBeUndefined();
   });
 
-  it('still reads pre-stamped v1 messages', () => {
-    const v1: ErrorBatchMessage = { v: 1, projectId: 'p', originHost: null, receivedAt: 1, events: [stampErrorEvent({ message: 'm' }, 'id1', 'node')] };
-    expect(decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))).toEqual(v1);
+  it('still reads pre-stamped v1 messages, with every text field', () => {
+    const fields = Object.fromEntries(ERROR_EVENT_TEXT_FIELD_NAMES.map((f) => [f, `${f}-value`]));
+    const batch: StampedErrorBatch = { projectId: 'p', originHost: null, receivedAt: 1, events: [stampErrorEvent({ message: 'm', ...fields }, 'id1', 'node')] };
+    expect(decodeErrorBatchMessage(encodeErrorBatchV1(batch))).toEqual(batch);
+    expect(batch.events[0]).toMatchObject(fields);
   });
 
   it('cuts over-long fields to their limits and lists what was cut', () => {
@@ -56,10 +59,13 @@ describe('error batch on the bus', () => {
       receivedAt: 1,
       events: [good, { ...good, eventId: 'bad-stack', stack: 123 }, { ...good, eventId: 'far-future', clientTime: 1e20 }, { eventId: 'bare', message: 'm' }, null],
     };
-    const m = decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))!;
+    let invalid = 0;
+    const m = decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)), () => invalid++)!;
     expect(m.events.map((e) => e.eventId)).toEqual(['ok', 'far-future', 'bare']);
+    expect(invalid).toBe(2);
     expect(m.events[1]).not.toHaveProperty('clientTime');
-    expect(m.events[2]).toEqual({ eventId: 'bare', message: 'm' });
+    // What the edge would have filled in.
+    expect(m.events[2]).toEqual({ eventId: 'bare', name: 'Error', message: 'm', stack: '', runtime: 'browser', truncated: [] });
   });
 
   it('turns every NUL and lone surrogate (which Postgres cannot hold) into U+FFFD, in keys and values, v2 and v1 alike', () => {

@@ -1,0 +1,31 @@
+import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import type { DeployRef, ProjectDomains } from '../environment.ts';
+
+/** What environment stamping (§7.4) reads: the projects' domains and the deploys events name. */
+export interface EnvironmentRepository {
+  /** Domains of the projects that exist among `projectIds`. */
+  projectDomains(db: Queryable, projectIds: string[]): Promise<Map<string, ProjectDomains>>;
+  /** Deploys of these projects with one of these ids or git shas (lower-cased), oldest first. */
+  deploys(db: Queryable, projectIds: string[], ids: string[], shas: string[]): Promise<Array<DeployRef & { projectId: string }>>;
+}
+
+export const environmentRepository: EnvironmentRepository = {
+  async projectDomains(db, projectIds) {
+    const r = await db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
+      'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
+      [projectIds],
+    );
+    return new Map(r.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]));
+  },
+
+  async deploys(db, projectIds, ids, shas) {
+    // Oldest first, so for a sha deployed more than once the most recent deploy wins.
+    const r = await db.query<{ id: string; project_id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
+      `SELECT id, project_id, lower(git_sha) AS git_sha, environment FROM deploys
+        WHERE project_id = ANY($1::text[]) AND (id = ANY($2::text[]) OR lower(git_sha) = ANY($3::text[]))
+        ORDER BY created_at, id`,
+      [projectIds, ids, shas],
+    );
+    return r.rows.map((d) => ({ id: d.id, projectId: d.project_id, gitSha: d.git_sha, environment: d.environment }));
+  },
+};

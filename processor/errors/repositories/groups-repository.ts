@@ -1,0 +1,180 @@
+import type { Queryable } from '../../../platform/ports/relational-store.ts';
+import { LIMITS } from '../../../schemas/limits.ts';
+
+/**
+ * Issues (error_groups) and their ring of recent samples (error_group_samples, migration 0006), as the
+ * pipeline reads and writes them inside a batch's transaction.
+ */
+
+/** A group row as it was before this batch, locked for the rest of the transaction. */
+export interface PriorGroup {
+  id: string;
+  status: string;
+  env_counts: Record<string, number>;
+  /** The group has no culprit (no in-app frame so far) or no suggestion yet: the group step fills them. */
+  no_culprit: boolean;
+  no_suggestion: boolean;
+}
+
+/** One group's share of a batch, folded into its row by the rules of foldInto. */
+export interface GroupRow {
+  id: string;
+  /** The group existed (and is locked): updated by id; otherwise inserted, merging with a concurrent insert. */
+  prior: boolean;
+  /** Existing groups: the env counts after this batch (summed in the processor). */
+  env_totals: Record<string, number> | null;
+  project_id: string;
+  fingerprint: string;
+  name: string;
+  message: string;
+  stack: string;
+  culprit: string | null;
+  count: number;
+  env_counts: Record<string, number>;
+  first_seen: string;
+  last_seen: string;
+  suggestion: string | null;
+  samples: unknown[];
+}
+
+export interface AlertMailFacts {
+  name: string;
+  message: string;
+  count: string | number;
+  culprit: string | null;
+  suggestion: string | null;
+  env_counts: Record<string, number>;
+  slug: string;
+  project_name: string;
+}
+
+export interface GroupsRepository {
+  /** Lock the existing groups among `ids` (in id order) and read what the batch needs of them. */
+  lockPrior(tx: Queryable, ids: string[]): Promise<Map<string, PriorGroup>>;
+  /** Unresolved groups per project and environment, keyed `${projectId}\0${environment}`. */
+  countOpen(tx: Queryable, projectIds: string[]): Promise<Map<string, number>>;
+  /** Fold the batch's rows into their groups and write each group's samples into its next ring slot. */
+  upsert(tx: Queryable, rows: GroupRow[]): Promise<void>;
+  /** Claim alert mail for these groups: at most once per `sinceMs`, never for ignored groups or with alerts off. Returns the claimed ids. */
+  claimAlerts(tx: Queryable, ids: string[], now: number, perIssueMs: number): Promise<Set<string>>;
+  alertMailFacts(db: Queryable, groupId: string): Promise<AlertMailFacts | undefined>;
+}
+
+/**
+ * How a batch's row of a group (`src`) folds into the stored row `g`, the same for both write paths
+ * (§2.6, §3.1): counts are increments, first/last seen widen, the newest event's name, message and stack
+ * win (an unchanged stack keeps its stored, toasted value), culprit and suggestion are kept once set, a
+ * resolved group reopens and counts a regression, and the group counts one more sample batch.
+ */
+function foldInto(src: string, envCounts: string): string {
+  return `
+           count = g.count + ${src}.count,
+           env_counts = ${envCounts},
+           first_seen = LEAST(g.first_seen, ${src}.first_seen),
+           last_seen = GREATEST(g.last_seen, ${src}.last_seen),
+           name = CASE WHEN ${src}.last_seen >= g.last_seen THEN ${src}.name ELSE g.name END,
+           message = CASE WHEN ${src}.last_seen >= g.last_seen THEN ${src}.message ELSE g.message END,
+           stack = CASE WHEN ${src}.last_seen >= g.last_seen AND ${src}.stack IS DISTINCT FROM g.stack THEN ${src}.stack ELSE g.stack END,
+           culprit = COALESCE(g.culprit, ${src}.culprit),
+           suggestion = COALESCE(g.suggestion, ${src}.suggestion),
+           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
+           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+           sample_batches = g.sample_batches + 1`;
+}
+/** A group locked by lockPrior: its env counts were summed in the processor (x.env_totals). */
+const FOLD_BY_ID = foldInto('x', 'x.env_totals');
+/** A group another processor created meanwhile: the env counts merge here. */
+const FOLD_ON_CONFLICT = foldInto(
+  'EXCLUDED',
+  `g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
+                                           FROM jsonb_each_text(EXCLUDED.env_counts))`,
+);
+/** The ring's length; error_groups_with_samples (migration 0006) reads the same number back. */
+const RING = LIMITS.groupSamples;
+
+export const groupsRepository: GroupsRepository = {
+  async lockPrior(tx, ids) {
+    if (!ids.length) return new Map();
+    const r = await tx.query<PriorGroup>(
+      'SELECT id, status, env_counts, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      [[...ids].sort()],
+    );
+    return new Map(r.rows.map((g) => [g.id, g]));
+  },
+
+  async countOpen(tx, projectIds) {
+    const out = new Map<string, number>();
+    if (!projectIds.length) return out;
+    const open = await tx.query<{ project_id: string; environment: string; n: string | number }>(
+      `SELECT g.project_id, k.env AS environment, count(*) AS n
+         FROM error_groups g CROSS JOIN LATERAL jsonb_object_keys(g.env_counts) AS k(env)
+        WHERE g.project_id = ANY($1::text[]) AND g.status = 'unresolved'
+        GROUP BY g.project_id, k.env`,
+      [projectIds],
+    );
+    for (const r of open.rows) out.set(`${r.project_id}\u0000${r.environment}`, Number(r.n));
+    return out;
+  },
+
+  async upsert(tx, rows) {
+    if (!rows.length) return;
+    // One statement: update the locked groups (a plain UPDATE by id, their env counts summed in the
+    // processor), insert the new ones (merging with a group another processor created meanwhile), then
+    // write the batch's samples of each group into its slot, sample_batches mod RING, replacing what that
+    // slot held. Both paths fold the batch in by the same rules (foldInto).
+    await tx.query(
+      `WITH x AS (
+         SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, prior boolean, project_id text, fingerprint text, name text, message text, stack text,
+                culprit text, count bigint, env_counts jsonb, env_totals jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
+       ), upd AS (
+         UPDATE error_groups g SET ${FOLD_BY_ID}
+           FROM x
+          WHERE x.prior AND g.id = x.id
+         RETURNING g.id, g.sample_batches
+       ), ins AS (
+         INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
+                                        first_seen, last_seen, regression_count, suggestion, sample_batches)
+         SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
+                x.first_seen, x.last_seen, 0, x.suggestion, 1
+           FROM x
+          WHERE NOT x.prior
+         ON CONFLICT (project_id, fingerprint) DO UPDATE SET ${FOLD_ON_CONFLICT}
+         RETURNING g.id, g.sample_batches
+       ), up AS (
+         SELECT id, sample_batches FROM upd UNION ALL SELECT id, sample_batches FROM ins
+       )
+       INSERT INTO error_group_samples AS s (group_id, slot, seq, samples)
+       SELECT up.id, up.sample_batches % ${Number(RING)}, up.sample_batches, x.samples FROM up JOIN x ON x.id = up.id
+       ON CONFLICT (group_id, slot) DO UPDATE SET seq = EXCLUDED.seq, samples = EXCLUDED.samples`,
+      [JSON.stringify(rows)],
+    );
+    // A slot just filled with a whole ring's worth holds the newest samples by itself: the group's older
+    // slots can go (a hot group keeps RING samples stored, not many rings' worth).
+    const full = rows.filter((r) => r.samples.length >= RING).map((r) => r.id);
+    if (full.length) {
+      await tx.query(`DELETE FROM error_group_samples s USING error_groups g WHERE g.id = ANY($1::text[]) AND s.group_id = g.id AND s.seq < g.sample_batches`, [full]);
+    }
+  },
+
+  async claimAlerts(tx, ids, now, perIssueMs) {
+    if (!ids.length) return new Set();
+    const claimed = await tx.query<{ id: string }>(
+      `UPDATE error_groups g SET last_alert_at = $2
+        WHERE g.id = ANY($1::text[]) AND g.status <> 'ignored'
+          AND (g.last_alert_at IS NULL OR g.last_alert_at <= $3)
+          AND COALESCE((SELECT s.alerts_enabled FROM error_settings s WHERE s.project_id = g.project_id), true)
+        RETURNING g.id`,
+      [ids, new Date(now).toISOString(), new Date(now - perIssueMs).toISOString()],
+    );
+    return new Set(claimed.rows.map((r) => r.id));
+  },
+
+  async alertMailFacts(db, groupId) {
+    const g = await db.query<AlertMailFacts>(
+      `SELECT g.name, g.message, g.count, g.culprit, g.suggestion, g.env_counts, p.slug, p.name AS project_name
+         FROM error_groups g JOIN projects p ON p.id = g.project_id WHERE g.id = $1`,
+      [groupId],
+    );
+    return g.rows[0];
+  },
+};

@@ -1,0 +1,28 @@
+import type { Platform } from '../../platform/platform.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { unprocessableRepository, type UnprocessableEvent } from './repositories/unprocessable-repository.ts';
+
+/**
+ * An operator's way back for events set aside as unprocessable (poison-isolation.ts): once the cause is
+ * fixed (a store that refused the row, a bug in our code), each kept event is published again on the error
+ * topic as a one-event v1 message and leaves the table; the pipeline then takes it like any other (the
+ * ledger makes a second replay harmless). One that fails the same way is set aside again, one attempt more.
+ */
+export async function listUnprocessable(platform: Platform, opts: { eventIds?: string[]; limit?: number } = {}): Promise<UnprocessableEvent[]> {
+  return unprocessableRepository.list(platform.db, opts);
+}
+
+export async function replayUnprocessable(platform: Platform, opts: { eventIds?: string[]; limit?: number; topic?: string } = {}): Promise<{ replayed: number }> {
+  const kept = await unprocessableRepository.list(platform.db, opts);
+  if (!kept.length) return { replayed: 0 };
+  // Removed before publishing: with the in-process bus, publish resolves only after the pipeline handled the
+  // event, and one that fails again is set aside anew meanwhile. If the publish fails, they are put back.
+  await unprocessableRepository.remove(platform.db, kept.map((k) => k.eventId));
+  try {
+    await platform.bus.publish(opts.topic ?? TOPICS.errorEvents, kept.map((k) => ({ key: k.projectId, value: k.message })));
+  } catch (err) {
+    for (const k of kept) await unprocessableRepository.setAside(platform.db, { eventId: k.eventId, projectId: k.projectId, message: k.message, error: k.error });
+    throw err;
+  }
+  return { replayed: kept.length };
+}
