@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ERROR_CODES, ServiceError, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+import { BusUnavailableError } from '../platform/ports/bus.ts';
+import { ERROR_CODES, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 
 /**
  * One wire shape for every failure (spec §8.1): `{ error, message }`, plus `fields` on
@@ -30,6 +31,10 @@ export function sendError(reply: FastifyReply, err: ServiceError): FastifyReply 
 /** Map any thrown value to the ServiceError we answer with. Exported for unit tests. */
 export function toServiceError(err: unknown): { error: ServiceError; unexpected: boolean } {
   if (err instanceof ServiceError) return { error: err, unexpected: false };
+  // The bus is away (Kafka down): a retry later helps, as on the edge.
+  if (err instanceof BusUnavailableError) {
+    return { error: new ServiceError('unavailable', 'temporarily unavailable, retry later', { retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC }), unexpected: false };
+  }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const ctx = (err as { validationContext?: string }).validationContext;
     const fields = err.validation.map((v) => ({

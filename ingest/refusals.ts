@@ -1,5 +1,5 @@
 import type uWS from 'uWebSockets.js';
-import type { ErrorBody, ErrorCode } from '../schemas/error-codes.ts';
+import { UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 import { send, sendError, type Headers, type ReplyState } from './http/uws-reply.ts';
 
 /**
@@ -20,8 +20,8 @@ export const REFUSALS = {
   capped: { code: 'errors_capped' },
   /** A paused project's events are taken and dropped: 204, nothing published. */
   paused: { status: 204 },
-  bus_unavailable: { code: 'unavailable', retryAfterSec: 5 },
-  limiter_unavailable: { code: 'unavailable', retryAfterSec: 5 },
+  bus_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
+  limiter_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
 } as const satisfies Record<string, { code: ErrorCode; close?: true; cors?: false; retryAfterSec?: number } | { status: 204 }>;
 
 export type RefusalReason = keyof typeof REFUSALS;

@@ -43,6 +43,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
+/** Retry-After of a 503 `unavailable` (the bus or the shared rate limiter is away), on the edge and the API alike. */
+export const UNAVAILABLE_RETRY_AFTER_SEC = 5;
+
 /** Body of every failure response. */
 export interface ErrorBody {
   error: ErrorCode;

@@ -67,7 +67,11 @@ describe('errors API', () => {
     const unknown = (await get(`/v1/projects/${p.slug}/errors?environment=unknown`)).json();
     expect(unknown.data.map((i: { name: string }) => i.name)).toEqual(['Preview']);
 
-    const id = b1.data[0].id;
+    // §2.6 names the issue's id groupId: a client written from the spec finds it in list and detail items.
+    const id = b1.data[0].groupId;
+    expect(id).toMatch(/^grp_/);
+    expect(b1.data[0].id).toBe(id);
+    expect((await get(`/v1/projects/${p.slug}/errors/${id}`)).json().issue).toMatchObject({ groupId: id, name: 'Three' });
     expect((await post(`/v1/projects/${p.slug}/errors/${id}/resolve`)).statusCode).toBe(200);
     expect((await get(`/v1/projects/${p.slug}/errors`)).json().data.map((i: { name: string }) => i.name)).not.toContain('Three');
     expect((await get(`/v1/projects/${p.slug}/errors?status=resolved`)).json().data.map((i: { id: string }) => i.id)).toEqual([id]);

@@ -34,7 +34,8 @@ const Params = z.object({ slug: z.string() });
 const GroupParams = z.object({ slug: z.string(), groupId: z.string().max(64) });
 
 export const IssueSummarySchema = z.object({
-  id: z.string().describe('groupId, `grp_...`'),
+  groupId: z.string().describe('the issue\'s id (§2.6), `grp_...`: what the `:groupId` routes take'),
+  id: z.string().describe('the same as groupId'),
   name: z.string(),
   message: z.string().describe('the latest occurrence\'s message (scrubbed)'),
   status: StatusSchema,

@@ -30,6 +30,7 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 
 export function toIssueSummary(r: GroupRow) {
   return {
+    groupId: r.id,
     id: r.id,
     name: r.name,
     message: r.message,

@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import type { FastifyInstance } from 'fastify';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
+import { BusUnavailableError } from '../../platform/ports/bus.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { bearer, buildTestApi, createCliToken, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
@@ -207,6 +208,23 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     expect(log.json().deliveries).toEqual([
       expect.objectContaining({ deliveryId: r.headers['service-webhook-id'], eventId: res.json().event.id, event: 'webhook.test', attempt: 1, status: 'succeeded', responseCode: 200, error: null, deliveryStatus: 'succeeded' }),
     ]);
+  });
+
+  it('POST .../test while the bus is down answers 503 unavailable with Retry-After, not a 500', async () => {
+    const { slug } = await createProject(app, owner.cookie);
+    await create(slug, { url: receiver.url, events: ['webhook.test'] });
+    const publish = platform.bus.publish;
+    platform.bus.publish = async () => {
+      throw new BusUnavailableError('kafka unreachable');
+    };
+    try {
+      const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
+      expect(res.statusCode).toBe(503);
+      expect(res.json()).toMatchObject({ error: 'unavailable' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      platform.bus.publish = publish;
+    }
   });
 
   it('rotate-secret: new secret shown once; both sign for 24 h (two v1), then only the new one', async () => {

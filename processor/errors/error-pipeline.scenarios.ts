@@ -547,12 +547,12 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
       message: `login failed for postgres://bob:hunter2@db:5432/app with ghp_abcdefghijklmnopqrstuvwxyz0123456789`,
       stack: `Error: x\n    at pay (https://${PROD_HOST}/assets/pay.js:3:4)\nkey sk_live_51Habcdefghijklmnop`,
       path: '/cb?access_token=tok-value-123',
-      extra: { aws: 'AKIAIOSFODNN7EXAMPLE', nested: { password: 'anything', key: 'cx_live_Zm9vYmFyYmF6cXV4' }, keep: 'visible' },
+      extra: { aws: 'AKIAIOSFODNN7EXAMPLE', nested: { password: 'anything', key: 'cx_live_Zm9vYmFyYmF6cXV4' }, keep: 'visible', 'postgres://u:keyname-pw@h/db': 1 },
     });
     await h.publish(batch(p.id, [e]));
     const pgText = JSON.stringify((await h.platform.db.query('SELECT * FROM error_groups_with_samples WHERE project_id = $1', [p.id])).rows);
     const chText = JSON.stringify(await h.platform.analytics.query('SELECT * FROM error_occurrences FINAL WHERE project_id = {p:String}', { p: p.id }));
-    for (const s of [...secrets, 'anything']) {
+    for (const s of [...secrets, 'anything', 'keyname-pw']) {
       expect(pgText).not.toContain(s);
       expect(chText).not.toContain(s);
     }

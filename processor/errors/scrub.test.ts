@@ -90,6 +90,12 @@ describe('scrubValue', () => {
     });
   });
 
+  it('scrubs key names as it scrubs values: a secret used as a key is not kept', () => {
+    const out = scrubValue({ 'postgres://u:pw@h/db': 1, nested: { 'ghp_abcdefghijklmnopqrstuvwxyz0123456789': 'x' }, plain: 'ok' });
+    expect(out).toEqual({ [`postgres://${FILTERED}@h/db`]: 1, nested: { [FILTERED]: 'x' }, plain: 'ok' });
+    expect(JSON.stringify(out)).not.toContain('pw@');
+  });
+
   it.each(['password', 'passwd', 'secret', 'token', 'api_key', 'apikey', 'authorization', 'cookie', 'session', 'credit_card', 'x-api-key', 'auth', 'client_secret'])(
     'key %s is secret',
     (k) => expect(isSecretKey(k)).toBe(true),

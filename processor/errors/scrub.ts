@@ -112,7 +112,10 @@ export function isSecretKey(key: string): boolean {
   return SECRET_KEY.test(key) || SECRET_KEY_LOOSE.test(key);
 }
 
-/** Scrub a property bag recursively: secret-named keys filtered whole, every string value scrubbed. */
+/**
+ * Scrub a property bag recursively: secret-named keys' values filtered whole, every string value scrubbed,
+ * and every key name scrubbed too (a client may use a connection string or a token as a key).
+ */
 export function scrubValue(value: unknown, depth = 0): unknown {
   if (depth > 20) return FILTERED;
   if (typeof value === 'string') return scrubText(value);
@@ -120,7 +123,7 @@ export function scrubValue(value: unknown, depth = 0): unknown {
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      setOwn(out, k, isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1));
+      setOwn(out, scrubText(k), isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1));
     }
     return out;
   }
