@@ -1,8 +1,10 @@
+import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Platform } from '../platform/platform.ts';
+import { ServiceError } from '../schemas/error-codes.ts';
 import { installErrorHandling } from './http-errors.ts';
 import { installAuth } from './auth/auth-plugin.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
@@ -45,6 +47,15 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   app.setSerializerCompiler(serializerCompiler);
   // JSON only: text/plain is what a cross-site HTML form or no-cors fetch can send without a preflight.
   app.removeContentTypeParser('text/plain');
+  // JSON is UTF-8 (RFC 8259): a body that is not is refused (400 invalid_request), as the edge refuses it,
+  // instead of having its bad bytes silently replaced with U+FFFD.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    const bytes = body as Buffer;
+    if (!isUtf8(bytes)) return done(new ServiceError('invalid_request', 'the body is not valid UTF-8'), undefined);
+    parseJson(request, bytes.toString('utf8'), done);
+  });
 
   await app.register(cookie);
   await app.register(swagger, {

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { encodeErrorBatchEnvelope, type EnvelopeRoom } from '../platform/bus-envelopes/error-batch-envelope.ts';
 import { ErrorBatchSchema } from '../schemas/error-event.ts';
@@ -22,6 +23,8 @@ export interface StampContext {
 
 /** `room`: the buffer `body` was read into with space around it, so the envelope is built in place. */
 export function parseErrorBatch(body: Buffer, ctx: StampContext, room?: EnvelopeRoom): BatchOutcome {
+  // JSON is UTF-8 (RFC 8259): bytes that are not are refused, not replaced with U+FFFD (the API's rule too).
+  if (!isUtf8(body)) return { ok: false, reason: 'invalid_request', message: 'body is not valid UTF-8' };
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));

@@ -59,7 +59,7 @@ function event(over: Record<string, unknown> = {}) {
 async function post(key: string | null, body: unknown, headers: Record<string, string> = {}, url = base) {
   const h: Record<string, string> = { 'content-type': 'application/json', ...headers };
   if (key) h.authorization = `Bearer ${key}`;
-  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: h, body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 }
@@ -181,6 +181,16 @@ describe('POST /v1/errors/i: credentials and shape', () => {
     expect(notJson.status).toBe(400);
     expect(notJson.json.error).toBe('invalid_request');
     expect(publishedFor(p.projectId)).toHaveLength(0);
+  });
+
+  it('400 invalid_request for a body that is not UTF-8 (the rule of the API too): nothing is stored with its bytes replaced', async () => {
+    const p = await freshProject();
+    const body = Buffer.concat([Buffer.from('{"batch":[{"message":"bad '), Buffer.from([0xff, 0xfe]), Buffer.from(' bytes"}]}')]);
+    const res = await post(p.ingestKey, body);
+    expect([res.status, res.json.error, res.json.message]).toEqual([400, 'invalid_request', 'body is not valid UTF-8']);
+    expect(publishedFor(p.projectId)).toHaveLength(0);
+    const ok = await post(p.ingestKey, Buffer.from(JSON.stringify({ batch: [event({ message: 'ünïcödé 😀' })] })));
+    expect(ok.status).toBe(202);
   });
 });
 

@@ -126,6 +126,11 @@ describe('error shape', () => {
     expect([form.statusCode, form.json().error]).toEqual([415, 'unsupported_media_type']);
     const ok = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: '{"a":1}' });
     expect(ok.json()).toEqual({ got: { a: 1 }, by: 'cli' });
+    // Not UTF-8: refused, as the edge refuses it, rather than stored with U+FFFD in place of the bytes.
+    const latin1 = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) });
+    expect([latin1.statusCode, latin1.json().error, latin1.json().message]).toEqual([400, 'invalid_request', 'the body is not valid UTF-8']);
+    const utf8 = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: Buffer.from('{"a":"é"}') });
+    expect(utf8.json()).toEqual({ got: { a: 'é' }, by: 'cli' });
   });
 
   it('a NUL character or a lone surrogate (which Postgres cannot hold) is 400 invalid_request, in the body or the URL, not a 500', async () => {
