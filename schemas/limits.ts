@@ -18,6 +18,10 @@ export const LIMITS = {
     rotationOverlapMs: 24 * 60 * 60 * 1000,
   },
   signIn: { perEmailAndIpPer15Min: 10 },
-  cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5 },
+  /**
+   * Device login (ours): codes live 10 minutes; starting one is public, so it is limited per caller IP
+   * (a person starts one login at a time), and codes expired for a day are deleted.
+   */
+  cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5, startsPerIpPer10Min: 10, keepExpiredMs: 24 * 60 * 60 * 1000 },
   sessionTtlMs: 30 * 24 * 60 * 60 * 1000,
 } as const;

@@ -26,6 +26,9 @@ export function normalizeUserCode(input: string): string {
 export const formatUserCode = (c: string) => `${c.slice(0, 4)}-${c.slice(4)}`;
 
 export async function startDeviceLogin(db: Queryable, clientName: string, now: number) {
+  // Unused codes do not pile up: each start deletes some that expired a while ago (an expired code still
+  // answers expired_token to a late poll for keepExpiredMs, then it is gone). Bounded per start.
+  await db.query('DELETE FROM cli_device_codes WHERE id IN (SELECT id FROM cli_device_codes WHERE expires_at < $1 LIMIT 100)', [new Date(now - LIMITS.cliDeviceCode.keepExpiredMs)]);
   const deviceCode = newToken(DEVICE_CODE_PREFIX);
   const expiresAt = new Date(now + LIMITS.cliDeviceCode.ttlMs);
   for (let attempt = 0; ; attempt++) {

@@ -13,11 +13,33 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const start = async () => (await t.app.inject({ method: 'POST', url: '/v1/cli/device', payload: { client_name: 'laptop' } })).json();
+const start = async (remoteAddress = '10.0.0.1') => (await t.app.inject({ method: 'POST', url: '/v1/cli/device', payload: { client_name: 'laptop' }, remoteAddress })).json();
 const poll = (device_code: string) => t.app.inject({ method: 'POST', url: '/v1/cli/device/token', payload: { device_code } });
 const approve = (user_code: string, cookie = user.cookie) => t.app.inject({ method: 'POST', url: '/v1/cli/device/approve', headers: sessionHeaders(cookie), payload: { user_code } });
 
 describe('CLI device login', () => {
+  it('limits starts per caller IP (429 with Retry-After), and other addresses still start', async () => {
+    const ip = '10.9.9.9';
+    for (let i = 0; i < LIMITS.cliDeviceCode.startsPerIpPer10Min; i++) expect((await start(ip)).user_code).toBeDefined();
+    const refused = await t.app.inject({ method: 'POST', url: '/v1/cli/device', payload: {}, remoteAddress: ip });
+    expect([refused.statusCode, refused.json().error]).toEqual([429, 'rate_limited']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await start('10.9.9.10')).user_code).toBeDefined();
+  });
+
+  it('deletes codes that expired a day ago as new logins start; a fresh expired code still answers expired_token', async () => {
+    const old = await start('10.8.0.1');
+    clock.advance(LIMITS.cliDeviceCode.ttlMs + 1000);
+    const recent = await start('10.8.0.2');
+    clock.advance(LIMITS.cliDeviceCode.ttlMs + 1000);
+    // `recent` expired moments ago: a late poll is told so.
+    expect((await poll(recent.device_code)).json().error).toBe('expired_token');
+    clock.advance(LIMITS.cliDeviceCode.keepExpiredMs);
+    await start('10.8.0.3');
+    const left = await t.platform.db.query('SELECT 1 FROM cli_device_codes WHERE device_code_hash = ANY($1::text[])', [[tokenHash(old.device_code), tokenHash(recent.device_code)]]);
+    expect(left.rows).toHaveLength(0);
+  });
+
   it('start -> pending (428) -> approve -> token once -> reuse refused', async () => {
     const s = await start();
     expect(s).toMatchObject({ interval: LIMITS.cliDeviceCode.pollIntervalSec, expires_in: LIMITS.cliDeviceCode.ttlMs / 1000 });

@@ -19,8 +19,10 @@ import { approveDeviceLogin, formatUserCode, listCliTokens, pollDeviceLogin, rev
 const CliTokenSchema = z.object({ id: z.string(), name: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), revoked: z.boolean() });
 const SERVICE_TOKEN_NOTE = 'CLI clients send the token as `Authorization: Bearer cx_cli_...`; they also read it from the SERVICE_TOKEN environment variable (CI use).';
 
+const DEVICE_START_WINDOW_MS = 10 * 60 * 1000;
+
 export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
-  const { db, clock } = platform;
+  const { db, clock, limiter } = platform;
   const base = publicBaseUrl(platform.config);
   return async (app) => {
     app.post(
@@ -30,14 +32,17 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
         schema: {
           tags: ['cli'],
           summary: 'Start a CLI device login',
-          description: `Show user_code to the person and open verification_uri_complete; poll POST /v1/cli/device/token every \`interval\` seconds. ${SERVICE_TOKEN_NOTE}`,
+          description: `Show user_code to the person and open verification_uri_complete; poll POST /v1/cli/device/token every \`interval\` seconds. Public, so limited to ${LIMITS.cliDeviceCode.startsPerIpPer10Min} starts per caller IP per 10 minutes (429 rate_limited with Retry-After). ${SERVICE_TOKEN_NOTE}`,
           body: z.object({ client_name: z.string().trim().max(100).optional() }).optional(),
           response: {
             200: z.object({ device_code: z.string(), user_code: z.string(), verification_uri: z.string(), verification_uri_complete: z.string(), interval: z.number(), expires_in: z.number() }),
+            429: ErrorBodySchema,
           },
         },
       },
       async (request) => {
+        const rate = await limiter.hit(`cli-device:${request.ip}`, LIMITS.cliDeviceCode.startsPerIpPer10Min, DEVICE_START_WINDOW_MS);
+        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many device logins started from this address; try again later', { retryAfterSec: rate.retryAfterSec });
         const started = await startDeviceLogin(db, request.body?.client_name ?? 'cli', clock.now());
         const userCode = formatUserCode(started.userCode);
         return {

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import type { Platform } from '../../platform/platform.ts';
 import { createUser } from '../../api/accounts/users-repository.ts';
 import { SESSION_COOKIE } from '../../api/auth/credentials.ts';
@@ -78,7 +78,8 @@ export async function createKey(
 
 /** A `cx_cli_` token through the device login: start, approve with the session, poll. */
 export async function createCliToken(app: FastifyInstance, cookie: string): Promise<{ id: string; token: string }> {
-  const start = await app.inject({ method: 'POST', url: '/v1/cli/device', payload: {} });
+  // Each login from an address of its own: starts are limited per caller IP.
+  const start = await app.inject({ method: 'POST', url: '/v1/cli/device', payload: {}, remoteAddress: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` });
   expectStatus(start, 200, 'cli device start');
   const { device_code, user_code } = start.json();
   const approve = await app.inject({ method: 'POST', url: '/v1/cli/device/approve', headers: sessionHeaders(cookie), payload: { user_code } });
