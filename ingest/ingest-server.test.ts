@@ -59,7 +59,7 @@ function event(over: Record<string, unknown> = {}) {
 async function post(key: string | null, body: unknown, headers: Record<string, string> = {}, url = base) {
   const h: Record<string, string> = { 'content-type': 'application/json', ...headers };
   if (key) h.authorization = `Bearer ${key}`;
-  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: h, body: typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 }
