@@ -88,8 +88,10 @@ describe('docker-compose.yml', () => {
     const caddy = readFileSync(file, 'utf8');
     const ingestMatcher = /@ingest\s+path\s+([^\n]+)/.exec(caddy)?.[1].trim().split(/\s+/);
     expect(ingestMatcher?.sort()).toEqual(['/v1/analytics/i', '/v1/errors/i', '/v1/flags/i']);
-    expect(caddy).toMatch(/handle @ingest \{\s*reverse_proxy ingest:8080\s*\}/);
-    expect(caddy).toMatch(/handle \{\s*reverse_proxy api:8080\s*\}/);
+    // Both upstreams over HTTP/1.1: the edge (uWebSockets.js 20.30) does not answer HTTP/1.0.
+    const upstream11 = (host: string) => new RegExp(`reverse_proxy ${host}:8080 \\{\\s*transport http \\{\\s*versions 1\\.1\\s*\\}\\s*\\}`);
+    expect(caddy).toMatch(new RegExp(`handle @ingest \\{\\s*${upstream11('ingest').source}\\s*\\}`));
+    expect(caddy).toMatch(new RegExp(`handle \\{\\s*${upstream11('api').source}\\s*\\}`));
     for (const role of ['ingest', 'api'] as const) expect(envOf(compose.services[role]).PORT).toBe('8080');
     expect(proxy.ports).toContain('8080:8080');
   });
