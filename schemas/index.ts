@@ -4,3 +4,4 @@ export * from './topics.ts';
 export * from './error-event.ts';
 export * from './scopes.ts';
 export * from './project-events.ts';
+export * from './usage-month.ts';

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
-import { publishProjectEvent } from '../../platform/project-events.ts';
+import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
 import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
