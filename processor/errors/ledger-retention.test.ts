@@ -1,37 +1,58 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
-import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { createTestPlatform } from '../../test/support/platform.ts';
 import { pruneConsumedLedger, schedulePruning } from './ledger-retention.ts';
 
-/** A ledger of `rows` old rows that DELETE ... LIMIT $2 drains. */
-function fakeLedger(rows: number) {
-  const statements: unknown[][] = [];
-  const db: Queryable = {
-    async query(_sql, params = []) {
-      statements.push(params);
-      const n = Math.min(rows, params[1] as number);
-      rows -= n;
-      return { rows: [], rowCount: n };
-    },
-  };
-  return { db, statements, left: () => rows };
+let platform: Platform;
+beforeAll(async () => {
+  platform = await createTestPlatform();
+});
+afterAll(async () => platform?.close());
+
+/** Ledger rows consumed `ageMs` ago (database time), under a project id of this test's own. */
+async function ledgerRows(n: number, ageMs: number): Promise<string[]> {
+  const ids = Array.from({ length: n }, () => randomUUID());
+  await platform.db.query(
+    `INSERT INTO error_events_consumed (event_id, project_id, outcome, consumed_at) SELECT id, 'prj_retention', 'accepted', now() - make_interval(secs => $2) FROM unnest($1::text[]) AS id`,
+    [ids, ageMs / 1000],
+  );
+  return ids;
 }
 
+async function left(ids: string[]): Promise<string[]> {
+  const r = await platform.db.query<{ event_id: string }>('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [ids]);
+  return r.rows.map((x) => x.event_id).sort();
+}
+
+const DAY = 24 * 3600 * 1000;
+
 describe('consumed-events ledger retention', () => {
-  it('deletes in batches until a batch comes back short, with the retention in seconds', async () => {
-    const l = fakeLedger(25);
-    expect(await pruneConsumedLedger(l.db, { keepMs: 7_000, batchSize: 10 })).toBe(25);
-    expect(l.statements).toEqual([[7, 10], [7, 10], [7, 10]]);
+  it('deletes every row older than the retention, in batches smaller than the backlog, and keeps newer rows', async () => {
+    const old = await ledgerRows(25, 8 * DAY);
+    const fresh = await ledgerRows(3, 1 * DAY);
+    expect(await pruneConsumedLedger(platform.db, { keepMs: 7 * DAY, batchSize: 10 })).toBeGreaterThanOrEqual(25);
+    expect(await left([...old, ...fresh])).toEqual([...fresh].sort());
   });
 
-  it('prunes on a schedule until stopped', async () => {
-    const l = fakeLedger(1_000_000);
-    const s = schedulePruning(l.db, pino({ level: 'silent' }), 5);
-    await new Promise((r) => setTimeout(r, 100));
-    await s.stop();
-    const calls = l.statements.length;
-    expect(calls).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(l.statements.length).toBe(calls);
+  it('prunes on a schedule until stopped (timers under the test clock)', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const s = schedulePruning(platform.db, pino({ level: 'silent' }), 60_000);
+      const first = await ledgerRows(5, 8 * DAY);
+      // The first run falls somewhere within the first interval; the next one interval later.
+      await vi.advanceTimersByTimeAsync(60_000);
+      await vi.waitFor(async () => expect(await left(first)).toEqual([]));
+      const second = await ledgerRows(5, 8 * DAY);
+      await vi.advanceTimersByTimeAsync(60_000);
+      await vi.waitFor(async () => expect(await left(second)).toEqual([]));
+      await s.stop();
+      const after = await ledgerRows(5, 8 * DAY);
+      await vi.advanceTimersByTimeAsync(5 * 60_000);
+      expect(await left(after)).toEqual([...after].sort());
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

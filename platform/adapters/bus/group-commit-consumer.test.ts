@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import type { ConsumedMessage } from '../../ports/bus.ts';
 import { GroupCommitConsumer, type PartitionOffset } from './group-commit-consumer.ts';
@@ -41,11 +41,15 @@ function gatedHandler() {
   };
 }
 
-async function until(cond: () => boolean, what: string) {
-  const end = Date.now() + 5_000;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
+// Timers (the consumer's retry backoff, and the waits below) run on the test's clock, not the wall's.
+beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date'] }));
+afterEach(() => vi.useRealTimers());
+
+/** Let time pass on the test's clock, `ms` at a time, until `cond` holds (at most 5 s of it). */
+async function until(cond: () => boolean, what: string, ms = 2) {
+  for (let waited = 0; !cond(); waited += ms) {
+    if (waited > 5_000) throw new Error(`timed out waiting for ${what}`);
+    await vi.advanceTimersByTimeAsync(ms);
   }
 }
 
@@ -86,7 +90,7 @@ describe('group-commit consumer', () => {
     const { c, commits } = consumer(h.handler);
     await c.add([...msgs(0, 10, 3), ...msgs(3, 4, 2)], noHeartbeat);
     await until(() => h.waiting() === 1, 'call');
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.advanceTimersByTimeAsync(20);
     expect(commits).toEqual([]);
     h.release();
     await c.drain();
@@ -140,7 +144,7 @@ describe('group-commit consumer', () => {
     let heartbeats = 0;
     let added = false;
     void c.add(msgs(0, 1, 25, 10), async () => void heartbeats++).then(() => (added = true));
-    await new Promise((r) => setTimeout(r, 30));
+    await vi.advanceTimersByTimeAsync(30);
     expect(added).toBe(false);
     h.release();
     // The handler took 100 of the 250 pending bytes: 150 left, under the bound.
@@ -165,7 +169,7 @@ describe('group-commit consumer', () => {
     await drained;
     expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
     await c.add(msgs(0, 2, 1), noHeartbeat);
-    await new Promise((r) => setTimeout(r, 20));
+    await vi.advanceTimersByTimeAsync(20);
     expect(h.calls).toHaveLength(2);
   });
 
@@ -242,7 +246,7 @@ describe('group-commit consumer', () => {
       await c.add(msgs(0, 2, 2), noHeartbeat);
       await until(() => h.running().length === 2, 'two at once');
       h.release('2');
-      await new Promise((r) => setTimeout(r, 20));
+      await vi.advanceTimersByTimeAsync(20);
       expect(commits).toEqual([]);
       h.release('0');
       await until(() => commits.length === 1, 'commit');
@@ -263,7 +267,7 @@ describe('group-commit consumer', () => {
       await until(() => gates.size === 2, 'two at once');
       const drained = c2.c.drain();
       gates.get('1')!(true);
-      await new Promise((r) => setTimeout(r, 20));
+      await vi.advanceTimersByTimeAsync(20);
       gates.get('0')!(false);
       await drained;
       expect(c2.commits).toEqual([[{ topic: 't', partition: 0, offset: '1' }]]);
@@ -275,11 +279,18 @@ describe('group-commit consumer', () => {
         if (batch[0]!.offset === '0') throw new Error('keeps failing');
         handled.push(batch[0]!.offset);
       }, 10, 2);
-      for (let i = 0; i < 6; i++) await c.add(msgs(0, i, 1, 10), noHeartbeat);
-      await new Promise((r) => setTimeout(r, 50));
+      let added = false;
+      void (async () => {
+        for (let i = 0; i < 6; i++) await c.add(msgs(0, i, 1, 10), noHeartbeat);
+        added = true;
+      })();
+      await until(() => added, 'the adds');
+      await vi.advanceTimersByTimeAsync(50);
       expect(handled).toEqual(['1', '2', '3']);
       expect(commits).toEqual([]);
-      await c.drain();
+      let drained = false;
+      void c.drain().then(() => (drained = true));
+      await until(() => drained, 'drain');
       expect(commits).toEqual([]);
     });
   });

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadKafkajs } from './kafkajs-runtime.ts';
 
 const { replacements } = loadKafkajs();
@@ -21,12 +21,16 @@ function queue(pending: unknown[], throttledUntil = -1) {
 }
 
 describe('kafkajs request queue: no timer loop while nothing is pending', () => {
+  // The queue's timers and Date.now() under the test's clock.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('schedules nothing for an idle connection (kafkajs 2.2.4 schedules a 1 ms check forever)', async () => {
     expect(replacements.requestQueueFix).toBe(true);
     const q = queue([]);
     RequestQueue.prototype.scheduleCheckPendingRequests.call(q);
     expect(q.throttleCheckTimeoutId).toBeNull();
-    await new Promise((r) => setTimeout(r, 20));
+    vi.advanceTimersByTime(1_000);
     expect(q.checks).toBe(0);
   });
 
@@ -36,15 +40,17 @@ describe('kafkajs request queue: no timer loop while nothing is pending', () => 
     expect(waiting.throttleCheckTimeoutId).not.toBeNull();
     // A second call while one is scheduled adds none.
     RequestQueue.prototype.scheduleCheckPendingRequests.call(waiting);
-    await new Promise((r) => setTimeout(r, 40));
+    vi.advanceTimersByTime(9);
+    expect(waiting.checks).toBe(0);
+    vi.advanceTimersByTime(1);
     expect(waiting.checks).toBe(1);
     expect(waiting.throttleCheckTimeoutId).toBeNull();
 
     const throttled = queue([{}], Date.now() + 80);
     RequestQueue.prototype.scheduleCheckPendingRequests.call(throttled);
-    await new Promise((r) => setTimeout(r, 30));
+    vi.advanceTimersByTime(79);
     expect(throttled.checks).toBe(0);
-    await new Promise((r) => setTimeout(r, 100));
+    vi.advanceTimersByTime(1);
     expect(throttled.checks).toBe(1);
   });
 });
