@@ -61,12 +61,16 @@ beforeEach(() => {
   clock.set(Date.now());
 });
 
-// The sweep is global and this file's database (PGlite in memory) is its own: park what a test
-// left pending so the next test's sweep counts only its own deliveries.
+// The sweep is global, so a test's sweep may also send what an earlier test left pending: each test's
+// endpoints take a receiver path named after its project, and the test looks only at that path.
 afterEach(async () => {
   await dispatcher.idle();
-  await platform.db.query("UPDATE webhook_deliveries SET status = 'dead' WHERE status IN ('pending', 'sending')");
 });
+/** The receiver URL for one project's endpoints, and the requests that reached it. */
+const hookUrl = (slug: string) => receiver.url.replace(/\/hook$/, `/${slug}`);
+const requestsTo = (slug: string) => receiver.requests.filter((r) => r.path === `/${slug}`);
+/** Answer one project's path with `a`, everything else with 200. */
+const answer = (slug: string, a: ReturnType<typeof receiver.respond>) => (receiver.respond = (req) => (req.path === `/${slug}` ? a : { status: 200 }));
 
 const S = () => sessionHeaders(owner.cookie);
 
@@ -196,12 +200,12 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
   it('POST .../test delivers a webhook.test signed with the secret shown at creation', async () => {
     const { slug } = await createProject(app, owner.cookie);
     const key = await createKey(app, owner.cookie, slug, { kind: 'live', scopes: ['webhooks:send'] });
-    const { endpoint } = (await create(slug, { url: receiver.url, events: ['webhook.test'] })).json();
+    const { endpoint } = (await create(slug, { url: hookUrl(slug), events: ['webhook.test'] })).json();
     const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: bearer(key.token) });
     expect(res.statusCode).toBe(202);
     await dispatcher.idle();
-    expect(receiver.requests).toHaveLength(1);
-    const r = receiver.requests[0];
+    expect(requestsTo(slug)).toHaveLength(1);
+    const r = requestsTo(slug)[0]!;
     expect(stripe.constructEvent(r.body, r.headers['service-signature'] as string, endpoint.secret)).toMatchObject({ event: 'webhook.test', data: { project: slug } });
 
     const log = await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() });
@@ -229,7 +233,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
 
   it('rotate-secret: new secret shown once; both sign for 24 h (two v1), then only the new one', async () => {
     const { slug } = await createProject(app, owner.cookie);
-    const { endpoint } = (await create(slug, { url: receiver.url })).json();
+    const { endpoint } = (await create(slug, { url: hookUrl(slug) })).json();
     const rot = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/rotate-secret`, headers: S() });
     expect(rot.statusCode).toBe(200);
     const rotated = rot.json().endpoint;
@@ -239,15 +243,16 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
 
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
     await dispatcher.idle();
-    const h1 = receiver.requests[0].headers['service-signature'] as string;
+    const r1 = requestsTo(slug)[0]!;
+    const h1 = r1.headers['service-signature'] as string;
     expect(h1.match(/v1=/g)).toHaveLength(2);
-    expect(stripe.constructEvent(receiver.requests[0].body, h1, endpoint.secret)).toBeTruthy();
-    expect(stripe.constructEvent(receiver.requests[0].body, h1, rotated.secret)).toBeTruthy();
+    expect(stripe.constructEvent(r1.body, h1, endpoint.secret)).toBeTruthy();
+    expect(stripe.constructEvent(r1.body, h1, rotated.secret)).toBeTruthy();
 
     clock.advance(LIMITS.webhook.rotationOverlapMs);
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
     await dispatcher.idle();
-    const r2 = receiver.requests[1];
+    const r2 = requestsTo(slug)[1]!;
     const h2 = r2.headers['service-signature'] as string;
     expect(h2.match(/v1=/g)).toHaveLength(1);
     expect(verifyWebhook(r2.body, h2, rotated.secret, { now: clock.now() }).event).toBe('webhook.test');
@@ -256,12 +261,12 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
 
   it('a dead delivery stays in the log with its error; replay gives it a fresh budget under the same id', async () => {
     const { slug } = await createProject(app, owner.cookie);
-    const { endpoint } = (await create(slug, { url: receiver.url, maxAttempts: 2 })).json();
-    receiver.respond = () => ({ status: 500 });
+    const { endpoint } = (await create(slug, { url: hookUrl(slug), maxAttempts: 2 })).json();
+    answer(slug, { status: 500 });
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
     await dispatcher.idle();
     clock.advance(LIMITS.webhook.backoffMs[0] * 1.2);
-    expect(await dispatcher.sweepOnce()).toBe(1);
+    await dispatcher.sweepOnce();
     const log = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;
     expect(log.map((a: { attempt: number; status: string; error: string; deliveryStatus: string }) => [a.attempt, a.status, a.error, a.deliveryStatus])).toEqual([
       [2, 'failed', 'endpoint answered HTTP 500', 'dead'],
@@ -269,12 +274,12 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     ]);
     const id = log[0].deliveryId;
 
-    receiver.respond = () => ({ status: 204 });
+    answer(slug, { status: 204 });
     const replay = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/deliveries/${id}/replay`, headers: S() });
     expect(replay.statusCode).toBe(200);
     expect(replay.json().delivery).toMatchObject({ id, status: 'pending', attempts: 0, maxAttempts: 2, lastError: 'endpoint answered HTTP 500' });
-    expect(await dispatcher.sweepOnce()).toBe(1);
-    expect(receiver.requests.map((r) => r.headers['service-webhook-id'])).toEqual([id, id, id]);
+    await dispatcher.sweepOnce();
+    expect(requestsTo(slug).map((r) => r.headers['service-webhook-id'])).toEqual([id, id, id]);
     const after = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;
     expect(after[0]).toMatchObject({ deliveryId: id, attempt: 3, status: 'succeeded', responseCode: 204, deliveryStatus: 'succeeded' });
 
@@ -284,14 +289,14 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
 
   it('keeps only the last 100 attempts per endpoint', async () => {
     const { slug } = await createProject(app, owner.cookie);
-    const { endpoint } = (await create(slug, { url: receiver.url, maxAttempts: 1 })).json();
+    const { endpoint } = (await create(slug, { url: hookUrl(slug), maxAttempts: 1 })).json();
     for (let i = 0; i < 104; i++) await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
     await dispatcher.idle();
-    expect(receiver.requests).toHaveLength(104);
+    expect(requestsTo(slug)).toHaveLength(104);
     const log = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;
     expect(log).toHaveLength(100);
     const { rows } = await platform.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts WHERE endpoint_id = $1', [endpoint.id]);
     expect(rows[0].n).toBe(100);
-    expect(log[0].deliveryId).toBe(receiver.requests[103].headers['service-webhook-id']);
+    expect(log[0].deliveryId).toBe(requestsTo(slug)[103]!.headers['service-webhook-id']);
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
 import type { Platform } from '../../platform/platform.ts';
 import type { ManualClock } from '../../platform/clock.ts';
@@ -46,11 +46,12 @@ beforeEach(() => {
   platform.clock.set(Date.now());
 });
 
-// This file's database is its own (PGlite in memory) and the sweep is global: park what a test left
-// pending so the next test's sweep counts only its own deliveries.
-afterEach(async () => {
-  await platform.db.query("UPDATE webhook_deliveries SET status = 'dead' WHERE status IN ('pending', 'sending')");
-});
+// The sweep is global, so a test's sweep may also send what an earlier test left pending: each test has a
+// project and receiver path of its own, and looks only at those.
+/** The receiver's requests to one path. */
+const requestsTo = (p: string) => receiver.requests.filter((r) => r.path === p);
+/** Answer requests to `p` with `a`, everything else with 200. */
+const answer = (p: string, a: ReturnType<typeof receiver.respond>) => (receiver.respond = (req) => (req.path === p ? a : { status: 200 }));
 
 async function deliveryRow(id: string) {
   const { rows } = await platform.db.query<Record<string, unknown>>('SELECT * FROM webhook_deliveries WHERE id = $1', [id]);
@@ -71,8 +72,8 @@ describe('webhook delivery', () => {
     const ev = await publishProjectEvent(platform, { projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
     await dispatcher.idle();
 
-    expect(receiver.requests).toHaveLength(1);
-    const req = receiver.requests[0];
+    expect(requestsTo('/signed')).toHaveLength(1);
+    const req = requestsTo('/signed')[0]!;
     expect(req.method).toBe('POST');
     expect(req.path).toBe('/signed');
     expect(req.headers['user-agent']).toBe('Service-Webhooks/1.0');
@@ -97,8 +98,8 @@ describe('webhook delivery', () => {
     // The bus may deliver the same event again: the derived delivery id makes it a no-op.
     await publishProjectEvent(platform, { id: ev.id, projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
     await dispatcher.idle();
-    expect(await dispatcher.sweepOnce()).toBe(0);
-    expect(receiver.requests).toHaveLength(1);
+    await dispatcher.sweepOnce();
+    expect(requestsTo('/signed')).toHaveLength(1);
   });
 
   it('follows the subscription rules: empty = all but email.received, family wildcards, email only by name or email.*', async () => {
@@ -144,7 +145,7 @@ describe('retries, dead letter, Retry-After', () => {
   it('retries after ~10 s, ~40 s (±20% jitter) and dead-letters after maxAttempts with its error', async () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/failing'), maxAttempts: 3 });
-    receiver.respond = () => ({ status: 500 });
+    answer('/failing', { status: 500 });
     const ev = await publishProjectEvent(platform, { projectId, event: 'order.paid', data: { orderId: 'o1' } });
     await dispatcher.idle();
     const id = deliveryId(ev.id, ep.id);
@@ -158,9 +159,10 @@ describe('retries, dead letter, Retry-After', () => {
 
     // Not due yet: the sweep leaves it alone.
     platform.clock.advance(b0 * 0.8 - 1);
-    expect(await dispatcher.sweepOnce()).toBe(0);
+    await dispatcher.sweepOnce();
+    expect(await deliveryRow(id)).toMatchObject({ attempts: 1 });
     platform.clock.set(Number(row.next_attempt_at));
-    expect(await dispatcher.sweepOnce()).toBe(1);
+    await dispatcher.sweepOnce();
     row = await deliveryRow(id);
     expect(row).toMatchObject({ status: 'pending', attempts: 2 });
     wait = Number(row.next_attempt_at) - platform.clock.now();
@@ -168,14 +170,14 @@ describe('retries, dead letter, Retry-After', () => {
     expect(wait).toBeLessThanOrEqual(b1 * 1.2);
 
     platform.clock.set(Number(row.next_attempt_at));
-    expect(await dispatcher.sweepOnce()).toBe(1);
+    await dispatcher.sweepOnce();
     row = await deliveryRow(id);
     expect(row).toMatchObject({ status: 'dead', attempts: 3, last_error: 'endpoint answered HTTP 500' });
     platform.clock.advance(LIMITS.webhook.backoffMs[4] * 2);
-    expect(await dispatcher.sweepOnce()).toBe(0);
-    expect(receiver.requests).toHaveLength(3);
+    await dispatcher.sweepOnce();
+    expect(requestsTo('/failing')).toHaveLength(3);
     // Same delivery id on every retry: receivers dedupe on it.
-    expect(new Set(receiver.requests.map((r) => r.headers['service-webhook-id']))).toEqual(new Set([id]));
+    expect(new Set(requestsTo('/failing').map((r) => r.headers['service-webhook-id']))).toEqual(new Set([id]));
     const log = await attemptsOf(id);
     expect(log.map((a) => [a.attempt, a.status, a.response_code])).toEqual([[1, 'failed', 500], [2, 'failed', 500], [3, 'failed', 500]]);
     expect(log[2].next_attempt_at).toBeNull();
@@ -201,28 +203,30 @@ describe('retries, dead letter, Retry-After', () => {
   it('honours a longer Retry-After on 429 and 503, capped at 24 h; a shorter one does not shorten the backoff', async () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/busy') });
-    receiver.respond = () => ({ status: 429, headers: { 'Retry-After': '3600' } });
+    answer('/busy', { status: 429, headers: { 'Retry-After': '3600' } });
     const ev = await publishProjectEvent(platform, { projectId, event: 'user.deleted', data: {} });
     await dispatcher.idle();
     const id = deliveryId(ev.id, ep.id);
     expect(Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now()).toBe(3_600_000);
 
-    receiver.respond = () => ({ status: 503, headers: { 'Retry-After': '1' } });
+    answer('/busy', { status: 503, headers: { 'Retry-After': '1' } });
     platform.clock.advance(3_600_000);
-    expect(await dispatcher.sweepOnce()).toBe(1);
+    await dispatcher.sweepOnce();
+    expect(await deliveryRow(id)).toMatchObject({ attempts: 2, last_response_code: 503 });
     const wait = Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now();
     expect(wait).toBeGreaterThanOrEqual(LIMITS.webhook.backoffMs[1] * 0.8);
 
-    receiver.respond = () => ({ status: 503, headers: { 'Retry-After': String(7 * 24 * 3600) } });
+    answer('/busy', { status: 503, headers: { 'Retry-After': String(7 * 24 * 3600) } });
     platform.clock.advance(wait);
-    expect(await dispatcher.sweepOnce()).toBe(1);
+    await dispatcher.sweepOnce();
+    expect(await deliveryRow(id)).toMatchObject({ attempts: 3 });
     expect(Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now()).toBe(24 * 3600 * 1000);
   });
 
   it('treats a timeout as a failed attempt', async () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/slow') });
-    receiver.respond = () => ({ status: 200, hang: true });
+    answer('/slow', { status: 200, hang: true });
     const ev = await publishProjectEvent(platform, { projectId, event: 'user.created', data: {} });
     await dispatcher.idle();
     expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out after 1 s' });
@@ -244,11 +248,11 @@ describe('retries, dead letter, Retry-After', () => {
     // A fresh processor after a restart: the pending one goes now, the leased one only once its lease ran out.
     await dispatcher.stop();
     dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 1_000 });
-    expect(await dispatcher.sweepOnce()).toBe(1);
-    expect(receiver.requests.map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`]);
+    await dispatcher.sweepOnce();
+    expect(requestsTo('/restart').map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`]);
     platform.clock.advance(30_000);
-    expect(await dispatcher.sweepOnce()).toBe(1);
-    expect(receiver.requests.map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`, `dlv_a${projectId}`]);
+    await dispatcher.sweepOnce();
+    expect(requestsTo('/restart').map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`, `dlv_a${projectId}`]);
     expect(await deliveryRow(`dlv_a${projectId}`)).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 });
@@ -261,7 +265,7 @@ describe('signing secrets during rotation', () => {
     await platform.db.query('UPDATE webhook_endpoints SET previous_secret = $2, previous_secret_until = $3 WHERE id = $1', [ep.id, 'whsec_oldoldoldoldoldoldold', until]);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();
-    const first = receiver.requests[0];
+    const first = requestsTo('/rotating')[0]!;
     const header = first.headers['service-signature'] as string;
     expect(header.match(/v1=/g)).toHaveLength(2);
     expect(stripe.constructEvent(first.body, header, 'whsec_newnewnewnewnewnewnew')).toBeTruthy();
@@ -271,7 +275,7 @@ describe('signing secrets during rotation', () => {
     platform.clock.set(until);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();
-    const second = receiver.requests[1];
+    const second = requestsTo('/rotating')[1]!;
     const h2 = second.headers['service-signature'] as string;
     expect(h2.match(/v1=/g)).toHaveLength(1);
     expect(() => verifyWebhook(second.body, h2, 'whsec_oldoldoldoldoldoldold', { now: platform.clock.now() })).toThrow();
@@ -316,10 +320,10 @@ describe('SSRF at send time', () => {
   it('does not follow a redirect (to the cloud metadata address): a 3xx is a failure', async () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/redirect') });
-    receiver.respond = () => ({ status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } });
+    answer('/redirect', { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } });
     const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();
-    expect(receiver.requests).toHaveLength(1);
+    expect(requestsTo('/redirect')).toHaveLength(1);
     expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', last_response_code: 302, last_error: 'redirect (302) not followed' });
   });
 });
