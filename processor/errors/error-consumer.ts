@@ -19,7 +19,8 @@ import type { ErrorCaps } from './steps/caps-step.ts';
  *   2. handle     the batches through the pipeline, narrowing a batch that fails for its content down to
  *                 the events no store takes (poison-isolation.ts), which are kept, scrubbed, in
  *                 error_events_unprocessable for an operator to replay (`npm run unprocessable`)
- *   3. count      accepted, duplicates and every drop by reason, for the life of the process (stats())
+ *   3. count      accepted, duplicates and every drop by reason, for the life of the process (stats(),
+ *                 and logged every TOTALS_LOG_MS while they change, so operators see drops in any role)
  * The ledger is pruned in the background (ledger-retention.ts).
  */
 
@@ -30,6 +31,7 @@ import type { ErrorCaps } from './steps/caps-step.ts';
  * as with several processors. Measured in bench/README.md ("Whole path").
  */
 const BATCHES_IN_FLIGHT = 2;
+const TOTALS_LOG_MS = 60_000;
 
 export interface StartErrorConsumerOptions {
   /** Defaults to LIMITS.errorCaps. */
@@ -101,9 +103,16 @@ export async function startErrorConsumer(platform: Platform, opts: StartErrorCon
     { maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT },
   );
   const pruning = opts.ledgerPruneIntervalMs === false ? undefined : schedulePruning(platform.db, logger, opts.ledgerPruneIntervalMs);
+  let logged = totals;
+  const totalsLog = setInterval(() => {
+    if (totals === logged) return;
+    logged = totals;
+    logger.info({ totals }, 'error pipeline totals');
+  }, TOTALS_LOG_MS).unref();
   return {
     stats: () => totals,
     async stop() {
+      clearInterval(totalsLog);
       await pruning?.stop();
       await sub.stop();
       await pipeline.idle();

@@ -113,6 +113,24 @@ export function isSecretKey(key: string): boolean {
 }
 
 /**
+ * Key names scrubText found nothing in. Events of one app repeat the same few keys, so each is scanned once;
+ * a key with a secret in it is never kept here (it is scanned every time), and the set starts over when full.
+ */
+const CLEAN_KEYS = new Set<string>();
+const CLEAN_KEYS_MAX = 10_000;
+const CLEAN_KEY_MAX_LENGTH = 128;
+
+function scrubKey(key: string): string {
+  if (CLEAN_KEYS.has(key)) return key;
+  const scrubbed = scrubText(key);
+  if (scrubbed === key && key.length <= CLEAN_KEY_MAX_LENGTH) {
+    if (CLEAN_KEYS.size >= CLEAN_KEYS_MAX) CLEAN_KEYS.clear();
+    CLEAN_KEYS.add(key);
+  }
+  return scrubbed;
+}
+
+/**
  * Scrub a property bag recursively: secret-named keys' values filtered whole, every string value scrubbed,
  * and every key name scrubbed too (a client may use a connection string or a token as a key).
  */
@@ -123,7 +141,7 @@ export function scrubValue(value: unknown, depth = 0): unknown {
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      setOwn(out, scrubText(k), isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1));
+      setOwn(out, scrubKey(k), isSecretKey(k) && v !== null && v !== undefined && v !== '' ? FILTERED : scrubValue(v, depth + 1));
     }
     return out;
   }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import type { GroupRow, GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
-import { ERROR_EVENT_TEXT_FIELD_NAMES } from '../../../schemas/error-event.ts';
+import { copyTextFields } from '../../../schemas/error-event.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';
@@ -42,7 +42,7 @@ export function sampleOf(e: EnvironmentStampedEvent) {
     truncated: ev.truncated.length ? ev.truncated : undefined,
   };
   // Every text field, under its own name (schemas/error-event.ts).
-  for (const f of ERROR_EVENT_TEXT_FIELD_NAMES) sample[f] = ev[f];
+  copyTextFields(ev, sample);
   return sample;
 }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
-import { ERROR_EVENT_TEXT_FIELDS, ERROR_EVENT_TEXT_FIELD_NAMES, type Environment } from '../../../schemas/error-event.ts';
+import { copyTextColumns, type Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { chTime } from './time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
@@ -12,9 +12,6 @@ import type { FingerprintedEvent } from './outcome.ts';
  * the same rows again and no more.
  */
 export const OCCURRENCES_TABLE = 'error_occurrences';
-
-/** Each text field's column (schemas/error-event.ts); '' where the event has none. */
-const TEXT_COLUMNS = ERROR_EVENT_TEXT_FIELD_NAMES.map((f) => [f, ERROR_EVENT_TEXT_FIELDS[f].column] as const);
 
 export function occurrenceRow(e: FingerprintedEvent, environment: Environment | string) {
   const ev = e.event;
@@ -35,7 +32,8 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
     extra: ev.extra ? JSON.stringify(ev.extra) : '',
     truncated: ev.truncated ?? [],
   };
-  for (const [f, column] of TEXT_COLUMNS) row[column] = ev[f] ?? '';
+  // Each text field under its column (schemas/error-event.ts); '' where the event has none.
+  copyTextColumns(ev, row);
   return row;
 }
 
