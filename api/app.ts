@@ -16,6 +16,8 @@ import { cliRoutes } from './cli/cli-routes.ts';
 import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
 import { errorRoutes } from './errors/error-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
+import { deploysRoutes } from './deploys/deploys-routes.ts';
+import { hookRoutes } from './deploys/hook-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -103,6 +105,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(cliRoutes(platform));
   await app.register(errorRoutes);
   await app.register(webhookRoutes);
+  await app.register(deploysRoutes(platform));
+  await app.register(hookRoutes(platform));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

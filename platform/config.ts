@@ -59,10 +59,18 @@ export const ConfigSchema = z.object({
   SETTINGS_REFRESH_MS: z.coerce.number().int().min(100).default(2000),
   /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind the reverse proxy). */
   TRUST_PROXY: bool.default(false),
+  /** BUILD_TIMEOUT_MS: wall-clock limit of one build; past it the build's process group is killed. */
+  BUILD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10 * 60 * 1000),
+  /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
+  BUILDS_PER_BUILDER: z.coerce.number().int().min(1).max(64).default(1),
+  /** ALLOW_LOCAL_REPOS: accept local paths and file:// as a project's repository (tests, one machine). */
+  ALLOW_LOCAL_REPOS: bool.default(false),
+  /** SITES_DOMAIN: ready deploys are served at <slug>.<SITES_DOMAIN> (production) and <deployId>.<SITES_DOMAIN> (any). */
+  SITES_DOMAIN: z.string().default('localhost'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
-export type Role = 'all' | 'ingest' | 'processor' | 'api';
+export type Role = 'all' | 'ingest' | 'processor' | 'api' | 'builder';
 
 export class ConfigError extends Error {}
 
@@ -81,6 +89,7 @@ export const DISTRIBUTED_REQUIRED: Record<Exclude<Role, 'all'>, Array<keyof Conf
   ingest: ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL'],
   processor: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'SMTP_URL', 'PUBLIC_BASE_URL'],
   api: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'PUBLIC_BASE_URL'],
+  builder: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS'],
 };
 
 /** The public base URL without a trailing slash; `http://localhost:$PORT` when PUBLIC_BASE_URL is unset. */

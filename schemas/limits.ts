@@ -24,4 +24,21 @@ export const LIMITS = {
    */
   cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5, startsPerIpPer10Min: 10, keepExpiredMs: 24 * 60 * 60 * 1000 },
   sessionTtlMs: 30 * 24 * 60 * 60 * 1000,
+  /** Deploys (ours; the spec shows none of these numbers). */
+  deploys: {
+    /** Stored log lines per deploy; past it one line says so and the rest of the build's output is dropped. */
+    logLinesPerDeploy: 10_000,
+    /** A longer line is cut (with a marker). */
+    logLineChars: 4_000,
+    /** A building deploy's lease; the builder renews it every third of this. */
+    leaseMs: 30_000,
+    /** Deploy hook calls: per token and per caller IP, per minute. */
+    hookCallsPerTokenPerMinute: 60,
+    hookCallsPerIpPerMinute: 120,
+    /** Largest hook body (a code host's push payload fits; it is only read for the signature). */
+    hookBodyBytes: 1024 * 1024,
+    /** Lists: deploys per page. */
+    listDefault: 20,
+    listMax: 100,
+  },
 } as const;

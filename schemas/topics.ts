@@ -4,10 +4,13 @@ export const TOPICS = {
   errorEvents: 'errors.events.v1',
   /** Project events that fan out to webhooks (key: projectId). See schemas/project-events.ts. */
   projectEvents: 'project.events.v1',
+  /** Deploys waiting for a builder (key: projectId). See schemas/deploys.ts. */
+  deployRequests: 'deploys.requested.v1',
 } as const;
 
 /** Consumer group ids. */
 export const CONSUMER_GROUPS = {
   errorPipeline: 'processor-errors',
   webhookFanout: 'processor-webhooks',
+  builder: 'builder-deploys',
 } as const;

@@ -15,8 +15,9 @@ import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
+import { startBuilder } from '../builder/deploy-builder.ts';
 
-export const ROLES: Role[] = ['all', 'ingest', 'processor', 'api'];
+export const ROLES: Role[] = ['all', 'ingest', 'processor', 'api', 'builder'];
 
 export interface Running {
   platform: Platform;
@@ -45,6 +46,10 @@ export interface StartOptions {
     errorConsumerGroup?: string;
     projectEventsTopic?: string;
     webhookConsumerGroup?: string;
+    deployTopic?: string;
+    builderConsumerGroup?: string;
+    /** Builds' lease (tests shorten it to see builder_lost quickly). */
+    buildLeaseMs?: number;
     overrides?: PlatformOverrides;
   };
 }
@@ -66,6 +71,10 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => errors.stop());
       const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
       stops.push(() => webhooks.stop());
+    }
+    if (role === 'all' || role === 'builder') {
+      const builder = await startBuilder(platform, { topic: t.deployTopic, consumerGroup: t.builderConsumerGroup, leaseMs: t.buildLeaseMs });
+      stops.push(() => builder.stop());
     }
     const api = role === 'all' || role === 'api' ? await buildApiApp(platform) : undefined;
     if (api) stops.push(() => api.close());

@@ -10,13 +10,14 @@ import { describe, expect, it } from 'vitest';
  * the roles. Steps and routes see ports: no role imports an adapter. Tests and test support are exempt.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const ROLES = ['ingest', 'processor', 'api'];
+const ROLES = ['ingest', 'processor', 'api', 'builder'];
 const ALLOWED: Record<string, string[]> = {
   schemas: ['schemas'],
   platform: ['schemas', 'platform'],
   ingest: ['schemas', 'platform', 'ingest'],
   processor: ['schemas', 'platform', 'processor'],
   api: ['schemas', 'platform', 'api'],
+  builder: ['schemas', 'platform', 'builder'],
   service: ['schemas', 'platform', 'service', ...ROLES],
 };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FILTERED, isSecretKey, scrubText, scrubValue } from './scrub.ts';
+import { FILTERED, isSecretKey, scrubText, scrubValue } from './secret-scrub.ts';
 
 describe('scrubText', () => {
   it.each([

@@ -1,11 +1,11 @@
 /**
- * Secret scrubbing, applied before anything of an error event is stored (spec §7.2). Patterns follow
+ * Secret scrubbing, applied before anything of an error event (spec §7.2) or a build log line is stored. Patterns follow
  * Sentry Relay's PII rules and gitleaks: provider key formats, bearer credentials, `key=value` pairs
  * whose key names a secret, credentials in URLs, private key blocks, JWTs and card numbers (Luhn).
  * Only the secret itself becomes `[Filtered]`, so the rest of a line (a stack frame's file path, the
  * words of a message) stays readable.
  */
-import { setOwn } from '../../platform/storable-text.ts';
+import { setOwn } from './storable-text.ts';
 
 export const FILTERED = '[Filtered]';
 

@@ -1,0 +1,259 @@
+import type { Bus } from '../../platform/ports/bus.ts';
+import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
+import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import type { DeployRequested, DeployTrigger } from '../../schemas/deploys.ts';
+
+/**
+ * Deploys as the API sees them: queueing (with §3.3's rule, enforced by Postgres indexes so it holds
+ * across processes), reading, build settings and deploy hooks. Building is the builder role's
+ * (builder/); it moves a deploy on from `queued`.
+ */
+export interface Deploy {
+  id: string;
+  projectId: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  status: string;
+  gitSha: string | null;
+  trigger: { kind: string; id: string | null };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  failureReason: string | null;
+  exitCode: number | null;
+}
+
+interface DeployRow {
+  id: string;
+  project_id: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  status: string;
+  git_sha: string | null;
+  trigger_kind: string;
+  trigger_id: string | null;
+  created_at: Date | string;
+  started_at: Date | string | null;
+  finished_at: Date | string | null;
+  failure_reason: string | null;
+  exit_code: number | null;
+}
+const DEPLOY_COLUMNS = 'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+const toDeploy = (r: DeployRow): Deploy => ({
+  id: r.id,
+  projectId: r.project_id,
+  branch: r.branch,
+  environment: r.environment,
+  status: r.status,
+  gitSha: r.git_sha,
+  trigger: { kind: r.trigger_kind, id: r.trigger_id },
+  createdAt: new Date(r.created_at).toISOString(),
+  startedAt: iso(r.started_at),
+  finishedAt: iso(r.finished_at),
+  failureReason: r.failure_reason,
+  exitCode: r.exit_code,
+});
+
+export interface QueueRequest {
+  projectId: string;
+  branch: string;
+  trigger: DeployTrigger;
+  /** The hook's id, or the user's for an API call. */
+  triggerId: string | null;
+  now: number;
+}
+
+/**
+ * Queue a deploy of `branch`: production when it is the project's default branch, preview otherwise.
+ * - A production deploy while another is queued or building: 409 production_deploy_busy with
+ *   activeDeployId (the partial unique index deploys_one_active_production decides, in any process).
+ * - A preview branch whose deploy is still queued: that deploy is returned (`deduplicated`), not another.
+ * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
+ * holds no production slot) and the caller gets 503.
+ */
+export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest): Promise<{ deploy: Deploy; deduplicated: boolean }> {
+  const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
+  if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
+  const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const inserted = await db.query<DeployRow>(
+      `INSERT INTO deploys (id, project_id, branch, environment, status, trigger_kind, trigger_id, created_at)
+       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7)
+       ON CONFLICT DO NOTHING RETURNING ${DEPLOY_COLUMNS}`,
+      [newId('dep_'), req.projectId, req.branch, environment, req.trigger, req.triggerId, new Date(req.now)],
+    );
+    const row = inserted.rows[0];
+    if (row) {
+      const message: DeployRequested = { v: 1, deployId: row.id, projectId: row.project_id };
+      try {
+        await bus.publish(TOPICS.deployRequests, [{ key: row.project_id, value: Buffer.from(JSON.stringify(message)) }]);
+      } catch (err) {
+        await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [row.id]);
+        throw err;
+      }
+      return { deploy: toDeploy(row), deduplicated: false };
+    }
+    if (environment === 'production') {
+      const active = await db.query<{ id: string }>(`SELECT id FROM deploys WHERE project_id = $1 AND environment = 'production' AND status IN ('queued', 'building')`, [req.projectId]);
+      const id = active.rows[0]?.id;
+      if (id) throw new ServiceError('production_deploy_busy', 'a production deploy of this project is already queued or building', { body: { activeDeployId: id } });
+    } else {
+      const queued = await db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND branch = $2 AND environment = 'preview' AND status = 'queued'`, [req.projectId, req.branch]);
+      if (queued.rows[0]) return { deploy: toDeploy(queued.rows[0]), deduplicated: true };
+    }
+    // The conflicting deploy moved on between the insert and the read: try again.
+  }
+  throw new ServiceError('conflict', 'could not queue the deploy; try again');
+}
+
+export async function getDeploy(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
+  const r = await db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE id = $1 AND project_id = $2`, [deployId, projectId]);
+  if (!r.rows[0]) throw new ServiceError('not_found', 'no such deploy');
+  return toDeploy(r.rows[0]);
+}
+
+/** Newest first; the cursor is the last item's (created_at, id). */
+export async function listDeploys(db: Queryable, projectId: string, opts: { limit: number; cursor?: string }): Promise<{ data: Deploy[]; hasMore: boolean; nextCursor: string | null }> {
+  let after: { at: string; id: string } | undefined;
+  if (opts.cursor) {
+    try {
+      after = JSON.parse(Buffer.from(opts.cursor, 'base64url').toString('utf8'));
+      if (typeof after?.at !== 'string' || typeof after.id !== 'string' || Number.isNaN(Date.parse(after.at))) throw new Error('bad');
+    } catch {
+      throw new ServiceError('invalid_request', 'cursor is not one this API gave out');
+    }
+  }
+  const r = await db.query<DeployRow>(
+    `SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1
+       AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
+     ORDER BY created_at DESC, id DESC LIMIT $4`,
+    [projectId, after?.at ?? null, after?.id ?? '', opts.limit + 1],
+  );
+  const rows = r.rows.slice(0, opts.limit);
+  const last = rows[rows.length - 1];
+  const hasMore = r.rows.length > opts.limit;
+  return {
+    data: rows.map(toDeploy),
+    hasMore,
+    nextCursor: hasMore && last ? Buffer.from(JSON.stringify({ at: new Date(last.created_at).toISOString(), id: last.id })).toString('base64url') : null,
+  };
+}
+
+// ---- build settings -------------------------------------------------------------------------------
+
+export interface BuildSettings {
+  repoUrl: string | null;
+  defaultBranch: string;
+  buildCommand: string;
+  outputDir: string;
+  env: Array<{ name: string; secret: boolean; value: string | null; hint: string | null }>;
+}
+
+export async function getBuildSettings(db: Queryable, projectId: string): Promise<BuildSettings> {
+  const [p, s, env] = await Promise.all([
+    db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [projectId]),
+    db.query<{ repo_url: string; build_command: string; output_dir: string }>('SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1', [projectId]),
+    db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [projectId]),
+  ]);
+  const settings = s.rows[0];
+  return {
+    repoUrl: settings?.repo_url ?? null,
+    defaultBranch: p.rows[0]?.default_branch ?? 'main',
+    buildCommand: settings?.build_command ?? '',
+    outputDir: settings?.output_dir ?? '.',
+    // A secret's value is write-only: a hint of its length and last characters, never the value.
+    env: env.rows.map((e) => ({ name: e.name, secret: e.secret, value: e.secret ? null : e.value, hint: e.secret ? `…${e.value.slice(-2)} (${e.value.length} chars)` : null })),
+  };
+}
+
+export interface BuildSettingsPatch {
+  repoUrl?: string;
+  defaultBranch?: string;
+  buildCommand?: string;
+  outputDir?: string;
+  /** Set or replace these variables; `null` removes one. */
+  env?: Record<string, { value: string; secret?: boolean } | null>;
+}
+
+export async function updateBuildSettings(db: RelationalStore, projectId: string, patch: BuildSettingsPatch, now: number): Promise<void> {
+  await db.transaction(async (tx) => {
+    if (patch.defaultBranch !== undefined) await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [projectId, patch.defaultBranch]);
+    if (patch.repoUrl !== undefined || patch.buildCommand !== undefined || patch.outputDir !== undefined) {
+      const current = await tx.query<{ repo_url: string }>('SELECT repo_url FROM project_build_settings WHERE project_id = $1', [projectId]);
+      if (!current.rows[0] && patch.repoUrl === undefined) throw new ServiceError('invalid_request', 'set repoUrl first: a project builds from a repository');
+      await tx.query(
+        `INSERT INTO project_build_settings (project_id, repo_url, build_command, output_dir, updated_at) VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, '.'), $5)
+         ON CONFLICT (project_id) DO UPDATE SET repo_url = COALESCE($2, project_build_settings.repo_url),
+           build_command = COALESCE($3, project_build_settings.build_command), output_dir = COALESCE($4, project_build_settings.output_dir), updated_at = $5`,
+        [projectId, patch.repoUrl ?? current.rows[0]?.repo_url, patch.buildCommand ?? null, patch.outputDir ?? null, new Date(now)],
+      );
+    }
+    for (const [name, v] of Object.entries(patch.env ?? {})) {
+      if (v === null) await tx.query('DELETE FROM project_build_env WHERE project_id = $1 AND name = $2', [projectId, name]);
+      else {
+        await tx.query(
+          `INSERT INTO project_build_env (project_id, name, value, secret) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (project_id, name) DO UPDATE SET value = EXCLUDED.value, secret = EXCLUDED.secret`,
+          [projectId, name, v.value, v.secret ?? false],
+        );
+      }
+    }
+  });
+}
+
+// ---- deploy hooks (§2.4, §4.4) ----------------------------------------------------------------------
+
+export interface DeployHook {
+  id: string;
+  name: string;
+  branch: string;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+interface HookRow {
+  id: string;
+  name: string;
+  branch: string;
+  hint: string;
+  created_at: Date | string;
+  last_used_at: Date | string | null;
+}
+const toHook = (r: HookRow): DeployHook => ({ id: r.id, name: r.name, branch: r.branch, hint: `${TOKEN_PREFIX.deployHook}${r.hint}…`, createdAt: new Date(r.created_at).toISOString(), lastUsedAt: iso(r.last_used_at) });
+const HINT_CHARS = 4;
+
+export async function createDeployHook(db: Queryable, projectId: string, name: string, branch: string, now: number): Promise<DeployHook & { token: string }> {
+  const token = newToken(TOKEN_PREFIX.deployHook);
+  const r = await db.query<HookRow>(
+    'INSERT INTO deploy_hooks (id, project_id, name, branch, token_hash, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, name, branch, hint, created_at, last_used_at',
+    [newId('dhk_'), projectId, name, branch, tokenHash(token), token.slice(TOKEN_PREFIX.deployHook.length, TOKEN_PREFIX.deployHook.length + HINT_CHARS), new Date(now)],
+  );
+  return { ...toHook(r.rows[0]!), token };
+}
+
+export async function listDeployHooks(db: Queryable, projectId: string): Promise<DeployHook[]> {
+  const r = await db.query<HookRow>('SELECT id, name, branch, hint, created_at, last_used_at FROM deploy_hooks WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at, id', [projectId]);
+  return r.rows.map(toHook);
+}
+
+export async function deleteDeployHook(db: Queryable, projectId: string, id: string, now: number): Promise<void> {
+  const r = await db.query('UPDATE deploy_hooks SET deleted_at = $3 WHERE id = $1 AND project_id = $2 AND deleted_at IS NULL', [id, projectId, new Date(now)]);
+  if (r.rowCount === 0) throw new ServiceError('not_found', 'no such deploy hook');
+}
+
+/** The live hook a raw token belongs to, marking it used; undefined for an unknown or deleted token. */
+export async function hookByToken(db: Queryable, token: string, now: number): Promise<{ id: string; projectId: string; branch: string } | undefined> {
+  const r = await db.query<{ id: string; project_id: string; branch: string }>(
+    'UPDATE deploy_hooks SET last_used_at = $2 WHERE token_hash = $1 AND deleted_at IS NULL RETURNING id, project_id, branch',
+    [tokenHash(token), new Date(now)],
+  );
+  const h = r.rows[0];
+  return h && { id: h.id, projectId: h.project_id, branch: h.branch };
+}
+
+export const DEPLOY_LIST = { default: LIMITS.deploys.listDefault, max: LIMITS.deploys.listMax };

@@ -1,0 +1,194 @@
+import path from 'node:path';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { publicBaseUrl } from '../../platform/config.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
+import { BranchSchema } from '../../schemas/deploys.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
+import { ErrorBodySchema } from '../http-errors.ts';
+import {
+  createDeployHook,
+  DEPLOY_LIST,
+  deleteDeployHook,
+  getBuildSettings,
+  getDeploy,
+  listDeployHooks,
+  listDeploys,
+  queueDeploy,
+  updateBuildSettings,
+} from './deploys-repository.ts';
+
+/**
+ * `/v1/projects/:slug/deploys` (spec §4.1 "builds and rollback", §4.4): the project's build source,
+ * queueing and reading deploys, and deploy-hook management (console session only, §5.2 rule 1).
+ * The hook call itself is public: hook-routes.ts.
+ */
+const Params = z.object({ slug: z.string() });
+const DeployParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
+const HookParams = z.object({ slug: z.string(), id: z.string().max(64) });
+
+export const DeploySchema = z.object({
+  id: z.string().describe('`dep_...`'),
+  projectId: z.string(),
+  branch: z.string(),
+  environment: z.enum(['production', 'preview']),
+  status: z.string().describe('queued -> building -> ready | failed | canceled'),
+  gitSha: z.string().nullable(),
+  trigger: z.object({ kind: z.string().describe('hook, api or rollback'), id: z.string().nullable().describe('the hook id, or the user who asked') }),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  failureReason: z.string().nullable().describe('checkout_failed, build_failed (see exitCode), timeout, output_missing, builder_lost, source_missing'),
+  exitCode: z.number().int().nullable(),
+});
+
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
+const BuildSettingsSchema = z.object({
+  repoUrl: z.string().nullable(),
+  defaultBranch: z.string().describe('deploys of this branch are production; every other branch is a preview'),
+  buildCommand: z.string(),
+  outputDir: z.string(),
+  env: z.array(z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() })),
+});
+const BuildSettingsPatchSchema = z
+  .object({
+    repoUrl: z.string().max(2048).optional().describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
+    defaultBranch: BranchSchema.optional(),
+    buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
+    outputDir: z.string().max(1024).optional().describe('relative to the tree; kept as the deploy\'s artifact and served'),
+    env: z.record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable()).optional(),
+  })
+  .strict();
+
+const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
+
+export function deploysRoutes(platform: Platform): FastifyPluginAsyncZod {
+  const { db, bus, clock, config } = platform;
+  const base = publicBaseUrl(config);
+  return async (app) => {
+    app.get(
+      '/v1/projects/:slug/deploys/settings',
+      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'The build source: repository, branch, command, output, variables', params: Params, response: { 200: z.object({ settings: BuildSettingsSchema }) } } },
+      async (request) => ({ settings: await getBuildSettings(db, projectOf(request).id) }),
+    );
+
+    app.patch(
+      '/v1/projects/:slug/deploys/settings',
+      {
+        config: { auth: AUTH.user },
+        schema: { tags: ['deploys'], summary: 'Change the build source (console session or CLI)', params: Params, body: BuildSettingsPatchSchema, response: { 200: z.object({ settings: BuildSettingsSchema }), 400: ErrorBodySchema } },
+      },
+      async (request) => {
+        const project = projectOf(request);
+        const patch = request.body;
+        if (patch.repoUrl !== undefined) patch.repoUrl = await checkRepoUrl(platform, patch.repoUrl);
+        if (patch.outputDir !== undefined) patch.outputDir = checkRelativeDir(patch.outputDir);
+        await updateBuildSettings(db, project.id, patch, clock.now());
+        return { settings: await getBuildSettings(db, project.id) };
+      },
+    );
+
+    app.post(
+      '/v1/projects/:slug/deploys',
+      {
+        config: { auth: AUTH.project('deploys:write') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Queue a deploy of a branch (production on the default branch, preview otherwise)',
+          params: Params,
+          body: z.object({ branch: BranchSchema.optional().describe('defaults to the project\'s default branch') }).strict(),
+          response: { 202: z.object({ deploy: DeploySchema, deduplicated: z.boolean() }), 409: ErrorBodySchema },
+        },
+      },
+      async (request, reply) => {
+        const project = projectOf(request);
+        const branch = request.body.branch ?? (await getBuildSettings(db, project.id)).defaultBranch;
+        const credential = request.credential;
+        const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
+        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() });
+        return reply.code(202).send(queued);
+      },
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys',
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Deploys, newest first',
+          params: Params,
+          querystring: z.object({ limit: z.coerce.number().int().min(1).max(DEPLOY_LIST.max).default(DEPLOY_LIST.default), cursor: z.string().max(512).optional() }),
+          response: { 200: z.object({ data: z.array(DeploySchema), hasMore: z.boolean(), nextCursor: z.string().nullable() }) },
+        },
+      },
+      async (request) => listDeploys(db, projectOf(request).id, request.query),
+    );
+
+    // Hook management: console session only (§5.2 rule 1). Registered before `:deployId` so the static
+    // segment wins (Fastify's router prefers it anyway).
+    app.post(
+      '/v1/projects/:slug/deploys/hooks',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Create a deploy hook bound to a branch; the token and URL are in this response only',
+          params: Params,
+          body: z.object({ name: z.string().trim().min(1).max(100), branch: BranchSchema }).strict(),
+          response: { 201: z.object({ hook: HookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }) }) },
+        },
+      },
+      async (request, reply) => {
+        const hook = await createDeployHook(db, projectOf(request).id, request.body.name, request.body.branch, clock.now());
+        return reply.code(201).send({ hook: { ...hook, url: `${base}/v1/hooks/${hook.token}` } });
+      },
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys/hooks',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: Params, response: { 200: z.object({ hooks: z.array(HookSchema) }) } } },
+      async (request) => ({ hooks: await listDeployHooks(db, projectOf(request).id) }),
+    );
+
+    app.delete(
+      '/v1/projects/:slug/deploys/hooks/:id',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'Delete a deploy hook; its URL answers 404 from now on', params: HookParams, response: { 204: z.null(), 404: ErrorBodySchema } } },
+      async (request, reply) => {
+        await deleteDeployHook(db, projectOf(request).id, request.params.id, clock.now());
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys/:deployId',
+      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema } } },
+      async (request) => ({ deploy: await getDeploy(db, projectOf(request).id, request.params.deployId) }),
+    );
+  };
+}
+
+/** https:// through the webhook URL guard (public hosts only); local paths and file:// only when the setting allows. */
+async function checkRepoUrl(platform: Platform, raw: string): Promise<string> {
+  const local = raw.startsWith('/') || raw.startsWith('file://');
+  if (local) {
+    if (!platform.config.ALLOW_LOCAL_REPOS) throw new ServiceError('invalid_request', 'repoUrl must be an https:// repository (local paths need ALLOW_LOCAL_REPOS=true)');
+    return raw;
+  }
+  try {
+    return (await validateWebhookUrl(raw, { allowLoopback: platform.testing?.allowLoopbackWebhooks === true, resolve: platform.testing?.webhookResolve })).href;
+  } catch (err) {
+    if (err instanceof WebhookUrlError) throw new ServiceError(err.code, `repoUrl: ${err.message}`);
+    throw err;
+  }
+}
+
+/** A directory inside the checked-out tree. */
+function checkRelativeDir(dir: string): string {
+  const normal = path.posix.normalize(dir.replace(/\\/g, '/'));
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../')) throw new ServiceError('invalid_request', 'outputDir must be a directory inside the repository');
+  return normal;
+}

@@ -1,0 +1,132 @@
+import type { Queryable } from '../platform/ports/relational-store.ts';
+import type { DeployFailureReason } from '../schemas/deploys.ts';
+
+/**
+ * What the builder reads and writes of deploys: claiming a queued one under a lease, renewing leases,
+ * finishing, failing the ones whose builder died, and the project's build source.
+ */
+export interface ClaimedDeploy {
+  id: string;
+  projectId: string;
+  projectSlug: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  createdAt: number;
+}
+
+export interface BuildSource {
+  repoUrl: string;
+  buildCommand: string;
+  outputDir: string;
+  env: Array<{ name: string; value: string; secret: boolean }>;
+}
+
+export interface FinishedDeploy {
+  id: string;
+  projectId: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  gitSha: string | null;
+  startedAt: number | null;
+  finishedAt: number;
+  failureReason: string | null;
+}
+
+export const buildsRepository = {
+  /**
+   * Take a queued deploy, leased to `owner` until `leaseUntil`: the one named (`deployId`), or else the oldest
+   * queued before `queuedBefore` (any project); undefined when there is none to take.
+   */
+  async claim(db: Queryable, owner: string, now: number, leaseUntil: number, which: { deployId: string } | { queuedBefore: number }): Promise<ClaimedDeploy | undefined> {
+    const r = await db.query<{ id: string; project_id: string; slug: string; branch: string; environment: 'production' | 'preview'; created_at: Date | string }>(
+      `UPDATE deploys d SET status = 'building', started_at = $2, lease_owner = $1, lease_until = $3
+         FROM projects p
+        WHERE d.id = (SELECT id FROM deploys WHERE status = 'queued' AND ($4::text IS NULL OR id = $4) AND ($5::timestamptz IS NULL OR created_at < $5)
+                       ORDER BY created_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
+          AND p.id = d.project_id
+        RETURNING d.id, d.project_id, p.slug, d.branch, d.environment, d.created_at`,
+      [owner, new Date(now), new Date(leaseUntil), 'deployId' in which ? which.deployId : null, 'queuedBefore' in which ? new Date(which.queuedBefore) : null],
+    );
+    const d = r.rows[0];
+    return d && { id: d.id, projectId: d.project_id, projectSlug: d.slug, branch: d.branch, environment: d.environment, createdAt: new Date(d.created_at).getTime() };
+  },
+
+  async source(db: Queryable, projectId: string): Promise<BuildSource | undefined> {
+    const [s, env] = await Promise.all([
+      db.query<{ repo_url: string; build_command: string; output_dir: string }>('SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1', [projectId]),
+      db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [projectId]),
+    ]);
+    const row = s.rows[0];
+    return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir, env: env.rows };
+  },
+
+  async recordSha(db: Queryable, deployId: string, sha: string): Promise<void> {
+    await db.query('UPDATE deploys SET git_sha = $2 WHERE id = $1', [deployId, sha]);
+  },
+
+  /** Extend the leases of these deploys (still building and still ours). */
+  async renew(db: Queryable, owner: string, ids: string[], leaseUntil: number): Promise<void> {
+    if (!ids.length) return;
+    await db.query(`UPDATE deploys SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'building'`, [owner, ids, new Date(leaseUntil)]);
+  },
+
+  /** Finish a build this owner holds; undefined when it no longer holds it (its lease expired meanwhile). */
+  async finish(
+    db: Queryable,
+    owner: string,
+    deployId: string,
+    outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number },
+    now: number,
+    logLines: number,
+  ): Promise<FinishedDeploy | undefined> {
+    const r = await db.query<FinishedRow>(
+      `UPDATE deploys SET status = $3, finished_at = $4, failure_reason = $5, exit_code = $6, artifact_dir = $7, log_lines = $8, lease_owner = NULL, lease_until = NULL
+        WHERE id = $1 AND lease_owner = $2 AND status = 'building'
+        RETURNING ${FINISHED_COLUMNS}`,
+      [
+        deployId,
+        owner,
+        outcome.status,
+        new Date(now),
+        outcome.status === 'failed' ? outcome.reason : null,
+        outcome.status === 'failed' ? (outcome.exitCode ?? null) : null,
+        outcome.status === 'ready' ? outcome.artifactDir : null,
+        logLines,
+      ],
+    );
+    return r.rows[0] && toFinished(r.rows[0]);
+  },
+
+  /** Fail every building deploy whose lease ran out (its builder died): builder_lost, which frees the production slot. */
+  async failExpired(db: Queryable, now: number): Promise<FinishedDeploy[]> {
+    const r = await db.query<FinishedRow>(
+      `UPDATE deploys SET status = 'failed', failure_reason = 'builder_lost', finished_at = $1, lease_owner = NULL, lease_until = NULL
+        WHERE id IN (SELECT id FROM deploys WHERE status = 'building' AND lease_until < $1 FOR UPDATE SKIP LOCKED)
+        RETURNING ${FINISHED_COLUMNS}`,
+      [new Date(now)],
+    );
+    return r.rows.map(toFinished);
+  },
+};
+
+interface FinishedRow {
+  id: string;
+  project_id: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  git_sha: string | null;
+  started_at: Date | string | null;
+  finished_at: Date | string;
+  failure_reason: string | null;
+}
+const FINISHED_COLUMNS = 'id, project_id, branch, environment, git_sha, started_at, finished_at, failure_reason';
+const toFinished = (r: FinishedRow): FinishedDeploy => ({
+  id: r.id,
+  projectId: r.project_id,
+  branch: r.branch,
+  environment: r.environment,
+  gitSha: r.git_sha,
+  startedAt: r.started_at === null ? null : new Date(r.started_at).getTime(),
+  finishedAt: new Date(r.finished_at).getTime(),
+  failureReason: r.failure_reason,
+});

@@ -1,0 +1,230 @@
+/**
+ * The builder role: takes queued deploys and builds them.
+ *
+ *   1. wake       on a bus message (TOPICS.deployRequests) naming a queued deploy, when a build ends, and
+ *                 every POLL_MS. Postgres holds the queue: a repeated message changes nothing, and a deploy
+ *                 whose message was lost (or taken by a builder that died) is found by the poll once it has
+ *                 waited ORPHAN_AFTER_MS
+ *   2. claim      under a lease (FOR UPDATE SKIP LOCKED: builders in several processes split the queue),
+ *                 while fewer than BUILDS_PER_BUILDER builds run here: the deploys this builder was told
+ *                 of first, then, when a build of its own ends, the oldest queued
+ *   3. build      checkout, build command, artifact (build-run.ts), every output line to the build log
+ *                 (build-log.ts), the lease renewed every third of its length
+ *   4. finish     ready (artifact kept) or failed with its reason; deploy.succeeded / deploy.failed go out
+ *                 through publishProjectEvent, so webhooks receive them
+ *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
+ *                 which frees the project's production slot
+ */
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Platform } from '../platform/platform.ts';
+import { publishProjectEvent } from '../platform/project-event-publisher.ts';
+import { publicBaseUrl } from '../platform/config.ts';
+import { CONSUMER_GROUPS, TOPICS } from '../schemas/topics.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { DeployRequestedSchema, type DeployFailureReason } from '../schemas/deploys.ts';
+import { createBuildLog } from './build-log.ts';
+import { runBuild } from './build-run.ts';
+import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
+
+const POLL_MS = 2_000;
+/** A queued deploy nobody took for this long is taken by whichever builder polls next. */
+const ORPHAN_AFTER_MS = 30_000;
+
+export interface StartBuilderOptions {
+  /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
+  topic?: string;
+  consumerGroup?: string;
+  /** Defaults to LIMITS.deploys.leaseMs (tests shorten it to see builder_lost quickly). */
+  leaseMs?: number;
+}
+
+export interface Builder {
+  /** Deploys building in this process. */
+  running(): string[];
+  /** Resolves when nothing is building here and nothing queued could be claimed (tests). */
+  idle(): Promise<void>;
+  /** Stop claiming; builds in flight are killed and left to the lease sweep of another builder. */
+  stop(): Promise<void>;
+}
+
+export async function startBuilder(platform: Platform, opts: StartBuilderOptions = {}): Promise<Builder> {
+  const { db, clock, config } = platform;
+  const log = platform.logger.child({ component: 'builder' });
+  const owner = `bld_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  const leaseMs = opts.leaseMs ?? LIMITS.deploys.leaseMs;
+  const dataDir = path.resolve(config.DATA_DIR);
+  const building = new Map<string, { done: Promise<void>; abort: AbortController }>();
+  let stopped = false;
+  let waking: Promise<void> | undefined;
+  let wakeAgain = false;
+  /** Deploys this builder was told of and has not taken yet (it was full). */
+  const told = new Set<string>();
+  /** Whether to take the oldest queued deploy of any age (after a build of its own ended). */
+  let takeAny = false;
+
+  // 1-2. wake and claim while there is room
+  function wake(): Promise<void> {
+    if (waking) {
+      wakeAgain = true;
+      return waking;
+    }
+    waking = (async () => {
+      do {
+        wakeAgain = false;
+        while (!stopped && building.size < config.BUILDS_PER_BUILDER) {
+          const now = clock.now();
+          let claimed: ClaimedDeploy | undefined;
+          for (const id of told) {
+            told.delete(id);
+            claimed = await buildsRepository.claim(db, owner, now, now + leaseMs, { deployId: id });
+            if (claimed) break;
+          }
+          claimed ??= await buildsRepository.claim(db, owner, now, now + leaseMs, { queuedBefore: takeAny ? now + 1 : now - ORPHAN_AFTER_MS });
+          if (!claimed) break;
+          start(claimed);
+        }
+        takeAny = false;
+      } while (wakeAgain && !stopped);
+    })()
+      .catch((err) => log.warn({ err }, 'claiming queued deploys failed; retried at the next poll'))
+      .finally(() => (waking = undefined));
+    return waking;
+  }
+
+  // 3-4. build and finish
+  function start(d: ClaimedDeploy): void {
+    const abort = new AbortController();
+    const done = build(d, abort.signal)
+      .catch((err) => log.error({ err, deployId: d.id }, 'build crashed'))
+      .finally(() => {
+        building.delete(d.id);
+        takeAny = true;
+        if (!stopped) void wake();
+      });
+    building.set(d.id, { done, abort });
+  }
+
+  async function build(d: ClaimedDeploy, signal: AbortSignal): Promise<void> {
+    const source = await buildsRepository.source(db, d.projectId);
+    const buildLog = createBuildLog({
+      analytics: platform.analytics,
+      projectId: d.projectId,
+      deployId: d.id,
+      secrets: (source?.env ?? []).filter((e) => e.secret).map((e) => e.value),
+      now: () => clock.now(),
+      maxLines: LIMITS.deploys.logLinesPerDeploy,
+      maxLineChars: LIMITS.deploys.logLineChars,
+    });
+    let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number };
+    if (!source) {
+      buildLog.line('system', 'the project has no build source: set one with PATCH /v1/projects/:slug/deploys/settings');
+      outcome = { status: 'failed', reason: 'source_missing' };
+    } else {
+      const artifactDir = path.join(dataDir, 'artifacts', d.id);
+      const result = await runBuild({
+        deployId: d.id,
+        branch: d.branch,
+        environment: d.environment,
+        repoUrl: source.repoUrl,
+        buildCommand: source.buildCommand,
+        outputDir: source.outputDir,
+        env: Object.fromEntries(source.env.map((e) => [e.name, e.value])),
+        workDir: path.join(dataDir, 'builds', d.id),
+        artifactDir,
+        timeoutMs: config.BUILD_TIMEOUT_MS,
+        log: buildLog,
+        onSha: (sha) => buildsRepository.recordSha(db, d.id, sha),
+        signal,
+      });
+      outcome = result.ok ? { status: 'ready', artifactDir } : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
+    }
+    await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
+    if (signal.aborted) return; // stopping: the lease runs out and another builder fails it as builder_lost
+    const finished = await buildsRepository.finish(db, owner, d.id, outcome, clock.now(), buildLog.stored);
+    if (finished) await announce(finished);
+    else log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
+  }
+
+  async function announce(f: FinishedDeploy): Promise<void> {
+    const succeeded = f.failureReason === null;
+    const data = {
+      deployId: f.id,
+      branch: f.branch,
+      gitSha: f.gitSha,
+      environment: f.environment,
+      url: succeeded ? siteUrl(platform, f) : null,
+      durationMs: f.startedAt === null ? null : f.finishedAt - f.startedAt,
+      reason: f.failureReason,
+    };
+    await publishProjectEvent(platform, { id: `${succeeded ? 'deploy.succeeded' : 'deploy.failed'}:${f.id}`, projectId: f.projectId, event: succeeded ? 'deploy.succeeded' : 'deploy.failed', data }).catch((err) =>
+      log.error({ err, deployId: f.id }, 'publishing the deploy event failed'),
+    );
+  }
+
+  // 5. leases: renew ours, fail the expired
+  const leaseTimer = setInterval(() => {
+    const now = clock.now();
+    void buildsRepository
+      .renew(db, owner, [...building.keys()], now + leaseMs)
+      .then(() => buildsRepository.failExpired(db, now))
+      .then(async (lost) => {
+        for (const f of lost) {
+          log.warn({ deployId: f.id }, 'builder lost: lease expired');
+          await announce(f);
+        }
+      })
+      .catch((err) => log.warn({ err }, 'lease upkeep failed; retried'));
+  }, Math.max(50, Math.floor(leaseMs / 3)));
+  leaseTimer.unref();
+  const pollTimer = setInterval(() => void wake(), POLL_MS);
+  pollTimer.unref();
+
+  const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.deployRequests, opts.consumerGroup ?? CONSUMER_GROUPS.builder, async (messages) => {
+    for (const m of messages) {
+      const parsed = DeployRequestedSchema.safeParse(safeJson(m.value));
+      if (parsed.success) told.add(parsed.data.deployId);
+      else log.warn({ offset: m.offset }, 'undecodable deploy request skipped');
+    }
+    // Not awaited: the claim reads Postgres, and a publish (in-process: resolved once handled) never
+    // waits for a build.
+    void wake();
+  });
+  void wake();
+  log.info({ owner, builds: config.BUILDS_PER_BUILDER }, 'builder started');
+
+  return {
+    running: () => [...building.keys()],
+    async idle() {
+      for (;;) {
+        await waking;
+        const inFlight = [...building.values()].map((b) => b.done);
+        if (!inFlight.length && !waking) return;
+        await Promise.all(inFlight);
+      }
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(leaseTimer);
+      clearInterval(pollTimer);
+      await sub.stop();
+      for (const b of building.values()) b.abort.abort();
+      await Promise.all([...building.values()].map((b) => b.done));
+    },
+  };
+}
+
+function safeJson(b: Buffer): unknown {
+  try {
+    return JSON.parse(b.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where a ready deploy is served: production at <slug>.<SITES_DOMAIN>, any deploy at <deployId>.<SITES_DOMAIN>. */
+export function siteUrl(platform: Platform, f: { id: string; environment: string }): string {
+  const base = new URL(publicBaseUrl(platform.config));
+  const port = base.port ? `:${base.port}` : '';
+  return `${base.protocol}//${f.id.replace(/_/g, '-')}.${platform.config.SITES_DOMAIN}${port}/`;
+}

@@ -1,0 +1,226 @@
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import type { Platform } from '../platform/platform.ts';
+import { ProjectEventSchema, type ProjectEvent } from '../schemas/project-events.ts';
+import { TOPICS } from '../schemas/topics.ts';
+import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../test/support/accounts.ts';
+import { startBuilder, type Builder } from './deploy-builder.ts';
+
+/**
+ * Deploys through the whole path on the embedded defaults: a real git repository made here, the API
+ * (build settings, hooks, the hook call), the builder (checkout, build command, artifact, build log in chDB)
+ * and the deploy events on the bus.
+ */
+const SECRET = 'sup3r-s3cret-build-value';
+let api: Awaited<ReturnType<typeof buildTestApi>>;
+let app: FastifyInstance;
+let platform: Platform;
+let builder: Builder;
+let owner: SignedInUser;
+let repo: string;
+const events: ProjectEvent[] = [];
+
+function git(cwd: string, ...args: string[]) {
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+}
+
+/** A repository with one branch per behaviour; each branch's build.sh is what its build runs. */
+function makeRepo(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'deploy-repo-'));
+  git(dir, 'init', '-q', '-b', 'main');
+  const commit = (branch: string, script: string, from = 'main') => {
+    if (branch !== 'main') git(dir, 'checkout', '-q', '-B', branch, from);
+    writeFileSync(path.join(dir, 'build.sh'), script);
+    git(dir, 'add', '.');
+    git(dir, 'commit', '-q', '-m', `${branch} build`);
+    git(dir, 'checkout', '-q', 'main');
+  };
+  commit(
+    'main',
+    [
+      'mkdir -p out/assets',
+      'echo "<h1>production $SERVICE_GIT_SHA</h1>" > out/index.html',
+      'echo "body{}" > out/assets/app.3f9a2c1b.css',
+      'echo "deploying $SERVICE_DEPLOY_ID to $SERVICE_ENVIRONMENT"',
+      'echo "the token is $API_TOKEN"',
+      'echo "database: ${DATABASE_URL:-not set}"',
+      'echo "to stderr" >&2',
+    ].join('\n'),
+  );
+  commit('feature', 'mkdir -p out && echo "<h1>preview</h1>" > out/index.html && echo built preview');
+  commit('broken', 'echo about to fail; exit 3');
+  commit('slow', 'echo sleeping; sleep 30; mkdir -p out');
+  return dir;
+}
+
+beforeAll(async () => {
+  repo = makeRepo();
+  api = await buildTestApi({ env: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '4000', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'deploy-data-')) } });
+  app = api.app;
+  platform = api.platform;
+  await platform.bus.subscribe(TOPICS.projectEvents, 'test-deploy-events', async (messages) => {
+    for (const m of messages) events.push(ProjectEventSchema.parse(JSON.parse(m.value.toString())));
+  });
+  builder = await startBuilder(platform);
+  owner = await signUpAndSignIn(app, platform);
+});
+
+afterAll(async () => {
+  await builder?.stop();
+  await api?.close();
+});
+
+const S = () => sessionHeaders(owner.cookie);
+
+async function projectWithSource() {
+  const p = await createProject(app, owner.cookie, { defaultBranch: 'main' });
+  const res = await app.inject({
+    method: 'PATCH',
+    url: `/v1/projects/${p.slug}/deploys/settings`,
+    headers: S(),
+    payload: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out', env: { API_TOKEN: { value: SECRET, secret: true }, PLAIN: { value: 'visible' } } },
+  });
+  expect(res.statusCode).toBe(200);
+  return p;
+}
+
+async function createHook(slug: string, branch: string) {
+  const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/deploys/hooks`, headers: S(), payload: { name: `${branch} hook`, branch } });
+  expect(res.statusCode).toBe(201);
+  return res.json().hook as { id: string; token: string; url: string; hint: string };
+}
+
+const callHook = (token: string, body = '{}', headers: Record<string, string> = {}) =>
+  app.inject({ method: 'POST', url: `/v1/hooks/${token}`, headers: { 'content-type': 'application/json', ...headers }, payload: body });
+
+async function deployOf(slug: string, id: string) {
+  return (await app.inject({ url: `/v1/projects/${slug}/deploys/${id}`, headers: S() })).json().deploy;
+}
+
+async function finished(slug: string, id: string) {
+  await vi.waitFor(async () => expect(['ready', 'failed', 'canceled']).toContain((await deployOf(slug, id)).status), { timeout: 20_000, interval: 50 });
+  return deployOf(slug, id);
+}
+
+async function logLines(deployId: string): Promise<string[]> {
+  const rows = await platform.analytics.query<{ line: string }>('SELECT line FROM deploy_logs FINAL WHERE deploy_id = {d:String} ORDER BY seq', { d: deployId });
+  return rows.map((r) => r.line);
+}
+
+describe('deploys through a hook', () => {
+  it('builds the default branch as production: sha recorded, output kept, every line logged with the secret masked, deploy.succeeded out', async () => {
+    const p = await projectWithSource();
+    const hook = await createHook(p.slug, 'main');
+    expect(hook.token).toMatch(/^cxhook_/);
+    expect(hook.url).toMatch(new RegExp(`/v1/hooks/${hook.token}$`));
+    const res = await callHook(hook.token);
+    expect(res.statusCode).toBe(202);
+    const { deployId } = res.json();
+    const d = await finished(p.slug, deployId);
+    expect(d).toMatchObject({ status: 'ready', environment: 'production', branch: 'main', gitSha: git(repo, 'rev-parse', 'main'), trigger: { kind: 'hook', id: hook.id }, failureReason: null });
+
+    const artifact = path.join(platform.config.DATA_DIR, 'artifacts', deployId);
+    expect(readFileSync(path.join(artifact, 'index.html'), 'utf8')).toContain(`production ${d.gitSha}`);
+
+    await vi.waitFor(async () => expect(await logLines(deployId)).toContain('to stderr'), { timeout: 10_000 });
+    const lines = await logLines(deployId);
+    expect(lines).toContain(`deploying ${deployId} to production`);
+    expect(lines).toContain('the token is ***');
+    // The build never sees the service's own configuration.
+    expect(lines).toContain('database: not set');
+    expect(lines.join('\n')).not.toContain(SECRET);
+
+    await vi.waitFor(() => expect(events.find((e) => e.data.deployId === deployId)).toBeDefined());
+    expect(events.find((e) => e.data.deployId === deployId)).toMatchObject({ event: 'deploy.succeeded', projectId: expect.any(String), data: { branch: 'main', gitSha: d.gitSha, environment: 'production', reason: null } });
+  });
+
+  it('fails a build that exits non-zero with build_failed and its exit code, and one past the time limit with timeout', async () => {
+    const p = await projectWithSource();
+    const broken = await finished(p.slug, (await callHook((await createHook(p.slug, 'broken')).token)).json().deployId);
+    expect(broken).toMatchObject({ status: 'failed', environment: 'preview', failureReason: 'build_failed', exitCode: 3 });
+    await vi.waitFor(() => expect(events.find((e) => e.data.deployId === broken.id)).toMatchObject({ event: 'deploy.failed', data: { reason: 'build_failed' } }));
+
+    const slow = await finished(p.slug, (await callHook((await createHook(p.slug, 'slow')).token)).json().deployId);
+    expect(slow).toMatchObject({ status: 'failed', failureReason: 'timeout' });
+    expect(await logLines(slow.id)).toContain('sleeping');
+  });
+
+  it('answers 409 production_deploy_busy while a production deploy is queued or building; previews of other branches still queue', async () => {
+    const p = await projectWithSource();
+    // The slow branch as the default branch: its production build holds the slot for a while.
+    await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { defaultBranch: 'slow' } });
+    const hook = await createHook(p.slug, 'slow');
+    const first = await callHook(hook.token);
+    expect(first.statusCode).toBe(202);
+    const busy = await callHook(hook.token);
+    expect(busy.statusCode).toBe(409);
+    expect(busy.json()).toMatchObject({ error: 'production_deploy_busy', activeDeployId: first.json().deployId });
+    const preview = await callHook((await createHook(p.slug, 'feature')).token);
+    expect(preview.statusCode).toBe(202);
+    // Once the production deploy ended (here: past its time limit), the next call is accepted.
+    await finished(p.slug, first.json().deployId);
+    expect((await callHook(hook.token)).statusCode).toBe(202);
+  });
+
+  it('checks the signature when one is sent (HMAC-SHA256 of the raw body keyed with the token)', async () => {
+    const p = await projectWithSource();
+    const hook = await createHook(p.slug, 'feature');
+    const body = '{"ref":"refs/heads/feature"}';
+    const good = createHmac('sha256', hook.token).update(body).digest('hex');
+    expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).json()).toMatchObject({ error: 'invalid_signature' });
+    expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${good}` })).statusCode).toBe(202);
+    expect((await callHook(hook.token, body, { 'x-service-signature': `sha256=${good}`, 'content-type': 'application/x-www-form-urlencoded' })).statusCode).toBe(202);
+  });
+
+  it('an unknown or deleted token is 404; hook management is session only; the list shows hints, never tokens', async () => {
+    const p = await projectWithSource();
+    const hook = await createHook(p.slug, 'feature');
+    const list = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: S() })).json().hooks;
+    expect(list).toEqual([expect.objectContaining({ id: hook.id, branch: 'feature', hint: hook.token.slice(0, 'cxhook_'.length + 4) + '…' })]);
+    expect(JSON.stringify(list)).not.toContain(hook.token);
+    const key = await createKey(app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:read', 'deploys:write'] });
+    expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token) })).statusCode).toBe(403);
+    expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token), payload: { name: 'x', branch: 'main' } })).statusCode).toBe(403);
+    expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/hooks/${hook.id}`, headers: S() })).statusCode).toBe(204);
+    expect((await callHook(hook.token)).json()).toMatchObject({ error: 'not_found' });
+    expect((await callHook('cxhook_unknown')).statusCode).toBe(404);
+    expect((await callHook('not-even-a-hook')).statusCode).toBe(404);
+  });
+
+  it('queues through the API with a deploys:write key; a second call for a queued preview returns that deploy', async () => {
+    const p = await projectWithSource();
+    const key = await createKey(app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:write', 'deploys:read'] });
+    // The one build slot (BUILDS_PER_BUILDER=1) busy with a slow build, so previews stay queued meanwhile.
+    const slow = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: bearer(key.token), payload: { branch: 'slow' } });
+    await vi.waitFor(async () => expect((await deployOf(p.slug, slow.json().deploy.id)).status).toBe('building'), { timeout: 20_000, interval: 50 });
+    const a = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: bearer(key.token), payload: { branch: 'feature' } });
+    const b = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: bearer(key.token), payload: { branch: 'feature' } });
+    expect(a.statusCode).toBe(202);
+    expect(a.json()).toMatchObject({ deduplicated: false, deploy: { status: 'queued', trigger: { kind: 'api' } } });
+    expect(b.json()).toMatchObject({ deduplicated: true, deploy: { id: a.json().deploy.id } });
+    const list = (await app.inject({ url: `/v1/projects/${p.slug}/deploys`, headers: bearer(key.token) })).json();
+    expect(list.data.map((d: { id: string }) => d.id)).toEqual([a.json().deploy.id, slow.json().deploy.id]);
+    // Both build in turn.
+    expect(await finished(p.slug, a.json().deploy.id)).toMatchObject({ status: 'ready', environment: 'preview' });
+  });
+
+  it('keeps secret build variables write-only, and refuses non-https or local repositories unless allowed', async () => {
+    const p = await projectWithSource();
+    const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: S() })).json().settings;
+    expect(settings.env).toEqual([
+      { name: 'API_TOKEN', secret: true, value: null, hint: expect.stringMatching(/^…ue \(24 chars\)$/) },
+      { name: 'PLAIN', secret: false, value: 'visible', hint: null },
+    ]);
+    expect(JSON.stringify(settings)).not.toContain(SECRET);
+    const http = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { repoUrl: 'http://example.com/repo.git' } });
+    expect(http.json().error).toBe('url_not_https');
+    const outside = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { outputDir: '../etc' } });
+    expect(outside.json().error).toBe('invalid_request');
+    expect(existsSync(repo)).toBe(true);
+  });
+});

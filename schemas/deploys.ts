@@ -1,0 +1,37 @@
+import { z } from 'zod';
+
+/**
+ * Deploys (spec §1, §2.4, §3.3, §4.4): states, why a deploy failed, and the message that queues one.
+ * The spec shows no states (§3.3 "not shown"); these follow Vercel's (QUEUED, BUILDING, READY, ERROR,
+ * CANCELED): queued -> building -> ready | failed | canceled.
+ */
+export const DEPLOY_STATES = ['queued', 'building', 'ready', 'failed', 'canceled'] as const;
+export type DeployState = (typeof DEPLOY_STATES)[number];
+/** States in which a production deploy holds the project's production slot (§3.3). */
+export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies readonly DeployState[];
+
+/**
+ * Why a deploy failed, snake_case:
+ * - checkout_failed: the repository or branch could not be checked out;
+ * - build_failed: the build command exited non-zero (exitCode says how);
+ * - timeout: the build ran past its wall-clock limit and was killed;
+ * - output_missing: the build succeeded but its output directory does not exist;
+ * - builder_lost: the builder stopped renewing its lease (killed, crashed);
+ * - source_missing: the project has no build source configured.
+ */
+export const DEPLOY_FAILURE_REASONS = ['checkout_failed', 'build_failed', 'timeout', 'output_missing', 'builder_lost', 'source_missing'] as const;
+export type DeployFailureReason = (typeof DEPLOY_FAILURE_REASONS)[number];
+
+export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback'] as const;
+export type DeployTrigger = (typeof DEPLOY_TRIGGERS)[number];
+
+/** On the bus (TOPICS.deployRequests, key projectId): "build this queued deploy". */
+export const DeployRequestedSchema = z.object({ v: z.literal(1), deployId: z.string(), projectId: z.string() });
+export type DeployRequested = z.infer<typeof DeployRequestedSchema>;
+
+/** A git branch name as git check-ref-format allows it (a subset: no `..`, no leading `-`, printable). */
+export const BranchSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^(?!-)(?!.*\.\.)(?!.*\/\/)(?!.*@\{)[A-Za-z0-9._\/-]+(?<!\.lock)(?<![./])$/, 'must be a git branch name');
