@@ -18,6 +18,8 @@ import { errorRoutes } from './errors/error-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { deploysRoutes } from './deploys/deploys-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
+import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
+import { installSiteHosting } from './sites/site-hosting.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -96,6 +98,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   });
 
   installErrorHandling(app);
+  // Site hosts are answered before the auth hook: a site is public, and its paths are not API routes.
+  installSiteHosting(app, platform);
   installAuth(app, platform);
 
   await app.register(metaRoutes(platform));
@@ -107,6 +111,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(webhookRoutes);
   await app.register(deploysRoutes(platform));
   await app.register(hookRoutes(platform));
+  await app.register(deployLogShareRoutes(platform));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

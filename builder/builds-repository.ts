@@ -94,7 +94,10 @@ export const buildsRepository = {
         logLines,
       ],
     );
-    return r.rows[0] && toFinished(r.rows[0]);
+    const f = r.rows[0] && toFinished(r.rows[0]);
+    // A ready production deploy goes live on the project's production hosts.
+    if (f && outcome.status === 'ready' && f.environment === 'production') await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [f.projectId, f.id]);
+    return f;
   },
 
   /** Fail every building deploy whose lease ran out (its builder died): builder_lost, which frees the production slot. */

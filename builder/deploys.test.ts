@@ -209,6 +209,61 @@ describe('deploys through a hook', () => {
     expect(await finished(p.slug, a.json().deploy.id)).toMatchObject({ status: 'ready', environment: 'preview' });
   });
 
+  it('serves a ready deploy by Host: production at <slug>.localhost, any deploy at <deploy-id>.localhost; rollback serves the older output', async () => {
+    const p = await projectWithSource();
+    const hook = await createHook(p.slug, 'main');
+    const first = await finished(p.slug, (await callHook(hook.token)).json().deployId);
+    const site = (host: string, url = '/') => app.inject({ url, headers: { host } });
+    const home = await site(`${p.slug}.localhost:8080`);
+    expect(home.statusCode).toBe(200);
+    expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(home.headers['cache-control']).toBe('public, max-age=0, must-revalidate');
+    expect(home.body).toContain(`production ${first.gitSha}`);
+    const asset = await site(`${p.slug}.localhost`, '/assets/app.3f9a2c1b.css');
+    expect([asset.statusCode, asset.headers['content-type'], asset.headers['cache-control']]).toEqual([200, 'text/css; charset=utf-8', 'public, max-age=31536000, immutable']);
+    expect((await site(`${p.slug}.localhost`, '/nope.html')).statusCode).toBe(404);
+    expect((await site(`${p.slug}.localhost`, '/../../etc/passwd')).statusCode).toBe(404);
+    expect((await site(`${first.id.replace('_', '-')}.localhost`)).body).toContain('production');
+
+    // A second production deploy (a new commit) goes live; rolling back serves the first output again.
+    writeFileSync(path.join(repo, 'build.sh'), readFileSync(path.join(repo, 'build.sh'), 'utf8').replace('production $SERVICE_GIT_SHA', 'second $SERVICE_GIT_SHA'));
+    git(repo, 'commit', '-q', '-am', 'second');
+    const second = await finished(p.slug, (await callHook(hook.token)).json().deployId);
+    await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`second ${second.gitSha}`), { timeout: 5_000, interval: 100 });
+    const rollup = (await app.inject({ url: `/v1/projects/${p.slug}`, headers: S() })).json().project;
+    expect(rollup.deploys.live).toMatchObject({ id: second.id, status: 'ready' });
+    const back = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${first.id}/rollback`, headers: S() });
+    expect(back.json()).toMatchObject({ live: { id: first.id } });
+    await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`production ${first.gitSha}`), { timeout: 5_000, interval: 100 });
+    // Only a ready production deploy can be rolled back to.
+    const preview = await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
+    expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${preview.id}/rollback`, headers: S() })).statusCode).toBe(409);
+    expect((await app.inject({ url: `/v1/projects/${p.slug}`, headers: S() })).json().project.deploys.previews[0]).toMatchObject({ id: preview.id });
+  });
+
+  it('reads the build log through the API and through a share link; a wrong or revoked token is the same 404 as no deploy', async () => {
+    const p = await projectWithSource();
+    const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+    await vi.waitFor(async () => expect((await logLines(d.id))).toContain('to stderr'), { timeout: 10_000 });
+    const log = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/logs`, headers: S() })).json();
+    expect(log).toMatchObject({ status: 'ready', done: true });
+    expect(log.lines.map((l: { line: string }) => l.line)).toContain('the token is ***');
+    expect(log.lines.find((l: { line: string }) => l.line === 'to stderr')).toMatchObject({ stream: 'stderr' });
+
+    const share = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: S() })).json().share;
+    expect(share.url).toContain(`/v1/deploy-logs/${p.slug}/${d.id}?token=`);
+    const shared = await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=${share.token}` });
+    expect(shared.statusCode).toBe(200);
+    expect(shared.json().lines.map((l: { line: string }) => l.line)).toEqual(log.lines.map((l: { line: string }) => l.line));
+    const wrong = await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=cxlog_wrong` });
+    const none = await app.inject({ url: `/v1/deploy-logs/${p.slug}/dep_nope?token=${share.token}` });
+    const missing = await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}` });
+    expect([wrong.statusCode, missing.statusCode, none.statusCode]).toEqual([404, 404, 404]);
+    expect(wrong.json()).toEqual(none.json());
+    expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: S() })).statusCode).toBe(204);
+    expect((await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=${share.token}` })).statusCode).toBe(404);
+  });
+
   it('keeps secret build variables write-only, and refuses non-https or local repositories unless allowed', async () => {
     const p = await projectWithSource();
     const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: S() })).json().settings;

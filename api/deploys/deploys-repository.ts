@@ -144,6 +144,23 @@ export async function listDeploys(db: Queryable, projectId: string, opts: { limi
   };
 }
 
+/** Make a ready production deploy the live one again (no rebuild): its output serves the production hosts. */
+export async function rollbackTo(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
+  const d = await getDeploy(db, projectId, deployId);
+  if (d.environment !== 'production' || d.status !== 'ready') throw new ServiceError('conflict', 'only a ready production deploy can be rolled back to');
+  await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [projectId, deployId]);
+  return d;
+}
+
+/** The live production deploy and the newest previews, for the project rollup. */
+export async function deploysRollup(db: Queryable, projectId: string): Promise<{ live: Deploy | null; previews: Deploy[] }> {
+  const [live, previews] = await Promise.all([
+    db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM deploys d JOIN projects p ON p.live_deploy_id = d.id WHERE p.id = $1`, [projectId]),
+    db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND environment = 'preview' ORDER BY created_at DESC, id DESC LIMIT 5`, [projectId]),
+  ]);
+  return { live: live.rows[0] ? toDeploy(live.rows[0]) : null, previews: previews.rows.map(toDeploy) };
+}
+
 // ---- build settings -------------------------------------------------------------------------------
 
 export interface BuildSettings {

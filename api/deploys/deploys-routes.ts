@@ -9,6 +9,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
+import { readLogLines, revokeShare, shareOf } from './deploy-logs.ts';
 import {
   createDeployHook,
   DEPLOY_LIST,
@@ -18,6 +19,7 @@ import {
   listDeployHooks,
   listDeploys,
   queueDeploy,
+  rollbackTo,
   updateBuildSettings,
 } from './deploys-repository.ts';
 
@@ -63,6 +65,11 @@ const BuildSettingsPatchSchema = z
   })
   .strict();
 
+export const LogLineSchema = z.object({ seq: z.number().int(), at: z.string(), stream: z.string().describe('stdout, stderr or system (the builder\'s own notes)'), line: z.string() });
+const LOG_PAGE = 1000;
+/** How often a followed log looks for new lines. */
+const FOLLOW_POLL_MS = 300;
+const FINISHED = new Set(['ready', 'failed', 'canceled']);
 const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
 
 export function deploysRoutes(platform: Platform): FastifyPluginAsyncZod {
@@ -161,6 +168,90 @@ export function deploysRoutes(platform: Platform): FastifyPluginAsyncZod {
         await deleteDeployHook(db, projectOf(request).id, request.params.id, clock.now());
         return reply.code(204).send(null);
       },
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys/:deployId/logs',
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'A deploy\'s build log; with Accept: text/event-stream, followed live until the build ends',
+          description: `JSON: up to ${LOG_PAGE} lines from \`from\` (seq), with \`nextSeq\` and \`done\`. Server-Sent Events: one \`line\` event per line as the build writes it, then \`end\` with the deploy's final status.`,
+          params: DeployParams,
+          querystring: z.object({ from: z.coerce.number().int().min(0).default(0) }),
+          response: { 200: z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() }), 404: ErrorBodySchema },
+        },
+      },
+      async (request, reply) => {
+        const project = projectOf(request);
+        const deploy = await getDeploy(db, project.id, request.params.deployId);
+        if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
+          const lines = await readLogLines(platform.analytics, project.id, deploy.id, request.query.from, LOG_PAGE);
+          const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : request.query.from;
+          return { status: deploy.status, lines, nextSeq, done: FINISHED.has(deploy.status) && lines.length < LOG_PAGE };
+        }
+        // Follow: poll the log and the deploy until it finished and every line was sent.
+        reply.hijack();
+        const out = reply.raw;
+        out.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', connection: 'keep-alive' });
+        let closed = false;
+        request.raw.on('close', () => (closed = true));
+        let next = request.query.from;
+        while (!closed) {
+          const status = (await getDeploy(db, project.id, deploy.id)).status;
+          const lines = await readLogLines(platform.analytics, project.id, deploy.id, next, LOG_PAGE);
+          for (const l of lines) out.write(`id: ${l.seq}\nevent: line\ndata: ${JSON.stringify(l)}\n\n`);
+          if (lines.length) next = lines[lines.length - 1]!.seq + 1;
+          if (FINISHED.has(status) && lines.length < LOG_PAGE) {
+            out.write(`event: end\ndata: ${JSON.stringify({ status })}\n\n`);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+        }
+        out.end();
+      },
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys/:deployId/share',
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'The deploy\'s shareable log link (made on first ask; valid 7 days)',
+          params: DeployParams,
+          response: { 200: z.object({ share: z.object({ token: z.string(), url: z.string(), expiresAt: z.string() }) }), 404: ErrorBodySchema },
+        },
+      },
+      async (request) => {
+        const project = projectOf(request);
+        const share = await shareOf(db, project.id, request.params.deployId, clock.now());
+        return { share: { ...share, url: `${base}/v1/deploy-logs/${project.slug}/${request.params.deployId}?token=${share.token}` } };
+      },
+    );
+
+    app.delete(
+      '/v1/projects/:slug/deploys/:deployId/share',
+      { config: { auth: AUTH.project('deploys:write') }, schema: { tags: ['deploys'], summary: 'Revoke the shareable log link; the next ask makes a new one', params: DeployParams, response: { 204: z.null(), 404: ErrorBodySchema } } },
+      async (request, reply) => {
+        await revokeShare(db, projectOf(request).id, request.params.deployId);
+        return reply.code(204).send(null);
+      },
+    );
+
+    app.post(
+      '/v1/projects/:slug/deploys/:deployId/rollback',
+      {
+        config: { auth: AUTH.project('deploys:write') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Serve an earlier ready production deploy again, without rebuilding',
+          params: DeployParams,
+          response: { 200: z.object({ live: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+        },
+      },
+      async (request) => ({ live: await rollbackTo(db, projectOf(request).id, request.params.deployId) }),
     );
 
     app.get(

@@ -6,6 +6,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
 import { createProject, getProject, listProjectsOfUser, projectCounts, updateProject } from './projects-repository.ts';
+import { deploysRollup } from '../deploys/deploys-repository.ts';
 import { CreateProjectBodySchema, PatchProjectBodySchema, ProjectRollupSchema, ProjectSchema, SlugParamsSchema } from './projects-schemas.ts';
 
 /** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
@@ -40,14 +41,15 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
         const ref = projectOf(request);
         const project = await getProject(db, ref.id);
         if (!project) throw new ServiceError('not_found', 'project not found');
-        const counts = await projectCounts(db, ref.id);
+        const [counts, deploys] = await Promise.all([projectCounts(db, ref.id), deploysRollup(db, ref.id)]);
         const base = `/v1/projects/${project.slug}`;
         return {
           project: {
             ...project,
             keys: counts.keys,
             errors: { open: counts.openErrors.total, openByEnvironment: counts.openErrors.byEnvironment },
-            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks` },
+            deploys,
+            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deploys: `${base}/deploys` },
           },
         };
       },

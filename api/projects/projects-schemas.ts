@@ -1,3 +1,4 @@
+import { DeploySchema } from '../deploys/deploys-routes.ts';
 import { z } from 'zod';
 import { SLUG_PATTERN } from './projects-repository.ts';
 import { hostPatternSchema } from '../../schemas/host-pattern.ts';
@@ -41,6 +42,10 @@ export const ProjectRollupSchema = ProjectSchema.extend({
   errors: z.object({
     open: z.number().describe('unresolved error issues'),
     openByEnvironment: z.record(z.string(), z.number()).describe('unresolved issues with occurrences in each environment'),
+  }),
+  deploys: z.object({
+    live: DeploySchema.nullable().describe('the production deploy the production hosts serve (the newest ready one, or a rollback\'s choice)'),
+    previews: z.array(DeploySchema).describe('the five newest preview deploys'),
   }),
   links: z.record(z.string(), z.string()),
 });

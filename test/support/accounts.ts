@@ -92,7 +92,7 @@ export async function createCliToken(app: FastifyInstance, cookie: string): Prom
 
 /**
  * A test platform and the API app on it, with `plugins` registered like the composition root does.
- * `processors: true` also starts the error pipeline and the webhook dispatcher, as the single
+ * `processors: true` also starts the error pipeline, the webhook dispatcher and a builder, as the single
  * process does, so routes that publish to the in-process bus have consumers.
  */
 export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[]; processors?: boolean } = {}) {
@@ -101,9 +101,11 @@ export async function buildTestApi(opts: TestPlatformOptions & { plugins?: Fasti
   if (opts.processors) {
     const { startErrorConsumer } = await import('../../processor/errors/error-consumer.ts');
     const { startWebhookDispatcher } = await import('../../processor/webhooks/webhook-dispatcher.ts');
+    const { startBuilder } = await import('../../builder/deploy-builder.ts');
     const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
-    stops.push(() => errors.stop(), () => webhooks.stop());
+    const builder = await startBuilder(platform);
+    stops.push(() => errors.stop(), () => webhooks.stop(), () => builder.stop());
   }
   const app = await buildApiApp(platform, { plugins: opts.plugins });
   return {

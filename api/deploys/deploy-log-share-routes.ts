@@ -1,0 +1,44 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Platform } from '../../platform/platform.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { ErrorBodySchema } from '../http-errors.ts';
+import { deployByShare, readLogLines } from './deploy-logs.ts';
+import { LogLineSchema } from './deploys-routes.ts';
+
+/**
+ * `GET /v1/deploy-logs/:slug/:deployId?token=` (§4.2, §5.2 rule 8): a deploy's build log for whoever holds the
+ * share link, with no other credential. A wrong, missing, revoked or expired token answers exactly as a deploy
+ * that does not exist (404 not_found). Limited per caller IP.
+ */
+const MINUTE_MS = 60_000;
+const PER_IP_PER_MINUTE = 120;
+
+export function deployLogShareRoutes(platform: Platform): FastifyPluginAsyncZod {
+  const { db, clock, limiter } = platform;
+  return async (app) => {
+    app.get(
+      '/v1/deploy-logs/:slug/:deployId',
+      {
+        config: { auth: AUTH.public },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Shareable deploy log (the token query parameter is the credential)',
+          params: z.object({ slug: z.string().max(100), deployId: z.string().max(64) }),
+          querystring: z.object({ token: z.string().max(200).optional(), from: z.coerce.number().int().min(0).default(0) }),
+          response: { 200: z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() }), 404: ErrorBodySchema, 429: ErrorBodySchema },
+        },
+      },
+      async (request) => {
+        const rate = await limiter.hit(`deploy-logs:ip:${request.ip}`, PER_IP_PER_MINUTE, MINUTE_MS);
+        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many requests', { retryAfterSec: rate.retryAfterSec });
+        const d = await deployByShare(db, request.params.slug, request.params.deployId, request.query.token ?? '', clock.now());
+        if (!d) throw new ServiceError('not_found', 'no such deploy');
+        const lines = await readLogLines(platform.analytics, d.projectId, request.params.deployId, request.query.from, 1000);
+        const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : request.query.from;
+        return { status: d.status, lines, nextSeq, done: ['ready', 'failed', 'canceled'].includes(d.status) && lines.length < 1000 };
+      },
+    );
+  };
+}
