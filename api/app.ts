@@ -38,6 +38,8 @@ declare module 'fastify' {
 
 export interface BuildApiOptions {
   plugins?: FastifyPluginAsync[];
+  /** Tests sharing one Kafka cluster queue deploys on a topic of their own. */
+  deployTopic?: string;
 }
 
 export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
@@ -109,8 +111,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(cliRoutes(platform));
   await app.register(errorRoutes);
   await app.register(webhookRoutes);
-  await app.register(deploysRoutes(platform));
-  await app.register(hookRoutes(platform));
+  await app.register(deploysRoutes(platform, { deployTopic: opts.deployTopic }));
+  await app.register(hookRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(deployLogShareRoutes(platform));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 

@@ -29,7 +29,7 @@ import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './bui
 
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
-const ORPHAN_AFTER_MS = 30_000;
+const ORPHAN_AFTER_MS = 5_000;
 
 export interface StartBuilderOptions {
   /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
@@ -51,7 +51,8 @@ export interface Builder {
 export async function startBuilder(platform: Platform, opts: StartBuilderOptions = {}): Promise<Builder> {
   const { db, clock, config } = platform;
   const log = platform.logger.child({ component: 'builder' });
-  const owner = `bld_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+  // The pid in the owner id tells an operator (and the kill -9 test) which process holds a build.
+  const owner = `bld_${process.pid}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const leaseMs = opts.leaseMs ?? LIMITS.deploys.leaseMs;
   const dataDir = path.resolve(config.DATA_DIR);
   const building = new Map<string, { done: Promise<void>; abort: AbortController }>();

@@ -4,7 +4,7 @@ export const TOPICS = {
   errorEvents: 'errors.events.v1',
   /** Project events that fan out to webhooks (key: projectId). See schemas/project-events.ts. */
   projectEvents: 'project.events.v1',
-  /** Deploys waiting for a builder (key: projectId). See schemas/deploys.ts. */
+  /** Deploys waiting for a builder (key: deployId). See schemas/deploys.ts. */
   deployRequests: 'deploys.requested.v1',
 } as const;
 

@@ -76,7 +76,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       const builder = await startBuilder(platform, { topic: t.deployTopic, consumerGroup: t.builderConsumerGroup, leaseMs: t.buildLeaseMs });
       stops.push(() => builder.stop());
     }
-    const api = role === 'all' || role === 'api' ? await buildApiApp(platform) : undefined;
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic }) : undefined;
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {

@@ -76,7 +76,7 @@ export interface QueueRequest {
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
  * holds no production slot) and the caller gets 503.
  */
-export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest): Promise<{ deploy: Deploy; deduplicated: boolean }> {
+export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = TOPICS.deployRequests): Promise<{ deploy: Deploy; deduplicated: boolean }> {
   const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
   if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
@@ -91,7 +91,8 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
     if (row) {
       const message: DeployRequested = { v: 1, deployId: row.id, projectId: row.project_id };
       try {
-        await bus.publish(TOPICS.deployRequests, [{ key: row.project_id, value: Buffer.from(JSON.stringify(message)) }]);
+        // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
+        await bus.publish(topic, [{ key: row.id, value: Buffer.from(JSON.stringify(message)) }]);
       } catch (err) {
         await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [row.id]);
         throw err;

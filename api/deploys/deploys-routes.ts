@@ -72,7 +72,8 @@ const FOLLOW_POLL_MS = 300;
 const FINISHED = new Set(['ready', 'failed', 'canceled']);
 const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
 
-export function deploysRoutes(platform: Platform): FastifyPluginAsyncZod {
+/** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
+export function deploysRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
   const { db, bus, clock, config } = platform;
   const base = publicBaseUrl(config);
   return async (app) => {
@@ -115,7 +116,7 @@ export function deploysRoutes(platform: Platform): FastifyPluginAsyncZod {
         const branch = request.body.branch ?? (await getBuildSettings(db, project.id)).defaultBranch;
         const credential = request.credential;
         const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
-        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() });
+        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() }, opts.deployTopic);
         return reply.code(202).send(queued);
       },
     );

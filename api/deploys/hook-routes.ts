@@ -23,7 +23,7 @@ import { checkHookSignature } from './hook-signature.ts';
 const MINUTE_MS = 60_000;
 const D = LIMITS.deploys;
 
-export function hookRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function hookRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
   const { db, bus, clock, limiter } = platform;
   return async (app) => {
     // This plugin's own parsers: every body as raw bytes (the HMAC is over exactly what was sent).
@@ -62,7 +62,7 @@ export function hookRoutes(platform: Platform): FastifyPluginAsyncZod {
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         if (checkHookSignature(raw, token, request.headers) === 'invalid') throw new ServiceError('invalid_signature', 'the signature header does not match the body (HMAC-SHA256 keyed with the hook token)');
         // 5. queue
-        const { deploy, deduplicated } = await queueDeploy(db, bus, { projectId: hook.projectId, branch: hook.branch, trigger: 'hook', triggerId: hook.id, now });
+        const { deploy, deduplicated } = await queueDeploy(db, bus, { projectId: hook.projectId, branch: hook.branch, trigger: 'hook', triggerId: hook.id, now }, opts.deployTopic);
         return reply.code(202).send({ deployId: deploy.id, deduplicated });
       },
     );

@@ -45,7 +45,7 @@ describe('deploy public routes under random input', () => {
       if (rnd() < 0.3) headers['x-hub-signature-256'] = pick([`sha256=${'a'.repeat(64)}`, 'sha256=', text(20).replace(/[^\x20-\x7e]/g, 'z'), `sha256=${'g'.repeat(64)}`]);
       if (rnd() < 0.2) headers['x-service-signature'] = pick(['0'.repeat(64), 'zz', '']);
       if (!headers['content-type']) delete headers['content-type'];
-      const method = pick(['POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE']) as 'POST';
+      const method = pick<'POST' | 'GET' | 'PUT' | 'DELETE'>(['POST', 'POST', 'POST', 'GET', 'PUT', 'DELETE']);
       const hook = await t.app.inject({ method, url: `/v1/hooks/${token}`, headers, payload: method === 'GET' || method === 'DELETE' ? undefined : body });
       const logs = await t.app.inject({ url: `/v1/deploy-logs/${pick([slug, text(10), '%00'])}/${pick(['dep_x', encodeURIComponent(text(12))])}?${pick(['token=' + encodeURIComponent(text(20)), 'token=cxlog_x', 'from=-1', 'from=abc', '', 'token='])}` });
       for (const res of [hook, logs]) {
