@@ -9,7 +9,12 @@ import type { Platform } from '../platform/platform.ts';
 import { ProjectEventSchema, type ProjectEvent } from '../schemas/project-events.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../test/support/accounts.ts';
-import { startBuilder, type Builder } from './deploy-builder.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver.ts';
+import { verifyWebhook } from '../sdk/webhook-verifier.ts';
+import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
+import { stampErrorEvent } from '../schemas/error-event.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { createBuildLog } from './build-log.ts';
 
 /**
  * Deploys through the whole path on the embedded defaults: a real git repository made here, the API
@@ -20,8 +25,8 @@ const SECRET = 'sup3r-s3cret-build-value';
 let api: Awaited<ReturnType<typeof buildTestApi>>;
 let app: FastifyInstance;
 let platform: Platform;
-let builder: Builder;
 let owner: SignedInUser;
+let receiver: HttpsReceiver;
 let repo: string;
 const events: ProjectEvent[] = [];
 
@@ -60,19 +65,24 @@ function makeRepo(): string {
 
 beforeAll(async () => {
   repo = makeRepo();
-  api = await buildTestApi({ env: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '4000', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'deploy-data-')) } });
+  receiver = await startHttpsReceiver();
+  // processors: the error pipeline, the webhook dispatcher and a builder, as in the single process.
+  api = await buildTestApi({
+    processors: true,
+    env: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '4000', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'deploy-data-')) },
+    overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert } },
+  });
   app = api.app;
   platform = api.platform;
   await platform.bus.subscribe(TOPICS.projectEvents, 'test-deploy-events', async (messages) => {
     for (const m of messages) events.push(ProjectEventSchema.parse(JSON.parse(m.value.toString())));
   });
-  builder = await startBuilder(platform);
   owner = await signUpAndSignIn(app, platform);
 });
 
 afterAll(async () => {
-  await builder?.stop();
   await api?.close();
+  await receiver?.close();
 });
 
 const S = () => sessionHeaders(owner.cookie);
@@ -264,6 +274,48 @@ describe('deploys through a hook', () => {
     expect((await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=${share.token}` })).statusCode).toBe(404);
   });
 
+  it('webhooks receive deploy.succeeded and deploy.failed, signed so the shipped verifier accepts them', async () => {
+    const p = await projectWithSource();
+    const created = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: S(), payload: { url: receiver.url.replace('/hook', `/${p.slug}`), events: ['deploy.*'] } });
+    expect(created.statusCode).toBe(201);
+    const secret = created.json().endpoint.secret;
+    const ok = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+    const bad = await finished(p.slug, (await callHook((await createHook(p.slug, 'broken')).token)).json().deployId);
+    const mine = () => receiver.requests.filter((r) => r.path === `/${p.slug}`);
+    await vi.waitFor(() => expect(mine()).toHaveLength(2), { timeout: 15_000, interval: 50 });
+    const bodies = mine().map((r) => verifyWebhook(r.body, r.headers['service-signature'] as string, secret));
+    expect(bodies).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ event: 'deploy.succeeded', data: expect.objectContaining({ deployId: ok.id, gitSha: ok.gitSha, environment: 'production', url: expect.stringContaining('.localhost'), reason: null }) }),
+        expect.objectContaining({ event: 'deploy.failed', data: expect.objectContaining({ deployId: bad.id, environment: 'preview', reason: 'build_failed' }) }),
+      ]),
+    );
+    expect(typeof bodies[0]!.data.durationMs).toBe('number');
+  });
+
+  it('§7.4: a server error event naming a ready deploy (by id or git sha) is stamped with that deploy\'s environment', async () => {
+    const p = await projectWithSource();
+    const prod = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+    const preview = await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
+    const pipeline = createErrorPipeline({ db: platform.db, analytics: platform.analytics, mailer: platform.mailer, clock: platform.clock, logger: platform.logger, publicBaseUrl: 'http://localhost' });
+    const event = (name: string, over: Record<string, string>) => stampErrorEvent({ name, message: name, ...over }, `evt-${name}-${p.id}`, 'node');
+    await pipeline.handleBatch([
+      { projectId: p.id, originHost: null, receivedAt: Date.now(), events: [event('ByDeployId', { deployId: prod.id }), event('ByGitSha', { gitSha: preview.gitSha }), event('Unknown', { deployId: 'dep_nope' })] },
+    ]);
+    const groups = await platform.db.query<{ name: string; env_counts: Record<string, number> }>('SELECT name, env_counts FROM error_groups WHERE project_id = $1 ORDER BY name', [p.id]);
+    expect(Object.fromEntries(groups.rows.map((g) => [g.name, Object.keys(g.env_counts)]))).toEqual({ ByDeployId: ['production'], ByGitSha: ['preview'], Unknown: ['unknown'] });
+  });
+
+  it('follows a running build live (Server-Sent Events) until it ends', async () => {
+    const p = await projectWithSource();
+    const d = (await callHook((await createHook(p.slug, 'slow')).token)).json().deployId;
+    const res = await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d}/logs`, headers: { ...S(), accept: 'text/event-stream' } });
+    expect(res.headers['content-type']).toBe('text/event-stream');
+    const events = res.body.split('\n\n').filter(Boolean);
+    expect(events.some((e) => e.includes('event: line') && e.includes('"line":"sleeping"'))).toBe(true);
+    expect(events.at(-1)).toBe('event: end\ndata: {"status":"failed"}');
+  });
+
   it('keeps secret build variables write-only, and refuses non-https or local repositories unless allowed', async () => {
     const p = await projectWithSource();
     const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: S() })).json().settings;
@@ -277,5 +329,19 @@ describe('deploys through a hook', () => {
     const outside = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { outputDir: '../etc' } });
     expect(outside.json().error).toBe('invalid_request');
     expect(existsSync(repo)).toBe(true);
+  });
+});
+
+describe('build log', () => {
+  it('stores at most the cap, the last stored line saying the log was cut; long lines are cut; secrets masked in every line', async () => {
+    const deployId = `dep_logcap_${Date.now()}`;
+    const log = createBuildLog({ analytics: platform.analytics, projectId: 'prj_logcap', deployId, secrets: ['abcd-secret', 'xy'], now: () => Date.now(), maxLines: 5, maxLineChars: 20 });
+    log.write('stdout', 'one abcd-secret\ntwo ');
+    log.write('stdout', 'continued\n' + 'x'.repeat(50) + '\nthree xy\nfour\nfive\nsix\n');
+    await log.close();
+    const lines = await logLines(deployId);
+    expect(lines).toEqual(['one ***', 'two continued', `${'x'.repeat(20)} [line cut at 20 characters]`, 'three xy', "[log cut at 5 lines: the rest of this build's output is not stored]"]);
+    expect(log.stored).toBe(5);
+    expect(LIMITS.deploys.logLinesPerDeploy).toBe(10_000);
   });
 });
