@@ -1,0 +1,158 @@
+/**
+ * Deploys benchmark (issue 14, "Tests and numbers"). One run, loopback only, bounded durations; prints JSON.
+ *   1. hook calls answered per second with valid tokens: autocannon (child process) on `POST /v1/hooks/:token`
+ *      of the single process (`start('all')`, embedded), every call a preview deploy of a project without a
+ *      source (queued, then failed at once by the builder as source_missing), so each call queues a deploy.
+ *      The per-token and per-IP limits are lifted for the run (a test-only override), so the figure is the
+ *      route's cost, not the limit;
+ *   2. hook call -> `building` latency at idle, p50/p95 over sequential calls, embedded and (when
+ *      BENCH_KAFKA_BROKERS / BENCH_DATABASE_URL are set) on Postgres + Kafka with a builder process;
+ *   3. a 10 KB asset served from a site host, against `node:http` serving the same bytes from memory,
+ *      in the same run (autocannon, same connections).
+ *
+ *   npx tsx bench/deploys.bench.ts [--duration 8] [--connections 50] [--latency-calls 40]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../platform/config.ts';
+import { createLogger } from '../platform/logger.ts';
+import { start, type Running } from '../service/service.ts';
+import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
+import { createUser } from '../api/accounts/users-repository.ts';
+
+const args = process.argv.slice(2);
+const arg = (name: string, dflt: number) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? Number(args[i + 1]) : dflt;
+};
+const DURATION = arg('duration', 8);
+const CONNECTIONS = arg('connections', 50);
+const LATENCY_CALLS = arg('latency-calls', 40);
+const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
+
+interface CannonResult {
+  requests: { average: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  '2xx': number;
+}
+
+function cannon(url: string, opts: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<CannonResult> {
+  const a = ['--json', '-m', opts.method, '-c', String(CONNECTIONS), '-d', String(DURATION)];
+  for (const [k, v] of Object.entries(opts.headers ?? {})) a.push('-H', `${k}=${v}`);
+  if (opts.body !== undefined) a.push('-b', opts.body);
+  a.push(url);
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.resolve('node_modules/.bin/autocannon'), a, { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`autocannon exited ${code}`))));
+  });
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+};
+
+async function signIn(base: string, running: Running): Promise<string> {
+  const email = `bench-${Date.now()}@example.test`;
+  const password = 'bench-password-1234';
+  await createUser(running.platform.db, { email, password });
+  const res = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  return res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('cx_session='))!;
+}
+
+async function api(base: string, cookie: string, method: string, url: string, body?: unknown) {
+  const res = await fetch(`${base}${url}`, { method, headers: { cookie, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+function git(cwd: string, ...a: string[]) {
+  execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=b', ...a], { cwd });
+}
+
+async function main() {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-'));
+  const repo = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-repo-'));
+  git(repo, 'init', '-q', '-b', 'main');
+  await writeFile(path.join(repo, 'index.html'), '<h1>bench</h1>');
+  const asset = Buffer.alloc(10 * 1024, 'a');
+  await writeFile(path.join(repo, 'app.0123abcd.js'), asset);
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-q', '-m', 'bench');
+
+  const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ALLOW_LOCAL_REPOS: 'true' };
+  const running = await start('all', loadConfig(env), createLogger('silent', 'bench'), { testing: { overrides: { limiter: allowAllLimiter } } });
+  const base = `http://127.0.0.1:${running.port}`;
+  const cookie = await signIn(base, running);
+  const results: Record<string, unknown> = { machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, settings: { durationSec: DURATION, connections: CONNECTIONS } };
+
+  // 1. hook calls per second (embedded)
+  const bare = await api(base, cookie, 'POST', '/v1/projects', { name: 'hooks', slug: `hooks-${Date.now()}` });
+  const hook = await api(base, cookie, 'POST', `/v1/projects/${bare.project.slug}/deploys/hooks`, { name: 'bench', branch: 'preview-branch' });
+  log('hook calls per second');
+  const calls = await cannon(`${base}/v1/hooks/${hook.hook.token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+  results.hookCallsPerSecond = { rps: Math.round(calls.requests.average), p50ms: calls.latency.p50, p99ms: calls.latency.p99, accepted2xx: calls['2xx'], non2xx: calls.non2xx, errors: calls.errors };
+
+  // 2. hook -> building latency at idle (embedded)
+  const site = await api(base, cookie, 'POST', '/v1/projects', { name: 'site', slug: `site-${Date.now()}` });
+  const slug = site.project.slug;
+  await api(base, cookie, 'PATCH', `/v1/projects/${slug}/deploys/settings`, { repoUrl: repo, buildCommand: '', outputDir: '.' });
+  const prodHook = (await api(base, cookie, 'POST', `/v1/projects/${slug}/deploys/hooks`, { name: 'prod', branch: 'main' })).hook;
+  log('hook -> building latency');
+  const latencies: number[] = [];
+  let lastReady = '';
+  for (let i = 0; i < LATENCY_CALLS; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/v1/hooks/${prodHook.token}`, { method: 'POST' });
+    const { deployId } = (await res.json()) as { deployId: string };
+    for (;;) {
+      const r = await running.platform.db.query<{ status: string; started_at: Date | null }>('SELECT status, started_at FROM deploys WHERE id = $1', [deployId]);
+      if (r.rows[0]?.status !== 'queued') break;
+      await new Promise((x) => setTimeout(x, 2));
+    }
+    latencies.push(performance.now() - t0);
+    // Wait for it to finish before the next call (a production deploy holds the slot).
+    for (;;) {
+      const r = await running.platform.db.query<{ status: string }>('SELECT status FROM deploys WHERE id = $1', [deployId]);
+      if (r.rows[0]?.status === 'ready' || r.rows[0]?.status === 'failed') {
+        if (r.rows[0].status === 'ready') lastReady = deployId;
+        break;
+      }
+      await new Promise((x) => setTimeout(x, 20));
+    }
+  }
+  results.hookToBuildingMs = { embedded: { calls: latencies.length, p50: Math.round(quantile(latencies, 0.5)), p95: Math.round(quantile(latencies, 0.95)) } };
+
+  // 3. static 10 KB asset vs node:http from memory
+  log('static serving');
+  const mem = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable' });
+    res.end(asset);
+  });
+  await new Promise<void>((r) => mem.listen(0, '127.0.0.1', () => r()));
+  const memPort = (mem.address() as { port: number }).port;
+  const nodeHttp = await cannon(`http://127.0.0.1:${memPort}/app.0123abcd.js`, { method: 'GET' });
+  const ours = await cannon(`${base}/app.0123abcd.js`, { method: 'GET', headers: { host: `${slug}.localhost` } });
+  mem.close();
+  results.static10kb = {
+    liveDeploy: lastReady,
+    nodeHttpFromMemory: { rps: Math.round(nodeHttp.requests.average), p99ms: nodeHttp.latency.p99, non2xx: nodeHttp.non2xx },
+    siteHost: { rps: Math.round(ours.requests.average), p99ms: ours.latency.p99, non2xx: ours.non2xx },
+    ratio: Number((ours.requests.average / nodeHttp.requests.average).toFixed(3)),
+    target: 0.8,
+  };
+
+  await running.stop();
+  process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
