@@ -15,6 +15,9 @@ import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { stampErrorEvent } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { createBuildLog } from './build-log.ts';
+import { startIngestServer } from '../ingest/ingest-server.ts';
+import { injectForwarder } from '../ingest/forward.ts';
+import { request as httpRequest } from 'node:http';
 
 /**
  * Deploys through the whole path on the embedded defaults: a real git repository made here, the API
@@ -249,6 +252,32 @@ describe('deploys through a hook', () => {
     const preview = await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
     expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${preview.id}/rollback`, headers: S() })).statusCode).toBe(409);
     expect((await app.inject({ url: `/v1/projects/${p.slug}`, headers: S() })).json().project.deploys.previews[0]).toMatchObject({ id: preview.id });
+  });
+
+  it('in the single process the edge answers site hosts itself (uWebSockets.js, files from memory), and relays the rest', async () => {
+    const p = await projectWithSource();
+    const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+    const edge = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward: injectForwarder(app) });
+    try {
+      const get = (host: string, url: string) =>
+        new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
+          httpRequest({ host: '127.0.0.1', port: edge.port, path: url, headers: { host } }, (res) => {
+            let body = '';
+            res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          }).on('error', reject).end();
+        });
+      const page = await get(`${p.slug}.localhost:8080`, '/');
+      expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
+      expect(page.body).toContain(`production ${d.gitSha}`);
+      const asset = await get(`${d.id.replace('_', '-')}.localhost`, '/assets/app.3f9a2c1b.css');
+      expect([asset.status, asset.headers['cache-control']]).toEqual([200, 'public, max-age=31536000, immutable']);
+      expect((await get(`${p.slug}.localhost`, '/missing')).status).toBe(404);
+      expect((await get('nothing-here.localhost', '/')).status).toBe(404);
+      // Not a site: relayed to the API.
+      expect(JSON.parse((await get('127.0.0.1', '/v1/')).body)).toHaveProperty('version');
+    } finally {
+      await edge.close();
+    }
   });
 
   it('reads the build log through the API and through a share link; a wrong or revoked token is the same 404 as no deploy', async () => {

@@ -8,6 +8,7 @@ import type { Forwarder } from './forward.ts';
 import { startProjectCache } from './project-cache.ts';
 import { createRefusalCounters } from './refusals.ts';
 import { registerSingleProcessProxy } from './single-process-proxy.ts';
+import { createSiteServer } from '../platform/sites/site-server.ts';
 
 /**
  * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts; today `POST /v1/errors/i`,
@@ -50,7 +51,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const edge = { app, platform, cache, counters, log };
 
   registerBatchRoute(edge, errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) }));
-  registerSingleProcessProxy(app, { forward: opts.forward, trustProxy: platform.config.TRUST_PROXY, log });
+  // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
+  const sites = opts.forward ? createSiteServer(platform.db, platform.config.SITES_DOMAIN) : undefined;
+  registerSingleProcessProxy(app, { forward: opts.forward, sites, trustProxy: platform.config.TRUST_PROXY, log });
 
   const host = opts.host ?? '0.0.0.0';
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {

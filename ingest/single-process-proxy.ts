@@ -1,6 +1,7 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
 import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
+import type { SiteServer } from '../platform/sites/site-server.ts';
 import type { Forwarder, ForwardResponse } from './forward.ts';
 
 /** Largest body relayed to the API in single-process mode. */
@@ -8,10 +9,11 @@ const FORWARD_MAX_BODY_BYTES = 1024 * 1024;
 
 /**
  * Single-process mode: every request the edge does not serve itself is relayed to the API in the same
- * process (forward.ts), so one port answers every /v1 route. Without a forwarder (the distributed edge)
- * anything else is 404: the reverse proxy routes the API's paths elsewhere.
+ * process (forward.ts), so one port answers every /v1 route; a request to a site host (`sites`) is answered
+ * here from the site's files, without the relay. Without a forwarder (the distributed edge) anything else is
+ * 404: the reverse proxy routes the API's paths and site hosts elsewhere.
  */
-export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forward?: Forwarder; trustProxy: boolean; log: Logger }): void {
+export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forward?: Forwarder; sites?: SiteServer; trustProxy: boolean; log: Logger }): void {
   app.any('/*', (res, req) => {
     if (!opts.forward) return sendError(res, immediateReply(), 'not_found', 'no such route');
     const st = watchedReply(res);
@@ -30,6 +32,19 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
     void (async () => {
       const read = await bodyP;
       if (read === null || st.done || st.aborted) return;
+      const host = headers.host;
+      if (opts.sites && host) {
+        try {
+          const root = await opts.sites.lookup(host);
+          if (root !== undefined) {
+            const site = await opts.sites.serve(root, method, url);
+            return send(res, st, site.status, site.headers, site.body);
+          }
+        } catch (err) {
+          opts.log.error({ err }, 'serving a site failed');
+          return sendError(res, st, 'internal', 'internal error');
+        }
+      }
       let out: ForwardResponse;
       try {
         out = await forward({ method, url, headers, body: read.body, remoteAddress });
