@@ -70,12 +70,19 @@ export const buildsRepository = {
     await db.query(`UPDATE deploys SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'building'`, [owner, ids, new Date(leaseUntil)]);
   },
 
+  /** Which of these building deploys were asked to cancel. */
+  async cancelRequested(db: Queryable, ids: string[]): Promise<string[]> {
+    if (!ids.length) return [];
+    const r = await db.query<{ id: string }>(`SELECT id FROM deploys WHERE id = ANY($1::text[]) AND status = 'building' AND cancel_requested`, [ids]);
+    return r.rows.map((x) => x.id);
+  },
+
   /** Finish a build this owner holds; undefined when it no longer holds it (its lease expired meanwhile). */
   async finish(
     db: Queryable,
     owner: string,
     deployId: string,
-    outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number },
+    outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' },
     now: number,
     logLines: number,
   ): Promise<FinishedDeploy | undefined> {

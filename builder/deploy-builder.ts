@@ -13,7 +13,8 @@
  *   4. finish     ready (artifact kept) or failed with its reason; deploy.succeeded / deploy.failed go out
  *                 through publishProjectEvent, so webhooks receive them
  *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
- *                 which frees the project's production slot
+ *                 which frees the project's production slot; a build asked to cancel (checked every
+ *                 CANCEL_POLL_MS) is killed and ends `canceled`
  */
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -30,6 +31,8 @@ import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './bui
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
 const ORPHAN_AFTER_MS = 5_000;
+/** How often a builder checks whether one of its running builds was canceled. */
+const CANCEL_POLL_MS = 1_000;
 
 export interface StartBuilderOptions {
   /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
@@ -55,7 +58,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
   const owner = `bld_${process.pid}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const leaseMs = opts.leaseMs ?? LIMITS.deploys.leaseMs;
   const dataDir = path.resolve(config.DATA_DIR);
-  const building = new Map<string, { done: Promise<void>; abort: AbortController }>();
+  const building = new Map<string, { done: Promise<void>; abort: AbortController; canceled: boolean }>();
   let stopped = false;
   let waking: Promise<void> | undefined;
   let wakeAgain = false;
@@ -96,17 +99,19 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
   // 3-4. build and finish
   function start(d: ClaimedDeploy): void {
     const abort = new AbortController();
-    const done = build(d, abort.signal)
+    const entry = { done: Promise.resolve(), abort, canceled: false };
+    const done = build(d, abort.signal, () => entry.canceled)
       .catch((err) => log.error({ err, deployId: d.id }, 'build crashed'))
       .finally(() => {
         building.delete(d.id);
         takeAny = true;
         if (!stopped) void wake();
       });
-    building.set(d.id, { done, abort });
+    entry.done = done;
+    building.set(d.id, entry);
   }
 
-  async function build(d: ClaimedDeploy, signal: AbortSignal): Promise<void> {
+  async function build(d: ClaimedDeploy, signal: AbortSignal, canceled: () => boolean): Promise<void> {
     const source = await buildsRepository.source(db, d.projectId);
     const buildLog = createBuildLog({
       analytics: platform.analytics,
@@ -117,7 +122,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       maxLines: LIMITS.deploys.logLinesPerDeploy,
       maxLineChars: LIMITS.deploys.logLineChars,
     });
-    let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number };
+    let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     if (!source) {
       buildLog.line('system', 'the project has no build source: set one with PATCH /v1/projects/:slug/deploys/settings');
       outcome = { status: 'failed', reason: 'source_missing' };
@@ -140,10 +145,15 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       });
       outcome = result.ok ? { status: 'ready', artifactDir } : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
     }
+    if (canceled()) {
+      buildLog.line('system', 'canceled');
+      outcome = { status: 'canceled' };
+    }
     await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
-    if (signal.aborted) return; // stopping: the lease runs out and another builder fails it as builder_lost
+    if (signal.aborted && !canceled()) return; // stopping: the lease runs out and another builder fails it as builder_lost
     const finished = await buildsRepository.finish(db, owner, d.id, outcome, clock.now(), buildLog.stored);
-    if (finished) await announce(finished);
+    // A canceled deploy neither succeeded nor failed: no deploy.* event.
+    if (finished && outcome.status !== 'canceled') await announce(finished);
     else log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
   }
 
@@ -178,6 +188,24 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       .catch((err) => log.warn({ err }, 'lease upkeep failed; retried'));
   }, Math.max(50, Math.floor(leaseMs / 3)));
   leaseTimer.unref();
+  // Canceled builds: their process groups are killed, and they end `canceled`. Checked often (a cheap read of
+  // this builder's own running deploys) so a cancel takes effect within about CANCEL_POLL_MS.
+  const cancelTimer = setInterval(() => {
+    if (!building.size) return;
+    void buildsRepository
+      .cancelRequested(db, [...building.keys()])
+      .then((ids) => {
+        for (const id of ids) {
+          const b = building.get(id);
+          if (b && !b.canceled) {
+            b.canceled = true;
+            b.abort.abort();
+          }
+        }
+      })
+      .catch((err) => log.warn({ err }, 'checking for canceled builds failed; retried'));
+  }, CANCEL_POLL_MS);
+  cancelTimer.unref();
   const pollTimer = setInterval(() => void wake(), POLL_MS);
   pollTimer.unref();
 
@@ -207,6 +235,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     async stop() {
       stopped = true;
       clearInterval(leaseTimer);
+      clearInterval(cancelTimer);
       clearInterval(pollTimer);
       await sub.stop();
       for (const b of building.values()) b.abort.abort();

@@ -268,7 +268,7 @@ describe('deploys through a hook', () => {
         });
       const page = await get(`${p.slug}.localhost:8080`, '/');
       expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
-      expect(page.body).toContain(`production ${d.gitSha}`);
+      expect(page.body).toContain(d.gitSha);
       const asset = await get(`${d.id.replace('_', '-')}.localhost`, '/assets/app.3f9a2c1b.css');
       expect([asset.status, asset.headers['cache-control']]).toEqual([200, 'public, max-age=31536000, immutable']);
       expect((await get(`${p.slug}.localhost`, '/missing')).status).toBe(404);
@@ -278,6 +278,25 @@ describe('deploys through a hook', () => {
     } finally {
       await edge.close();
     }
+  });
+
+  it('cancels a building deploy (its build killed, no deploy event) and a queued one; a finished one is 409', async () => {
+    const p = await projectWithSource();
+    const slow = (await callHook((await createHook(p.slug, 'slow')).token)).json().deployId;
+    await vi.waitFor(async () => expect((await deployOf(p.slug, slow)).status).toBe('building'), { timeout: 20_000, interval: 50 });
+    // The one build slot is busy: this one waits queued.
+    const queued = (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId;
+    const cancelQueued = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${queued}/cancel`, headers: S() });
+    expect(cancelQueued.json()).toMatchObject({ deploy: { id: queued, status: 'canceled' } });
+    const cancelBuilding = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: S() });
+    expect(cancelBuilding.json()).toMatchObject({ deploy: { id: slow, status: 'building' } });
+    // Stopped well before its time limit (4 s here): the builder checks for cancels every second.
+    const ended = await finished(p.slug, slow);
+    expect(ended).toMatchObject({ status: 'canceled', failureReason: null });
+    expect(Date.parse(ended.finishedAt) - Date.parse(ended.startedAt)).toBeLessThan(4_000);
+    expect(await logLines(slow)).toContain('canceled');
+    expect(events.find((e) => e.data.deployId === slow)).toBeUndefined();
+    expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: S() })).statusCode).toBe(409);
   });
 
   it('reads the build log through the API and through a share link; a wrong or revoked token is the same 404 as no deploy', async () => {

@@ -145,6 +145,18 @@ export async function listDeploys(db: Queryable, projectId: string, opts: { limi
   };
 }
 
+/**
+ * Cancel a deploy: a queued one ends `canceled` now; a building one is marked, and its builder kills the build
+ * at its next lease renewal. A finished deploy cannot be canceled (409).
+ */
+export async function cancelDeploy(db: Queryable, projectId: string, deployId: string, now: number): Promise<Deploy> {
+  const queued = await db.query(`UPDATE deploys SET status = 'canceled', finished_at = $3 WHERE id = $1 AND project_id = $2 AND status = 'queued'`, [deployId, projectId, new Date(now)]);
+  const building = queued.rowCount ? queued : await db.query(`UPDATE deploys SET cancel_requested = true WHERE id = $1 AND project_id = $2 AND status = 'building'`, [deployId, projectId]);
+  const d = await getDeploy(db, projectId, deployId);
+  if (!building.rowCount) throw new ServiceError('conflict', `the deploy is already ${d.status}`);
+  return d;
+}
+
 /** Make a ready production deploy the live one again (no rebuild): its output serves the production hosts. */
 export async function rollbackTo(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
   const d = await getDeploy(db, projectId, deployId);

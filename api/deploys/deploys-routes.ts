@@ -19,6 +19,7 @@ import {
   listDeployHooks,
   listDeploys,
   queueDeploy,
+  cancelDeploy,
   rollbackTo,
   updateBuildSettings,
 } from './deploys-repository.ts';
@@ -239,6 +240,20 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         await revokeShare(db, projectOf(request).id, request.params.deployId);
         return reply.code(204).send(null);
       },
+    );
+
+    app.post(
+      '/v1/projects/:slug/deploys/:deployId/cancel',
+      {
+        config: { auth: AUTH.project('deploys:write') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Cancel a queued deploy now, or stop a building one (its builder kills the build within seconds)',
+          params: DeployParams,
+          response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+        },
+      },
+      async (request) => ({ deploy: await cancelDeploy(db, projectOf(request).id, request.params.deployId, clock.now()) }),
     );
 
     app.post(
