@@ -1,7 +1,8 @@
 /**
  * Deploys benchmark (issue 14, "Tests and numbers"). One run, loopback only, bounded durations; prints JSON.
- * Everything runs in the single process on the embedded defaults; Kafka's hook -> building latency is not
- * measured here (see bench/README.md).
+ * Everything runs in the single process on the embedded defaults, except with `--kafka`: then only the hook ->
+ * building latency, with the API in this process and a builder process on Postgres (BENCH_DATABASE_URL, default
+ * 127.0.0.1:5432/test), the librdkafka mock cluster, ClickHouse's HTTP interface from chDB and Redis.
  *   1. hook calls answered per second with valid tokens: autocannon (child process) on `POST /v1/hooks/:token`
  *      of the single process (`start('all')`, embedded), every call a preview deploy of a project without a
  *      source (queued, then failed at once by the builder as source_missing), so each call queues a deploy.
@@ -12,7 +13,7 @@
  *   3. a 10 KB asset served from a site host (the edge answers site hosts itself), against `node:http` serving
  *      the same bytes from memory, in the same run (autocannon, same connections).
  *
- *   npx tsx bench/deploys.bench.ts [--duration 8] [--connections 50] [--latency-calls 40]
+ *   npx tsx bench/deploys.bench.ts [--duration 8] [--connections 50] [--latency-calls 40] [--kafka]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -78,15 +79,92 @@ function git(cwd: string, ...a: string[]) {
   execFileSync('git', ['-c', 'user.email=b@example.com', '-c', 'user.name=b', ...a], { cwd });
 }
 
-async function main() {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-'));
+/** Sequential hook calls to a production deploy that builds in no time: call -> `building`, each finished before the next. */
+async function hookToBuilding(base: string, running: Running, token: string, calls: number): Promise<{ calls: number; p50: number; p95: number; lastReady: string }> {
+  const latencies: number[] = [];
+  let lastReady = '';
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    const res = await fetch(`${base}/v1/hooks/${token}`, { method: 'POST' });
+    const { deployId } = (await res.json()) as { deployId: string };
+    for (;;) {
+      const r = await running.platform.db.query<{ status: string }>('SELECT status FROM deploys WHERE id = $1', [deployId]);
+      if (r.rows[0]?.status !== 'queued') break;
+      await new Promise((x) => setTimeout(x, 2));
+    }
+    latencies.push(performance.now() - t0);
+    // A production deploy holds the slot: wait for it to finish before the next call.
+    for (;;) {
+      const r = await running.platform.db.query<{ status: string }>('SELECT status FROM deploys WHERE id = $1', [deployId]);
+      if (r.rows[0]?.status === 'ready' || r.rows[0]?.status === 'failed') {
+        if (r.rows[0].status === 'ready') lastReady = deployId;
+        break;
+      }
+      await new Promise((x) => setTimeout(x, 20));
+    }
+  }
+  return { calls: latencies.length, p50: Math.round(quantile(latencies, 0.5)), p95: Math.round(quantile(latencies, 0.95)), lastReady };
+}
+
+async function makeRepo(): Promise<string> {
   const repo = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-repo-'));
   git(repo, 'init', '-q', '-b', 'main');
   await writeFile(path.join(repo, 'index.html'), '<h1>bench</h1>');
-  const asset = Buffer.alloc(10 * 1024, 'a');
-  await writeFile(path.join(repo, 'app.0123abcd.js'), asset);
+  await writeFile(path.join(repo, 'app.0123abcd.js'), ASSET);
   git(repo, 'add', '.');
   git(repo, 'commit', '-q', '-m', 'bench');
+  return repo;
+}
+const ASSET = Buffer.alloc(10 * 1024, 'a');
+
+/** `--kafka`: hook -> building on Postgres + Kafka + ClickHouse with a builder process. */
+async function kafkaLatency(): Promise<void> {
+  const { startKafkaMockProcess } = await import('../test/support/kafka-mock-process.ts');
+  const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
+  const { spawnRole } = await import('../test/e2e/support/spawn-role.ts');
+  const { isolatedTopics } = await import('../test/e2e/support/isolated-topics.ts');
+  const kafka = await startKafkaMockProcess({ dataPath: 'direct' });
+  const ch = await startChdbHttpServer({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-chdb-')) });
+  const env = {
+    DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-')),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    ALLOW_LOCAL_REPOS: 'true',
+    PUBLIC_BASE_URL: 'http://localhost:8080',
+    DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    CLICKHOUSE_URL: ch.url,
+    KAFKA_BROKERS: kafka.brokers,
+    REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  };
+  const testing = isolatedTopics('bench-deploys');
+  const running = await start('api', loadConfig(env), createLogger('silent', 'bench'), { testing });
+  await running.platform.bus.publish(testing.deployTopic, [{ key: 'warm-up', value: Buffer.from('{}') }]);
+  const builder = await spawnRole('builder', env, testing);
+  try {
+    const base = `http://127.0.0.1:${running.port}`;
+    const cookie = await signIn(base, running);
+    const repo = await makeRepo();
+    const slug = `kafka-${Date.now()}`;
+    await api(base, cookie, 'POST', '/v1/projects', { name: 'kafka', slug });
+    await api(base, cookie, 'PATCH', `/v1/projects/${slug}/deploys/settings`, { repoUrl: repo, buildCommand: '', outputDir: '.' });
+    const hook = (await api(base, cookie, 'POST', `/v1/projects/${slug}/deploys/hooks`, { name: 'prod', branch: 'main' })).hook;
+    log('hook -> building latency on Kafka');
+    const { lastReady: _, ...latency } = await hookToBuilding(base, running, hook.token, LATENCY_CALLS);
+    process.stdout.write(`${JSON.stringify({ machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, hookToBuildingMs: { kafka: latency } }, null, 2)}\n`);
+  } finally {
+    await builder.kill();
+    await running.stop();
+    await ch.stop();
+    await kafka.stop();
+  }
+}
+
+async function main() {
+  if (args.includes('--kafka')) return kafkaLatency();
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-'));
+  const repo = await makeRepo();
+  const asset = ASSET;
 
   const env = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ALLOW_LOCAL_REPOS: 'true' };
   // The first start prints its credentials on stdout; this script's stdout is its JSON alone.
@@ -112,29 +190,8 @@ async function main() {
   await api(base, cookie, 'PATCH', `/v1/projects/${slug}/deploys/settings`, { repoUrl: repo, buildCommand: '', outputDir: '.' });
   const prodHook = (await api(base, cookie, 'POST', `/v1/projects/${slug}/deploys/hooks`, { name: 'prod', branch: 'main' })).hook;
   log('hook -> building latency');
-  const latencies: number[] = [];
-  let lastReady = '';
-  for (let i = 0; i < LATENCY_CALLS; i++) {
-    const t0 = performance.now();
-    const res = await fetch(`${base}/v1/hooks/${prodHook.token}`, { method: 'POST' });
-    const { deployId } = (await res.json()) as { deployId: string };
-    for (;;) {
-      const r = await running.platform.db.query<{ status: string; started_at: Date | null }>('SELECT status, started_at FROM deploys WHERE id = $1', [deployId]);
-      if (r.rows[0]?.status !== 'queued') break;
-      await new Promise((x) => setTimeout(x, 2));
-    }
-    latencies.push(performance.now() - t0);
-    // Wait for it to finish before the next call (a production deploy holds the slot).
-    for (;;) {
-      const r = await running.platform.db.query<{ status: string }>('SELECT status FROM deploys WHERE id = $1', [deployId]);
-      if (r.rows[0]?.status === 'ready' || r.rows[0]?.status === 'failed') {
-        if (r.rows[0].status === 'ready') lastReady = deployId;
-        break;
-      }
-      await new Promise((x) => setTimeout(x, 20));
-    }
-  }
-  results.hookToBuildingMs = { embedded: { calls: latencies.length, p50: Math.round(quantile(latencies, 0.5)), p95: Math.round(quantile(latencies, 0.95)) } };
+  const { lastReady, ...embedded } = await hookToBuilding(base, running, prodHook.token, LATENCY_CALLS);
+  results.hookToBuildingMs = { embedded };
 
   // 3. static 10 KB asset vs node:http from memory
   log('static serving');
