@@ -188,6 +188,9 @@ describe('deploys through a hook', () => {
     expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).json()).toMatchObject({ error: 'invalid_signature' });
     expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${good}` })).statusCode).toBe(202);
     expect((await callHook(hook.token, body, { 'x-service-signature': `sha256=${good}`, 'content-type': 'application/x-www-form-urlencoded' })).statusCode).toBe(202);
+    // Bodies up to 1 MB (a code host's push payload); past it 413.
+    const big = await callHook(hook.token, 'x'.repeat(LIMITS.deploys.hookBodyBytes + 1), { 'content-type': 'application/octet-stream' });
+    expect([big.statusCode, big.json().error]).toEqual([413, 'payload_too_large']);
   });
 
   it('an unknown or deleted token is 404; hook management is session only; the list shows hints, never tokens', async () => {

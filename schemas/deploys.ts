@@ -7,6 +7,8 @@ import { z } from 'zod';
  */
 export const DEPLOY_STATES = ['queued', 'building', 'ready', 'failed', 'canceled'] as const;
 export type DeployState = (typeof DEPLOY_STATES)[number];
+/** States a deploy does not leave. */
+export const FINISHED_DEPLOY_STATES: readonly DeployState[] = ['ready', 'failed', 'canceled'];
 /** States in which a production deploy holds the project's production slot (§3.3). */
 export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies readonly DeployState[];
 

@@ -4,7 +4,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
-import { deployByShare, readLogLines } from './deploy-logs.ts';
+import { deployByShare, logPage } from './deploy-logs.ts';
 import { LogLineSchema } from './deploys-routes.ts';
 
 /**
@@ -35,9 +35,7 @@ export function deployLogShareRoutes(platform: Platform): FastifyPluginAsyncZod 
         if (!rate.allowed) throw new ServiceError('rate_limited', 'too many requests', { retryAfterSec: rate.retryAfterSec });
         const d = await deployByShare(db, request.params.slug, request.params.deployId, request.query.token ?? '', clock.now());
         if (!d) throw new ServiceError('not_found', 'no such deploy');
-        const lines = await readLogLines(platform.analytics, d.projectId, request.params.deployId, request.query.from, 1000);
-        const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : request.query.from;
-        return { status: d.status, lines, nextSeq, done: ['ready', 'failed', 'canceled'].includes(d.status) && lines.length < 1000 };
+        return logPage(platform.analytics, d.projectId, request.params.deployId, d.status, request.query.from);
       },
     );
   };

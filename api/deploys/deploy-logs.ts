@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
+import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
 
 /**
  * Reading build logs (ClickHouse `deploy_logs`, written by the builder while it builds) and the shareable
@@ -23,6 +24,15 @@ export async function readLogLines(analytics: AnalyticalStore, projectId: string
     { p: projectId, d: deployId, from: fromSeq, limit },
   );
   return rows.map((r) => ({ seq: Number(r.seq), at: `${r.at.replace(' ', 'T')}Z`, stream: r.stream, line: r.line }));
+}
+
+export const LOG_PAGE = 1000;
+
+/** One page of a deploy's log from `from` on: the lines, where the next page starts, and whether there is no more to come. */
+export async function logPage(analytics: AnalyticalStore, projectId: string, deployId: string, status: string, from: number) {
+  const lines = await readLogLines(analytics, projectId, deployId, from, LOG_PAGE);
+  const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : from;
+  return { status, lines, nextSeq, done: FINISHED_DEPLOY_STATES.includes(status as DeployState) && lines.length < LOG_PAGE };
 }
 
 /** How long a share link works when created (7 days, like a presigned link one passes around a team). */

@@ -4,12 +4,12 @@ import { z } from 'zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
-import { BranchSchema } from '../../schemas/deploys.ts';
+import { BranchSchema, FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
-import { readLogLines, revokeShare, shareOf } from './deploy-logs.ts';
+import { LOG_PAGE, logPage, readLogLines, revokeShare, shareOf } from './deploy-logs.ts';
 import {
   createDeployHook,
   DEPLOY_LIST,
@@ -67,10 +67,8 @@ const BuildSettingsPatchSchema = z
   .strict();
 
 export const LogLineSchema = z.object({ seq: z.number().int(), at: z.string(), stream: z.string().describe('stdout, stderr or system (the builder\'s own notes)'), line: z.string() });
-const LOG_PAGE = 1000;
 /** How often a followed log looks for new lines. */
 const FOLLOW_POLL_MS = 300;
-const FINISHED = new Set(['ready', 'failed', 'canceled']);
 const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
 
 /** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
@@ -188,11 +186,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
       async (request, reply) => {
         const project = projectOf(request);
         const deploy = await getDeploy(db, project.id, request.params.deployId);
-        if (!String(request.headers.accept ?? '').includes('text/event-stream')) {
-          const lines = await readLogLines(platform.analytics, project.id, deploy.id, request.query.from, LOG_PAGE);
-          const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : request.query.from;
-          return { status: deploy.status, lines, nextSeq, done: FINISHED.has(deploy.status) && lines.length < LOG_PAGE };
-        }
+        if (!String(request.headers.accept ?? '').includes('text/event-stream')) return logPage(platform.analytics, project.id, deploy.id, deploy.status, request.query.from);
         // Follow: poll the log and the deploy until it finished and every line was sent.
         reply.hijack();
         const out = reply.raw;
@@ -200,18 +194,25 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         let closed = false;
         request.raw.on('close', () => (closed = true));
         let next = request.query.from;
-        while (!closed) {
-          const status = (await getDeploy(db, project.id, deploy.id)).status;
-          const lines = await readLogLines(platform.analytics, project.id, deploy.id, next, LOG_PAGE);
-          for (const l of lines) out.write(`id: ${l.seq}\nevent: line\ndata: ${JSON.stringify(l)}\n\n`);
-          if (lines.length) next = lines[lines.length - 1]!.seq + 1;
-          if (FINISHED.has(status) && lines.length < LOG_PAGE) {
-            out.write(`event: end\ndata: ${JSON.stringify({ status })}\n\n`);
-            break;
+        try {
+          while (!closed) {
+            const status = (await getDeploy(db, project.id, deploy.id)).status;
+            const lines = await readLogLines(platform.analytics, project.id, deploy.id, next, LOG_PAGE);
+            for (const l of lines) out.write(`id: ${l.seq}\nevent: line\ndata: ${JSON.stringify(l)}\n\n`);
+            if (lines.length) next = lines[lines.length - 1]!.seq + 1;
+            if (FINISHED_DEPLOY_STATES.includes(status as DeployState) && lines.length < LOG_PAGE) {
+              out.write(`event: end\ndata: ${JSON.stringify({ status })}\n\n`);
+              break;
+            }
+            await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
           }
-          await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+        } catch (err) {
+          // The stream has started: the failure can only end it (an `error` event says so).
+          request.log.error({ err }, 'following a build log failed');
+          out.write(`event: error\ndata: ${JSON.stringify({ error: 'internal', message: 'the log could not be read; reconnect with from=<next seq>' })}\n\n`);
+        } finally {
+          out.end();
         }
-        out.end();
       },
     );
 
