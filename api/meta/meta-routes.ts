@@ -13,6 +13,9 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'keys', path: '/v1/projects/:slug/keys', description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
   { name: 'errors', path: '/v1/projects/:slug/errors', description: 'error issues, error settings and alerts' },
   { name: 'webhooks', path: '/v1/projects/:slug/webhooks', description: 'outbound project webhooks' },
+  { name: 'deploys', path: '/v1/projects/:slug/deploys', description: 'build source, deploys, logs, rollback, cancel and deploy hooks' },
+  { name: 'deploy hooks', path: '/v1/hooks/:token', description: 'queue a deploy with a deploy hook token (optionally signed)' },
+  { name: 'shared deploy logs', path: '/v1/deploy-logs/:slug/:deployId?token=', description: 'a deploy\'s build log through its share link' },
   { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
   { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
 ];
