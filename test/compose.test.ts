@@ -96,6 +96,14 @@ describe('docker-compose.yml', () => {
     expect(proxy.ports).toContain('8080:8080');
   });
 
+  it('builders and the API share the deploy artifacts volume at DATA_DIR (the API serves what builders build)', () => {
+    for (const role of ['builder', 'api'] as const) {
+      const service = compose.services[role]!;
+      expect(envOf(service).DATA_DIR, role).toBe('/app/data');
+      expect(service.volumes, role).toContain('artifacts:/app/data');
+    }
+  });
+
   it('builds from a Dockerfile on Node 20 that starts a role with tsx', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20/m);
