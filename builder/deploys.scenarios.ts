@@ -10,7 +10,7 @@ import { ProjectEventSchema, type ProjectEvent } from '../schemas/project-events
 import { TOPICS } from '../schemas/topics.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../test/support/https-receiver.ts';
-import { verifyWebhook } from '../sdk/webhook-verifier.ts';
+import { verifyWebhook } from '../sdk/node/webhook-verifier.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { stampErrorEvent } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';

@@ -8,7 +8,7 @@ import { LIMITS } from '../../schemas/limits.ts';
 import { bearer, buildTestApi, createCliToken, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/webhooks/webhook-dispatcher.ts';
-import { verifyWebhook } from '../../sdk/webhook-verifier.ts';
+import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 
 const stripe = Stripe.webhooks;
 const resolveTable: Record<string, string[]> = {

@@ -6,7 +6,7 @@ import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
-import { verifyWebhook } from '../../sdk/webhook-verifier.ts';
+import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
 import { deliveryId } from './delivery-store.ts';
 

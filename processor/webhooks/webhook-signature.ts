@@ -5,7 +5,7 @@ import { createHmac } from 'node:crypto';
  * `Service-Signature: t=<unix seconds>,v1=<hex>[,v1=<hex>]`, where each v1 is the lowercase hex
  * HMAC-SHA256 of `<t>.<raw body>` keyed with the whole secret string (including `whsec_`).
  * During a rotation both the new and the previous secret sign (new first); a receiver accepts
- * when any v1 verifies (sdk/webhook-verifier.ts).
+ * when any v1 verifies (sdk/node/webhook-verifier.ts).
  */
 export const SIGNATURE_HEADER = 'Service-Signature';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
-import { signatureHeader } from '../processor/webhooks/webhook-signature.ts';
+import { signatureHeader } from '../../processor/webhooks/webhook-signature.ts';
 import { parseSignatureHeader, verifySignature, verifyWebhook, WebhookVerificationError } from './webhook-verifier.ts';
 
 const secret = 'whsec_test_secret_value_0123456789';
