@@ -21,6 +21,7 @@ import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../platform/project-event-publisher.ts';
 import { publicBaseUrl } from '../platform/config.ts';
+import { validateWebhookUrl } from '../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS, TOPICS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { DeployRequestedSchema, type DeployFailureReason } from '../schemas/deploys.ts';
@@ -123,9 +124,13 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       maxLineChars: LIMITS.deploys.logLineChars,
     });
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
+    const refused = source && (await repositoryRefusal(source.repoUrl));
     if (!source) {
       buildLog.line('system', 'the project has no build source: set one with PATCH /v1/projects/:slug/deploys/settings');
       outcome = { status: 'failed', reason: 'source_missing' };
+    } else if (refused) {
+      buildLog.line('system', `repository refused: ${refused}`);
+      outcome = { status: 'failed', reason: 'checkout_failed' };
     } else {
       const artifactDir = path.join(dataDir, 'artifacts', d.id);
       const result = await runBuild({
@@ -155,6 +160,21 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
     else log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
+  }
+
+  /**
+   * The repository checked again right before the clone: an https host must still resolve to public addresses
+   * only (the webhook URL guard), as when the settings were saved, and a local one still needs ALLOW_LOCAL_REPOS.
+   * git resolves the name itself afterwards, so a sandboxed builder's own egress rules remain the real fence.
+   */
+  async function repositoryRefusal(repoUrl: string): Promise<string | undefined> {
+    if (repoUrl.startsWith('/') || repoUrl.startsWith('file://')) return config.ALLOW_LOCAL_REPOS ? undefined : 'local repositories need ALLOW_LOCAL_REPOS=true';
+    try {
+      await validateWebhookUrl(repoUrl, { allowLoopback: platform.testing?.allowLoopbackWebhooks === true, resolve: platform.testing?.webhookResolve });
+      return undefined;
+    } catch (err) {
+      return (err as Error).message;
+    }
   }
 
   async function announce(f: FinishedDeploy): Promise<void> {

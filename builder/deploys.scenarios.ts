@@ -372,6 +372,23 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(events.at(-1)).toBe('event: end\ndata: {"status":"failed"}');
     });
 
+    it('checks an https repository again before cloning: a host that now resolves to a private address fails checkout_failed', async () => {
+      const p = await projectWithSource();
+      const resolveBefore = platform.testing!.webhookResolve;
+      platform.testing!.webhookResolve = async (host) => [{ address: host === 'git.rebinding.test' ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+      try {
+        const saved = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { repoUrl: 'https://git.rebinding.test/app.git' } });
+        expect(saved.statusCode).toBe(200);
+        // The name now points at a private address (DNS rebinding): the builder refuses before git runs.
+        platform.testing!.webhookResolve = async () => [{ address: '10.0.0.5', family: 4 }];
+        const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+        expect(d).toMatchObject({ status: 'failed', failureReason: 'checkout_failed' });
+        await vi.waitFor(async () => expect((await logLines(d.id)).some((l) => l.startsWith('repository refused:'))).toBe(true), { timeout: 10_000 });
+      } finally {
+        platform.testing!.webhookResolve = resolveBefore;
+      }
+    });
+
     it('keeps secret build variables write-only, and refuses non-https or local repositories unless allowed', async () => {
       const p = await projectWithSource();
       const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: S() })).json().settings;
