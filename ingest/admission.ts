@@ -21,18 +21,42 @@ export interface BatchRequestHeaders {
   analyticsKey: string;
   contentType: string;
   contentLength: string;
+  contentEncoding: string;
   origin: string;
+  host: string;
+  /** Sentry SDKs' credential header (ingest/sentry/). */
+  sentryAuth: string;
+  /** The query string, without `?`. */
+  query: string;
+  /** The route's first path parameter (`/api/:projectId/...`), '' for routes without one. */
+  param: string;
 }
 
 /** Copies what admission reads: HttpRequest is only valid until the handler's first await. */
-export function batchRequestHeaders(req: HttpRequest): BatchRequestHeaders {
+export function batchRequestHeaders(req: HttpRequest, hasParam = false): BatchRequestHeaders {
   return {
     authorization: req.getHeader('authorization'),
     analyticsKey: req.getHeader('x-service-analytics-key'),
     contentType: req.getHeader('content-type'),
     contentLength: req.getHeader('content-length'),
+    contentEncoding: req.getHeader('content-encoding'),
     origin: req.getHeader('origin'),
+    host: req.getHeader('host'),
+    sentryAuth: req.getHeader('x-sentry-auth'),
+    query: req.getQuery() ?? '',
+    param: hasParam ? (req.getParameter(0) ?? '') : '',
   };
+}
+
+/** The token a request to our own ingest routes carries: `Authorization: Bearer` or `x-service-analytics-key`. */
+export function ingestCredential(h: BatchRequestHeaders): string {
+  return (h.authorization && bearer(h.authorization)) || h.analyticsKey.trim();
+}
+
+/** `application/json`, with or without parameters. */
+export function isJsonMediaType(contentType: string): boolean {
+  const semi = contentType.indexOf(';');
+  return (semi === -1 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() === 'application/json';
 }
 
 export interface Admitted {
@@ -45,6 +69,12 @@ export interface Admitted {
 
 export interface AdmissionRules {
   cache: ProjectCache;
+  /** Step 1: the token the request carries (default ingestCredential; Sentry SDKs send theirs otherwise). */
+  credential?(h: BatchRequestHeaders): string;
+  /** Step 2: the media types taken (default isJsonMediaType). */
+  mediaType?(contentType: string): boolean;
+  /** After step 1: a route's own check of the key against the request (Sentry: the DSN's project number). */
+  check?(key: EdgeKey, h: BatchRequestHeaders): Refusal | undefined;
   /** WIDGET_HOSTS: always allowed to post browser events (§7.3). */
   widgetHosts: string[];
   maxBodyBytes: number;
@@ -55,23 +85,29 @@ export interface AdmissionRules {
 /** Credentials of ours that are not ingest keys: a 403, not a 401 (the caller is known, the route is not theirs). */
 const OTHER_CREDENTIAL_PREFIXES = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
 
-export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules): Admitted | Refusal {
+/**
+ * `siteKey`: the key a site's same-origin path attaches (the Host named the project, so step 1 is done: the
+ * request's own credential headers are not read).
+ */
+export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKey?: EdgeKey): Admitted | Refusal {
   // 1. credential
-  const token = (h.authorization && bearer(h.authorization)) || h.analyticsKey.trim();
-  if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
-  if (!token.startsWith(TOKEN_PREFIX.ingestKey)) {
-    if (OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))) return refusal('forbidden_credential', 'only an ingest key (cak_live_) may post to this route');
-    return refusal('unauthorized', 'unknown or revoked ingest key');
+  let key = siteKey;
+  if (!key) {
+    const token = rules.credential ? rules.credential(h) : ingestCredential(h);
+    if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
+    if (!token.startsWith(TOKEN_PREFIX.ingestKey)) {
+      if (OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))) return refusal('forbidden_credential', 'only an ingest key (cak_live_) may post to this route');
+      return refusal('unauthorized', 'unknown or revoked ingest key');
+    }
+    key = rules.cache.byToken(token);
+    if (!key) return refusal('unauthorized', 'unknown or revoked ingest key');
+    const mismatch = rules.check?.(key, h);
+    if (mismatch) return mismatch;
   }
-  const key = rules.cache.byToken(token);
-  if (!key) return refusal('unauthorized', 'unknown or revoked ingest key');
   const project = key.project;
 
   // 2. media type
-  const semi = h.contentType.indexOf(';');
-  if ((semi === -1 ? h.contentType : h.contentType.slice(0, semi)).trim().toLowerCase() !== 'application/json') {
-    return refusal('unsupported_media_type', 'Content-Type must be application/json');
-  }
+  if (!(rules.mediaType ?? isJsonMediaType)(h.contentType)) return refusal('unsupported_media_type', 'Content-Type must be application/json');
 
   // 3. declared size
   const declaredLength = Number(h.contentLength) || 0;

@@ -2,10 +2,11 @@ import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { RateHit } from '../platform/ports/rate-limiter.ts';
-import { admitBatch, batchRequestHeaders, type Admitted, type AdmissionRules } from './admission.ts';
+import type { SiteServer } from '../platform/sites/site-server.ts';
+import { admitBatch, batchRequestHeaders, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
 import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers, type ReadBody, type ReplyState } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
-import type { ProjectCache } from './project-cache.ts';
+import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
 
 /**
@@ -21,16 +22,54 @@ import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
  */
 export interface BatchRoute {
   path: string;
+  /** More paths served the same way (e.g. without a trailing slash). */
+  aliases?: string[];
+  /** Whether the path has a parameter (`/api/:projectId/...`): admission reads it as `param`. */
+  hasParam?: boolean;
   /** GET: `{ status, settingsLoads, counters }` for operators and load balancers. */
-  healthPath: string;
+  healthPath?: string;
+  /**
+   * The same-origin path of a site (§7.1): the Host names the project, whose ingest key the edge attaches;
+   * a Host that is no site is 404.
+   */
+  siteKeyed?: boolean;
   maxBodyBytes: number;
   cap: AdmissionRules['cap'];
+  credential?: AdmissionRules['credential'];
+  mediaType?: AdmissionRules['mediaType'];
+  check?: AdmissionRules['check'];
   /** The rate limits one request counts against. */
   rateLimits(keyId: string, ip: string): RateHit[];
   rateLimitedMessage: string;
-  /** Pure: the body as one bus message value, or why it is refused. */
-  parse(body: ReadBody, ctx: { projectId: string; originHost: string | null; receivedAt: number; hasOrigin: boolean }): { ok: true; events: number; value: Buffer } | Refusal;
+  /**
+   * Pure: the body as one bus message value, or why it is refused. `events` may be 0 (nothing to publish, e.g. a
+   * Sentry envelope of sessions only); `dropped` counts what the body held that is taken and not kept, by reason.
+   */
+  parse(body: ReadBody, ctx: ParseContext): Parsed | Refusal;
   publish(message: { key: string; value: Buffer }): Promise<void>;
+  /** The 2xx answer (default 202 `{ ingested }`). */
+  acceptedReply?(parsed: Parsed): { status: number; body: string };
+  /** Headers added to a refusal (Sentry SDKs read their rate limits from X-Sentry-Rate-Limits). */
+  refusalHeaders?(r: Refusal): Headers;
+  /** Request headers a cross-origin caller may send (CORS preflight). */
+  corsAllowHeaders?: string;
+}
+
+export interface ParseContext {
+  projectId: string;
+  originHost: string | null;
+  receivedAt: number;
+  hasOrigin: boolean;
+  contentEncoding: string;
+}
+
+export interface Parsed {
+  ok: true;
+  events: number;
+  value: Buffer;
+  /** Ids of the accepted events, when the reply names them (Sentry's `{ id }`). */
+  ids?: string[];
+  dropped?: Record<string, number>;
 }
 
 export interface EdgeContext {
@@ -39,46 +78,123 @@ export interface EdgeContext {
   cache: ProjectCache;
   counters: RefusalCounters;
   log: Logger;
+  /** Site hosts (platform/sites/): which project a Host serves, for the same-origin path. */
+  sites?: SiteServer;
 }
 
-const CORS_PREFLIGHT_HEADERS: Headers = [
-  ['Access-Control-Allow-Methods', 'POST'],
-  ['Access-Control-Allow-Headers', 'content-type, authorization, x-service-analytics-key'],
-  ['Access-Control-Max-Age', '600'],
-];
+const DEFAULT_CORS_ALLOW_HEADERS = 'content-type, authorization, x-service-analytics-key';
+/** What a cross-origin caller may read of an answer: when to retry. */
+const CORS_EXPOSE: [string, string] = ['Access-Control-Expose-Headers', 'Retry-After, X-Sentry-Rate-Limits'];
+
+/**
+ * The server-held ingest key of a Node app that relays its pages' errors (sdk/node/forwarder.ts) names the
+ * browser's IP here, so the per key-and-IP limit counts browsers, not the relaying server. Browsers cannot send it
+ * cross-origin (the preflight does not allow it), and a caller holding a key could spread its own IPs anyway; the
+ * per-key limit binds either way.
+ */
+export const CLIENT_IP_HEADER = 'x-service-client-ip';
 
 export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   const { app, platform, cache, counters, log } = edge;
   const { config, limiter, clock } = platform;
-  const rules: AdmissionRules = { cache, widgetHosts: config.WIDGET_HOSTS, maxBodyBytes: route.maxBodyBytes, cap: route.cap };
+  const rules: AdmissionRules = { cache, widgetHosts: config.WIDGET_HOSTS, maxBodyBytes: route.maxBodyBytes, cap: route.cap, credential: route.credential, mediaType: route.mediaType, check: route.check };
+  const preflight: Headers = [
+    ['Access-Control-Allow-Methods', 'POST'],
+    ['Access-Control-Allow-Headers', route.corsAllowHeaders ?? DEFAULT_CORS_ALLOW_HEADERS],
+    ['Access-Control-Max-Age', '600'],
+  ];
+  const tooLarge = refusal('too_large', `body exceeds ${route.maxBodyBytes} bytes`);
 
-  app.options(route.path, (res, req) => {
-    const origin = req.getHeader('origin');
-    // A preflight carries no key, so the project (and its origin list) is unknown here: the POST
-    // itself enforces §7.3 and answers 403 origin_not_allowed without CORS headers.
-    const headers: Headers = origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...CORS_PREFLIGHT_HEADERS] : [['Vary', 'Origin']];
-    send(res, immediateReply(), 204, headers);
-  });
+  if (route.healthPath) {
+    app.get(route.healthPath, (res) => {
+      send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
+    });
+  }
 
-  app.get(route.healthPath, (res) => {
-    send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
-  });
+  for (const path of [route.path, ...(route.aliases ?? [])]) {
+    app.options(path, (res, req) => {
+      const origin = req.getHeader('origin');
+      // A preflight carries no key, so the project (and its origin list) is unknown here: the POST
+      // itself enforces §7.3 and answers 403 origin_not_allowed without CORS headers.
+      const headers: Headers = origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
+      send(res, immediateReply(), 204, headers);
+    });
+    app.post(path, route.siteKeyed ? postToSite : post);
+    app.any(path, (res) => {
+      sendError(res, immediateReply(), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
+    });
+  }
 
-  app.post(route.path, (res, req) => {
+  function corsOf(origin: string): Headers {
+    return origin ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], CORS_EXPOSE] : [];
+  }
+
+  function refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void {
+    counters.refuse(res, st, r, route.refusalHeaders ? [...cors, ...route.refusalHeaders(r)] : cors);
+  }
+
+  function callerIp(res: uWS.HttpResponse, req: uWS.HttpRequest, relayed: boolean): string {
+    if (relayed) {
+      const named = req.getHeader(CLIENT_IP_HEADER).trim();
+      if (named && named.length <= 64) return named;
+    }
+    return clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
+  }
+
+  function post(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
     const st = watchedReply(res);
-    const h = batchRequestHeaders(req);
-    const cors: Headers = h.origin ? [['Access-Control-Allow-Origin', h.origin], ['Vary', 'Origin']] : [];
+    const h = batchRequestHeaders(req, route.hasParam);
+    const cors = corsOf(h.origin);
 
     // 1-6. admission
     const admitted = admitBatch(h, rules);
-    if (!('ok' in admitted)) return counters.refuse(res, st, admitted, cors);
+    if (!('ok' in admitted)) return refuse(res, st, admitted, cors);
 
     // 7. body and rate limits, concurrently (everything needed later is copied now: `req` dies at the first await)
-    const ip = clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
-    const body = readBody(res, st, route.maxBodyBytes, () => counters.refuse(res, st, refusal('too_large', `body exceeds ${route.maxBodyBytes} bytes`), cors), admitted.declaredLength);
+    const ip = callerIp(res, req, true);
+    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
     const limits = limiter.hitAll(route.rateLimits(admitted.key.keyId, ip));
-    void accept(res, st, body, limits, admitted, h.origin !== '', cors);
-  });
+    void accept(res, st, body, limits, admitted, h, cors);
+  }
+
+  /**
+   * The same-origin path: the Host is resolved to its site's project (platform/sites/, cached) while the body
+   * streams in, then the request is admitted as if it carried the project's ingest key, and goes on as any other.
+   */
+  function postToSite(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    const st = watchedReply(res);
+    const h = batchRequestHeaders(req);
+    const cors = corsOf(h.origin);
+    const ip = callerIp(res, req, false);
+    const declared = Number(h.contentLength) || 0;
+    if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
+    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
+    void (async () => {
+      let siteKey: EdgeKey | undefined;
+      try {
+        const site = h.host && edge.sites ? await edge.sites.lookup(h.host) : undefined;
+        if (!site?.projectId) {
+          await body;
+          return refuse(res, st, refusal('not_a_site', 'this host serves no site of the platform'), cors);
+        }
+        siteKey = cache.siteKeyOf(site.projectId);
+      } catch (err) {
+        await body;
+        log.error({ err }, 'site lookup failed');
+        return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+      }
+      if (!siteKey) {
+        await body;
+        return refuse(res, st, refusal('no_site_key', 'the project has no live ingest key for its site to post with; create one'), cors);
+      }
+      const admitted = admitBatch(h, rules, siteKey);
+      if (!('ok' in admitted)) {
+        await body;
+        return refuse(res, st, admitted, cors);
+      }
+      await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
+    })();
+  }
 
   async function accept(
     res: uWS.HttpResponse,
@@ -86,7 +202,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     bodyP: Promise<ReadBody | null>,
     limitsP: Promise<Array<{ allowed: boolean; retryAfterSec: number }>>,
     admitted: Admitted,
-    hasOrigin: boolean,
+    h: BatchRequestHeaders,
     cors: Headers,
   ): Promise<void> {
     let decisions: Array<{ allowed: boolean; retryAfterSec: number }>;
@@ -95,32 +211,31 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     } catch (err) {
       await bodyP;
       log.error({ err }, 'rate limiter unavailable');
-      return counters.refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+      return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
     }
     const read = await bodyP;
     if (read === null || st.done || st.aborted) return;
     const refused = decisions.filter((d) => !d.allowed);
     if (refused.length) {
-      return counters.refuse(res, st, refusal('rate_limited', route.rateLimitedMessage, { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
+      return refuse(res, st, refusal('rate_limited', route.rateLimitedMessage, { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
     }
 
     // 8. validate and stamp
     const projectId = admitted.key.project.id;
-    const outcome = route.parse(read, { projectId, originHost: admitted.originHost, receivedAt: clock.now(), hasOrigin });
-    if (!('ok' in outcome)) return counters.refuse(res, st, outcome, cors);
+    const outcome = route.parse(read, { projectId, originHost: admitted.originHost, receivedAt: clock.now(), hasOrigin: h.origin !== '', contentEncoding: h.contentEncoding });
+    if (!('ok' in outcome)) return refuse(res, st, outcome, cors);
 
-    // 9. hand off: one message per request, the 202 only after the bus holds it
-    try {
-      await route.publish({ key: projectId, value: outcome.value });
-    } catch (err) {
-      log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
-      return counters.refuse(res, st, refusal('bus_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+    // 9. hand off: one message per request, the 2xx only after the bus holds it
+    if (outcome.events > 0) {
+      try {
+        await route.publish({ key: projectId, value: outcome.value });
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
+        return refuse(res, st, refusal('bus_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+      }
     }
-    counters.accepted(outcome.events);
-    send(res, st, 202, [['Content-Type', 'application/json'], ...cors], `{"ingested":${outcome.events}}`);
+    counters.accepted(outcome.events, outcome.dropped);
+    const reply = route.acceptedReply ? route.acceptedReply(outcome) : { status: 202, body: `{"ingested":${outcome.events}}` };
+    send(res, st, reply.status, [['Content-Type', 'application/json'], ...cors], reply.body);
   }
-
-  app.any(route.path, (res) => {
-    sendError(res, immediateReply(), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
-  });
 }

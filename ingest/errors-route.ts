@@ -8,6 +8,8 @@ import { refusal } from './refusals.ts';
 /** `POST /v1/errors/i` (spec §4.2, §7): error batches from browsers and servers, onto the error topic. */
 export const ERRORS_INGEST_PATH = '/v1/errors/i';
 export const ERRORS_INGEST_HEALTH_PATH = '/v1/errors/i/health';
+/** §7.1: the same route on a site's own host, for cx.js; the edge attaches the project's ingest key. */
+export const SITE_ERRORS_PATH = '/service/v1/errors/i';
 const MINUTE_MS = 60_000;
 
 export function errorsRoute(deps: { now: () => number; publish: BatchRoute['publish'] }): BatchRoute {

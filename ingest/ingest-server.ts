@@ -3,7 +3,9 @@ import type { Platform } from '../platform/platform.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
-import { errorsRoute } from './errors-route.ts';
+import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
+import { sentryRoutes } from './sentry/sentry-routes.ts';
+import { buildWidgetAssets, registerWidgetAssets } from './widget-assets.ts';
 import type { Forwarder } from './forward.ts';
 import { startProjectCache } from './project-cache.ts';
 import { createRefusalCounters } from './refusals.ts';
@@ -11,9 +13,10 @@ import { registerSingleProcessProxy } from './single-process-proxy.ts';
 import { createSiteServer } from '../platform/sites/site-server.ts';
 
 /**
- * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts; today `POST /v1/errors/i`,
- * errors-route.ts), and in single-process mode the relay of every other request to the API
- * (single-process-proxy.ts). Per request it does no database I/O: keys, settings and cap state come from
+ * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts): `POST /v1/errors/i`
+ * (errors-route.ts), the same route on every site's own host as `/service/v1/errors/i` (§7.1), Sentry SDKs'
+ * envelope and store endpoints (sentry/); the browser client's files under `/v1/w/` (widget-assets.ts); and in
+ * single-process mode site hosts and the relay of every other request to the API (single-process-proxy.ts). Per request it does no database I/O: keys, settings and cap state come from
  * the in-memory project cache (project-cache.ts).
  */
 export interface IngestServerOptions {
@@ -47,13 +50,20 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const topic = opts.topic ?? TOPICS.errorEvents;
   const publisher = opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
   const counters = createRefusalCounters();
+  const sentryCounters = createRefusalCounters();
   const app = uWS.App();
-  const edge = { app, platform, cache, counters, log };
+  // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
+  const sites = createSiteServer(platform.db, platform.config.SITES_DOMAIN);
+  const edge = { app, platform, cache, counters, log, sites };
 
-  registerBatchRoute(edge, errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) }));
+  const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
+  registerBatchRoute(edge, errors);
+  // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
+  registerBatchRoute(edge, { ...errors, path: SITE_ERRORS_PATH, healthPath: undefined, siteKeyed: true });
+  for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
+  registerWidgetAssets(app, await buildWidgetAssets());
   // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
-  const sites = opts.forward ? createSiteServer(platform.db, platform.config.SITES_DOMAIN) : undefined;
-  registerSingleProcessProxy(app, { forward: opts.forward, sites, trustProxy: platform.config.TRUST_PROXY, log });
+  registerSingleProcessProxy(app, { forward: opts.forward, sites: opts.forward ? sites : undefined, trustProxy: platform.config.TRUST_PROXY, log });
 
   const host = opts.host ?? '0.0.0.0';
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
@@ -71,6 +81,6 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       cache.stop();
       uWS.us_listen_socket_close(listenSocket);
     },
-    stats: () => ({ ...counters.counts }),
+    stats: () => ({ ...counters.counts, ...Object.fromEntries(Object.entries(sentryCounters.counts).map(([k, v]) => [`sentry_${k}`, v])) }),
   };
 }

@@ -12,6 +12,8 @@ import { monthlyCapFor, usageMonth } from '../schemas/usage-month.ts';
  */
 export interface EdgeProject {
   id: string;
+  /** The numeric id of the project's Sentry DSNs (the path's project id on /api/:projectId/...). */
+  number: string;
   productionDomains: string[];
   previewDomains: string[];
   paused: boolean;
@@ -38,6 +40,11 @@ export interface ProjectCache {
    * revoked key stops resolving with the refresh that drops it, as through byTokenHash.
    */
   byToken(token: string): EdgeKey | undefined;
+  /**
+   * The key a site's same-origin path (§7.1, `/service/v1/errors/i`) posts with: the project's oldest live ingest
+   * key, attached by the edge so no key is in the page. Undefined when the project has none.
+   */
+  siteKeyOf(projectId: string): EdgeKey | undefined;
   /** Reload now; resolves when the new snapshot is in place (rejects if the load failed). */
   refresh(): Promise<void>;
   /** Successful loads so far. */
@@ -49,6 +56,7 @@ interface KeyRow {
   key_id: string;
   token_hash: string;
   project_id: string;
+  project_number: string | number;
   production_domains: string[] | null;
   preview_domains: string[] | null;
   paused: boolean | null;
@@ -61,16 +69,23 @@ interface UsageRow {
   accepted: string | number;
 }
 
-async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
+interface Snapshot {
+  byHash: Map<string, EdgeKey>;
+  /** Project id -> its oldest live ingest key (the same-origin path's). */
+  siteKeys: Map<string, EdgeKey>;
+}
+
+async function loadSnapshot(platform: Platform): Promise<Snapshot> {
   const month = usageMonth(platform.clock.now());
   const [keys, usage] = await Promise.all([
     platform.db.query<KeyRow>(
-      `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.production_domains, p.preview_domains,
+      `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.number AS project_number, p.production_domains, p.preview_domains,
               s.paused, s.ingest_origins
          FROM api_keys k
          JOIN projects p ON p.id = k.project_id
          LEFT JOIN error_settings s ON s.project_id = p.id
-        WHERE k.kind = 'ingest' AND k.revoked_at IS NULL`,
+        WHERE k.kind = 'ingest' AND k.revoked_at IS NULL
+        ORDER BY k.created_at, k.id`,
     ),
     platform.db.query<UsageRow>(
       `SELECT project_id, environment, accepted FROM error_monthly_usage
@@ -88,11 +103,13 @@ async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
   }
   const projects = new Map<string, EdgeProject>();
   const map = new Map<string, EdgeKey>();
+  const siteKeys = new Map<string, EdgeKey>();
   for (const r of keys.rows) {
     let project = projects.get(r.project_id);
     if (!project) {
       project = {
         id: r.project_id,
+        number: String(r.project_number),
         productionDomains: (r.production_domains ?? []).map((d) => d.toLowerCase()),
         previewDomains: (r.preview_domains ?? []).map((d) => d.toLowerCase()),
         paused: r.paused ?? false,
@@ -101,9 +118,11 @@ async function loadSnapshot(platform: Platform): Promise<Map<string, EdgeKey>> {
       };
       projects.set(r.project_id, project);
     }
-    map.set(r.token_hash, { keyId: r.key_id, project });
+    const key = { keyId: r.key_id, project };
+    map.set(r.token_hash, key);
+    if (!siteKeys.has(r.project_id)) siteKeys.set(r.project_id, key);
   }
-  return map;
+  return { byHash: map, siteKeys };
 }
 
 /** Load the first snapshot (throws if it cannot: the edge must not listen blind), then refresh in the background. */
@@ -141,11 +160,12 @@ export async function startProjectCache(platform: Platform, opts: { refreshMs?: 
   timer.unref();
 
   return {
-    byTokenHash: (hash) => snapshot.get(hash),
+    byTokenHash: (hash) => snapshot.byHash.get(hash),
+    siteKeyOf: (projectId) => snapshot.siteKeys.get(projectId),
     byToken(token) {
       let key = keysByToken.get(token);
       if (key === undefined) {
-        key = snapshot.get(tokenHash(token));
+        key = snapshot.byHash.get(tokenHash(token));
         if (key !== undefined) keysByToken.set(token, key);
       }
       return key;

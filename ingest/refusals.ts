@@ -9,11 +9,20 @@ import { send, sendError, type Headers, type ReplyState } from './http/uws-reply
  */
 export const REFUSALS = {
   unauthorized: { code: 'unauthorized' },
+  /** The same-origin path on a Host that is no site of ours. */
+  not_a_site: { code: 'not_found' },
+  /** The same-origin path of a project without a live ingest key to attach. */
+  no_site_key: { code: 'unauthorized' },
+  /** A Sentry DSN whose project number is not the key's project. */
+  project_mismatch: { code: 'forbidden' },
   forbidden_credential: { code: 'forbidden' },
   unsupported_media_type: { code: 'unsupported_media_type' },
   /** The body is not read to its end, so the connection cannot be reused. */
   too_large: { code: 'payload_too_large', close: true },
   invalid_request: { code: 'invalid_request' },
+  /** A compressed body that inflates past its limit (read whole, so the connection stays usable). */
+  too_large_decompressed: { code: 'payload_too_large' },
+  unsupported_encoding: { code: 'unsupported_media_type' },
   /** No CORS headers: a browser must not read why. */
   origin_not_allowed: { code: 'origin_not_allowed', cors: false },
   rate_limited: { code: 'rate_limited' },
@@ -43,7 +52,8 @@ export interface RefusalCounters {
   readonly counts: Record<string, number>;
   /** Count the refusal and answer it. `cors`: the request's CORS headers. */
   refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void;
-  accepted(events: number): void;
+  /** An accepted request; `dropped`: what it held that is taken and not kept, counted as `dropped_<reason>`. */
+  accepted(events: number, dropped?: Record<string, number>): void;
 }
 
 export function createRefusalCounters(): RefusalCounters {
@@ -57,9 +67,10 @@ export function createRefusalCounters(): RefusalCounters {
       if (how.status === 204) return send(res, st, 204, cors);
       sendError(res, st, how.code!, r.message, how.cors === false ? [] : cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close });
     },
-    accepted(events) {
+    accepted(events, dropped) {
       counts.accepted_batches++;
       counts.accepted_events += events;
+      if (dropped) for (const [reason, n] of Object.entries(dropped)) counts[`dropped_${reason}`] = (counts[`dropped_${reason}`] ?? 0) + n;
     },
   };
 }

@@ -35,9 +35,9 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
       const host = headers.host;
       if (opts.sites && host) {
         try {
-          const root = await opts.sites.lookup(host);
-          if (root !== undefined) {
-            const site = await opts.sites.serve(root, method, url);
+          const found = await opts.sites.lookup(host);
+          if (found !== undefined) {
+            const site = await opts.sites.serve(found.dir, method, url);
             return send(res, st, site.status, site.headers, site.body);
           }
         } catch (err) {

@@ -3,6 +3,11 @@ export const LIMITS = {
   errorBatch: { minEvents: 1, maxEvents: 20, maxBodyBytes: 64 * 1024 },
   errorFields: { name: 200, message: 2000, stack: 8192 },
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
+  /**
+   * Sentry SDKs' ingest (ours; issue 15): a request body up to 1 MB as sent, and as much once decompressed (gzip,
+   * deflate or br); at most 20 events an envelope, as in one of our batches. Each event is cut to §9's field sizes.
+   */
+  sentryIngest: { maxBodyBytes: 1024 * 1024, maxDecompressedBytes: 1024 * 1024, maxEventsPerEnvelope: 20 },
   errorCaps: { productionPerMonth: 50_000, previewPerMonth: 5_000, openGroupsPerEnvironment: 2_000 },
   ingestOrigins: { max: 20 },
   groupSamples: 20,

@@ -4,7 +4,8 @@ import type { Platform } from '../platform/platform.ts';
 import { ALL_SCOPES } from '../schemas/scopes.ts';
 import { createUser } from '../api/accounts/users-repository.ts';
 import { insertProject } from '../api/projects/projects-repository.ts';
-import { createKey } from '../api/keys/keys-repository.ts';
+import { createKey, projectNumber } from '../api/keys/keys-repository.ts';
+import { ingestDsn } from '../platform/sentry-dsn.ts';
 
 /**
  * First start: with an empty instance, create the owner account, a demo project with domains,
@@ -18,6 +19,8 @@ export interface FirstStart {
   password: string;
   projectSlug: string;
   ingestKey: string;
+  /** The ingest key's Sentry DSN (platform/sentry-dsn.ts). */
+  dsn: string;
   apiKey: string;
 }
 
@@ -35,7 +38,8 @@ export async function bootstrapInstance(platform: Platform): Promise<FirstStart 
     if (!project) throw new Error('could not create the demo project');
     const ingest = await createKey(tx, { projectId: project.id, kind: 'ingest', name: 'demo ingest key', createdBy: owner.id, now: clock.now() });
     const api = await createKey(tx, { projectId: project.id, kind: 'live', name: 'demo API key (every scope)', scopes: [...ALL_SCOPES], createdBy: owner.id, now: clock.now() });
-    return { email: owner.email, password, projectSlug: project.slug, ingestKey: ingest.token, apiKey: api.token };
+    const dsn = ingestDsn(ingest.token, await projectNumber(tx, project.id), publicBaseUrl(config));
+    return { email: owner.email, password, projectSlug: project.slug, ingestKey: ingest.token, dsn, apiKey: api.token };
   });
   if (result) logger.info({ owner: result.email, project: result.projectSlug }, 'first start: owner account and demo project created');
   return result;

@@ -120,6 +120,7 @@ function printFirstStart(config: Config, c: NonNullable<Awaited<ReturnType<typeo
       `sign in:          POST ${base}/v1/auth/sign-in  {"email":"${c.email}","password":"${c.password}"}`,
       `demo project:     ${c.projectSlug}`,
       `ingest key:       ${c.ingestKey}`,
+      `Sentry DSN:       ${c.dsn}   (the same key, for Sentry SDKs)`,
       `project API key:  ${c.apiKey}   (every scope)`,
       '===================================================================================',
       '',

@@ -77,3 +77,10 @@ export async function revokeKey(db: Queryable, projectId: string, id: string, no
   if (!rows[0]) throw new ServiceError('not_found', 'no such key in this project');
   return toKey(rows[0]);
 }
+
+/** The project's number: the project id of its keys' Sentry DSNs (platform/sentry-dsn.ts). */
+export async function projectNumber(db: Queryable, projectId: string): Promise<string> {
+  const { rows } = await db.query<{ number: string | number }>('SELECT number FROM projects WHERE id = $1', [projectId]);
+  if (!rows[0]) throw new ServiceError('not_found', 'no such project');
+  return String(rows[0].number);
+}

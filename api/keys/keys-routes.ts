@@ -5,7 +5,9 @@ import { ALL_SCOPES, SCOPES, type Scope } from '../../schemas/scopes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
-import { createKey, listKeys, revokeKey } from './keys-repository.ts';
+import { publicBaseUrl } from '../../platform/config.ts';
+import { ingestDsn } from '../../platform/sentry-dsn.ts';
+import { createKey, listKeys, projectNumber, revokeKey } from './keys-repository.ts';
 
 /**
  * `/v1/projects/:slug/keys`. Creating and revoking keys is console-session only (a leaked key or
@@ -49,7 +51,15 @@ export function keysRoutes(platform: Platform): FastifyPluginAsyncZod {
           summary: 'Create an API key or ingest key; the token is in this response only',
           params: Params,
           body: CreateKeyBodySchema,
-          response: { 201: z.object({ key: ApiKeySchema.extend({ token: z.string().describe('shown once; store it now') }) }), 400: ErrorBodySchema },
+          response: {
+            201: z.object({
+              key: ApiKeySchema.extend({
+                token: z.string().describe('shown once; store it now'),
+                dsn: z.string().optional().describe('ingest keys: the Sentry DSN of this key (the same secret), for Sentry SDKs; shown once'),
+              }),
+            }),
+            400: ErrorBodySchema,
+          },
         },
       },
       async (request, reply) => {
@@ -62,7 +72,9 @@ export function keysRoutes(platform: Platform): FastifyPluginAsyncZod {
           createdBy: userIdOf(request),
           now: clock.now(),
         });
-        return reply.code(201).send({ key });
+        if (key.kind !== 'ingest') return reply.code(201).send({ key });
+        const dsn = ingestDsn(key.token, await projectNumber(db, projectOf(request).id), publicBaseUrl(platform.config));
+        return reply.code(201).send({ key: { ...key, dsn } });
       },
     );
 

@@ -11,9 +11,9 @@ export function installSiteHosting(app: FastifyInstance, platform: Platform, sit
   app.addHook('onRequest', async (request, reply) => {
     const host = request.headers.host;
     if (!host) return;
-    const root = await sites.lookup(host);
-    if (root === undefined) return; // not a site: the API answers
-    const res = await sites.serve(root, request.method, request.url);
+    const site = await sites.lookup(host);
+    if (site === undefined) return; // not a site: the API answers
+    const res = await sites.serve(site.dir, request.method, request.url);
     for (const [k, v] of res.headers) reply.header(k, v);
     return reply.code(res.status).send(res.body);
   });

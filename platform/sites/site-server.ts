@@ -20,9 +20,18 @@ export interface SiteResponse {
   body: Buffer;
 }
 
+/**
+ * A Host that is a site: its project (null for a name under SITES_DOMAIN that no project or deploy has), and the
+ * artifact directory it serves ('' while nothing is ready there).
+ */
+export interface Site {
+  projectId: string | null;
+  dir: string;
+}
+
 export interface SiteServer {
-  /** The artifact directory a Host serves ('' for a site with nothing ready yet), or undefined when the Host is not a site. */
-  lookup(host: string): Promise<string | undefined>;
+  /** The site a Host names, or undefined when the Host is not a site. */
+  lookup(host: string): Promise<Site | undefined>;
   /** The answer for one request to a site. */
   serve(root: string, method: string, url: string): Promise<SiteResponse>;
 }
@@ -61,30 +70,33 @@ const FILE_CACHE_MAX_FILE = 1024 * 1024;
 
 export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer {
   const suffix = `.${sitesDomain.toLowerCase()}`;
-  const sites = new Map<string, { dir: string | undefined; at: number }>();
+  const sites = new Map<string, { site: Site | undefined; at: number }>();
   /** Absolute path -> the file's answer (undefined: no such file). */
   const files = new Map<string, { body: Buffer; type: string; cache: string } | undefined>();
   let fileBytes = 0;
 
-  async function resolve(hostname: string): Promise<string | undefined> {
+  type Row = { project_id: string; artifact_dir: string | null };
+  const site = (row: Row | undefined): Site => ({ projectId: row?.project_id ?? null, dir: row?.artifact_dir ?? '' });
+
+  async function resolve(hostname: string): Promise<Site | undefined> {
     if (hostname.endsWith(suffix)) {
       const label = hostname.slice(0, -suffix.length);
       if (!label || label.includes('.')) return undefined;
       if (label.startsWith('dep-')) {
-        const r = await db.query<{ artifact_dir: string | null }>(`SELECT artifact_dir FROM deploys WHERE id = $1 AND status = 'ready'`, [label.replace(/-/g, '_')]);
-        return r.rows[0]?.artifact_dir ?? '';
+        const r = await db.query<Row>(`SELECT project_id, CASE WHEN status = 'ready' THEN artifact_dir END AS artifact_dir FROM deploys WHERE id = $1`, [label.replace(/-/g, '_')]);
+        return site(r.rows[0]);
       }
-      const r = await db.query<{ artifact_dir: string | null }>(
-        `SELECT d.artifact_dir FROM projects p LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
+      const r = await db.query<Row>(
+        `SELECT p.id AS project_id, d.artifact_dir FROM projects p LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
         [label],
       );
-      return r.rows[0] ? (r.rows[0].artifact_dir ?? '') : '';
+      return site(r.rows[0]);
     }
-    const r = await db.query<{ artifact_dir: string | null }>(
-      `SELECT d.artifact_dir FROM projects p JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE $1 = ANY(p.production_domains) LIMIT 1`,
+    const r = await db.query<Row>(
+      `SELECT p.id AS project_id, d.artifact_dir FROM projects p JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE $1 = ANY(p.production_domains) LIMIT 1`,
       [hostname],
     );
-    return r.rows[0]?.artifact_dir ?? undefined;
+    return r.rows[0] && site(r.rows[0]);
   }
 
   async function file(absolute: string): Promise<{ body: Buffer; type: string; cache: string } | undefined> {
@@ -116,11 +128,11 @@ export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer
       const hostname = host.toLowerCase().replace(/:\d+$/, '');
       const now = Date.now();
       const hit = sites.get(hostname);
-      if (hit && now - hit.at < SITE_CACHE_MS) return hit.dir;
-      const dir = await resolve(hostname);
+      if (hit && now - hit.at < SITE_CACHE_MS) return hit.site;
+      const found = await resolve(hostname);
       if (sites.size >= SITE_CACHE_MAX) sites.clear();
-      sites.set(hostname, { dir, at: now });
-      return dir;
+      sites.set(hostname, { site: found, at: now });
+      return found;
     },
 
     async serve(root, method, url) {

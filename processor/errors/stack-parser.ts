@@ -67,7 +67,7 @@ export function isInAppFile(file: string): boolean {
   if (f.startsWith('eval at ') || f === 'eval code' || /^index \d+$/.test(f)) return false;
   const pathOnly = stripQuery(f);
   // The browser client (cx.js), however it is served: its own frames are never the culprit.
-  if (/(^|\/)cx(\.min)?\.js$/.test(pathOnly) || pathOnly.includes('/service/cx')) return false;
+  if (/(^|\/)cx(\.min|\.[0-9a-f]{8,})?\.js$/.test(pathOnly) || pathOnly.includes('/service/cx')) return false;
   return true;
 }
 

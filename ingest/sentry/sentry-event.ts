@@ -1,0 +1,105 @@
+import { LIMITS } from '../../schemas/limits.ts';
+import type { ErrorEvent } from '../../schemas/error-event.ts';
+
+/**
+ * A Sentry event (the JSON of an envelope's `event` item, or a store body) as our error event (§2.5), so it
+ * goes through the same pipeline: exception type and value, frames turned into a V8-style stack that the
+ * fingerprint parses, the message, `release` as `gitSha` when it looks like one. `environment` is ignored as
+ * always (the server stamps it, §7.4). What a Sentry user would look for in a sample (event id, level, tags,
+ * the SDK, extra) is kept in `extra`, bounded.
+ */
+export interface SentryFrame {
+  filename?: unknown;
+  abs_path?: unknown;
+  function?: unknown;
+  module?: unknown;
+  lineno?: unknown;
+  colno?: unknown;
+}
+
+const F = LIMITS.errorFields;
+/** A kept `extra` larger than this (serialised) is replaced by a note saying so. */
+const MAX_EXTRA_CHARS = 16 * 1024;
+const GIT_SHA = /^[0-9a-f]{7,40}$/i;
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+
+/** Sentry's frames run oldest call first; a stack string newest first: `    at fn (file:line:col)`. */
+export function stackOfFrames(frames: unknown[], header: string): string {
+  const lines = [header];
+  let size = header.length;
+  for (let i = frames.length - 1; i >= 0 && size < F.stack; i--) {
+    const f = obj(frames[i]) as SentryFrame | undefined;
+    if (!f) continue;
+    const file = str(f.abs_path) ?? str(f.filename) ?? str(f.module) ?? '<unknown>';
+    const line = num(f.lineno);
+    const col = num(f.colno);
+    const where = `${file}${line !== undefined ? `:${line}` : ''}${line !== undefined && col !== undefined ? `:${col}` : ''}`;
+    const fn = str(f.function);
+    const text = fn && fn !== '?' ? `    at ${fn} (${where})` : `    at ${where}`;
+    lines.push(text);
+    size += text.length + 1;
+  }
+  return lines.join('\n').slice(0, F.stack);
+}
+
+function messageOf(e: Record<string, unknown>): string | undefined {
+  const logentry = obj(e.logentry);
+  const message = e.message;
+  return str(logentry?.formatted) ?? str(logentry?.message) ?? str(message) ?? str(obj(message)?.formatted) ?? str(obj(message)?.message);
+}
+
+function boundedExtra(e: Record<string, unknown>, eventId: string | undefined): Record<string, unknown> {
+  const sdk = obj(e.sdk);
+  const sentry: Record<string, unknown> = { eventId, level: str(e.level), logger: str(e.logger), sdk: sdk && str(sdk.name) ? `${str(sdk.name)}/${str(sdk.version) ?? ''}` : undefined };
+  const tags = obj(e.tags) ?? (Array.isArray(e.tags) ? Object.fromEntries((e.tags as unknown[]).filter(Array.isArray).map((t) => [String((t as unknown[])[0]), (t as unknown[])[1]])) : undefined);
+  if (tags && Object.keys(tags).length) sentry.tags = tags;
+  if (str(e.transaction)) sentry.transaction = e.transaction;
+  const extra: Record<string, unknown> = { ...(obj(e.extra) ?? {}), sentry };
+  const text = JSON.stringify(extra);
+  return text.length <= MAX_EXTRA_CHARS ? extra : { sentry: { eventId, extraTooLarge: text.length } };
+}
+
+/** Our event for one Sentry event, or undefined when it carries neither an exception nor a message. */
+export function errorEventOfSentry(input: unknown): ErrorEvent | undefined {
+  const e = obj(input);
+  if (!e) return undefined;
+  const values = (obj(e.exception)?.values ?? (Array.isArray(e.exception) ? e.exception : undefined)) as unknown[] | undefined;
+  // The last value is the exception that was thrown (earlier ones are its causes).
+  const main = Array.isArray(values) && values.length ? obj(values[values.length - 1]) : undefined;
+  const message = str(main?.value) ?? messageOf(e);
+  const name = str(main?.type) ?? (main ? 'Error' : 'Message');
+  if (!main && message === undefined) return undefined;
+  const frames = (obj(main?.stacktrace)?.frames ?? obj(e.stacktrace)?.frames) as unknown[] | undefined;
+  const eventId = str(e.event_id);
+  const out: ErrorEvent = {
+    name: name.slice(0, F.name),
+    message: (message ?? '(no message)').slice(0, F.message),
+    extra: boundedExtra(e, eventId),
+  };
+  if (Array.isArray(frames) && frames.length) out.stack = stackOfFrames(frames, `${out.name}: ${out.message.split('\n')[0]!.slice(0, 500)}`);
+  const url = str(obj(e.request)?.url);
+  const path = url ? pathOf(url) : str(e.transaction);
+  if (path) out.path = path.slice(0, 2048);
+  const user = obj(e.user);
+  const userId = str(user?.id) ?? (typeof user?.id === 'number' ? String(user.id) : undefined);
+  if (userId) out.userId = userId.slice(0, 256);
+  const release = str(e.release);
+  if (release && GIT_SHA.test(release)) out.gitSha = release.toLowerCase();
+  const ts = num(e.timestamp);
+  if (ts !== undefined) out.timestamp = Math.round(ts * 1000);
+  else if (str(e.timestamp)) out.timestamp = (e.timestamp as string).slice(0, 64);
+  if (e.platform === 'node') out.runtime = 'node';
+  else if (e.platform === 'javascript') out.runtime = 'browser';
+  return out;
+}
+
+function pathOf(url: string): string {
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
+}

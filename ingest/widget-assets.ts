@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
+import type uWS from 'uWebSockets.js';
+import { immediateReply, send, sendError, type Headers } from './http/uws-reply.ts';
+
+/**
+ * Public widget assets (§4.2 `/v1/w/*`): the browser client cx.js (sdk/browser/cx.ts), bundled and minified once when
+ * the edge starts (esbuild, in memory) and served from memory:
+ * - `/v1/w/cx.<hash>.js`: this build, forever (`immutable`): the URL to put in pages;
+ * - `/v1/w/cx.js`: the current build, revalidated after 5 minutes (ETag / 304);
+ * - `/v1/w/manifest.json`: which versioned URL is current.
+ * gzip when the client takes it. Scripts are public, so any origin may load them.
+ */
+export interface WidgetAsset {
+  name: string;
+  versionedName: string;
+  etag: string;
+  body: Buffer;
+  gzip: Buffer;
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const CX_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx.ts');
+export const WIDGET_PREFIX = '/v1/w/';
+
+/** The minified bundle of a browser entry point (also what the size test reads). */
+export async function bundleBrowserScript(entry: string): Promise<Buffer> {
+  const out = await build({ entryPoints: [entry], bundle: true, minify: true, format: 'iife', target: 'es2019', write: false, legalComments: 'none', logLevel: 'silent' });
+  return Buffer.from(out.outputFiles[0]!.contents);
+}
+
+export async function buildWidgetAssets(): Promise<WidgetAsset[]> {
+  const body = await bundleBrowserScript(CX_SOURCE);
+  const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
+  return [{ name: 'cx.js', versionedName: `cx.${hash}.js`, etag: `"${hash}"`, body, gzip: gzipSync(body, { level: 9 }) }];
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable';
+const REVALIDATE = 'public, max-age=300, must-revalidate';
+
+export function registerWidgetAssets(app: uWS.TemplatedApp, assets: WidgetAsset[]): void {
+  const byName = new Map<string, { asset: WidgetAsset; cache: string }>();
+  for (const asset of assets) {
+    byName.set(asset.name, { asset, cache: REVALIDATE });
+    byName.set(asset.versionedName, { asset, cache: IMMUTABLE });
+  }
+  const manifest = JSON.stringify({ files: Object.fromEntries(assets.map((a) => [a.name, `${WIDGET_PREFIX}${a.versionedName}`])) });
+
+  app.get(`${WIDGET_PREFIX}manifest.json`, (res) => {
+    send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-cache'], ['Access-Control-Allow-Origin', '*']], manifest);
+  });
+
+  app.any(`${WIDGET_PREFIX}*`, (res, req) => {
+    const st = immediateReply();
+    const method = req.getMethod();
+    if (method !== 'get' && method !== 'head') return sendError(res, st, 'method_not_allowed', 'use GET', [['Allow', 'GET, HEAD']]);
+    const found = byName.get(req.getUrl().slice(WIDGET_PREFIX.length));
+    if (!found) return sendError(res, st, 'not_found', 'no such widget asset');
+    const { asset, cache } = found;
+    const headers: Headers = [
+      ['Content-Type', 'text/javascript; charset=utf-8'],
+      ['Cache-Control', cache],
+      ['ETag', asset.etag],
+      ['Vary', 'Accept-Encoding'],
+      ['Access-Control-Allow-Origin', '*'],
+      ['Cross-Origin-Resource-Policy', 'cross-origin'],
+      ['X-Content-Type-Options', 'nosniff'],
+    ];
+    const inm = req.getHeader('if-none-match');
+    if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) return send(res, st, 304, headers);
+    const gzip = /\bgzip\b/i.test(req.getHeader('accept-encoding'));
+    if (gzip) headers.push(['Content-Encoding', 'gzip']);
+    const body = gzip ? asset.gzip : asset.body;
+    if (method === 'head') return send(res, st, 200, headers);
+    send(res, st, 200, headers, body);
+  });
+}
