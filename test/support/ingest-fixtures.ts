@@ -128,3 +128,20 @@ export const allowAllLimiter: RateLimiter = {
   hitAll: async (all) => all.map((h) => ({ allowed: true, remaining: h.limit, retryAfterSec: 1 })),
   close: async () => undefined,
 };
+
+/** A ready production deploy made live for the project, serving `artifactDir`: the project has a site. */
+export async function addLiveSite(platform: Platform, projectId: string, artifactDir: string): Promise<{ deployId: string }> {
+  const deployId = newId('dep_');
+  await platform.db.query(
+    `INSERT INTO deploys (id, project_id, branch, environment, status, artifact_dir, finished_at) VALUES ($1, $2, 'main', 'production', 'ready', $3, now())`,
+    [deployId, projectId, artifactDir],
+  );
+  await platform.db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [projectId, deployId]);
+  return { deployId };
+}
+
+/** The project's number: the project id of its Sentry DSNs. */
+export async function projectNumberOf(platform: Platform, projectId: string): Promise<string> {
+  const r = await platform.db.query<{ number: string | number }>('SELECT number FROM projects WHERE id = $1', [projectId]);
+  return String(r.rows[0]!.number);
+}

@@ -1,0 +1,86 @@
+import { createServer, type Server } from 'node:http';
+import Fastify from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIngestProject, setIngestOrigins, type IngestProject } from '../../test/support/ingest-fixtures.ts';
+import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
+import { createErrorForwarder, SAME_ORIGIN_ERRORS_PATH } from './forwarder.ts';
+
+/**
+ * The Node SDK's same-origin relay for apps hosted elsewhere, against a real edge: as node:http middleware, as a
+ * fetch-style handler and as a Fastify plugin. The key never leaves the server; the browser's Origin and IP travel
+ * with the batch, so the origin rule and the per-IP limit still hold; status, body and Retry-After come back.
+ */
+let edge: TestEdge;
+let p: IngestProject;
+let app: Server;
+let appUrl: string;
+
+beforeAll(async () => {
+  edge = await startTestEdge();
+  p = await createIngestProject(edge.platform);
+  await setIngestOrigins(edge.platform, p.projectId, ['app.example.org']);
+  await edge.settingsRefreshed();
+  const forward = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base, trustProxy: true });
+  app = createServer((req, res) => forward.middleware(req, res, () => res.writeHead(200).end('the app')));
+  await new Promise<void>((r) => app.listen(0, '127.0.0.1', () => r()));
+  appUrl = `http://127.0.0.1:${(app.address() as { port: number }).port}`;
+});
+afterAll(async () => {
+  await new Promise<void>((r) => app?.close(() => r()));
+  await edge?.close();
+});
+
+const batch = (message: string) => JSON.stringify({ batch: [{ name: 'Error', message }] });
+const publishedMessages = () => edge.bus.batches().filter((b) => b.projectId === p.projectId).flatMap((b) => b.events.map((e) => e.message));
+
+describe('the Node SDK forwarder', () => {
+  it('relays a page\'s batch with the key attached and the browser\'s Origin and IP; other paths go on to the app', async () => {
+    const res = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org', 'x-forwarded-for': '203.0.113.9' }, body: batch('via middleware') });
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ingested: 1 });
+    expect(publishedMessages()).toContain('via middleware');
+    const published = edge.bus.batches().find((b) => b.events[0]?.message === 'via middleware')!;
+    expect(published.originHost).toBe('app.example.org');
+    expect([...edge.limiter.hits.keys()]).toContain(`errors:ki:${p.keyId}:203.0.113.9`);
+    expect(await (await fetch(`${appUrl}/anything`)).text()).toBe('the app');
+  });
+
+  it('relays refusals as the edge answered them: origin (403), validation (400), rate limits with Retry-After (429)', async () => {
+    const refused = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example.net' }, body: batch('x') });
+    expect(refused.status).toBe(403);
+    expect((await refused.json()).error).toBe('origin_not_allowed');
+    const invalid = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"batch":[]}' });
+    expect(invalid.status).toBe(400);
+    expect((await invalid.json()).error).toBe('invalid_request');
+    let limited: Response | undefined;
+    for (let i = 0; i < 40 && !limited; i++) {
+      const r = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' }, body: batch(`burst ${i}`) });
+      if (r.status === 429) limited = r;
+    }
+    expect((await limited!.json()).error).toBe('rate_limited');
+    expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Another browser behind the same app is not limited by the first one's burst.
+    const other = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.8' }, body: batch('another browser') });
+    expect(other.status).toBe(202);
+  });
+
+  it('works as a fetch-style handler and as a Fastify plugin; an unreachable service is 503 with Retry-After', async () => {
+    const forward = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base });
+    const res = await forward.handle(new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, body: batch('via fetch handler') }), '192.0.2.1');
+    expect(res.status).toBe(202);
+
+    const fastify = Fastify();
+    await fastify.register(forward.fastify);
+    const viaFastify = await fastify.inject({ method: 'POST', url: SAME_ORIGIN_ERRORS_PATH, headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, payload: batch('via fastify') });
+    expect(viaFastify.statusCode).toBe(202);
+    await fastify.close();
+    expect(publishedMessages()).toEqual(expect.arrayContaining(['via fetch handler', 'via fastify']));
+
+    const away = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: 'http://127.0.0.1:9' });
+    const down = await away.handle(new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', body: batch('lost') }));
+    expect(down.status).toBe(503);
+    expect(down.headers.get('retry-after')).toBe('5');
+    const tooBig = await forward.handle(new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', body: 'x'.repeat(70 * 1024) }));
+    expect(tooBig.status).toBe(413);
+  });
+});

@@ -1,0 +1,48 @@
+import type { Platform } from '../../platform/platform.ts';
+import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
+import type { Mailer } from '../../platform/ports/mailer.ts';
+import { startIngestServer, type IngestServer } from '../../ingest/ingest-server.ts';
+import { createTestPlatform } from './platform.ts';
+import { createCountingLimiter, createRecordingBus, type RecordingBus } from './ingest-fixtures.ts';
+
+/**
+ * An edge on an embedded test platform whose bus records what is published (nothing is processed) and whose
+ * limiter counts in memory: for tests of what the edge accepts and refuses.
+ */
+export interface TestEdge {
+  platform: Platform;
+  bus: RecordingBus;
+  limiter: ReturnType<typeof createCountingLimiter>;
+  server: IngestServer;
+  base: string;
+  /** Resolves once the edge has reloaded its settings twice (anything written before is in its cache). */
+  settingsRefreshed(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
+
+export async function startTestEdge(env: Record<string, string> = {}): Promise<TestEdge> {
+  const bus = createRecordingBus();
+  const limiter = createCountingLimiter();
+  const platform = await createTestPlatform({ env: { SETTINGS_REFRESH_MS: '100', ...env }, overrides: { bus, limiter, analytics: analyticsStub, mailer: mailerStub } });
+  const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1' });
+  const base = `http://127.0.0.1:${server.port}`;
+  const loads = async () => (await (await fetch(`${base}/v1/errors/i/health`)).json()).settingsLoads as number;
+  return {
+    platform,
+    bus,
+    limiter,
+    server,
+    base,
+    async settingsRefreshed() {
+      const start = await loads();
+      while ((await loads()) < start + 2) await new Promise((r) => setTimeout(r, 50));
+    },
+    async close() {
+      await server.close();
+      await platform.close();
+    },
+  };
+}
