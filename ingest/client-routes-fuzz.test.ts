@@ -1,0 +1,105 @@
+import http from 'node:http';
+import { gzipSync } from 'node:zlib';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dsnPublicKey } from '../platform/sentry-dsn.ts';
+import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../test/support/ingest-fixtures.ts';
+import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
+
+/**
+ * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path
+ * and the widget assets. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
+ * types, methods, query strings), the answer is below 500, JSON unless it is the script itself, and the edge keeps
+ * answering. Seeded, so a failure reproduces.
+ */
+let edge: TestEdge;
+let p: IngestProject;
+let number: string;
+
+beforeAll(async () => {
+  edge = await startTestEdge();
+  p = await createIngestProject(edge.platform);
+  number = await projectNumberOf(edge.platform, p.projectId);
+  await addLiveSite(edge.platform, p.projectId, await mkdtemp(path.join(os.tmpdir(), 'fuzz-site-')));
+  await edge.settingsRefreshed();
+});
+afterAll(async () => edge?.close());
+
+function prng(seed: number) {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), 1 | s);
+    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function request(method: string, url: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; type: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${edge.base}${url}`, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type'] ?? ''), body: text }));
+    });
+    req.setTimeout(15_000, () => req.destroy(new Error(`no answer: ${method} ${url}`)));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the clients\' public routes under random input', () => {
+  it('never answer 5xx, answer JSON, and keep serving', async () => {
+    const rnd = prng(15);
+    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)));
+    const text = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(rnd() * 0x2fff))).join('');
+    const ascii = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rnd() * 93))).join('');
+    const key = dsnPublicKey(p.ingestKey);
+    const goodEvent = JSON.stringify({ exception: { values: [{ type: 'E', value: 'fuzz', stacktrace: { frames: [{ filename: 'a.js', lineno: 1 }] } }] } });
+    const envelopes = [
+      `{}\n{"type":"event"}\n${goodEvent}`,
+      `{"event_id":"${'b'.repeat(32)}"}\n{"type":"event","length":${goodEvent.length}}\n${goodEvent}`,
+      `{}\n{"type":"session"}\n{"sid":1}`,
+      `{}\n{"type":"event","length":99999}\n{}`,
+      `{}\n{"type":"event"}\n${text(50)}`,
+      `{}\n{"type":"event"}\n{"exception":{"values":[{"type":${JSON.stringify(text(20))},"value":null,"stacktrace":{"frames":"nope"}}]},"user":{"id":[]},"timestamp":"x","request":{"url":7}}`,
+      text(200),
+    ];
+    const seen = new Map<number, number>();
+    for (let i = 0; i < 300; i++) {
+      const route = pick(['envelope', 'store', 'site', 'widget']);
+      let raw = pick([Buffer.from(pick(envelopes)), Buffer.from(goodEvent), bytes(Math.floor(rnd() * 2000)), Buffer.alloc(0), Buffer.from('{"batch":[{"message":"x"}]}'), Buffer.from(text(300))]);
+      const headers: Record<string, string> = {};
+      const encoding = pick(['', '', 'gzip', 'deflate', 'br', 'x-unknown', 'gzip, gzip']);
+      if (encoding) {
+        headers['content-encoding'] = encoding;
+        if (encoding === 'gzip' && rnd() < 0.7) raw = gzipSync(raw);
+      }
+      const contentType = pick(['application/json', 'text/plain;charset=UTF-8', 'application/x-sentry-envelope', '', ascii(10)]);
+      if (contentType) headers['content-type'] = contentType;
+      if (rnd() < 0.5) headers['x-sentry-auth'] = pick([`Sentry sentry_key=${key}, sentry_version=7`, `Sentry sentry_key=${ascii(20)}`, 'Sentry', ascii(40), `sentry_key=${'0'.repeat(64)}`]);
+      if (rnd() < 0.3) headers.origin = pick(['https://app.example.com', 'null', ascii(15), 'http://[::1]:1']);
+      const method = pick(['POST', 'POST', 'POST', 'GET', 'PUT', 'OPTIONS', 'DELETE']);
+      let url: string;
+      if (route === 'envelope' || route === 'store') {
+        const id = pick([number, number, '0', ascii(5).replace(/[/?#%]/g, 'x'), '99999999999999999999', `${number}abc`]);
+        url = `/api/${id}/${route}/${pick(['', `?sentry_key=${key}`, `?sentry_key=${encodeURIComponent(text(10))}`, '?sentry_key=%zz', '?a=b&&sentry_key'])}`;
+      } else if (route === 'site') {
+        headers.host = pick([`${p.slug}.localhost`, `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`, 'localhost', ascii(20).replace(/[/?#@\\]/g, 'x'), `dep-${ascii(8)}.localhost`]);
+        url = '/service/v1/errors/i';
+      } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
+      const res = await request(method, url, headers, method === 'GET' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
+      seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
+      expect(res.status, `${method} ${url} ${JSON.stringify(headers)} -> ${res.body}`).toBeLessThan(500);
+      const isScript = res.type.startsWith('text/javascript');
+      if (res.body && !isScript) expect(() => JSON.parse(res.body), `${method} ${url} -> ${res.body}`).not.toThrow();
+      if (res.status >= 400) expect(typeof JSON.parse(res.body).error).toBe('string');
+    }
+    // The random runs reached acceptance too.
+    expect((seen.get(200) ?? 0) + (seen.get(202) ?? 0)).toBeGreaterThan(0);
+    expect((await fetch(`${edge.base}/v1/errors/i/health`)).status).toBe(200);
+  });
+});

@@ -1,0 +1,184 @@
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { build } from 'esbuild';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from '../../api/keys/keys-repository.ts';
+import { loadConfig } from '../../platform/config.ts';
+import { createLogger } from '../../platform/logger.ts';
+import { ingestDsn } from '../../platform/sentry-dsn.ts';
+import { start, type Running } from '../../service/service.ts';
+import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../support/ingest-fixtures.ts';
+
+/**
+ * The browser clients in a real browser (Debian's chromium, driven by playwright-core) against `npm start`'s single
+ * process: a site the platform serves loads cx.js from the service, throws, rejects promises, calls the manual API
+ * and navigates away; every event arrives through the site's same-origin path, grouped, with its fields, none lost
+ * on pagehide; a 429 makes the client wait for Retry-After. Then the same site with the real @sentry/browser
+ * pointed at a DSN of the project's key.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+let dataDir: string;
+let running: Running;
+let browser: Browser;
+let project: IngestProject;
+let apiKey: string;
+let base: string;
+let site: string;
+
+const page = (cxSrc: string) => `<!doctype html><html><head><meta charset="utf-8"><title>shop</title><script src="${cxSrc}"></script></head><body><h1>Shop</h1>
+<script>
+  function renderCart(cart) { return cart.items.length; }
+  setTimeout(function () { renderCart(undefined); }, 0);
+  Promise.reject(new Error('payment promise rejected'));
+  Promise.reject('a plain string reason');
+  window.cx.errors.captureException(new RangeError('coupon 7 out of range'), { path: '/checkout/coupon', extra: { couponId: 7 } });
+  window.cx.errors.captureMessage('checkout opened', { extra: { step: 1 } });
+  for (var i = 0; i < 5; i++) window.cx.errors.captureMessage('burst repeated');
+</script></body></html>`;
+
+async function issue(groupId: string): Promise<any> {
+  return (await api(`/errors/${groupId}`)).issue;
+}
+
+async function api<T = any>(p: string): Promise<T> {
+  const res = await fetch(`${base}/v1/projects/${project.slug}${p}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  expect(res.status, p).toBe(200);
+  return res.json() as Promise<T>;
+}
+
+async function issues(): Promise<Array<{ groupId: string; name: string; message: string; count: number; envCounts: Record<string, number> }>> {
+  return (await api('/errors?status=unresolved&limit=100')).data;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext();
+  return context.newPage();
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-browser-'));
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', SETTINGS_REFRESH_MS: '250' });
+  running = await start('all', config, createLogger('silent', 'e2e'));
+  base = `http://localhost:${running.port}`;
+  project = await createIngestProject(running.platform, { productionDomains: ['*.localhost'] });
+  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read'], now: Date.now() })).token;
+
+  // The site: a page with cx.js, a second page to navigate to, and one with the real @sentry/browser.
+  const artifact = path.join(dataDir, 'site');
+  await mkdir(artifact, { recursive: true });
+  const manifest = await (await fetch(`${base}/v1/w/manifest.json`)).json();
+  await writeFile(path.join(artifact, 'index.html'), page(`${base}${manifest.files['cx.js']}`));
+  await writeFile(path.join(artifact, 'next.html'), '<!doctype html><title>next</title><p>next page</p>');
+  await writeFile(path.join(artifact, 'quiet.html'), `<!doctype html><title>quiet</title><script src="${base}/v1/w/cx.js"></script>`);
+  const sentryBundle = await build({ stdin: { contents: "import * as Sentry from '@sentry/browser'; window.Sentry = Sentry;", resolveDir: process.cwd() }, bundle: true, format: 'iife', write: false, logLevel: 'silent' });
+  await writeFile(path.join(artifact, 'sentry.js'), sentryBundle.outputFiles[0]!.contents);
+  const dsn = ingestDsn(project.ingestKey, await projectNumberOf(running.platform, project.projectId), base);
+  await writeFile(
+    path.join(artifact, 'sentry.html'),
+    `<!doctype html><title>sentry</title><script src="/sentry.js"></script><script>
+      Sentry.init({ dsn: ${JSON.stringify(dsn)}, release: 'feedc0de1234', tracesSampleRate: 0 });
+      function loadProfile() { throw new SyntaxError('profile json is broken'); }
+      setTimeout(function () { loadProfile(); }, 0);
+      Sentry.captureMessage('sentry browser says hi');
+    </script>`,
+  );
+  await addLiveSite(running.platform, project.projectId, artifact);
+  site = `http://${project.slug}.localhost:${running.port}`;
+  // The edge's settings cache holds the new key.
+  await new Promise((r) => setTimeout(r, 1_000));
+  // Playwright gives every launch a fresh, empty profile of its own.
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await running?.stop();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('cx.js in Chromium, through the site\'s same-origin path', () => {
+  it('delivers window errors, rejections and manual calls, none lost on pagehide, grouped with their fields', async () => {
+    const tab = await newPage();
+    await tab.goto(`${site}/`);
+    // Leave at once: 7 events are queued (under the 10 that send at once) and the 2 s timer has not fired, so only
+    // pagehide can send them. (Playwright does not report keepalive requests sent while a page unloads.)
+    await tab.waitForFunction(() => (window as any).cx?.errors);
+    await tab.goto(`${site}/next.html`);
+
+    const expected = ['renderCart', 'payment promise rejected', 'a plain string reason', 'coupon 7 out of range', 'checkout opened', 'burst repeated'];
+    const list = await until('every event', async () => {
+      const l = await issues();
+      return expected.every((m) => l.some((i) => i.message.includes(m) || (m === 'renderCart' && i.name === 'TypeError'))) ? l : undefined;
+    });
+    const byMessage = (m: string) => list.find((i) => i.message.includes(m))!;
+    expect(list.find((i) => i.name === 'TypeError')!.envCounts).toEqual({ production: 1 });
+    expect(byMessage('burst repeated').count).toBe(1);
+
+    const typeError = await issue(list.find((i) => i.name === 'TypeError')!.groupId);
+    expect(typeError.stack).toContain('renderCart');
+    expect(typeError.culprit).toContain('renderCart');
+    const coupon = await issue(byMessage('coupon 7 out of range').groupId);
+    expect(coupon.name).toBe('RangeError');
+    expect(coupon.samples[0]).toMatchObject({ path: '/checkout/coupon', runtime: 'browser', extra: { couponId: 7 } });
+    const burst = await issue(byMessage('burst repeated').groupId);
+    expect(burst.samples[0].extra).toMatchObject({ cxRepeats: 5 });
+    expect(burst.samples[0].path).toBe('/');
+    const plain = byMessage('a plain string reason');
+    expect(plain.name).toBe('Error');
+    await tab.context().close();
+  });
+
+  it('waits for Retry-After after a 429, then delivers', async () => {
+    const tab = await newPage();
+    const times: number[] = [];
+    await tab.route('**/service/v1/errors/i', async (route) => {
+      times.push(Date.now());
+      if (times.length === 1) return route.fulfill({ status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' }, body: '{"error":"rate_limited","message":"slow down"}' });
+      return route.continue();
+    });
+    await tab.goto(`${site}/quiet.html`);
+    await tab.evaluate(() => {
+      (window as any).cx.errors.captureMessage('after the backoff');
+      return (window as any).cx.errors.flush();
+    });
+    // A flush during the backoff sends nothing.
+    await tab.evaluate(() => (window as any).cx.errors.flush());
+    expect(times).toHaveLength(1);
+    await until('the retry', async () => (times.length >= 2 ? true : undefined), 10_000);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
+    await until('the event', async () => ((await issues()).some((i) => i.message === 'after the backoff') ? true : undefined));
+    await tab.context().close();
+  });
+});
+
+describe('the real @sentry/browser in Chromium, through a DSN', () => {
+  it('delivers a thrown error and a message to the envelope endpoint, as our events', async () => {
+    const tab = await newPage();
+    await tab.goto(`${site}/sentry.html`);
+    await tab.waitForFunction(() => (window as any).Sentry);
+    await tab.evaluate(() => (window as any).Sentry.flush(5000));
+    const list = await until('the Sentry events', async () => {
+      const l = await issues();
+      return l.some((i) => i.message === 'profile json is broken') && l.some((i) => i.message === 'sentry browser says hi') ? l : undefined;
+    });
+    const thrown = await issue(list.find((i) => i.message === 'profile json is broken')!.groupId);
+    expect(thrown.name).toBe('SyntaxError');
+    expect(thrown.culprit).toContain('loadProfile');
+    expect(thrown.samples[0]).toMatchObject({ runtime: 'browser', path: '/sentry.html', gitSha: 'feedc0de1234' });
+    await tab.context().close();
+  });
+});
