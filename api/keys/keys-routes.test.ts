@@ -1,3 +1,4 @@
+import { ingestTokenOfSentryKey } from '../../platform/sentry-dsn.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { tokenHash } from '../../platform/tokens.ts';
@@ -26,11 +27,18 @@ describe('project keys', () => {
     expect(key.hint).toBe(`cx_live_${key.token.slice(8, 12)}…`);
     expect((await post(p.slug, { kind: 'test', scopes: ['keys:read'] })).json().key.token).toMatch(/^cx_test_/);
     expect((await post(p.slug, { kind: 'ingest' })).json().key).toMatchObject({ kind: 'ingest', scopes: [] });
-    expect((await post(p.slug, { kind: 'ingest' })).json().key.token).toMatch(/^cak_live_/);
+    const ingest = (await post(p.slug, { kind: 'ingest' })).json().key;
+    expect(ingest.token).toMatch(/^cak_live_/);
+    // The Sentry DSN of the key: the same secret in hex, and the project's number, as Sentry SDKs require.
+    const dsn = new URL(ingest.dsn);
+    expect(dsn.pathname).toMatch(/^\/\d+$/);
+    expect(ingestTokenOfSentryKey(dsn.username)).toBe(ingest.token);
+    expect(key.dsn).toBeUndefined();
 
     const listed = list(p.slug);
     const body = (await listed).json();
     expect(body.keys).toHaveLength(4);
+    expect(JSON.stringify(body)).not.toContain(ingest.dsn);
     expect(JSON.stringify(body)).not.toContain(key.token);
     for (const k of body.keys) expect(k.token).toBeUndefined();
   });

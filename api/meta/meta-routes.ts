@@ -18,6 +18,9 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'shared deploy logs', path: '/v1/deploy-logs/:slug/:deployId?token=', description: 'a deploy\'s build log through its share link' },
   { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
   { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
+  { name: 'error ingest on a site', path: '/service/v1/errors/i', description: 'the same, on a site\'s own host: the platform attaches the project\'s ingest key (cx.js posts here)' },
+  { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: 'Sentry SDKs pointed at an ingest key\'s DSN (also /store/)' },
+  { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
 ];
 
 export const ApiIndexSchema = z.object({

@@ -94,6 +94,7 @@ beforeAll(async () => {
       function loadProfile() { throw new SyntaxError('profile json is broken'); }
       setTimeout(function () { loadProfile(); }, 0);
       Sentry.captureMessage('sentry browser says hi');
+      Sentry.captureException(new Error('database unreachable'), { extra: { url: 'postgres://admin:hunter2secret@db.internal/app' } });
     </script>`,
   );
   await addLiveSite(running.platform, project.projectId, artifact);
@@ -173,8 +174,12 @@ describe('the real @sentry/browser in Chromium, through a DSN', () => {
     await tab.evaluate(() => (window as any).Sentry.flush(5000));
     const list = await until('the Sentry events', async () => {
       const l = await issues();
-      return l.some((i) => i.message === 'profile json is broken') && l.some((i) => i.message === 'sentry browser says hi') ? l : undefined;
+      return ['profile json is broken', 'sentry browser says hi', 'database unreachable'].every((m) => l.some((i) => i.message === m)) ? l : undefined;
     });
+    // Scrubbed before storage, as every error event is.
+    const scrubbed = await issue(list.find((i) => i.message === 'database unreachable')!.groupId);
+    expect(JSON.stringify(scrubbed)).not.toContain('hunter2secret');
+    expect(scrubbed.samples[0].extra.url).toContain('postgres://');
     const thrown = await issue(list.find((i) => i.message === 'profile json is broken')!.groupId);
     expect(thrown.name).toBe('SyntaxError');
     expect(thrown.culprit).toContain('loadProfile');
