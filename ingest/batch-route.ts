@@ -120,8 +120,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       send(res, immediateReply(), 204, headers);
     });
     app.post(path, route.siteKeyed ? postToSite : post);
-    app.any(path, (res) => {
-      sendError(res, immediateReply(), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
+    app.any(path, (res, req) => {
+      sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
     });
   }
 

@@ -82,7 +82,7 @@ describe('the clients\' public routes under random input', () => {
       if (contentType) headers['content-type'] = contentType;
       if (rnd() < 0.5) headers['x-sentry-auth'] = pick([`Sentry sentry_key=${key}, sentry_version=7`, `Sentry sentry_key=${ascii(20)}`, 'Sentry', ascii(40), `sentry_key=${'0'.repeat(64)}`]);
       if (rnd() < 0.3) headers.origin = pick(['https://app.example.com', 'null', ascii(15), 'http://[::1]:1']);
-      const method = pick(['POST', 'POST', 'POST', 'GET', 'PUT', 'OPTIONS', 'DELETE']);
+      const method = pick(['POST', 'POST', 'POST', 'GET', 'HEAD', 'PUT', 'OPTIONS', 'DELETE']);
       let url: string;
       if (route === 'envelope' || route === 'store') {
         const id = pick([number, number, '0', ascii(5).replace(/[/?#%]/g, 'x'), '99999999999999999999', `${number}abc`]);
@@ -91,12 +91,13 @@ describe('the clients\' public routes under random input', () => {
         headers.host = pick([`${p.slug}.localhost`, `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`, 'localhost', ascii(20).replace(/[/?#@\\]/g, 'x'), `dep-${ascii(8)}.localhost`]);
         url = '/service/v1/errors/i';
       } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
-      const res = await request(method, url, headers, method === 'GET' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
+      const res = await request(method, url, headers, method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
       seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
       expect(res.status, `${method} ${url} ${JSON.stringify(headers)} -> ${res.body}`).toBeLessThan(500);
       const isScript = res.type.startsWith('text/javascript');
       if (res.body && !isScript) expect(() => JSON.parse(res.body), `${method} ${url} -> ${res.body}`).not.toThrow();
-      if (res.status >= 400) expect(typeof JSON.parse(res.body).error).toBe('string');
+      if (method === 'HEAD') expect(res.body, `${method} ${url}`).toBe('');
+      else if (res.status >= 400) expect(typeof JSON.parse(res.body).error).toBe('string');
     }
     // The random runs reached acceptance too.
     expect((seen.get(200) ?? 0) + (seen.get(202) ?? 0)).toBeGreaterThan(0);

@@ -15,8 +15,8 @@ const FORWARD_MAX_BODY_BYTES = 1024 * 1024;
  */
 export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forward?: Forwarder; sites?: SiteServer; trustProxy: boolean; log: Logger }): void {
   app.any('/*', (res, req) => {
-    if (!opts.forward) return sendError(res, immediateReply(), 'not_found', 'no such route');
-    const st = watchedReply(res);
+    if (!opts.forward) return sendError(res, immediateReply(req), 'not_found', 'no such route');
+    const st = watchedReply(res, req);
     const forward = opts.forward;
     const method = req.getCaseSensitiveMethod();
     const query = req.getQuery();

@@ -54,5 +54,8 @@ describe('cx.js, the browser client', () => {
     expect(missing.status).toBe(404);
     expect((await missing.json()).error).toBe('not_found');
     expect((await fetch(`${edge.base}/v1/w/cx.js`, { method: 'POST' })).status).toBe(405);
+    const head = await fetch(`${edge.base}/v1/w/cx.js`, { method: 'HEAD', headers: { 'accept-encoding': 'identity' } });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get('content-length'))).toBe((await bundleBrowserScript(CX_SOURCE)).length);
   });
 });

@@ -54,7 +54,7 @@ export function registerWidgetAssets(app: uWS.TemplatedApp, assets: WidgetAsset[
   });
 
   app.any(`${WIDGET_PREFIX}*`, (res, req) => {
-    const st = immediateReply();
+    const st = immediateReply(req);
     const method = req.getMethod();
     if (method !== 'get' && method !== 'head') return sendError(res, st, 'method_not_allowed', 'use GET', [['Allow', 'GET, HEAD']]);
     const found = byName.get(req.getUrl().slice(WIDGET_PREFIX.length));
@@ -73,8 +73,6 @@ export function registerWidgetAssets(app: uWS.TemplatedApp, assets: WidgetAsset[
     if (inm && inm.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) return send(res, st, 304, headers);
     const gzip = /\bgzip\b/i.test(req.getHeader('accept-encoding'));
     if (gzip) headers.push(['Content-Encoding', 'gzip']);
-    const body = gzip ? asset.gzip : asset.body;
-    if (method === 'head') return send(res, st, 200, headers);
-    send(res, st, 200, headers, body);
+    send(res, st, 200, headers, gzip ? asset.gzip : asset.body);
   });
 }

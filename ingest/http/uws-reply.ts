@@ -12,6 +12,8 @@ export type Headers = Array<[string, string]>;
 
 export interface ReplyState {
   aborted: boolean;
+  /** A HEAD request: the answer reports its body's length and sends no body (any body would corrupt the connection). */
+  head?: boolean;
   /** Answered: nothing more may be written. */
   done: boolean;
   /** Set while a body is being read, so an abort settles the read. */
@@ -19,8 +21,8 @@ export interface ReplyState {
 }
 
 /** A reply that notices the client going away (needed by any route that answers after an await). */
-export function watchedReply(res: uWS.HttpResponse): ReplyState {
-  const st: ReplyState = { aborted: false, done: false };
+export function watchedReply(res: uWS.HttpResponse, req?: uWS.HttpRequest): ReplyState {
+  const st: ReplyState = { aborted: false, done: false, head: req?.getMethod() === 'head' };
   res.onAborted(() => {
     st.aborted = true;
     st.onAbortRead?.();
@@ -29,8 +31,8 @@ export function watchedReply(res: uWS.HttpResponse): ReplyState {
 }
 
 /** A reply answered before any await: no abort handler needed. */
-export function immediateReply(): ReplyState {
-  return { aborted: false, done: false };
+export function immediateReply(req?: uWS.HttpRequest): ReplyState {
+  return { aborted: false, done: false, head: req?.getMethod() === 'head' };
 }
 
 const statusLines = new Map<number, string>();
@@ -43,13 +45,21 @@ function statusLine(status: number): string {
   return line;
 }
 
+/**
+ * A HEAD answer (`st.head`) reports its body's length and sends none. uWS 20.30 takes `endWithoutBody(n)` with n > 0,
+ * or with an explicit undefined, as no answer at all and aborts the process, so the length is written as a header
+ * and the answer ended with no arguments.
+ */
 export function send(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, body?: string | Buffer, close = false): void {
   if (st.aborted || st.done) return;
   st.done = true;
   res.cork(() => {
     res.writeStatus(statusLine(status));
     for (const [k, v] of headers) res.writeHeader(k, v);
-    if (body === undefined) res.endWithoutBody(0, close);
+    if (st.head && body !== undefined) {
+      res.writeHeader('Content-Length', String(Buffer.byteLength(body)));
+      res.endWithoutBody();
+    } else if (body === undefined) res.endWithoutBody(0, close);
     else res.end(body, close);
   });
 }
