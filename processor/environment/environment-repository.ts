@@ -1,5 +1,5 @@
-import type { Queryable } from '../../../platform/ports/relational-store.ts';
-import type { DeployRef, ProjectDomains } from '../environment.ts';
+import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { DeployRef, ProjectDomains } from './environment.ts';
 
 /** What environment stamping (§7.4) reads: the projects' domains and the deploys events name. */
 export interface EnvironmentRepository {
