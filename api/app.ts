@@ -19,6 +19,7 @@ import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { deploysRoutes } from './deploys/deploys-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
+import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
 
 /**
@@ -114,6 +115,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(deploysRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(hookRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(deployLogShareRoutes(platform));
+  await app.register(analyticsRoutes(platform));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

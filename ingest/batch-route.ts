@@ -69,6 +69,8 @@ export interface Parsed {
   value: Buffer;
   /** Ids of the accepted events, when the reply names them (Sentry's `{ id }`). */
   ids?: string[];
+  /** Events of the body refused one by one while the rest were taken (analytics), for the reply. */
+  rejected?: Array<{ index: number; fields: Array<{ path: string; message: string }> }>;
   dropped?: Record<string, number>;
 }
 

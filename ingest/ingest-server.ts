@@ -5,6 +5,9 @@ import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
+import { analyticsRoute } from './analytics-route.ts';
+
+const prefixed = (prefix: string, counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}_${k}`, v]));
 import { buildWidgetAssets, registerWidgetAssets } from './widget-assets.ts';
 import type { Forwarder } from './forward.ts';
 import { startProjectCache } from './project-cache.ts';
@@ -32,6 +35,8 @@ export interface IngestServerOptions {
   publishMode?: 'coalesced' | 'per-request';
   /** Defaults to TOPICS.errorEvents; tests sharing one Kafka cluster use a topic of their own. */
   topic?: string;
+  /** Defaults to TOPICS.analyticsEvents. */
+  analyticsTopic?: string;
 }
 
 export interface IngestServer {
@@ -51,12 +56,15 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const publisher = opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
   const counters = createRefusalCounters();
   const sentryCounters = createRefusalCounters();
+  const analyticsCounters = createRefusalCounters();
   const app = uWS.App();
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
   const sites = createSiteServer(platform.db, platform.config.SITES_DOMAIN);
   const edge = { app, platform, cache, counters, log, sites };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
+  const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? TOPICS.analyticsEvents);
+  registerBatchRoute({ ...edge, counters: analyticsCounters }, analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) }));
   registerBatchRoute(edge, errors);
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
   registerBatchRoute(edge, { ...errors, path: SITE_ERRORS_PATH, healthPath: undefined, siteKeyed: true });
@@ -81,6 +89,6 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       cache.stop();
       uWS.us_listen_socket_close(listenSocket);
     },
-    stats: () => ({ ...counters.counts, ...Object.fromEntries(Object.entries(sentryCounters.counts).map(([k, v]) => [`sentry_${k}`, v])) }),
+    stats: () => ({ ...counters.counts, ...prefixed('sentry', sentryCounters.counts), ...prefixed('analytics', analyticsCounters.counts) }),
   };
 }

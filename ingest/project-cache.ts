@@ -24,6 +24,8 @@ export interface EdgeProject {
    * `unknown` has its own usage row and the cap schemas/usage-month.ts gives it.
    */
   capped: { production: boolean; preview: boolean; unknown: boolean };
+  /** The month's analytics events reached LIMITS.analyticsMonthlyQuota, as of the last refresh. */
+  analyticsQuotaReached: boolean;
 }
 
 export interface EdgeKey {
@@ -77,7 +79,7 @@ interface Snapshot {
 
 async function loadSnapshot(platform: Platform): Promise<Snapshot> {
   const month = usageMonth(platform.clock.now());
-  const [keys, usage] = await Promise.all([
+  const [keys, usage, analyticsUsage] = await Promise.all([
     platform.db.query<KeyRow>(
       `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.number AS project_number, p.production_domains, p.preview_domains,
               s.paused, s.ingest_origins
@@ -92,7 +94,9 @@ async function loadSnapshot(platform: Platform): Promise<Snapshot> {
         WHERE month = $1`,
       [month],
     ),
+    platform.db.query<{ project_id: string }>(`SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2`, [month, LIMITS.analyticsMonthlyQuota]),
   ]);
+  const overQuota = new Set(analyticsUsage.rows.map((r) => r.project_id));
   const caps = LIMITS.errorCaps;
   const capped = new Map<string, EdgeProject['capped']>();
   for (const u of usage.rows) {
@@ -115,6 +119,7 @@ async function loadSnapshot(platform: Platform): Promise<Snapshot> {
         paused: r.paused ?? false,
         ingestOrigins: (r.ingest_origins ?? []).map((d) => d.toLowerCase()),
         capped: capped.get(r.project_id) ?? { production: false, preview: false, unknown: false },
+        analyticsQuotaReached: overQuota.has(r.project_id),
       };
       projects.set(r.project_id, project);
     }

@@ -27,6 +27,8 @@ export const REFUSALS = {
   origin_not_allowed: { code: 'origin_not_allowed', cors: false },
   rate_limited: { code: 'rate_limited' },
   capped: { code: 'errors_capped' },
+  /** Analytics: the project's monthly event quota is used up. */
+  quota_exceeded: { code: 'analytics_quota_exceeded' },
   /** A paused project's events are taken and dropped: 204, nothing published. */
   paused: { status: 204 },
   bus_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },

@@ -67,6 +67,8 @@ export const ConfigSchema = z.object({
   ALLOW_LOCAL_REPOS: bool.default(false),
   /** SITES_DOMAIN: ready deploys are served at <slug>.<SITES_DOMAIN> (production) and <deployId>.<SITES_DOMAIN> (any). */
   SITES_DOMAIN: z.string().default('localhost'),
+  /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */
+  ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

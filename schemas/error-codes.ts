@@ -33,6 +33,8 @@ export const ERROR_CODES = {
   expired_token: 410,
   // ours: error tracking
   invalid_transition: 409,
+  // ours: analytics
+  analytics_quota_exceeded: 429,
   // ours: webhooks
   url_not_https: 400,
   url_has_credentials: 400,

@@ -8,6 +8,17 @@ export const LIMITS = {
    * deflate or br); at most 20 events an envelope, as in one of our batches. Each event is cut to §9's field sizes.
    */
   sentryIngest: { maxBodyBytes: 1024 * 1024, maxDecompressedBytes: 1024 * 1024, maxEventsPerEnvelope: 20 },
+  /**
+   * Analytics ingest (ours; the spec shows no numbers, issue 16). Sized for product analytics: a client batches up
+   * to 100 events; a page or server sending a steady stream stays far under the rates.
+   */
+  analyticsBatch: { minEvents: 1, maxEvents: 100, maxBodyBytes: 512 * 1024 },
+  analyticsFields: { event: 200, distinctId: 200, sessionId: 200, path: 2048, propertyKey: 200, propertyCount: 100, propertiesBytes: 16 * 1024 },
+  analyticsIngestRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 60_000 },
+  /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
+  analyticsMonthlyQuota: 10_000_000,
+  /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */
+  analyticsTimestampWindowMs: { past: 7 * 24 * 60 * 60 * 1000, future: 5 * 60 * 1000 },
   errorCaps: { productionPerMonth: 50_000, previewPerMonth: 5_000, openGroupsPerEnvironment: 2_000 },
   ingestOrigins: { max: 20 },
   groupSamples: 20,

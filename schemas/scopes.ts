@@ -10,6 +10,7 @@ export const SCOPES = {
   'deploys:write': 'queue and roll back deploys',
   'webhooks:send': 'fire a webhook.test event (POST .../webhooks/test)',
   'keys:read': 'list the project\'s keys (never their secrets)',
+  'analytics:read': 'read analytics: trends, top events, breakdowns and recent events',
 } as const;
 export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];

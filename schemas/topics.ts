@@ -2,6 +2,8 @@
 export const TOPICS = {
   /** Stamped error-event batches from the edge (key: projectId). */
   errorEvents: 'errors.events.v1',
+  /** Stamped analytics-event batches from the edge (key: projectId). See schemas/analytics-event.ts. */
+  analyticsEvents: 'analytics.events.v1',
   /** Project events that fan out to webhooks (key: projectId). See schemas/project-events.ts. */
   projectEvents: 'project.events.v1',
   /** Deploys waiting for a builder (key: deployId). See schemas/deploys.ts. */
@@ -11,6 +13,7 @@ export const TOPICS = {
 /** Consumer group ids. */
 export const CONSUMER_GROUPS = {
   errorPipeline: 'processor-errors',
+  analyticsPipeline: 'processor-analytics',
   webhookFanout: 'processor-webhooks',
   builder: 'builder-deploys',
 } as const;

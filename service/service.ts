@@ -12,6 +12,7 @@ import { createPlatform, type Platform, type PlatformOverrides } from '../platfo
 import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';
 import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
+import { startAnalyticsConsumer } from '../processor/analytics/analytics-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
@@ -44,6 +45,8 @@ export interface StartOptions {
   testing?: {
     errorTopic?: string;
     errorConsumerGroup?: string;
+    analyticsTopic?: string;
+    analyticsConsumerGroup?: string;
     projectEventsTopic?: string;
     webhookConsumerGroup?: string;
     deployTopic?: string;
@@ -69,6 +72,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     if (role === 'all' || role === 'processor') {
       const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
       stops.push(() => errors.stop());
+      const analytics = await startAnalyticsConsumer(platform, { topic: t.analyticsTopic, consumerGroup: t.analyticsConsumerGroup });
+      stops.push(() => analytics.stop());
       const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
       stops.push(() => webhooks.stop());
     }
@@ -84,6 +89,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
         host: config.HOST,
         forward: api ? injectForwarder(api) : undefined,
         topic: t.errorTopic,
+        analyticsTopic: t.analyticsTopic,
       });
       port = edge.port;
       stops.push(() => edge.close());

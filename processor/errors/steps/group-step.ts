@@ -5,7 +5,7 @@ import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';
 import type { EnvironmentStampedEvent } from './outcome.ts';
-import { isoTime } from './time-text.ts';
+import { isoTime } from '../../time-text.ts';
 
 /**
  * Groups (spec §2.6, §3.1): the batch's events folded into one row per group, written in one statement

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { usageMonth as monthOf } from '../../../schemas/usage-month.ts';
-import { chTime, isoTime } from './time-text.ts';
+import { chTime, isoTime } from '../../time-text.ts';
 
 describe('usageMonth: the UTC calendar month the monthly caps count in', () => {
   it('is right on both sides of a month boundary, in any order (the last month is remembered)', () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
 import { copyTextColumns, type Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
-import { chTime } from './time-text.ts';
+import { chTime } from '../../time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
 
 /**

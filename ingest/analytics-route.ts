@@ -1,0 +1,70 @@
+import { isUtf8 } from 'node:buffer';
+import { randomUUID } from 'node:crypto';
+import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, type StampedAnalyticsBatch, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { secondsToMonthEnd } from '../schemas/usage-month.ts';
+import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
+import { refusal, type Refusal } from './refusals.ts';
+
+/**
+ * `POST /v1/analytics/i` (spec §4.2; payload ours, issue 16): PostHog-style capture batches onto the analytics
+ * topic. Same key, media type, streaming size limit, origin and paused rules as error ingest (batch-route.ts); its
+ * own monthly quota and rate limits. Each event is checked on its own: a malformed one is dropped and named in the
+ * answer (`rejected`), the rest are stamped (uuid, clamped timestamp) and published as one message.
+ */
+export const ANALYTICS_INGEST_PATH = '/v1/analytics/i';
+export const ANALYTICS_INGEST_HEALTH_PATH = '/v1/analytics/i/health';
+const MINUTE_MS = 60_000;
+
+/** Pure: the body as one stamped batch, or why it is refused whole. */
+export function parseAnalyticsBatch(body: Buffer, ctx: Pick<ParseContext, 'projectId' | 'originHost' | 'receivedAt'>): Parsed | Refusal {
+  if (!isUtf8(body)) return refusal('invalid_request', 'body is not valid UTF-8');
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return refusal('invalid_request', 'body is not valid JSON');
+  }
+  const envelope = AnalyticsBatchSchema.safeParse(json);
+  if (!envelope.success) {
+    const fields = envelope.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));
+    return refusal('invalid_request', `invalid analytics batch: ${fields.map((f) => f.path).join(', ')}`, { fields });
+  }
+  const events: StampedAnalyticsEvent[] = [];
+  const rejected: NonNullable<Parsed['rejected']> = [];
+  envelope.data.batch.forEach((raw, index) => {
+    const one = AnalyticsEventSchema.safeParse(raw);
+    if (!one.success) {
+      rejected.push({ index, fields: one.error.issues.slice(0, 10).map((i) => ({ path: i.path.map(String).join('.') || '(event)', message: i.message })) });
+      return;
+    }
+    const e = one.data;
+    const stamped: StampedAnalyticsEvent = { uuid: e.uuid?.toLowerCase() ?? randomUUID(), event: e.event, distinctId: e.distinctId, properties: e.properties ?? {}, timestamp: clampTimestamp(e.timestamp, ctx.receivedAt) };
+    if (e.sessionId) stamped.sessionId = e.sessionId;
+    if (e.path) stamped.path = e.path;
+    if (e.deployId) stamped.deployId = e.deployId;
+    if (e.gitSha) stamped.gitSha = e.gitSha;
+    events.push(stamped);
+  });
+  if (!events.length) return refusal('invalid_request', 'no event in the batch is valid', { fields: rejected.flatMap((r) => r.fields.map((f) => ({ path: `batch.${r.index}.${f.path}`, message: f.message }))).slice(0, 20) });
+  const message: StampedAnalyticsBatch & { batchId: string } = { v: 1, batchId: randomUUID(), projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, events };
+  return { ok: true, events: events.length, value: Buffer.from(JSON.stringify(message)), rejected, dropped: rejected.length ? { invalid_event: rejected.length } : undefined };
+}
+
+export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['publish'] }): BatchRoute {
+  const rate = LIMITS.analyticsIngestRate;
+  return {
+    path: ANALYTICS_INGEST_PATH,
+    healthPath: ANALYTICS_INGEST_HEALTH_PATH,
+    maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes,
+    cap: (project) => (project.analyticsQuotaReached ? refusal('quota_exceeded', `this project stored its ${LIMITS.analyticsMonthlyQuota} analytics events for the month`, { retryAfterSec: secondsToMonthEnd(deps.now()) }) : undefined),
+    rateLimits: (keyId, ip) => [
+      { key: `analytics:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
+      { key: `analytics:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
+    ],
+    rateLimitedMessage: 'too many analytics requests for this ingest key',
+    parse: (read, ctx) => parseAnalyticsBatch(read.body, ctx),
+    publish: deps.publish,
+    acceptedReply: (parsed) => ({ status: 202, body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] }) }),
+  };
+}
