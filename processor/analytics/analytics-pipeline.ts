@@ -3,20 +3,24 @@ import type { StampedAnalyticsBatch, StoredAnalyticsEvent } from '../../schemas/
 import { createEnvironmentResolver } from '../environment/environment-resolver.ts';
 import { scrubStep } from './steps/scrub-step.ts';
 import { analyticsRow, createStoreStep } from './steps/store-step.ts';
-import { createUsageStep } from './steps/usage-step.ts';
+import { claimBatches, countUsage } from './steps/usage-step.ts';
 
 /**
  * The analytics pipeline, for one delivery of stamped batches (analytics-consumer.ts decodes them):
  *   1. scrub     secret-looking property values and keys, and the path (steps/scrub-step.ts)
  *   2. stamp     the environment (§7.4) from the Origin host or the deploy, as for errors
  *                (processor/environment/); events of a project that no longer exists are dropped
- *   3. store     ClickHouse analytics_events, idempotent by uuid and insert token (steps/store-step.ts)
- *   4. count     the month's usage once per batch, through the batch ledger (steps/usage-step.ts)
- * Storing comes before counting: a crash between them re-delivers, the insert is a no-op and the count happens once.
+ *   3. claim     the batch ids in the ledger; a batch claimed before (a re-delivery) goes no further
+ *   4. store     ClickHouse analytics_events, keyed by uuid, with an insert token (steps/store-step.ts)
+ *   5. count     the month's usage (steps/usage-step.ts)
+ * Claim and count are one Postgres transaction around the store: it commits only after ClickHouse took the rows, so
+ * a failure or a crash before the commit leaves the batches unclaimed and the re-delivery stores them again (the
+ * same rows under the same token: no new rows; grouped otherwise, the uuid key collapses them); after the commit a
+ * re-delivery stores nothing.
  */
 export interface AnalyticsBatchSummary {
   stored: number;
-  /** Batches seen before (re-delivered): stored again as no-ops, not counted again. */
+  /** Batches seen before (re-delivered), skipped. */
   redelivered: number;
   dropped: Record<string, number>;
 }
@@ -26,36 +30,37 @@ export type AnalyticsBatchInput = StampedAnalyticsBatch & { batchId: string };
 export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analytics' | 'clock'>) {
   const resolveEnvironment = createEnvironmentResolver({ db: platform.db, clock: platform.clock });
   const store = createStoreStep({ analytics: platform.analytics });
-  const countUsage = createUsageStep({ db: platform.db });
 
   return async function handle(batches: AnalyticsBatchInput[]): Promise<AnalyticsBatchSummary> {
-    const summary: AnalyticsBatchSummary = { stored: 0, redelivered: 0, dropped: {} };
-    // 1. scrub
+    // 2. scrub
     const scrubbed = batches.map((b) => ({ ...b, events: b.events.map(scrubStep) }));
-    // 2. stamp
+    // 2. stamp (read-only, before the transaction: the embedded store has one connection)
     const flat = scrubbed.flatMap((b, bi) => b.events.map((e) => ({ b, bi, e })));
     const environments = await resolveEnvironment(flat.map(({ b, e }) => ({ projectId: b.projectId, originHost: b.originHost, deployId: e.deployId, gitSha: e.gitSha })));
-    const rows: Array<Record<string, unknown>> = [];
-    const storedPerBatch = new Array<number>(batches.length).fill(0);
+    const rowsPerBatch = batches.map(() => [] as Array<Record<string, unknown>>);
+    const unknownPerBatch = new Array<number>(batches.length).fill(0);
     flat.forEach(({ b, bi, e }, i) => {
       const environment = environments[i];
       if (!environment) {
-        summary.dropped.unknown_project = (summary.dropped.unknown_project ?? 0) + 1;
+        unknownPerBatch[bi]!++;
         return;
       }
       const stored: StoredAnalyticsEvent & { originHost: string | null } = { ...e, projectId: b.projectId, environment, receivedAt: b.receivedAt, originHost: b.originHost };
-      rows.push(analyticsRow(stored));
-      storedPerBatch[bi]!++;
+      rowsPerBatch[bi]!.push(analyticsRow(stored));
     });
-    // 3. store
-    await store(rows);
-    // 4. count
-    for (const [bi, b] of batches.entries()) {
-      const stored = storedPerBatch[bi]!;
-      const fresh = await countUsage({ batchId: b.batchId, projectId: b.projectId, receivedAt: b.receivedAt, stored });
-      if (fresh) summary.stored += stored;
-      else summary.redelivered++;
-    }
-    return summary;
+
+    return platform.db.transaction(async (tx) => {
+      // 3. claim
+      const claimed = await claimBatches(tx)(batches);
+      const fresh = batches.map((b, bi) => ({ b, rows: rowsPerBatch[bi]!, unknown: unknownPerBatch[bi]! })).filter(({ b }) => claimed.has(b.batchId));
+      // 4. store
+      const rows = fresh.flatMap((f) => f.rows);
+      await store(rows);
+      // 5. count
+      await countUsage(tx)(fresh.map(({ b, rows: r }) => ({ projectId: b.projectId, receivedAt: b.receivedAt, events: r.length })));
+      const unknown = fresh.reduce((n, f) => n + f.unknown, 0);
+      const dropped: Record<string, number> = unknown ? { unknown_project: unknown } : {};
+      return { stored: rows.length, redelivered: batches.length - fresh.length, dropped };
+    });
   };
 }
