@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
@@ -9,8 +10,8 @@ import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject }
 import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
 
 /**
- * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path
- * and the widget assets. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
+ * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path,
+ * the widget assets and analytics ingest. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
  * types, methods, query strings), the answer is below 500, JSON unless it is the script itself, and the edge keeps
  * answering. Seeded, so a failure reproduces.
  */
@@ -70,7 +71,7 @@ describe('the clients\' public routes under random input', () => {
     ];
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
-      const route = pick(['envelope', 'store', 'site', 'widget']);
+      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics']);
       let raw = pick([Buffer.from(pick(envelopes)), Buffer.from(goodEvent), bytes(Math.floor(rnd() * 2000)), Buffer.alloc(0), Buffer.from('{"batch":[{"message":"x"}]}'), Buffer.from(text(300))]);
       const headers: Record<string, string> = {};
       const encoding = pick(['', '', 'gzip', 'deflate', 'br', 'x-unknown', 'gzip, gzip']);
@@ -90,6 +91,10 @@ describe('the clients\' public routes under random input', () => {
       } else if (route === 'site') {
         headers.host = pick([`${p.slug}.localhost`, `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`, 'localhost', ascii(20).replace(/[/?#@\\]/g, 'x'), `dep-${ascii(8)}.localhost`]);
         url = '/service/v1/errors/i';
+      } else if (route === 'analytics') {
+        url = '/v1/analytics/i';
+        if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;
+        if (rnd() < 0.5) raw = Buffer.from(JSON.stringify({ batch: Array.from({ length: Math.floor(rnd() * 5) }, () => pick<unknown>([{ event: text(5), distinctId: text(5), properties: { [text(3)]: text(8) }, timestamp: pick([rnd() * 1e13, text(10), -1]), uuid: pick([randomUUID(), text(10)]) }, { event: 1 }, null, text(4)])) }));
       } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
       const res = await request(method, url, headers, method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
       seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
