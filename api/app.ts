@@ -20,6 +20,7 @@ import { deploysRoutes } from './deploys/deploys-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
+import { flagsRoutes } from './flags/flags-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
 
 /**
@@ -116,6 +117,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(hookRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
+  await app.register(flagsRoutes(platform));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

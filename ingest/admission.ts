@@ -118,14 +118,7 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   let originHost: string | null = null;
   if (h.origin) {
     originHost = originHostOf(h.origin);
-    const allowed =
-      project.ingestOrigins.length === 0 ||
-      (originHost !== null &&
-        (matchesAny(originHost, project.productionDomains) ||
-          matchesAny(originHost, project.previewDomains) ||
-          matchesAny(originHost, rules.widgetHosts) ||
-          matchesAny(originHost, project.ingestOrigins)));
-    if (!allowed) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
+    if (!originAllowed(project, originHost, rules.widgetHosts)) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
   }
 
   // 5. paused
@@ -136,4 +129,16 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   if (capped) return capped;
 
   return { ok: true, key, originHost, declaredLength };
+}
+
+/**
+ * §7.3 for a request with an Origin (`originHost`: originHostOf it, null when it has no host): no origin list means
+ * every origin; otherwise the project's own domains, the widget hosts and the listed origins.
+ */
+export function originAllowed(project: EdgeProject, originHost: string | null, widgetHosts: string[]): boolean {
+  return (
+    project.ingestOrigins.length === 0 ||
+    (originHost !== null &&
+      (matchesAny(originHost, project.productionDomains) || matchesAny(originHost, project.previewDomains) || matchesAny(originHost, widgetHosts) || matchesAny(originHost, project.ingestOrigins)))
+  );
 }

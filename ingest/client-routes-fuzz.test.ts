@@ -11,7 +11,7 @@ import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
 
 /**
  * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path,
- * the widget assets and analytics ingest. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
+ * the widget assets, analytics ingest and flag evaluation. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
  * types, methods, query strings), the answer is below 500, JSON unless it is the script itself, and the edge keeps
  * answering. Seeded, so a failure reproduces.
  */
@@ -71,7 +71,7 @@ describe('the clients\' public routes under random input', () => {
     ];
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
-      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics']);
+      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics', 'flags']);
       let raw = pick([Buffer.from(pick(envelopes)), Buffer.from(goodEvent), bytes(Math.floor(rnd() * 2000)), Buffer.alloc(0), Buffer.from('{"batch":[{"message":"x"}]}'), Buffer.from(text(300))]);
       const headers: Record<string, string> = {};
       const encoding = pick(['', '', 'gzip', 'deflate', 'br', 'x-unknown', 'gzip, gzip']);
@@ -91,6 +91,10 @@ describe('the clients\' public routes under random input', () => {
       } else if (route === 'site') {
         headers.host = pick([`${p.slug}.localhost`, `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`, 'localhost', ascii(20).replace(/[/?#@\\]/g, 'x'), `dep-${ascii(8)}.localhost`]);
         url = '/service/v1/errors/i';
+      } else if (route === 'flags') {
+        if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;
+        url = `/v1/flags/i?${pick(['distinctId=u1', `distinctId=${encodeURIComponent(text(20))}`, ''])}&${pick(['keys=a,b', `keys=${encodeURIComponent(text(30))}`, `keys=${'k,'.repeat(150)}`, ''])}&${pick(['properties=%7B%22a%22%3A1%7D', `properties=${encodeURIComponent(text(30))}`, 'properties=%zz', 'deployId=dep_x', ''])}`;
+        if (rnd() < 0.3) headers['if-none-match'] = pick(['"x"', '*', ascii(30)]);
       } else if (route === 'analytics') {
         url = '/v1/analytics/i';
         if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;

@@ -6,6 +6,8 @@ import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
 import { analyticsRoute } from './analytics-route.ts';
+import { startFlagCache } from './flag-cache.ts';
+import { registerFlagsRoute } from './flags-route.ts';
 
 const prefixed = (prefix: string, counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}_${k}`, v]));
 import { buildWidgetAssets, registerWidgetAssets } from './widget-assets.ts';
@@ -57,6 +59,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const counters = createRefusalCounters();
   const sentryCounters = createRefusalCounters();
   const analyticsCounters = createRefusalCounters();
+  const flagsCounters = createRefusalCounters();
   const app = uWS.App();
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
   const sites = createSiteServer(platform.db, platform.config.SITES_DOMAIN);
@@ -69,6 +72,8 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
   registerBatchRoute(edge, { ...errors, path: SITE_ERRORS_PATH, healthPath: undefined, siteKeyed: true });
   for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
+  const flags = await startFlagCache(platform);
+  registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
   registerWidgetAssets(app, await buildWidgetAssets());
   // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
   registerSingleProcessProxy(app, { forward: opts.forward, sites: opts.forward ? sites : undefined, trustProxy: platform.config.TRUST_PROXY, log });
@@ -78,6 +83,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     app.listen(host, opts.port, (ls) => (ls ? resolve(ls) : reject(new Error(`ingest edge could not listen on ${host}:${opts.port}`))));
   }).catch((err) => {
     cache.stop();
+    flags.stop();
     throw err;
   });
   const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
@@ -87,8 +93,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
     port,
     async close() {
       cache.stop();
+      flags.stop();
       uWS.us_listen_socket_close(listenSocket);
     },
-    stats: () => ({ ...counters.counts, ...prefixed('sentry', sentryCounters.counts), ...prefixed('analytics', analyticsCounters.counts) }),
+    stats: () => ({ ...counters.counts, ...prefixed('sentry', sentryCounters.counts), ...prefixed('analytics', analyticsCounters.counts), ...prefixed('flags', flagsCounters.counts) }),
   };
 }

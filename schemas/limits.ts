@@ -15,6 +15,8 @@ export const LIMITS = {
   analyticsBatch: { minEvents: 1, maxEvents: 100, maxBodyBytes: 512 * 1024 },
   analyticsFields: { event: 200, distinctId: 200, sessionId: 200, path: 2048, propertyKey: 200, propertyCount: 100, propertiesBytes: 16 * 1024 },
   analyticsIngestRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 60_000 },
+  /** Flag evaluations (ours): a page asks once per load, a server per request; both cached by ETag. */
+  flagsRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 120_000 },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

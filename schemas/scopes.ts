@@ -11,6 +11,8 @@ export const SCOPES = {
   'webhooks:send': 'fire a webhook.test event (POST .../webhooks/test)',
   'keys:read': 'list the project\'s keys (never their secrets)',
   'analytics:read': 'read analytics: trends, top events, breakdowns and recent events',
+  'flags:read': 'list and read feature flags',
+  'flags:write': 'create, change and delete feature flags',
 } as const;
 export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];

@@ -8,7 +8,7 @@ import { start, type Running, type StartOptions } from '../../service/service.ts
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
-import { defineAnalyticsScenarios, type AnalyticsService } from './analytics.scenarios.ts';
+import { defineAnalyticsScenarios, defineFlagScenarios, type AnalyticsService } from './analytics.scenarios.ts';
 
 /** Every analytics rule through the whole path, embedded (one process) and distributed (three roles). */
 const logger = createLogger('silent', 'e2e');
@@ -32,6 +32,7 @@ describe('analytics end to end, embedded defaults (one process)', () => {
   });
 
   defineAnalyticsScenarios(() => service);
+  defineFlagScenarios(() => service);
 });
 
 describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics end to end, Postgres + Kafka + ClickHouse + Redis (three roles)', () => {
@@ -52,4 +53,5 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics end to end
   });
 
   defineAnalyticsScenarios(() => service);
+  defineFlagScenarios(() => service);
 });

@@ -145,3 +145,77 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
     expect((await capture(p, one, { origin: 'https://evil.example.net' })).json.error).toBe('origin_not_allowed');
   });
 }
+
+/**
+ * Feature flags through the whole path: defined through the API (a key with flags:write), evaluated on the edge at
+ * `GET /v1/flags/i` with the ingest key, from memory.
+ */
+export function defineFlagScenarios(service: () => AnalyticsService): void {
+  let cookie: string | undefined;
+  const fresh = async (): Promise<E2eProject> => {
+    const s = service();
+    cookie ??= (await signedInUser(s.platform, s)).cookie;
+    const p = await newProject(s, cookie, { production: ['shop.example.com'], preview: ['*.preview.example.com'] });
+    await edgeKnows(s, p.ingestKey);
+    return p;
+  };
+  const flagsApi = (p: E2eProject, path: string, method = 'GET', body?: unknown, token = p.apiKey) =>
+    http(`${service().apiUrl}/v1/projects/${p.slug}/flags${path}`, { method, headers: { authorization: `Bearer ${token}` }, body });
+  const evaluate = (p: E2eProject, query: string, headers: Record<string, string> = {}) => http(`${service().ingestUrl}/v1/flags/i?${query}`, { headers: { authorization: `Bearer ${p.ingestKey}`, ...headers } });
+
+  it('evaluates flags defined through the API on the edge: conditions per environment, variants, payloads, unknown keys, ETag', async () => {
+    const p = await fresh();
+    const created = await flagsApi(p, '', 'POST', {
+      key: 'new-checkout',
+      description: 'the new checkout',
+      enabled: true,
+      rolloutPercentage: 0,
+      variants: [{ key: 'blue', weight: 100 }],
+      payload: { color: 'blue' },
+      conditions: [{ environments: ['preview'], rolloutPercentage: 100 }, { environments: ['production'], properties: [{ key: 'plan', operator: 'eq', value: 'pro' }], rolloutPercentage: 100 }],
+    });
+    expect(created.status).toBe(201);
+    expect(created.json.flag).toMatchObject({ key: 'new-checkout', enabled: true, id: expect.stringMatching(/^flg_/) });
+    expect((await flagsApi(p, '', 'POST', { key: 'new-checkout' })).status).toBe(409);
+    expect((await flagsApi(p, '', 'POST', { key: 'bad', variants: [{ key: 'a', weight: 10 }] })).json.error).toBe('invalid_request');
+
+    const answer = await eventually('the edge has the flag', async () => {
+      const r = await evaluate(p, 'distinctId=u1&keys=new-checkout,nope', { origin: 'https://pr-7.preview.example.com' });
+      return r.status === 200 && r.json.flags['new-checkout'].enabled ? r : undefined;
+    }, 20_000, 200);
+    expect(answer.json.flags).toEqual({
+      'new-checkout': { enabled: true, variant: 'blue', payload: { color: 'blue' }, reason: 'rollout' },
+      nope: { enabled: false, variant: null, payload: null, reason: 'unknown_flag' },
+    });
+    const prod = await evaluate(p, 'distinctId=u1&keys=new-checkout', { origin: 'https://shop.example.com' });
+    expect(prod.json.flags['new-checkout']).toMatchObject({ enabled: false, reason: 'no_condition_match' });
+    const pro = await evaluate(p, `distinctId=u1&keys=new-checkout&properties=${encodeURIComponent('{"plan":"pro"}')}`, { origin: 'https://shop.example.com' });
+    expect(pro.json.flags['new-checkout'].enabled).toBe(true);
+    // A server without an Origin: unknown environment, unless it names a deploy.
+    expect((await evaluate(p, 'distinctId=u1&keys=new-checkout')).json.flags['new-checkout'].enabled).toBe(false);
+
+    const etag = prod.headers.get('etag')!;
+    const again = await fetch(`${service().ingestUrl}/v1/flags/i?distinctId=u1&keys=new-checkout`, { headers: { authorization: `Bearer ${p.ingestKey}`, origin: 'https://shop.example.com', 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+
+    // A change in the API reaches the edge within seconds.
+    expect((await flagsApi(p, '/new-checkout', 'PATCH', { enabled: false })).json.flag.enabled).toBe(false);
+    await eventually('the edge sees the change', async () => {
+      const r = await evaluate(p, 'distinctId=u1&keys=new-checkout', { origin: 'https://pr-7.preview.example.com' });
+      return r.json.flags['new-checkout'].reason === 'disabled' ? true : undefined;
+    }, 20_000, 200);
+    expect((await flagsApi(p, '/new-checkout', 'DELETE')).json).toEqual({ deleted: true });
+    expect((await flagsApi(p, '/new-checkout')).status).toBe(404);
+  });
+
+  it('keeps the edge rules for flags: key, origin, distinctId; reading flags back needs flags:read, never an ingest key', async () => {
+    const p = await fresh();
+    expect((await http(`${service().ingestUrl}/v1/flags/i?distinctId=u`)).status).toBe(401);
+    expect((await evaluate(p, 'keys=a')).json.error).toBe('invalid_request');
+    expect((await evaluate(p, 'distinctId=u&properties=[1]')).json.error).toBe('invalid_request');
+    expect((await evaluate(p, 'distinctId=u')).json).toEqual({ flags: {} });
+    await service().platform.db.query(`UPDATE error_settings SET ingest_origins = '{allowed.example.org}' WHERE project_id = $1`, [p.id]);
+    await eventually('the edge sees the origins', async () => ((await evaluate(p, 'distinctId=u', { origin: 'https://evil.example.net' })).status === 403 ? true : undefined), 20_000, 200);
+    expect((await flagsApi(p, '', 'GET', undefined, p.ingestKey)).status).toBe(403);
+  });
+}

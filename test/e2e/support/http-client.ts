@@ -39,7 +39,7 @@ export interface E2eProject {
   slug: string;
   id: string;
   ingestKey: string;
-  /** cx_live_ key with errors:read, errors:write and analytics:read. */
+  /** cx_live_ key with errors:read, errors:write, analytics:read, flags:read and flags:write. */
   apiKey: string;
 }
 
@@ -84,7 +84,7 @@ export async function newProject(
     expectStatus(k, 201, 'create ingest key');
     ingestKeys.push(k.json.key.token);
   }
-  const scopes: Scope[] = ['errors:read', 'errors:write', 'analytics:read'];
+  const scopes: Scope[] = ['errors:read', 'errors:write', 'analytics:read', 'flags:read', 'flags:write'];
   const live = await http(`${urls.apiUrl}/v1/projects/${slug}/keys`, { method: 'POST', headers: session, body: { kind: 'live', name: 'errors', scopes } });
   expectStatus(live, 201, 'create api key');
   return { slug, id: created.json.project.id, ingestKey: ingestKeys[0]!, ingestKeys, apiKey: live.json.key.token };

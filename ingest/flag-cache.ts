@@ -1,0 +1,72 @@
+import type { Platform } from '../platform/platform.ts';
+import { FlagDefinitionSchema, type FlagDefinition } from '../schemas/flags.ts';
+import type { Environment } from '../schemas/error-event.ts';
+
+/**
+ * The edge's copy of every project's feature flags, and of the newest ready deploys of projects that have flags
+ * (so a server's call naming its deploy is evaluated in that deploy's environment, §7.4). Reloaded whole every
+ * SETTINGS_REFRESH_MS, so evaluation does no I/O and an API change shows within a few seconds; a failed refresh
+ * keeps the last good copy.
+ */
+export interface ProjectFlags {
+  flags: Map<string, FlagDefinition>;
+  /** deploy id and lower-case git sha -> environment (the newest deploy of a sha wins). */
+  deploys: Map<string, 'production' | 'preview'>;
+}
+
+export interface FlagCache {
+  of(projectId: string): ProjectFlags | undefined;
+  environmentOfDeploy(projectId: string, deployIdOrSha: string): Environment | undefined;
+  refresh(): Promise<void>;
+  stop(): void;
+}
+
+/** Ready deploys per flagged project kept for environment stamping. */
+const DEPLOYS_PER_PROJECT = 100;
+
+async function load(platform: Platform): Promise<Map<string, ProjectFlags>> {
+  const [flags, deploys] = await Promise.all([
+    platform.db.query<{ project_id: string; definition: unknown }>('SELECT project_id, definition FROM feature_flags ORDER BY project_id, key'),
+    platform.db.query<{ project_id: string; id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
+      `SELECT project_id, id, lower(git_sha) AS git_sha, environment FROM (
+         SELECT d.project_id, d.id, d.git_sha, d.environment, d.created_at,
+                row_number() OVER (PARTITION BY d.project_id ORDER BY d.created_at DESC) AS n
+           FROM deploys d WHERE d.status = 'ready' AND d.project_id IN (SELECT DISTINCT project_id FROM feature_flags)) x
+        WHERE n <= $1 ORDER BY created_at`,
+      [DEPLOYS_PER_PROJECT],
+    ),
+  ]);
+  const out = new Map<string, ProjectFlags>();
+  const entry = (id: string) => {
+    let p = out.get(id);
+    if (!p) out.set(id, (p = { flags: new Map(), deploys: new Map() }));
+    return p;
+  };
+  for (const r of flags.rows) {
+    const def = FlagDefinitionSchema.safeParse(typeof r.definition === 'string' ? JSON.parse(r.definition) : r.definition);
+    if (def.success) entry(r.project_id).flags.set(def.data.key, def.data);
+  }
+  // Oldest first: a sha deployed twice ends with its newest deploy's environment.
+  for (const d of deploys.rows) {
+    const p = entry(d.project_id);
+    p.deploys.set(d.id, d.environment);
+    if (d.git_sha) p.deploys.set(d.git_sha, d.environment);
+  }
+  return out;
+}
+
+export async function startFlagCache(platform: Platform): Promise<FlagCache> {
+  const log = platform.logger.child({ component: 'ingest-flag-cache' });
+  let snapshot = await load(platform);
+  const refresh = async () => {
+    snapshot = await load(platform);
+  };
+  const timer = setInterval(() => refresh().catch((err) => log.error({ err }, 'flag refresh failed; keeping the last good copy')), platform.config.SETTINGS_REFRESH_MS);
+  timer.unref();
+  return {
+    of: (projectId) => snapshot.get(projectId),
+    environmentOfDeploy: (projectId, ref) => snapshot.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.get(projectId)?.deploys.get(ref),
+    refresh,
+    stop: () => clearInterval(timer),
+  };
+}

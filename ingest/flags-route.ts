@@ -1,0 +1,145 @@
+import { createHash } from 'node:crypto';
+import type uWS from 'uWebSockets.js';
+import { environmentOfHost } from '../platform/host-patterns.ts';
+import type { Environment } from '../schemas/error-event.ts';
+import { evaluateFlag, UNKNOWN_FLAG, type FlagAnswer } from '../schemas/flags.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { ingestCredential, originAllowed, type BatchRequestHeaders } from './admission.ts';
+import type { EdgeContext } from './batch-route.ts';
+import type { FlagCache } from './flag-cache.ts';
+import { clientIp, immediateReply, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
+import { originHostOf } from './origin-policy.ts';
+import { refusal, type Refusal } from './refusals.ts';
+import { TOKEN_PREFIX } from '../schemas/scopes.ts';
+
+/**
+ * `GET /v1/flags/i?distinctId=...&keys=a,b[&properties={json}][&deployId=|&gitSha=]` (spec §4.2; answer ours, issue
+ * 16): the caller's feature flags, evaluated on the edge from memory (flag-cache.ts, schemas/flags.ts), with the
+ * ingest key. No database I/O per request. In order:
+ *   1. credential: an ingest key                       401 unauthorized / 403 forbidden
+ *   2. Origin allowed for the project (§7.3)           403 origin_not_allowed
+ *   3. query: distinctId (required), keys, properties  400 invalid_request
+ *   4. rate limits per key and IP, and per key         429 rate_limited
+ *   5. evaluate: environment from the Origin by the project's domains, else the deploy named, else unknown
+ *   6. `{ flags: { <key>: { enabled, variant, payload, reason } } }` with an ETag; If-None-Match answers 304
+ * Unknown keys are answered `unknown_flag`, not refused. Without `keys`, every flag of the project.
+ */
+export const FLAGS_PATH = '/v1/flags/i';
+export const FLAGS_HEALTH_PATH = '/v1/flags/i/health';
+const MINUTE_MS = 60_000;
+const MAX_KEYS = 100;
+const MAX_PROPERTIES_CHARS = 8 * 1024;
+
+interface FlagQuery {
+  distinctId: string;
+  keys: string[] | undefined;
+  properties: Record<string, unknown>;
+  deploy: string | undefined;
+}
+
+export function parseFlagQuery(query: string): FlagQuery | Refusal {
+  let q: URLSearchParams;
+  try {
+    q = new URLSearchParams(query);
+  } catch {
+    return refusal('invalid_request', 'the query string does not parse');
+  }
+  const distinctId = q.get('distinctId') ?? '';
+  if (!distinctId || distinctId.length > LIMITS.analyticsFields.distinctId) return refusal('invalid_request', `distinctId is required (at most ${LIMITS.analyticsFields.distinctId} characters)`, { fields: [{ path: 'distinctId', message: 'required' }] });
+  const keysText = q.get('keys');
+  const keys = keysText === null ? undefined : [...new Set(keysText.split(',').map((k) => k.trim()).filter(Boolean))];
+  if (keys && keys.length > MAX_KEYS) return refusal('invalid_request', `at most ${MAX_KEYS} keys`, { fields: [{ path: 'keys', message: 'too many' }] });
+  let properties: Record<string, unknown> = {};
+  const propsText = q.get('properties');
+  if (propsText) {
+    if (propsText.length > MAX_PROPERTIES_CHARS) return refusal('invalid_request', `properties at most ${MAX_PROPERTIES_CHARS} characters`, { fields: [{ path: 'properties', message: 'too long' }] });
+    try {
+      const parsed: unknown = JSON.parse(propsText);
+      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      properties = parsed as Record<string, unknown>;
+    } catch {
+      return refusal('invalid_request', 'properties must be a JSON object', { fields: [{ path: 'properties', message: 'not a JSON object' }] });
+    }
+  }
+  const deploy = q.get('deployId') || q.get('gitSha') || undefined;
+  return { distinctId, keys, properties, deploy };
+}
+
+/** The flag answers for a project, and their ETag (a hash of the body: the same answer, the same tag). */
+export function flagsAnswer(flags: Map<string, Parameters<typeof evaluateFlag>[0]> | undefined, q: FlagQuery, environment: Environment): { body: string; etag: string } {
+  const out: Record<string, FlagAnswer> = {};
+  for (const key of q.keys ?? [...(flags?.keys() ?? [])]) {
+    const flag = flags?.get(key);
+    out[key] = flag ? evaluateFlag(flag, { distinctId: q.distinctId, properties: q.properties, environment }) : UNKNOWN_FLAG;
+  }
+  const body = JSON.stringify({ flags: out });
+  return { body, etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"` };
+}
+
+const OTHER_CREDENTIALS = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
+
+export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
+  const { app, platform, cache, counters } = edge;
+  const { config, limiter } = platform;
+  const rate = LIMITS.flagsRate;
+
+  app.get(FLAGS_HEALTH_PATH, (res) => {
+    send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
+  });
+
+  app.options(FLAGS_PATH, (res, req) => {
+    const origin = req.getHeader('origin');
+    const headers: Headers = origin && originHostOf(origin)
+      ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Allow-Methods', 'GET'], ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'], ['Access-Control-Max-Age', '600']]
+      : [['Vary', 'Origin']];
+    send(res, immediateReply(), 204, headers);
+  });
+
+  app.get(FLAGS_PATH, (res, req) => {
+    const st = watchedReply(res, req);
+    const h = { authorization: req.getHeader('authorization'), analyticsKey: req.getHeader('x-service-analytics-key') } as BatchRequestHeaders;
+    const origin = req.getHeader('origin');
+    const ifNoneMatch = req.getHeader('if-none-match');
+    const cors: Headers = origin ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', 'ETag, Retry-After']] : [];
+
+    // 1. credential
+    const token = ingestCredential(h);
+    if (!token) return counters.refuse(res, st, refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)'), cors);
+    const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
+    if (!key) {
+      const other = OTHER_CREDENTIALS.some((p) => token.startsWith(p));
+      return counters.refuse(res, st, other ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key'), cors);
+    }
+    // 2. origin
+    const originHost = origin ? originHostOf(origin) : null;
+    if (origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS)) return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? origin} may not use this project`), cors);
+    // 3. query
+    const q = parseFlagQuery(req.getQuery() ?? '');
+    if ('reason' in q) return counters.refuse(res, st, q, cors);
+    // 4. rate limits (everything needed later is copied: `req` dies at the first await)
+    const ip = clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
+    const projectId = key.project.id;
+    limiter
+      .hitAll([
+        { key: `flags:ki:${key.keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
+        { key: `flags:k:${key.keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
+      ])
+      .then(
+        (decisions) => {
+          const refused = decisions.filter((d) => !d.allowed);
+          if (refused.length) return counters.refuse(res, st, refusal('rate_limited', 'too many flag requests for this ingest key', { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
+          // 5. evaluate
+          const environment: Environment = originHost ? (environmentOfHost(key.project, originHost) ?? 'unknown') : q.deploy ? (flags.environmentOfDeploy(projectId, q.deploy) ?? 'unknown') : 'unknown';
+          const answer = flagsAnswer(flags.of(projectId)?.flags, q, environment);
+          // 6. answer
+          counters.accepted(1);
+          const headers: Headers = [['ETag', answer.etag], ['Cache-Control', 'private, no-cache'], ...cors];
+          if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === answer.etag)) return send(res, st, 304, headers);
+          send(res, st, 200, [['Content-Type', 'application/json'], ...headers], answer.body);
+        },
+        () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors),
+      );
+  });
+
+  app.any(FLAGS_PATH, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use GET', [['Allow', 'GET, OPTIONS']]));
+}
