@@ -13,23 +13,17 @@
  *   npx tsx bench/ingest-edge.bench.ts [--duration 10] [--connections 100] [--soak 20] [--kafka-proxied] [--pin]
  * Prints one JSON document on stdout.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import type { PacedResult } from './support/paced-load.ts';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
 import uWS from 'uWebSockets.js';
-import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { createPlatform, type Platform } from '../platform/platform.ts';
-import type { Bus } from '../platform/ports/bus.ts';
-import { createPgliteStore } from '../platform/adapters/relational/pglite-store.ts';
-import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
-import type { RelationalStore } from '../platform/ports/relational-store.ts';
+import { cannon, cpuModel, EDGE_CPU, edgePlatform, log, OTHERS_CPU, paced, pin, pinThisProcess, settingsStore, type CannonResult } from './support/edge-bench.ts';
 import { createKafkaBus } from '../platform/adapters/bus/kafka-bus.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
-import { allowAllLimiter, createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
+import { createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 
 const args = process.argv.slice(2);
@@ -53,12 +47,6 @@ const KAFKA_DATA_PATH = args.includes('--kafka-proxied') ? 'proxied' : 'direct';
  * cores, as in runs before 2026-11-24.
  */
 const PIN = args.includes('--pin');
-const EDGE_CPU = '0';
-const OTHERS_CPU = '1';
-function pin(pid: number, cpu: string): void {
-  execFileSync('taskset', ['-a', '-p', '-c', cpu, String(pid)], { stdio: 'ignore' });
-}
-const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 function stack(bytes: number): string {
   const lines: string[] = ['TypeError: Cannot read properties of undefined (reading \'id\')'];
@@ -101,42 +89,6 @@ function largeBatch(): string {
   });
 }
 
-interface CannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  '2xx': number;
-}
-
-async function cannon(url: string, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate?: number; connections?: number }): Promise<CannonResult> {
-  const bin = path.resolve('node_modules/.bin/autocannon');
-  const a = ['--json', '-m', 'POST', '-i', bodyFile, '-c', String(opts.connections ?? CONNECTIONS), '-d', String(opts.duration)];
-  for (const [k, v] of Object.entries(headers)) a.push('-H', `${k}=${v}`);
-  if (opts.rate) a.push('-R', String(Math.max(1, Math.round(opts.rate))));
-  a.push(url);
-  return jsonFromChild(bin, a, 'ignore', 'autocannon');
-}
-
-/** Run a child that prints one JSON document on stdout, and parse it. */
-function jsonFromChild<T>(command: string, args: string[], stderr: 'ignore' | 'inherit', what: string): Promise<T> {
-  if (PIN) [command, args] = ['taskset', ['-c', OTHERS_CPU, command, ...args]];
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { stdio: ['ignore', 'pipe', stderr] });
-    let out = '';
-    child.stdout.on('data', (c) => (out += c));
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      try {
-        resolve(JSON.parse(out));
-      } catch {
-        reject(new Error(`${what} exited ${code}: ${out.slice(0, 300)}`));
-      }
-    });
-  });
-}
-
 function startBare(): Promise<{ port: number; close(): void }> {
   const app = uWS.App();
   app.post('/v1/errors/i', (res) => {
@@ -159,55 +111,18 @@ function startBare(): Promise<{ port: number; close(): void }> {
   );
 }
 
-/**
- * The edge's settings cache reads Postgres, as in production (a local server, loopback); PGlite
- * only when none answers. PGlite runs inside the edge's own thread, so its refreshes would be
- * counted as edge cost that production does not have.
- */
-const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-let dbChoice = 'pglite';
-
-async function benchDb(): Promise<RelationalStore> {
-  try {
-    const store = await createPgStore(BENCH_DATABASE_URL);
-    await store.query('SELECT 1');
-    dbChoice = 'postgres';
-    return store;
-  } catch {
-    dbChoice = 'pglite';
-    return createPgliteStore();
-  }
+/** Evenly paced open-loop load, many clients (as an ingest edge has), on the error route. */
+function pacedErrors(port: number, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate: number }): Promise<PacedResult> {
+  return paced(port, '/v1/errors/i', bodyFile, headers, { ...opts, connections: PACED_CONNECTIONS });
 }
 
-async function edgePlatform(bus: Bus): Promise<Platform> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), 'bench-edge-'));
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' });
-  const noop = async () => undefined;
-  return createPlatform(config, createLogger('silent'), {
-    db: await benchDb(),
-    bus,
-    limiter: allowAllLimiter,
-    analytics: { adapter: 'chdb', command: noop, query: async () => [], insert: noop, close: noop },
-    mailer: { adapter: 'file', send: noop, close: noop },
-  });
-}
-
-function cpuModel(): string {
-  const m = /model name\s*:\s*(.*)/.exec(readFileSync('/proc/cpuinfo', 'utf8'));
-  return m ? m[1] : os.cpus()[0]?.model ?? 'unknown';
-}
-
-/** Evenly paced open-loop load in a child process (bench/support/paced-load.ts). */
-async function paced(port: number, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate: number }): Promise<PacedResult> {
-  const script = path.resolve('bench/support/paced-load.ts');
-  // Many clients, as an ingest edge has: with one request in flight per connection, 100 connections at
-  // ~9k req/s run out whenever latency passes ~11 ms, and the wait for a free one would be the client's.
-  const args = JSON.stringify({ port, path: '/v1/errors/i', headers, bodyFile, rate: opts.rate, durationSec: opts.duration, connections: PACED_CONNECTIONS });
-  return jsonFromChild(process.execPath, ['--import', 'tsx', script, args], 'inherit', 'paced load');
+/** autocannon with this bench's default connections. */
+function cannonPost(url: string, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate?: number; connections?: number }): Promise<CannonResult> {
+  return cannon(url, bodyFile, headers, { ...opts, connections: opts.connections ?? CONNECTIONS });
 }
 
 async function main() {
-  if (PIN) pin(process.pid, EDGE_CPU);
+  if (PIN) pinThisProcess();
   const tmp = await mkdtemp(path.join(os.tmpdir(), 'bench-bodies-'));
   const bodies = { '4kb': smallBatch(), '22kb': largeBatch() };
   const files: Record<string, string> = {};
@@ -231,7 +146,7 @@ async function main() {
 
   // (a) bare uWS
   const bare = await startBare();
-  for (const size of ['4kb', '22kb']) record('bare', size, await cannon(`http://127.0.0.1:${bare.port}/v1/errors/i`, files[size], { 'content-type': 'application/json' }, { duration: DURATION }));
+  for (const size of ['4kb', '22kb']) record('bare', size, await cannonPost(`http://127.0.0.1:${bare.port}/v1/errors/i`, files[size], { 'content-type': 'application/json' }, { duration: DURATION }));
   bare.close();
 
   // (b) validation path: a bus that resolves at once, a limiter that always allows
@@ -239,7 +154,7 @@ async function main() {
   const fastProject = await createIngestProject(fastPlatform);
   const fastEdge = await startIngestServer(fastPlatform, { port: 0, host: '127.0.0.1' });
   const fastHeaders = { 'content-type': 'application/json', authorization: `Bearer ${fastProject.ingestKey}` };
-  for (const size of ['4kb', '22kb']) record('validation', size, await cannon(`http://127.0.0.1:${fastEdge.port}/v1/errors/i`, files[size], fastHeaders, { duration: DURATION }));
+  for (const size of ['4kb', '22kb']) record('validation', size, await cannonPost(`http://127.0.0.1:${fastEdge.port}/v1/errors/i`, files[size], fastHeaders, { duration: DURATION }));
   await fastEdge.close();
   await fastPlatform.close();
 
@@ -257,14 +172,14 @@ async function main() {
   const kUrl = `http://127.0.0.1:${kEdge.port}/v1/errors/i`;
   const kHeaders = { 'content-type': 'application/json', authorization: `Bearer ${kProject.ingestKey}` };
   // Warm the producer (metadata, topic auto-creation) before measuring.
-  await cannon(kUrl, files['4kb'], kHeaders, { duration: 2, connections: 10 });
-  for (const size of ['4kb', '22kb']) record('kafka', size, await cannon(kUrl, files[size], kHeaders, { duration: DURATION }));
+  await cannonPost(kUrl, files['4kb'], kHeaders, { duration: 2, connections: 10 });
+  for (const size of ['4kb', '22kb']) record('kafka', size, await cannonPost(kUrl, files[size], kHeaders, { duration: DURATION }));
 
   // Before/after of the coalesced hand-off, same run: one Kafka send per request (before) vs
   // grouped sends (after, the default measured above).
   const perReq = await startIngestServer(kPlatform, { port: 0, host: '127.0.0.1', publishMode: 'per-request' });
   peaks['kafka_per_request'] = {};
-  for (const size of ['4kb', '22kb']) record('kafka_per_request', size, await cannon(`http://127.0.0.1:${perReq.port}/v1/errors/i`, files[size], kHeaders, { duration: DURATION }));
+  for (const size of ['4kb', '22kb']) record('kafka_per_request', size, await cannonPost(`http://127.0.0.1:${perReq.port}/v1/errors/i`, files[size], kHeaders, { duration: DURATION }));
   await perReq.close();
 
   const ratios: Record<string, Record<string, number>> = { validation: {}, kafka: {}, kafka_per_request: {} };
@@ -280,9 +195,9 @@ async function main() {
   const bareAgain = await startBare();
   for (const size of ['4kb', '22kb']) {
     const rate = peaks.kafka[size].rps * 0.7;
-    const floor = await paced(bareAgain.port, files[size], { 'content-type': 'application/json' }, { duration: DURATION, rate });
-    const even = await paced(kEdge.port, files[size], kHeaders, { duration: DURATION, rate });
-    const bursts = await cannon(kUrl, files[size], kHeaders, { duration: DURATION, rate });
+    const floor = await pacedErrors(bareAgain.port, files[size], { 'content-type': 'application/json' }, { duration: DURATION, rate });
+    const even = await pacedErrors(kEdge.port, files[size], kHeaders, { duration: DURATION, rate });
+    const bursts = await cannonPost(kUrl, files[size], kHeaders, { duration: DURATION, rate });
     at70[size] = {
       targetRps: Math.round(rate),
       paced: { achievedRps: even.achievedRps, p50ms: even.latencyMs.p50, p90ms: even.latencyMs.p90, p99ms: even.latencyMs.p99, p999ms: even.latencyMs.p999, maxMs: even.latencyMs.max, statuses: even.statuses, errors: even.errors },
@@ -299,7 +214,7 @@ async function main() {
   sample();
   const timer = setInterval(sample, 1000);
   const soakRate = peaks.kafka['4kb'].rps * 0.7;
-  const soak = await cannon(kUrl, files['4kb'], kHeaders, { duration: SOAK, rate: soakRate });
+  const soak = await cannonPost(kUrl, files['4kb'], kHeaders, { duration: SOAK, rate: soakRate });
   clearInterval(timer);
   sample();
   const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
@@ -311,7 +226,7 @@ async function main() {
   await mock.stop();
   await rm(tmp, { recursive: true, force: true });
 
-  result.settingsStore = dbChoice;
+  result.settingsStore = settingsStore;
   result.loadAverageAtEnd = os.loadavg().map((x) => Number(x.toFixed(2)));
   result.peakRps = peaks;
   result.coalescedOverPerRequest = {

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { FlagDefinitionSchema, type FlagDefinition } from '../schemas/flags.ts';
 import type { Environment } from '../schemas/error-event.ts';
@@ -8,6 +9,7 @@ import type { Environment } from '../schemas/error-event.ts';
  * SETTINGS_REFRESH_MS, so evaluation does no I/O and an API change shows within a few seconds; a failed refresh
  * keeps the last good copy.
  */
+/** One project's flags; the same object until something of the project's flags or deploys changes. */
 export interface ProjectFlags {
   flags: Map<string, FlagDefinition>;
   /** deploy id and lower-case git sha -> environment (the newest deploy of a sha wins). */
@@ -24,7 +26,7 @@ export interface FlagCache {
 /** Ready deploys per flagged project kept for environment stamping. */
 const DEPLOYS_PER_PROJECT = 100;
 
-async function load(platform: Platform): Promise<Map<string, ProjectFlags>> {
+async function load(platform: Platform, previous?: Loaded): Promise<Loaded> {
   const [flags, deploys] = await Promise.all([
     platform.db.query<{ project_id: string; definition: unknown }>('SELECT project_id, definition FROM feature_flags ORDER BY project_id, key'),
     platform.db.query<{ project_id: string; id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
@@ -36,6 +38,9 @@ async function load(platform: Platform): Promise<Map<string, ProjectFlags>> {
       [DEPLOYS_PER_PROJECT],
     ),
   ]);
+  // Nothing changed: keep the same objects, so answers cached against them stay valid (flags-route.ts).
+  const fingerprint = hash('sha1', JSON.stringify([flags.rows, deploys.rows]), 'hex');
+  if (previous && previous.fingerprint === fingerprint) return previous;
   const out = new Map<string, ProjectFlags>();
   const entry = (id: string) => {
     let p = out.get(id);
@@ -52,20 +57,25 @@ async function load(platform: Platform): Promise<Map<string, ProjectFlags>> {
     p.deploys.set(d.id, d.environment);
     if (d.git_sha) p.deploys.set(d.git_sha, d.environment);
   }
-  return out;
+  return { fingerprint, projects: out };
+}
+
+interface Loaded {
+  fingerprint: string;
+  projects: Map<string, ProjectFlags>;
 }
 
 export async function startFlagCache(platform: Platform): Promise<FlagCache> {
   const log = platform.logger.child({ component: 'ingest-flag-cache' });
   let snapshot = await load(platform);
   const refresh = async () => {
-    snapshot = await load(platform);
+    snapshot = await load(platform, snapshot);
   };
   const timer = setInterval(() => refresh().catch((err) => log.error({ err }, 'flag refresh failed; keeping the last good copy')), platform.config.SETTINGS_REFRESH_MS);
   timer.unref();
   return {
-    of: (projectId) => snapshot.get(projectId),
-    environmentOfDeploy: (projectId, ref) => snapshot.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.get(projectId)?.deploys.get(ref),
+    of: (projectId) => snapshot.projects.get(projectId),
+    environmentOfDeploy: (projectId, ref) => snapshot.projects.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.projects.get(projectId)?.deploys.get(ref),
     refresh,
     stop: () => clearInterval(timer),
   };

@@ -1,12 +1,12 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
 import { environmentOfHost } from '../platform/host-patterns.ts';
 import type { Environment } from '../schemas/error-event.ts';
-import { evaluateFlag, UNKNOWN_FLAG, type FlagAnswer } from '../schemas/flags.ts';
+import { evaluateFlag, UNKNOWN_FLAG, type FlagAnswer, type FlagDefinition } from '../schemas/flags.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { ingestCredential, originAllowed, type BatchRequestHeaders } from './admission.ts';
 import type { EdgeContext } from './batch-route.ts';
-import type { FlagCache } from './flag-cache.ts';
+import type { FlagCache, ProjectFlags } from './flag-cache.ts';
 import { clientIp, immediateReply, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
@@ -65,15 +65,51 @@ export function parseFlagQuery(query: string): FlagQuery | Refusal {
   return { distinctId, keys, properties, deploy };
 }
 
-/** The flag answers for a project, and their ETag (a hash of the body: the same answer, the same tag). */
-export function flagsAnswer(flags: Map<string, Parameters<typeof evaluateFlag>[0]> | undefined, q: FlagQuery, environment: Environment): { body: string; etag: string } {
-  const out: Record<string, FlagAnswer> = {};
-  for (const key of q.keys ?? [...(flags?.keys() ?? [])]) {
+/** JSON of each flag's payload, made once per definition (a definition is replaced, never changed, on refresh). */
+const payloadJson = new WeakMap<FlagDefinition, string>();
+const OFF_JSON: Record<string, string> = {};
+const answerJson = (a: FlagAnswer, flag: FlagDefinition | undefined): string => {
+  if (!a.enabled) return (OFF_JSON[a.reason] ??= JSON.stringify(a));
+  let payload = payloadJson.get(flag!);
+  if (payload === undefined) payloadJson.set(flag!, (payload = JSON.stringify(flag!.payload ?? null)));
+  return `{"enabled":true,"variant":${a.variant === null ? 'null' : JSON.stringify(a.variant)},"payload":${payload},"reason":"${a.reason}"}`;
+};
+
+/**
+ * The flag answers for a project as JSON, in the order asked (or the flags' order), and their ETag (a hash of the
+ * body: the same answer, the same tag). Built as text: it is the whole cost of a request.
+ */
+export function flagsAnswer(flags: Map<string, FlagDefinition> | undefined, q: FlagQuery, environment: Environment): { body: string; etag: string } {
+  const ctx = { distinctId: q.distinctId, properties: q.properties, environment };
+  let body = '{"flags":{';
+  let first = true;
+  for (const key of q.keys ?? flags?.keys() ?? []) {
     const flag = flags?.get(key);
-    out[key] = flag ? evaluateFlag(flag, { distinctId: q.distinctId, properties: q.properties, environment }) : UNKNOWN_FLAG;
+    const a = flag ? evaluateFlag(flag, ctx) : UNKNOWN_FLAG;
+    body += `${first ? '' : ','}${JSON.stringify(key)}:${answerJson(a, flag)}`;
+    first = false;
   }
-  const body = JSON.stringify({ flags: out });
-  return { body, etag: `"${createHash('sha1').update(body).digest('base64url').slice(0, 22)}"` };
+  body += '}}';
+  return { body, etag: `"${hash('sha1', body, 'base64url').slice(0, 22)}"` };
+}
+
+/**
+ * Answers by (project, environment, query): a page asks the same question at every load, a server at every request,
+ * and the answer is a pure function of those and the project's flags. An entry remembers the ProjectFlags object it
+ * was made from, which the flag cache replaces only when the project's flags or deploys change, so a change is never
+ * answered from here. At most MAX_CACHED_ANSWERS entries in all (cleared whole when full).
+ */
+const MAX_CACHED_ANSWERS = 5_000;
+const answers = new Map<string, { from: ProjectFlags | undefined; body: string; etag: string }>();
+
+function cachedAnswer(projectId: string, project: ProjectFlags | undefined, query: string, q: FlagQuery, environment: Environment): { body: string; etag: string } {
+  const key = `${projectId}\n${environment}\n${query}`;
+  const hit = answers.get(key);
+  if (hit && hit.from === project) return hit;
+  if (answers.size >= MAX_CACHED_ANSWERS) answers.clear();
+  const made = { from: project, ...flagsAnswer(project?.flags, q, environment) };
+  answers.set(key, made);
+  return made;
 }
 
 const OTHER_CREDENTIALS = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
@@ -114,7 +150,8 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     const originHost = origin ? originHostOf(origin) : null;
     if (origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS)) return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? origin} may not use this project`), cors);
     // 3. query
-    const q = parseFlagQuery(req.getQuery() ?? '');
+    const query = req.getQuery() ?? '';
+    const q = parseFlagQuery(query);
     if ('reason' in q) return counters.refuse(res, st, q, cors);
     // 4. rate limits (everything needed later is copied: `req` dies at the first await)
     const ip = clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
@@ -130,7 +167,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
           if (refused.length) return counters.refuse(res, st, refusal('rate_limited', 'too many flag requests for this ingest key', { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
           // 5. evaluate
           const environment: Environment = originHost ? (environmentOfHost(key.project, originHost) ?? 'unknown') : q.deploy ? (flags.environmentOfDeploy(projectId, q.deploy) ?? 'unknown') : 'unknown';
-          const answer = flagsAnswer(flags.of(projectId)?.flags, q, environment);
+          const answer = cachedAnswer(projectId, flags.of(projectId), query, q, environment);
           // 6. answer
           counters.accepted(1);
           const headers: Headers = [['ETag', answer.etag], ['Cache-Control', 'private, no-cache'], ...cors];

@@ -23,7 +23,8 @@ export interface PacedOptions {
   port: number;
   path: string;
   headers: Record<string, string>;
-  bodyFile: string;
+  /** POST this file's bytes; without it a GET. */
+  bodyFile?: string;
   /** Requests per second, spread evenly. */
   rate: number;
   durationSec: number;
@@ -44,8 +45,8 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 
 export async function pacedLoad(o: PacedOptions): Promise<PacedResult> {
   const host = o.host ?? '127.0.0.1';
-  const body = readFileSync(o.bodyFile);
-  let head = `POST ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\nContent-Length: ${body.length}\r\n`;
+  const body = o.bodyFile ? readFileSync(o.bodyFile) : Buffer.alloc(0);
+  let head = o.bodyFile ? `POST ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\nContent-Length: ${body.length}\r\n` : `GET ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\n`;
   for (const [k, v] of Object.entries(o.headers)) head += `${k}: ${v}\r\n`;
   const request = Buffer.concat([Buffer.from(`${head}\r\n`), body]);
 

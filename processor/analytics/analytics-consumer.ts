@@ -16,6 +16,12 @@ import { pruneAnalyticsLedger } from './steps/usage-step.ts';
  * The batch ledger is pruned in the background every 10 minutes.
  */
 const TOTALS_LOG_MS = 60_000;
+/**
+ * Two deliveries at once: one's Postgres and ClickHouse waits overlap the other's decoding and scrubbing. Safe:
+ * nothing depends on order (batch claims are per batch id, rows are keyed by uuid, usage rows are locked in key
+ * order).
+ */
+const BATCHES_IN_FLIGHT = 2;
 const PRUNE_MS = 10 * 60_000;
 
 export interface AnalyticsConsumer {
@@ -69,7 +75,7 @@ export async function startAnalyticsConsumer(platform: Platform, opts: { topic?:
     }
     // 2. handle, 3. count
     if (batches.length) add(await pipeline(batches));
-  });
+  }, { maxInFlight: BATCHES_IN_FLIGHT });
 
   const prune = setInterval(() => {
     pruneAnalyticsLedger(platform.db, platform.clock.now()).catch((err) => logger.warn({ err }, 'analytics ledger pruning failed'));
