@@ -172,5 +172,12 @@ describe('index and OpenAPI', () => {
     expect(doc.paths['/v1/projects/{slug}/keys'].post.security).toEqual([{ session: [] }]);
     expect(doc.paths['/v1/projects/{slug}'].get.security).toEqual(expect.arrayContaining([{ apiKey: ['project:read'] }]));
     expect(doc.components.securitySchemes.cliToken.description).toMatch(/SERVICE_TOKEN/);
+    // The edge's routes are documented from the schemas it validates with.
+    const capture = doc.paths['/v1/analytics/i'].post;
+    expect(capture.security).toEqual([{ ingestKey: [] }]);
+    expect(capture.requestBody.content['application/json'].schema.properties.batch.items.required).toEqual(expect.arrayContaining(['event', 'distinctId']));
+    expect(doc.paths['/v1/flags/i'].get.parameters.map((p: { name: string }) => p.name)).toContain('distinctId');
+    expect(doc.paths['/api/{projectNumber}/envelope/'].post.summary).toMatch(/Sentry/);
+    expect(doc.paths['/v1/projects/{slug}/flags'].post.security).toEqual(expect.arrayContaining([{ apiKey: ['flags:write'] }]));
   });
 });

@@ -3,6 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { edgeOpenApiPaths } from './edge-openapi.ts';
 
 /** `GET /v1/` (spec §1: a small index of the API) and the OpenAPI document. Both public. */
 export const API_VERSION = '1.0.0';
@@ -20,6 +21,10 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
   { name: 'error ingest on a site', path: '/service/v1/errors/i', description: 'the same, on a site\'s own host: the platform attaches the project\'s ingest key (cx.js posts here)' },
   { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: 'Sentry SDKs pointed at an ingest key\'s DSN (also /store/)' },
+  { name: 'analytics ingest', path: '/v1/analytics/i', description: 'write-only analytics capture with an ingest key' },
+  { name: 'flag evaluation', path: '/v1/flags/i', description: "a caller's feature flags, evaluated on the edge with an ingest key" },
+  { name: 'analytics', path: '/v1/projects/:slug/analytics', description: 'trends, top events, breakdowns and raw events' },
+  { name: 'flags', path: '/v1/projects/:slug/flags', description: 'feature flags: rollouts, variants, payloads, conditions' },
   { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
 ];
 
@@ -52,6 +57,13 @@ export function metaRoutes(platform: Platform): FastifyPluginAsyncZod {
         ],
       }),
     );
-    app.get('/v1/openapi.json', { config: { auth: AUTH.public }, schema: { hide: true } }, async () => app.swagger());
+    app.get('/v1/openapi.json', { config: { auth: AUTH.public }, schema: { hide: true } }, async () => {
+      const doc = app.swagger() as { paths?: Record<string, unknown>; components?: { securitySchemes?: Record<string, unknown> } };
+      return {
+        ...doc,
+        paths: { ...edgeOpenApiPaths(), ...doc.paths },
+        components: { ...doc.components, securitySchemes: { ...doc.components?.securitySchemes, ingestKey: { type: 'http', scheme: 'bearer', description: '`cak_live_` ingest key (or the x-service-analytics-key header): the edge\'s ingest routes only' } } },
+      };
+    });
   };
 }
