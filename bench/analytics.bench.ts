@@ -12,7 +12,10 @@
  *      sustained means the rows keep up (a short drain after the load). The mock keeps only ~5 MB per partition, so a
  *      rate far over the ceiling loses the backlog there: compare the drain, not only the total.
  *
- *   npx tsx bench/analytics.bench.ts [--duration 10] [--connections 100] [--pin] [--e2e] [--e2e-duration 20] [--e2e-rate 20000]
+ * `--pin` applies to parts 1 and 2 (the roles of part 3 would inherit this process's CPU): run `--e2e --only-e2e`
+ * without it.
+ *
+ *   npx tsx bench/analytics.bench.ts [--duration 10] [--connections 100] [--pin] [--e2e [--only-e2e] --e2e-duration 20 --e2e-rate 20000]
  * Prints one JSON document on stdout (progress on stderr).
  */
 import http from 'node:http';
@@ -343,8 +346,10 @@ if (args[0] === '--serve-chdb') {
   if (args.includes('--pin')) pinThisProcess();
   const result: Record<string, unknown> = { machine: machine(), settings: { durationSec: DURATION, connections: CONNECTIONS, pinned: isPinned() } };
   try {
-    await edgeParts(result);
-    result.settingsStore = settingsStore;
+    if (!args.includes('--only-e2e')) {
+      await edgeParts(result);
+      result.settingsStore = settingsStore;
+    }
     if (args.includes('--e2e')) await endToEnd(result);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.exit(0);

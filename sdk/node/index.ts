@@ -14,8 +14,16 @@
  * - With `captureUncaught` (the default), an uncaught exception or unhandled rejection is captured and flushed,
  *   then the process ends as Node would have: the error printed, exit code 1.
  * - Never throws into the application: a failing network is logged once per burst through `onError`.
+ * - `capture(event, distinctId, properties)` sends analytics events the same way; `flags.isEnabled(key, distinctId)`
+ *   and `flags.getVariant(...)` ask the service (sdk/node/flags-client.ts).
  * No dependencies: Node 18+'s fetch.
  */
+import { randomUUID } from 'node:crypto';
+import { createBatchSender } from './batch-sender.ts';
+import { createFlagsClient, type FlagsClient } from './flags-client.ts';
+
+export type { FlagsClient } from './flags-client.ts';
+
 export interface NodeClientOptions {
   ingestKey?: string;
   /** The service's base URL, e.g. `https://service.example.com`. */
@@ -40,17 +48,31 @@ export interface CaptureContext {
 export interface NodeClient {
   captureException(err: unknown, ctx?: CaptureContext): void;
   captureMessage(message: string, ctx?: CaptureContext): void;
-  /** Send everything queued; resolves true when the queue is empty (never rejects). */
+  /** An analytics event (`POST /v1/analytics/i`), batched like errors; a uuid and the time are set here. */
+  capture(event: string, distinctId: string, properties?: Record<string, unknown>): void;
+  /** Feature flags, evaluated by the service (`GET /v1/flags/i`). */
+  readonly flags: FlagsClient;
+  /** Send everything queued (errors and analytics); resolves true when both queues are empty (never rejects). */
   flush(timeoutMs?: number): Promise<boolean>;
-  /** Events dropped because the queue was full or the service refused them for good. */
+  /** Events (errors and analytics) dropped because a queue was full or the service refused them for good. */
   readonly dropped: number;
   close(): Promise<void>;
 }
 
 const MAX_EVENTS = 20;
+const MAX_ANALYTICS_EVENTS = 100;
 const MAX_BYTES = 64 * 1024;
 const SEND_AT = 10;
-const DEFAULT_RETRY_SEC = 5;
+
+interface WireAnalyticsEvent {
+  event: string;
+  distinctId: string;
+  uuid: string;
+  timestamp: number;
+  properties?: Record<string, unknown>;
+  deployId?: string;
+  gitSha?: string;
+}
 
 interface WireEvent {
   name: string;
@@ -74,24 +96,13 @@ export function init(options: NodeClientOptions = {}): NodeClient {
   const maxQueue = options.maxQueue ?? 200;
   const doFetch = options.fetch ?? globalThis.fetch;
   const onError = options.onError ?? ((err: unknown) => process.stderr.write(`[service sdk] could not send errors: ${(err as Error)?.message ?? err}\n`));
-  const queue: WireEvent[] = [];
-  let dropped = 0;
-  let sending: Promise<void> | undefined;
-  let blockedUntil = 0;
-  let closed = false;
-
-  const timer = setInterval(() => void send(), options.flushIntervalMs ?? 2_000);
-  timer.unref();
-
-  function enqueue(e: WireEvent): void {
-    if (closed) return;
-    queue.push(e);
-    while (queue.length > maxQueue) {
-      queue.shift();
-      dropped++;
-    }
-    if (queue.length >= SEND_AT) void send();
-  }
+  const sender = (path: string, maxEvents: number, maxBytes: number) =>
+    createBatchSender<WireEvent | WireAnalyticsEvent>({ url: `${baseUrl}${path}`, ingestKey, maxEvents, maxBytes, sendAt: SEND_AT, maxQueue, flushIntervalMs: options.flushIntervalMs ?? 2_000, fetch: doFetch, onError });
+  const errors = sender('/v1/errors/i', MAX_EVENTS, MAX_BYTES);
+  const analytics = sender('/v1/analytics/i', MAX_ANALYTICS_EVENTS, MAX_BYTES);
+  const flags = createFlagsClient({ baseUrl, ingestKey, fetch: doFetch, deployId, gitSha, onError });
+  const enqueue = (e: WireEvent) => errors.enqueue(e);
+  const flush = async (timeoutMs = 5_000) => (await Promise.all([errors.flush(timeoutMs), analytics.flush(timeoutMs)])).every(Boolean);
 
   function base(name: string, message: string, ctx: CaptureContext = {}): WireEvent {
     const e: WireEvent = { name, message, runtime: 'node', timestamp: Date.now() };
@@ -101,76 +112,6 @@ export function init(options: NodeClientOptions = {}): NodeClient {
     if (ctx.userId) e.userId = ctx.userId;
     if (ctx.extra) e.extra = ctx.extra;
     return e;
-  }
-
-  /** The next request: up to MAX_EVENTS events and MAX_BYTES of body, taken from the front of the queue. */
-  function nextBatch(): { events: WireEvent[]; body: string } | undefined {
-    const events: WireEvent[] = [];
-    let body = '';
-    while (queue.length && events.length < MAX_EVENTS) {
-      const candidate = JSON.stringify({ batch: [...events, queue[0]!] });
-      if (Buffer.byteLength(candidate) > MAX_BYTES) {
-        if (!events.length) {
-          // One event alone over the limit: it can never be sent.
-          queue.shift();
-          dropped++;
-          continue;
-        }
-        break;
-      }
-      events.push(queue.shift()!);
-      body = candidate;
-    }
-    return events.length ? { events, body } : undefined;
-  }
-
-  function send(): Promise<void> {
-    if (sending) return sending;
-    sending = (async () => {
-      try {
-        while (queue.length && Date.now() >= blockedUntil) {
-          const batch = nextBatch();
-          if (!batch) break;
-          let res: Response;
-          try {
-            res = await doFetch(`${baseUrl}/v1/errors/i`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${ingestKey}` }, body: batch.body });
-          } catch (err) {
-            // Network trouble: keep the batch for the next try.
-            queue.unshift(...batch.events);
-            blockedUntil = Date.now() + 1_000;
-            onError(err);
-            break;
-          }
-          await res.arrayBuffer().catch(() => undefined);
-          if (res.status === 429 || res.status === 503) {
-            queue.unshift(...batch.events);
-            const retry = Number(res.headers.get('retry-after'));
-            blockedUntil = Date.now() + (Number.isFinite(retry) && retry > 0 ? retry : DEFAULT_RETRY_SEC) * 1000;
-            break;
-          }
-          if (res.status >= 400) {
-            // Refused for good (a bad key, a capped project): these events will never be taken.
-            dropped += batch.events.length;
-            onError(new Error(`the service answered ${res.status}`));
-          }
-        }
-      } finally {
-        sending = undefined;
-      }
-    })();
-    return sending;
-  }
-
-  async function flush(timeoutMs = 5_000): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (queue.length && Date.now() < deadline) {
-      if (Date.now() < blockedUntil) await new Promise((r) => setTimeout(r, Math.min(blockedUntil - Date.now(), deadline - Date.now())));
-      await send().catch(() => undefined);
-      if (queue.length && Date.now() < blockedUntil) continue;
-      if (queue.length) await new Promise((r) => setTimeout(r, 50));
-    }
-    await sending;
-    return queue.length === 0;
   }
 
   const client: NodeClient = {
@@ -191,14 +132,24 @@ export function init(options: NodeClientOptions = {}): NodeClient {
         // never into the application
       }
     },
+    capture(event, distinctId, properties) {
+      try {
+        const e: WireAnalyticsEvent = { event: String(event), distinctId: String(distinctId), uuid: randomUUID(), timestamp: Date.now() };
+        if (properties) e.properties = properties;
+        if (deployId) e.deployId = deployId;
+        if (gitSha) e.gitSha = gitSha;
+        analytics.enqueue(e);
+      } catch {
+        // never into the application
+      }
+    },
+    flags,
     flush,
     get dropped() {
-      return dropped;
+      return errors.dropped + analytics.dropped;
     },
     async close() {
-      clearInterval(timer);
-      await flush();
-      closed = true;
+      await Promise.all([errors.close(), analytics.close()]);
       process.off('uncaughtException', onUncaught);
       process.off('unhandledRejection', onUncaught);
     },
