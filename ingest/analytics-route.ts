@@ -14,6 +14,8 @@ import { refusal, type Refusal } from './refusals.ts';
  */
 export const ANALYTICS_INGEST_PATH = '/v1/analytics/i';
 export const ANALYTICS_INGEST_HEALTH_PATH = '/v1/analytics/i/health';
+/** The same on a site's own host, for cx.js: the edge attaches the project's ingest key. */
+export const SITE_ANALYTICS_PATH = '/service/v1/analytics/i';
 const MINUTE_MS = 60_000;
 
 /** Pure: the body as one stamped batch, or why it is refused whole. */

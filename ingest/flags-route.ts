@@ -7,7 +7,8 @@ import { LIMITS } from '../schemas/limits.ts';
 import { ingestCredential, originAllowed, type BatchRequestHeaders } from './admission.ts';
 import type { EdgeContext } from './batch-route.ts';
 import type { FlagCache, ProjectFlags } from './flag-cache.ts';
-import { clientIp, immediateReply, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
+import { clientIp, immediateReply, send, sendError, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
+import type { EdgeKey } from './project-cache.ts';
 import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
@@ -26,6 +27,8 @@ import { TOKEN_PREFIX } from '../schemas/scopes.ts';
  */
 export const FLAGS_PATH = '/v1/flags/i';
 export const FLAGS_HEALTH_PATH = '/v1/flags/i/health';
+/** The same on a site's own host, for cx.js (§7.1's same-origin way): no key in the page. */
+export const SITE_FLAGS_PATH = '/service/v1/flags/i';
 const MINUTE_MS = 60_000;
 const MAX_KEYS = 100;
 const MAX_PROPERTIES_CHARS = 8 * 1024;
@@ -114,6 +117,26 @@ function cachedAnswer(projectId: string, project: ProjectFlags | undefined, quer
 
 const OTHER_CREDENTIALS = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
 
+/** A site's Host as an origin host: with its port when it names one; without, it matches port-less patterns. */
+function siteOriginHost(host: string): string | null {
+  return /:\d+$/.test(host) ? originHostOf(`http://${host}`) : host.toLowerCase() || null;
+}
+
+/** What a flag request carries, copied before any await (HttpRequest dies with the handler's stack). */
+interface FlagRequest {
+  authorization: string;
+  analyticsKey: string;
+  origin: string;
+  ifNoneMatch: string;
+  host: string;
+  query: string;
+  ip: string;
+}
+
+/**
+ * Registers `GET /v1/flags/i` (ingest key) and, for cx.js on a site the platform serves, `GET /service/v1/flags/i` on
+ * the site's own host (the Host names the project, whose ingest key the edge attaches, as for errors).
+ */
 export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
   const { app, platform, cache, counters } = edge;
   const { config, limiter } = platform;
@@ -123,42 +146,60 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
   });
 
-  app.options(FLAGS_PATH, (res, req) => {
-    const origin = req.getHeader('origin');
-    const headers: Headers = origin && originHostOf(origin)
-      ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Allow-Methods', 'GET'], ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'], ['Access-Control-Max-Age', '600']]
-      : [['Vary', 'Origin']];
-    send(res, immediateReply(), 204, headers);
-  });
+  for (const [path, siteKeyed] of [[FLAGS_PATH, false], [SITE_FLAGS_PATH, true]] as const) {
+    app.options(path, (res, req) => {
+      const origin = req.getHeader('origin');
+      const headers: Headers = origin && originHostOf(origin)
+        ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Allow-Methods', 'GET'], ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'], ['Access-Control-Max-Age', '600']]
+        : [['Vary', 'Origin']];
+      send(res, immediateReply(), 204, headers);
+    });
+    app.get(path, (res, req) => {
+      const st = watchedReply(res, req);
+      const r: FlagRequest = {
+        authorization: req.getHeader('authorization'),
+        analyticsKey: req.getHeader('x-service-analytics-key'),
+        origin: req.getHeader('origin'),
+        ifNoneMatch: req.getHeader('if-none-match'),
+        host: req.getHeader('host'),
+        query: req.getQuery() ?? '',
+        ip: clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY),
+      };
+      const cors: Headers = r.origin ? [['Access-Control-Allow-Origin', r.origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', 'ETag, Retry-After']] : [];
+      const key = siteKeyed ? siteKey(r.host) : tokenKey(r);
+      if (key instanceof Promise) void key.then((k) => answer(res, st, r, k, cors, siteKeyed), () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors));
+      else answer(res, st, r, key, cors, siteKeyed);
+    });
+    app.any(path, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use GET', [['Allow', 'GET, OPTIONS']]));
+  }
 
-  app.get(FLAGS_PATH, (res, req) => {
-    const st = watchedReply(res, req);
-    const h = { authorization: req.getHeader('authorization'), analyticsKey: req.getHeader('x-service-analytics-key') } as BatchRequestHeaders;
-    const origin = req.getHeader('origin');
-    const ifNoneMatch = req.getHeader('if-none-match');
-    const cors: Headers = origin ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', 'ETag, Retry-After']] : [];
-
-    // 1. credential
-    const token = ingestCredential(h);
-    if (!token) return counters.refuse(res, st, refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)'), cors);
+  // 1. credential: the request's ingest key, or the site's
+  function tokenKey(r: FlagRequest): EdgeKey | Refusal {
+    const token = ingestCredential(r as unknown as BatchRequestHeaders);
+    if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
     const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
-    if (!key) {
-      const other = OTHER_CREDENTIALS.some((p) => token.startsWith(p));
-      return counters.refuse(res, st, other ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key'), cors);
-    }
-    // 2. origin
-    const originHost = origin ? originHostOf(origin) : null;
-    if (origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS)) return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? origin} may not use this project`), cors);
+    if (key) return key;
+    return OTHER_CREDENTIALS.some((p) => token.startsWith(p)) ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key');
+  }
+  async function siteKey(host: string): Promise<EdgeKey | Refusal> {
+    const site = host && edge.sites ? await edge.sites.lookup(host) : undefined;
+    if (!site?.projectId) return refusal('not_a_site', 'this host serves no site of the platform');
+    return cache.siteKeyOf(site.projectId) ?? refusal('no_site_key', 'the project has no live ingest key for its site to use; create one');
+  }
+
+  function answer(res: uWS.HttpResponse, st: ReplyState, r: FlagRequest, key: EdgeKey | Refusal, cors: Headers, siteKeyed: boolean): void {
+    if ('reason' in key) return counters.refuse(res, st, key, cors);
+    // 2. origin (a same-origin GET carries none: on a site, the page's origin is the Host)
+    const originHost = r.origin ? originHostOf(r.origin) : siteKeyed ? siteOriginHost(r.host) : null;
+    if (r.origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS)) return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? r.origin} may not use this project`), cors);
     // 3. query
-    const query = req.getQuery() ?? '';
-    const q = parseFlagQuery(query);
+    const q = parseFlagQuery(r.query);
     if ('reason' in q) return counters.refuse(res, st, q, cors);
-    // 4. rate limits (everything needed later is copied: `req` dies at the first await)
-    const ip = clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
+    // 4. rate limits
     const projectId = key.project.id;
     limiter
       .hitAll([
-        { key: `flags:ki:${key.keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
+        { key: `flags:ki:${key.keyId}:${r.ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
         { key: `flags:k:${key.keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
       ])
       .then(
@@ -167,16 +208,14 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
           if (refused.length) return counters.refuse(res, st, refusal('rate_limited', 'too many flag requests for this ingest key', { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
           // 5. evaluate
           const environment: Environment = originHost ? (environmentOfHost(key.project, originHost) ?? 'unknown') : q.deploy ? (flags.environmentOfDeploy(projectId, q.deploy) ?? 'unknown') : 'unknown';
-          const answer = cachedAnswer(projectId, flags.of(projectId), query, q, environment);
+          const a = cachedAnswer(projectId, flags.of(projectId), r.query, q, environment);
           // 6. answer
           counters.accepted(1);
-          const headers: Headers = [['ETag', answer.etag], ['Cache-Control', 'private, no-cache'], ...cors];
-          if (ifNoneMatch && ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === answer.etag)) return send(res, st, 304, headers);
-          send(res, st, 200, [['Content-Type', 'application/json'], ...headers], answer.body);
+          const headers: Headers = [['ETag', a.etag], ['Cache-Control', 'private, no-cache'], ...cors];
+          if (r.ifNoneMatch && r.ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) return send(res, st, 304, headers);
+          send(res, st, 200, [['Content-Type', 'application/json'], ...headers], a.body);
         },
         () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors),
       );
-  });
-
-  app.any(FLAGS_PATH, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use GET', [['Allow', 'GET, OPTIONS']]));
+  }
 }

@@ -5,7 +5,7 @@ import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
-import { analyticsRoute } from './analytics-route.ts';
+import { analyticsRoute, SITE_ANALYTICS_PATH } from './analytics-route.ts';
 import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
 
@@ -67,7 +67,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
   const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? TOPICS.analyticsEvents);
-  registerBatchRoute({ ...edge, counters: analyticsCounters }, analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) }));
+  const analytics = analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) });
+  registerBatchRoute({ ...edge, counters: analyticsCounters }, analytics);
+  registerBatchRoute({ ...edge, counters: analyticsCounters }, { ...analytics, path: SITE_ANALYTICS_PATH, healthPath: undefined, siteKeyed: true });
   registerBatchRoute(edge, errors);
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
   registerBatchRoute(edge, { ...errors, path: SITE_ERRORS_PATH, healthPath: undefined, siteKeyed: true });

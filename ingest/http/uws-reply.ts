@@ -22,7 +22,7 @@ export interface ReplyState {
 
 /** A reply that notices the client going away (needed by any route that answers after an await). */
 export function watchedReply(res: uWS.HttpResponse, req?: uWS.HttpRequest): ReplyState {
-  const st: ReplyState = { aborted: false, done: false, head: req?.getMethod() === 'head' };
+  const st: ReplyState = { aborted: false, done: false, head: isHead(req) };
   res.onAborted(() => {
     st.aborted = true;
     st.onAbortRead?.();
@@ -32,7 +32,12 @@ export function watchedReply(res: uWS.HttpResponse, req?: uWS.HttpRequest): Repl
 
 /** A reply answered before any await: no abort handler needed. */
 export function immediateReply(req?: uWS.HttpRequest): ReplyState {
-  return { aborted: false, done: false, head: req?.getMethod() === 'head' };
+  return { aborted: false, done: false, head: isHead(req) };
+}
+
+/** Read with getCaseSensitiveMethod: uWS's getMethod() lower-cases the method in place, which the relay would forward. */
+function isHead(req: uWS.HttpRequest | undefined): boolean {
+  return req !== undefined && req.getCaseSensitiveMethod().toUpperCase() === 'HEAD';
 }
 
 const statusLines = new Map<number, string>();

@@ -75,7 +75,9 @@ beforeAll(async () => {
   running = await start('all', config, createLogger('silent', 'e2e'));
   base = `http://localhost:${running.port}`;
   project = await createIngestProject(running.platform, { productionDomains: ['*.localhost'] });
-  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read'], now: Date.now() })).token;
+  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() })).token;
+  const flag = { key: 'new-checkout', description: '', enabled: true, rolloutPercentage: 100, variants: [{ key: 'green', weight: 100 }], conditions: [{ environments: ['production'] }] };
+  await running.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ('flg_browser', $1, 'new-checkout', $2::jsonb)`, [project.projectId, JSON.stringify(flag)]);
 
   // The site: a page with cx.js, a second page to navigate to, and one with the real @sentry/browser.
   const artifact = path.join(dataDir, 'site');
@@ -162,6 +164,31 @@ describe('cx.js in Chromium, through the site\'s same-origin path', () => {
     await until('the retry', async () => (times.length >= 2 ? true : undefined), 10_000);
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
     await until('the event', async () => ((await issues()).some((i) => i.message === 'after the backoff') ? true : undefined));
+    await tab.context().close();
+  });
+});
+
+describe('cx.js analytics and flags in Chromium, through the same-origin path', () => {
+  it('loads the visitor\'s flags (stamped production by the site\'s host) and captures events, delivered on pagehide', async () => {
+    const tab = await newPage();
+    await tab.goto(`${site}/quiet.html`);
+    const seen = await tab.evaluate(async () => {
+      const cx = (window as any).cx;
+      await cx.flags.ready();
+      const variant = cx.flags.getVariant('new-checkout');
+      cx.capture('checkout_viewed', { variant, step: 2 });
+      cx.capture('coupon_applied', { code: 'SPRING' });
+      return { enabled: cx.flags.isEnabled('new-checkout'), variant, unknown: cx.flags.isEnabled('nope'), visitor: localStorage.getItem('cx_id') };
+    });
+    expect(seen).toMatchObject({ enabled: true, variant: 'green', unknown: false });
+    await tab.goto(`${site}/next.html`);
+    const events = await until('the analytics events', async () => {
+      const r = await fetch(`${base}/v1/projects/${project.slug}/analytics/events?from=${Date.now() - 3_600_000}&to=${Date.now() + 60_000}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const data = (await r.json()).data as Array<{ event: string; distinctId: string; properties: Record<string, string>; environment: string; path: string }>;
+      return data?.length >= 2 ? data : undefined;
+    });
+    const viewed = events.find((e) => e.event === 'checkout_viewed')!;
+    expect(viewed).toMatchObject({ distinctId: seen.visitor, properties: { variant: 'green', step: '2' }, environment: 'production', path: '/quiet.html' });
     await tab.context().close();
   });
 });
