@@ -301,6 +301,8 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
       offeredEventsPerS: rate,
       offeredSeconds: seconds,
       storedWhileLoading: storedAtLoadEnd,
+      storedEventsPerSWhileLoading: Math.round(storedAtLoadEnd / wall),
+      behindAtLoadEnd: accepted - storedAtLoadEnd,
       acceptedEvents: accepted,
       refusedRequests: refused,
       storedRows: rows,
