@@ -19,8 +19,9 @@ import { createSiteServer } from '../platform/sites/site-server.ts';
 
 /**
  * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts): `POST /v1/errors/i`
- * (errors-route.ts), the same route on every site's own host as `/service/v1/errors/i` (§7.1), Sentry SDKs'
- * envelope and store endpoints (sentry/); the browser client's files under `/v1/w/` (widget-assets.ts); and in
+ * (errors-route.ts) and `POST /v1/analytics/i` (analytics-route.ts), each also on every site's own host under
+ * `/service/v1/` (§7.1), Sentry SDKs' envelope and store endpoints (sentry/); flag evaluation, `GET /v1/flags/i`
+ * (flags-route.ts, from flag-cache.ts); the browser client's files under `/v1/w/` (widget-assets.ts); and in
  * single-process mode site hosts and the relay of every other request to the API (single-process-proxy.ts). Per request it does no database I/O: keys, settings and cap state come from
  * the in-memory project cache (project-cache.ts).
  */
