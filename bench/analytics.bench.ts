@@ -22,8 +22,6 @@ import http from 'node:http';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import uWS from 'uWebSockets.js';
 import pg from 'pg';
 import { createClient } from '@clickhouse/client';
@@ -37,6 +35,7 @@ import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole } from '../test/e2e/support/spawn-role.ts';
 import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cannon, edgePlatform, isPinned, log, machine, paced, pinThisProcess, settingsStore } from './support/edge-bench.ts';
+import { spawnChdb } from './support/chdb-server-process.ts';
 import { cpuSecondsOf, cpuSecondsOfNamed, insertBenchProject, insertBenchUser } from './support/error-load.ts';
 
 const args = process.argv.slice(2);
@@ -316,35 +315,9 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
   }
 }
 
-async function spawnChdb(dataDir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve-chdb', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{"ready":true'));
-      if (line) resolve(JSON.parse(line).url);
-    });
-    child.once('exit', (code) => reject(new Error(`chdb server exited ${code}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
-  };
-}
+await main();
 
-if (args[0] === '--serve-chdb') {
-  const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
-  const server = await startChdbHttpServer({ dataDir: args[1]! });
-  process.stdout.write(`${JSON.stringify({ ready: true, url: server.url })}\n`);
-  process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
-} else {
+async function main(): Promise<void> {
   if (args.includes('--pin')) pinThisProcess();
   const result: Record<string, unknown> = { machine: machine(), settings: { durationSec: DURATION, connections: CONNECTIONS, pinned: isPinned() } };
   try {

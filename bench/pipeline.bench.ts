@@ -20,8 +20,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
-import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createClient } from '@clickhouse/client';
 import { newId, newToken, tokenHash } from '../platform/tokens.ts';
@@ -29,6 +27,7 @@ import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { computeFingerprint, groupIdFor } from '../processor/errors/fingerprint.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
+import { spawnChdb } from './support/chdb-server-process.ts';
 import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
 import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
@@ -40,15 +39,7 @@ const arg = (name: string, dflt: number) => {
 };
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
-if (args[0] === '--serve-chdb') {
-  // Child mode: ClickHouse's HTTP interface from chDB, off the load generator's event loop.
-  const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
-  const server = await startChdbHttpServer({ dataDir: args[1]! });
-  process.stdout.write(`${JSON.stringify({ ready: true, url: server.url })}\n`);
-  process.on('SIGTERM', () => void server.stop().then(() => process.exit(0)));
-} else {
-  await main();
-}
+await main();
 
 async function main(): Promise<void> {
   const DURATION_S = arg('duration', 30);
@@ -83,7 +74,8 @@ async function main(): Promise<void> {
     cleanups.push(kafka.stop);
     const chDir = await mkdtemp(path.join(os.tmpdir(), 'bench-chdb-'));
     cleanups.push(() => rm(chDir, { recursive: true, force: true }));
-    const ch = await spawnChdb(chDir);
+    // BENCH_PROFILE=chdb: the chDB server's V8 CPU profile (its JS; the engine's native time shows as program).
+    const ch = await spawnChdb(chDir, process.env.BENCH_PROFILE === 'chdb' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : []);
     cleanups.push(ch.stop);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-pipeline-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -451,28 +443,4 @@ function sleep(ms: number) {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-async function spawnChdb(dataDir: string): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  // BENCH_PROFILE=chdb: the chDB server's V8 CPU profile (its JS; the engine's native time shows as program).
-  const profile = process.env.BENCH_PROFILE === 'chdb' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : [];
-  const child = spawn(process.execPath, [...profile, '--import', 'tsx', fileURLToPath(import.meta.url), '--serve-chdb', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      const line = out.split('\n').find((l) => l.startsWith('{"ready":true'));
-      if (line) resolve(JSON.parse(line).url);
-    });
-    child.once('exit', (code) => reject(new Error(`chdb server exited ${code}`)));
-  });
-  return {
-    url,
-    pid: child.pid!,
-    async stop() {
-      child.kill('SIGTERM');
-      await Promise.race([exited, sleep(5000)]);
-      if (child.exitCode === null) child.kill('SIGKILL');
-    },
-  };
-}
 

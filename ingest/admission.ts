@@ -83,7 +83,7 @@ export interface AdmissionRules {
 }
 
 /** Credentials of ours that are not ingest keys: a 403, not a 401 (the caller is known, the route is not theirs). */
-const OTHER_CREDENTIAL_PREFIXES = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
+export const OTHER_CREDENTIAL_PREFIXES = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
 
 /**
  * `siteKey`: the key a site's same-origin path attaches (the Host named the project, so step 1 is done: the

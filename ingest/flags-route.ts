@@ -4,7 +4,7 @@ import { environmentOfHost } from '../platform/host-patterns.ts';
 import type { Environment } from '../schemas/error-event.ts';
 import { evaluateFlag, UNKNOWN_FLAG, type FlagAnswer, type FlagDefinition } from '../schemas/flags.ts';
 import { LIMITS } from '../schemas/limits.ts';
-import { ingestCredential, originAllowed, type BatchRequestHeaders } from './admission.ts';
+import { ingestCredential, originAllowed, OTHER_CREDENTIAL_PREFIXES, type BatchRequestHeaders } from './admission.ts';
 import type { EdgeContext } from './batch-route.ts';
 import type { FlagCache, ProjectFlags } from './flag-cache.ts';
 import { clientIp, immediateReply, send, sendError, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
@@ -115,7 +115,6 @@ function cachedAnswer(projectId: string, project: ProjectFlags | undefined, quer
   return made;
 }
 
-const OTHER_CREDENTIALS = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
 
 /** A site's Host as an origin host: with its port when it names one; without, it matches port-less patterns. */
 function siteOriginHost(host: string): string | null {
@@ -179,7 +178,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
     const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
     if (key) return key;
-    return OTHER_CREDENTIALS.some((p) => token.startsWith(p)) ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key');
+    return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p)) ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key');
   }
   async function siteKey(host: string): Promise<EdgeKey | Refusal> {
     const site = host && edge.sites ? await edge.sites.lookup(host) : undefined;
