@@ -36,6 +36,46 @@ export const AnalyticsEventSchema = z.object({
 });
 export type AnalyticsEvent = z.infer<typeof AnalyticsEventSchema>;
 
+const UUID = z.regexes.uuid();
+const str = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;
+
+/**
+ * AnalyticsEventSchema's check written out, for the edge's hot path (zod took most of a 50-event batch's time): the
+ * same event when valid, else undefined, and then the caller asks zod for the reasons. A test holds the two to the
+ * same answers on random input (analytics-event.test.ts).
+ */
+export function validAnalyticsEvent(raw: unknown): AnalyticsEvent | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const r = raw as Record<string, unknown>;
+  if (!str(r.event, 1, F.event) || !str(r.distinctId, 1, F.distinctId)) return undefined;
+  const out: AnalyticsEvent = { event: r.event, distinctId: r.distinctId };
+  if (r.properties !== undefined) {
+    const p = r.properties;
+    if (p === null || typeof p !== 'object' || Array.isArray(p)) return undefined;
+    const keys = Object.keys(p);
+    if (keys.length > F.propertyCount) return undefined;
+    for (const k of keys) if (k.length < 1 || k.length > F.propertyKey) return undefined;
+    if (Buffer.byteLength(JSON.stringify(p)) > F.propertiesBytes) return undefined;
+    out.properties = p as Record<string, unknown>;
+  }
+  if (r.timestamp !== undefined) {
+    if (!(typeof r.timestamp === 'number' ? Number.isFinite(r.timestamp) : str(r.timestamp, 0, 64))) return undefined;
+    out.timestamp = r.timestamp as number | string;
+  }
+  if (r.uuid !== undefined) {
+    if (typeof r.uuid !== 'string' || !UUID.test(r.uuid)) return undefined;
+    out.uuid = r.uuid;
+  }
+  for (const [k, max] of [['sessionId', F.sessionId], ['path', F.path], ['deployId', 256], ['gitSha', 64]] as const) {
+    const v = r[k];
+    if (v === undefined) continue;
+    if (!str(v, 0, max)) return undefined;
+    out[k] = v;
+  }
+  if (r.environment !== undefined) out.environment = r.environment;
+  return out;
+}
+
 /** The envelope only; events are checked one by one. */
 export const AnalyticsBatchSchema = z.object({
   batch: z.array(z.unknown()).min(LIMITS.analyticsBatch.minEvents).max(LIMITS.analyticsBatch.maxEvents),
