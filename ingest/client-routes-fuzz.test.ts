@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dsnPublicKey } from '../platform/sentry-dsn.ts';
 import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
+import { prng } from '../test/support/prng.ts';
 
 /**
  * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path,
@@ -27,16 +28,6 @@ beforeAll(async () => {
   await edge.settingsRefreshed();
 });
 afterAll(async () => edge?.close());
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function request(method: string, url: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; type: string; body: string }> {
   return new Promise((resolve, reject) => {

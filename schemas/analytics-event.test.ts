@@ -1,16 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent } from './analytics-event.ts';
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../test/support/prng.ts';
 
 describe('the analytics event check', () => {
   it('the written-out check and the zod schema agree on 20,000 random events, valid and not', () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { prng } from '../../test/support/prng.ts';
 
 /**
  * The deploy family's public routes under random input: `POST /v1/hooks/:token` and
@@ -20,16 +21,6 @@ beforeAll(async () => {
   hookToken = hook.json().hook.token;
 });
 afterAll(async () => t?.close());
-
-function prng(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(s ^ (s >>> 15), 1 | s);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('deploy public routes under random input', () => {
   it('never answer 5xx, always JSON, and keep serving', async () => {
