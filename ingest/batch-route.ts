@@ -8,6 +8,7 @@ import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type
 import { originHostOf } from './origin-policy.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
+import { siteKeyOfHost } from './site-key.ts';
 
 /**
  * One public batch route of the edge (`POST /v1/errors/i`, and the routes to come): a route names its
@@ -172,22 +173,17 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
     const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
     void (async () => {
-      let siteKey: EdgeKey | undefined;
+      let siteKey: EdgeKey | Refusal;
       try {
-        const site = h.host && edge.sites ? await edge.sites.lookup(h.host) : undefined;
-        if (!site?.projectId) {
-          await body;
-          return refuse(res, st, refusal('not_a_site', 'this host serves no site of the platform'), cors);
-        }
-        siteKey = cache.siteKeyOf(site.projectId);
+        siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
       } catch (err) {
         await body;
         log.error({ err }, 'site lookup failed');
         return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
       }
-      if (!siteKey) {
+      if ('reason' in siteKey) {
         await body;
-        return refuse(res, st, refusal('no_site_key', 'the project has no live ingest key for its site to post with; create one'), cors);
+        return refuse(res, st, siteKey, cors);
       }
       const admitted = admitBatch(h, rules, siteKey);
       if (!('ok' in admitted)) {

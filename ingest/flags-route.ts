@@ -9,6 +9,7 @@ import type { EdgeContext } from './batch-route.ts';
 import type { FlagCache, ProjectFlags } from './flag-cache.ts';
 import { clientIp, immediateReply, send, sendError, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
 import type { EdgeKey } from './project-cache.ts';
+import { siteKeyOfHost } from './site-key.ts';
 import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
@@ -165,7 +166,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
         ip: clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY),
       };
       const cors: Headers = r.origin ? [['Access-Control-Allow-Origin', r.origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', 'ETag, Retry-After']] : [];
-      const key = siteKeyed ? siteKey(r.host) : tokenKey(r);
+      const key = siteKeyed ? siteKeyOfHost(edge.sites, cache, r.host) : tokenKey(r);
       if (key instanceof Promise) void key.then((k) => answer(res, st, r, k, cors, siteKeyed), () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors));
       else answer(res, st, r, key, cors, siteKeyed);
     });
@@ -179,11 +180,6 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
     if (key) return key;
     return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p)) ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key');
-  }
-  async function siteKey(host: string): Promise<EdgeKey | Refusal> {
-    const site = host && edge.sites ? await edge.sites.lookup(host) : undefined;
-    if (!site?.projectId) return refusal('not_a_site', 'this host serves no site of the platform');
-    return cache.siteKeyOf(site.projectId) ?? refusal('no_site_key', 'the project has no live ingest key for its site to use; create one');
   }
 
   function answer(res: uWS.HttpResponse, st: ReplyState, r: FlagRequest, key: EdgeKey | Refusal, cors: Headers, siteKeyed: boolean): void {

@@ -24,15 +24,23 @@ const FlagAnswer = {
   required: ['enabled', 'variant', 'payload', 'reason'],
 };
 
+let built: Record<string, unknown> | undefined;
+
+/** Built once: the schemas do not change while the process runs. */
 export function edgeOpenApiPaths(): Record<string, unknown> {
+  return (built ??= build());
+}
+
+function build(): Record<string, unknown> {
   const A = LIMITS.analyticsBatch;
+  const errorBatch = { required: true, content: { 'application/json': { schema: json(z.object({ batch: z.array(ErrorEventSchema).min(1).max(LIMITS.errorBatch.maxEvents) })) } } };
   return {
     '/v1/errors/i': {
       post: {
         tags: ['ingest'],
         summary: `Error ingest (§7.2): 1-${LIMITS.errorBatch.maxEvents} events, at most ${LIMITS.errorBatch.maxBodyBytes} bytes`,
         security: ingestKey,
-        requestBody: { required: true, content: { 'application/json': { schema: json(z.object({ batch: z.array(ErrorEventSchema).min(1).max(LIMITS.errorBatch.maxEvents) })) } } },
+        requestBody: errorBatch,
         responses: {
           202: { description: 'accepted: `{ ingested }`' },
           204: { description: 'the project is paused: taken and dropped' },
@@ -44,7 +52,7 @@ export function edgeOpenApiPaths(): Record<string, unknown> {
       post: {
         tags: ['ingest'],
         summary: "Error ingest on a site's own host (§7.1): no credential; the platform attaches the project's ingest key. cx.js posts here.",
-        requestBody: { required: true, content: { 'application/json': { schema: json(z.object({ batch: z.array(ErrorEventSchema).min(1).max(LIMITS.errorBatch.maxEvents) })) } } },
+        requestBody: errorBatch,
         responses: { 202: { description: 'accepted: `{ ingested }`' }, ...failures({ 404: 'not_found (the host is no site)', 401: 'unauthorized (the project has no live ingest key)' }) },
       },
     },
