@@ -22,6 +22,8 @@ import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { flagsRoutes } from './flags/flags-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
+import { consoleBundle } from './console/console-assets.ts';
+import { consoleRoutes } from './console/console-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -118,6 +120,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
   await app.register(flagsRoutes(platform));
+  await app.register(consoleRoutes(await consoleBundle()));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

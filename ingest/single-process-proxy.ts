@@ -56,8 +56,8 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
       for (const [k, v] of Object.entries(out.headers)) {
         if (v === undefined) continue;
         const lk = k.toLowerCase();
-        // uWS frames the response itself.
-        if (lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection' || lk === 'keep-alive') continue;
+        // uWS frames the response itself (and writes its own Date).
+        if (lk === 'content-length' || lk === 'transfer-encoding' || lk === 'connection' || lk === 'keep-alive' || lk === 'date') continue;
         if (Array.isArray(v)) for (const one of v) h.push([k, one]);
         else h.push([k, String(v)]);
       }

@@ -5,21 +5,9 @@ import { z } from 'zod';
  * the platform publishes a ProjectEvent to TOPICS.projectEvents (see processor/webhooks) and the
  * webhook fan-out delivers it to every subscribed endpoint.
  */
-export const PROJECT_EVENT_NAMES = [
-  'user.created',
-  'user.deleted',
-  'order.created',
-  'order.paid',
-  'order.refunded',
-  'db.row.created',
-  'db.row.updated',
-  'db.row.deleted',
-  'deploy.succeeded',
-  'deploy.failed',
-  'email.received',
-  'webhook.test',
-] as const;
-export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];
+import { PROJECT_EVENT_NAMES, type ProjectEventName } from './project-event-names.ts';
+
+export { PROJECT_EVENT_NAMES, type ProjectEventName };
 
 /** §6.2 payload of email.received. */
 export const EmailReceivedDataSchema = z.object({

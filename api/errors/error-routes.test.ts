@@ -80,6 +80,64 @@ describe('errors API', () => {
     expect((await get(`/v1/projects/${p.slug}/errors?cursor=bogus`)).json().error).toBe('invalid_request');
   });
 
+  it('sorts by last seen with its own cursor, and searches name, message and culprit literally', async () => {
+    const p = await newProject();
+    const at = Date.UTC(2026, 10, 21, 12, 0, 0);
+    // Old and frequent, new and rare: the two sorts disagree.
+    await publish(batch(p.id, Array.from({ length: 4 }, () => event({ name: 'OldFrequent', message: 'cart 100% full' })), { receivedAt: at }));
+    await publish(batch(p.id, [event({ name: 'Middle', message: 'checkout_total wrong' })], { receivedAt: at + 60_000 }));
+    await publish(batch(p.id, [event({ name: 'NewRare', message: 'profile missing' })], { receivedAt: at + 120_000 }));
+    const names = (b: { data: Array<{ name: string }> }) => b.data.map((i) => i.name);
+    expect(names((await get(`/v1/projects/${p.slug}/errors`)).json())[0]).toBe('OldFrequent');
+    const l1 = (await get(`/v1/projects/${p.slug}/errors?sort=lastSeen&limit=2`)).json();
+    expect(names(l1)).toEqual(['NewRare', 'Middle']);
+    const l2 = (await get(`/v1/projects/${p.slug}/errors?sort=lastSeen&limit=2&cursor=${l1.nextCursor}`)).json();
+    expect(names(l2)).toEqual(['OldFrequent']);
+    expect(l2.hasMore).toBe(false);
+    // A cursor belongs to its sort.
+    expect((await get(`/v1/projects/${p.slug}/errors?sort=count&cursor=${l1.nextCursor}`)).json().error).toBe('invalid_request');
+
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=PROFILE`)).json())).toEqual(['NewRare']);
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=middle`)).json())).toEqual(['Middle']);
+    // % and _ are literal characters, not wildcards.
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=100%25`)).json())).toEqual(['OldFrequent']);
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=${encodeURIComponent('o_t')}`)).json())).toEqual([]);
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=checkout_total`)).json())).toEqual(['Middle']);
+    const id = l1.data[0].groupId;
+    expect(names((await get(`/v1/projects/${p.slug}/errors?query=${id}`)).json())).toEqual(['NewRare']);
+    expect((await get(`/v1/projects/${p.slug}/errors?sort=recent`)).json().error).toBe('invalid_request');
+  });
+
+  it('moves several issues at once and names the ones it skipped with the reason', async () => {
+    const p = await newProject();
+    await publish(batch(p.id, [event({ name: 'A' }), event({ name: 'B' }), event({ name: 'C' })]));
+    const all = (await get(`/v1/projects/${p.slug}/errors`)).json().data as Array<{ name: string; groupId: string }>;
+    const id = (n: string) => all.find((i) => i.name === n)!.groupId;
+    expect((await post(`/v1/projects/${p.slug}/errors/${id('C')}/ignore`)).statusCode).toBe(200);
+    const bulk = (payload: object) => t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/errors/bulk`, headers: sessionHeaders(cookie), payload });
+    const r = await bulk({ action: 'resolve', groupIds: [id('A'), id('B'), id('C'), 'grp_nope', id('A')] });
+    expect(r.statusCode).toBe(200);
+    const body = r.json();
+    expect(body.updated.map((i: { name: string; status: string }) => [i.name, i.status]).sort()).toEqual([
+      ['A', 'resolved'],
+      ['B', 'resolved'],
+    ]);
+    expect(body.skipped).toEqual([
+      { groupId: id('C'), error: 'invalid_transition', message: 'cannot resolve an issue that is ignored', status: 'ignored' },
+      { groupId: 'grp_nope', error: 'not_found', message: 'no such issue in this project', status: null },
+    ]);
+    const reopen = (await bulk({ action: 'reopen', groupIds: [id('A'), id('C')] })).json();
+    expect(reopen.updated.map((i: { status: string }) => i.status)).toEqual(['unresolved', 'unresolved']);
+    expect((await get(`/v1/projects/${p.slug}/errors`)).json().data.map((i: { name: string }) => i.name).sort()).toEqual(['A', 'C']);
+    expect((await bulk({ action: 'delete', groupIds: [id('A')] })).json().error).toBe('invalid_request');
+    expect((await bulk({ action: 'resolve', groupIds: [] })).json().error).toBe('invalid_request');
+    expect((await bulk({ action: 'resolve', groupIds: Array.from({ length: 101 }, (_, i) => `grp_${i}`) })).statusCode).toBe(400);
+    // an errors:read key cannot change anything
+    const key = await createKey(t.app, cookie, p.slug, { kind: 'live', scopes: ['errors:read'] });
+    const denied = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/errors/bulk`, headers: bearer(key.token), payload: { action: 'resolve', groupIds: [id('A')] } });
+    expect(denied.statusCode).toBe(403);
+  });
+
   it('shows one issue with stack, samples, suggestion and env counts; unknown ids are 404', async () => {
     const p = await newProject();
     await publish(batch(p.id, [event({ extra: { password: 'hunter2', plan: 'pro' } })]));

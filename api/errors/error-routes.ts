@@ -17,6 +17,7 @@ import {
   listIssues,
   releaseTestAlert,
   transitionIssue,
+  transitionIssues,
   updateAlertSettings,
   updateErrorSettings,
 } from './errors-repository.ts';
@@ -59,7 +60,16 @@ const ListQuery = z.object({
   environment: EnvironmentSchema.optional(),
   limit: z.coerce.number().int().min(1).max(100).default(25),
   cursor: z.string().max(512).optional(),
+  sort: z.enum(['count', 'lastSeen']).default('count').describe('count: most occurrences first; lastSeen: most recently seen first'),
+  query: z.string().max(200).optional().describe('search: case-insensitive text in the name, message or culprit, or an exact groupId'),
 });
+
+const BulkBody = z
+  .object({
+    action: z.enum(['resolve', 'ignore', 'reopen']),
+    groupIds: z.array(z.string().min(1).max(64)).min(1).max(100),
+  })
+  .strict();
 
 const HostnameSchema = hostPatternSchema({ wildcard: false, message: 'must be a hostname, optionally with a port (no scheme or path)' });
 
@@ -97,6 +107,7 @@ export const errorRoutes: FastifyPluginAsyncZod = async (app) => {
       schema: {
         tags: ['errors'],
         summary: 'List issues, most occurrences first (default status unresolved); paginated with cursor',
+        description: 'Filter by `status`, `environment` (issues with occurrences there) and `query`; order by `sort` (count or lastSeen). The cursor belongs to the sort it came from.',
         params: Params,
         querystring: ListQuery,
         response: { 200: z.object({ data: z.array(IssueSummarySchema), hasMore: z.boolean(), nextCursor: z.string().nullable() }), ...Errors },
@@ -144,6 +155,28 @@ export const errorRoutes: FastifyPluginAsyncZod = async (app) => {
       async (request) => ({ issue: await transitionIssue(db, projectOf(request).id, request.params.groupId, action) }),
     );
   }
+
+  app.post(
+    '/v1/projects/:slug/errors/bulk',
+    {
+      config: { auth: AUTH.project('errors:write') },
+      schema: {
+        tags: ['errors'],
+        summary: 'Resolve, ignore or reopen up to 100 issues at once',
+        description: 'Each issue moves as its single-issue route would (§3.1). Issues not in a state the action leaves from, or not found, are listed in `skipped` with the reason; the others are in `updated`.',
+        params: Params,
+        body: BulkBody,
+        response: {
+          200: z.object({
+            updated: z.array(IssueSummarySchema),
+            skipped: z.array(z.object({ groupId: z.string(), error: z.enum(['invalid_transition', 'not_found']), message: z.string(), status: StatusSchema.nullable() })),
+          }),
+          ...Errors,
+        },
+      },
+    },
+    async (request) => transitionIssues(db, projectOf(request).id, request.body.groupIds, request.body.action),
+  );
 
   app.get(
     '/v1/projects/:slug/error-alerts',

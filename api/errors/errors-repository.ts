@@ -49,46 +49,67 @@ export function toIssue(r: GroupRow) {
   return { ...toIssueSummary(r), fingerprint: r.fingerprint, stack: r.stack, samples: r.samples ?? [] };
 }
 
-/** Opaque list cursor: the sort key of the last row (count desc, id asc). */
-export function encodeCursor(count: number, id: string): string {
-  return Buffer.from(JSON.stringify([count, id])).toString('base64url');
+/** How the issue list can be ordered: most occurrences first, or most recently seen first (ties by id). */
+export type IssueSort = 'count' | 'lastSeen';
+
+/** Opaque list cursor: the sort key of the last row and its id (count desc or last seen desc, then id asc). */
+export function encodeCursor(key: number | string, id: string): string {
+  return Buffer.from(JSON.stringify([key, id])).toString('base64url');
 }
 
-export function decodeCursor(cursor: string): { count: number; id: string } {
+export function decodeCursor(cursor: string, sort: IssueSort = 'count'): { key: number | string; id: string } {
   try {
-    const [count, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    if (typeof count === 'number' && Number.isSafeInteger(count) && typeof id === 'string') return { count, id };
+    const [key, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    const keyOk = sort === 'count' ? typeof key === 'number' && Number.isSafeInteger(key) : typeof key === 'string' && !Number.isNaN(Date.parse(key));
+    if (keyOk && typeof id === 'string') return { key: key as number | string, id };
   } catch {
     // fall through
   }
-  throw new ServiceError('invalid_request', 'cursor is not one this API returned', { fields: [{ path: 'querystring.cursor', message: 'invalid cursor' }] });
+  throw new ServiceError('invalid_request', 'cursor is not one this API returned (for this sort)', { fields: [{ path: 'querystring.cursor', message: 'invalid cursor' }] });
 }
+
+/** A LIKE pattern that matches `text` literally anywhere. */
+function containsPattern(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+const SORT_COLUMN: Record<IssueSort, string> = { count: 'count', lastSeen: 'last_seen' };
 
 export async function listIssues(
   db: Queryable,
   projectId: string,
-  q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string },
+  q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string; sort?: IssueSort; query?: string },
 ) {
+  const sort = q.sort ?? 'count';
+  const column = SORT_COLUMN[sort];
   const params: unknown[] = [projectId, q.status, q.limit + 1];
   let where = 'project_id = $1 AND status = $2';
   if (q.environment) {
     params.push(q.environment);
     where += ` AND env_counts ? $${params.length}`;
   }
+  const text = q.query?.trim();
+  if (text) {
+    params.push(containsPattern(text), text);
+    const like = `$${params.length - 1}`;
+    where += ` AND (name ILIKE ${like} OR message ILIKE ${like} OR culprit ILIKE ${like} OR id = $${params.length})`;
+  }
   if (q.cursor) {
-    const c = decodeCursor(q.cursor);
-    params.push(c.count, c.id);
-    where += ` AND (count < $${params.length - 1} OR (count = $${params.length - 1} AND id > $${params.length}))`;
+    const c = decodeCursor(q.cursor, sort);
+    params.push(c.key, c.id);
+    const k = `$${params.length - 1}${sort === 'lastSeen' ? '::timestamptz' : ''}`;
+    where += ` AND (${column} < ${k} OR (${column} = ${k} AND id > $${params.length}))`;
   }
   const r = await db.query<GroupRow>(
     `SELECT id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples
-       FROM error_groups WHERE ${where} ORDER BY count DESC, id ASC LIMIT $3`,
+       FROM error_groups WHERE ${where} ORDER BY ${column} DESC, id ASC LIMIT $3`,
     params,
   );
   const hasMore = r.rows.length > q.limit;
   const rows = r.rows.slice(0, q.limit);
   const last = rows[rows.length - 1];
-  return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(Number(last.count), last.id) : null };
+  const cursorKey = (row: GroupRow) => (sort === 'count' ? Number(row.count) : new Date(row.last_seen).toISOString());
+  return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(cursorKey(last), last.id) : null };
 }
 
 export async function getIssue(db: Queryable, projectId: string, groupId: string) {
@@ -116,6 +137,33 @@ export async function transitionIssue(db: Queryable, projectId: string, groupId:
   throw new ServiceError('invalid_transition', `cannot ${action} an issue that is ${current.rows[0].status}`, {
     body: { status: current.rows[0].status },
   });
+}
+
+/**
+ * One transition for several issues at once (the console's bulk actions): a single conditional UPDATE, so
+ * each issue moves at most once; the ones not in a state the action leaves from are named with their status.
+ */
+export async function transitionIssues(db: Queryable, projectId: string, groupIds: string[], action: keyof typeof TRANSITIONS) {
+  const t = TRANSITIONS[action];
+  const ids = [...new Set(groupIds)];
+  const r = await db.query<GroupRow>(
+    `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
+      RETURNING id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`,
+    [projectId, ids, t.to, t.from],
+  );
+  const moved = new Set(r.rows.map((row) => row.id));
+  const rest = ids.filter((id) => !moved.has(id));
+  const current = rest.length
+    ? await db.query<{ id: string; status: IssueStatus }>('SELECT id, status FROM error_groups WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, rest])
+    : { rows: [] };
+  const statusOf = new Map(current.rows.map((row) => [row.id, row.status]));
+  const skipped = rest.map((groupId) => {
+    const status = statusOf.get(groupId);
+    return status
+      ? { groupId, error: 'invalid_transition' as const, message: `cannot ${action} an issue that is ${status}`, status }
+      : { groupId, error: 'not_found' as const, message: 'no such issue in this project', status: null };
+  });
+  return { updated: r.rows.map(toIssueSummary), skipped };
 }
 
 async function ensureSettings(db: Queryable, projectId: string): Promise<void> {

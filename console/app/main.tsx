@@ -1,0 +1,158 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
+import { get, onSignedOut, post, projectPath } from './api.ts';
+import { ErrorNote, Loading, useAction } from './ui.tsx';
+import { SignIn } from './pages/sign-in.tsx';
+import { DeviceApproval } from './pages/device.tsx';
+import { Projects } from './pages/projects.tsx';
+import { Overview } from './pages/overview.tsx';
+import { Issues } from './pages/issues.tsx';
+import { IssueDetail } from './pages/issue-detail.tsx';
+import { Settings } from './pages/settings.tsx';
+import { Keys } from './pages/keys.tsx';
+import { Webhooks, WebhookDetail } from './pages/webhooks.tsx';
+import { Deploys, DeployDetail } from './pages/deploys.tsx';
+import './styles.css';
+
+/**
+ * The console: an ordinary client of the public /v1 API (spec §1). The shell asks who is signed in
+ * (GET /v1/auth/me); without a session every page shows the sign-in form in place, and returns to the same
+ * page after signing in. Pages are one file each under pages/.
+ */
+interface User {
+  id: string;
+  email: string;
+}
+
+function App() {
+  const [user, setUser] = useState<User | null | undefined>(undefined);
+  const [failure, setFailure] = useState<unknown>(null);
+  const check = async () => {
+    try {
+      const me = await get<{ user: User }>('/auth/me');
+      setUser(me.user);
+      setFailure(null);
+    } catch (err: any) {
+      if (err?.status === 401) setUser(null);
+      else setFailure(err);
+    }
+  };
+  useEffect(() => {
+    void check();
+    return onSignedOut(() => setUser(null));
+  }, []);
+
+  if (failure && user === undefined) {
+    return (
+      <main class="narrow">
+        <ErrorNote error={failure} />
+        <button onClick={() => void check()}>Try again</button>
+      </main>
+    );
+  }
+  if (user === undefined) return <Loading what="the console" />;
+  if (user === null) return <SignIn onSignedIn={(u) => setUser(u)} />;
+  return <Shell user={user} onSignedOut={() => setUser(null)} />;
+}
+
+const SECTIONS: Array<[string, string]> = [
+  ['', 'Overview'],
+  ['/errors', 'Issues'],
+  ['/deploys', 'Deploys'],
+  ['/webhooks', 'Webhooks'],
+  ['/keys', 'Keys'],
+  ['/settings', 'Settings'],
+];
+
+function ProjectNav() {
+  const { path } = useLocation();
+  const m = /^\/projects\/([^/]+)(\/[^/]+)?/.exec(path);
+  if (!m) return null;
+  const slug = decodeURIComponent(m[1]!);
+  const section = m[2] ?? '';
+  return (
+    <nav class="project-nav" aria-label="Project">
+      <a href="/projects" class="project-name" title="All projects">
+        {slug}
+      </a>
+      {SECTIONS.map(([rest, label]) => (
+        <a key={rest} href={projectPath(slug, rest)} aria-current={section === rest ? 'page' : undefined}>
+          {label}
+        </a>
+      ))}
+    </nav>
+  );
+}
+
+function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () => void }) {
+  const out = useAction();
+  const signOut = () =>
+    out.run(async () => {
+      await post('/auth/sign-out');
+      signedOut();
+    });
+  return (
+    <>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a href="/projects" class="brand">
+          Console
+        </a>
+        <ProjectNav />
+        <div class="who">
+          <span class="muted">{user.email}</span>
+          <button type="button" class="secondary small" onClick={signOut} disabled={out.busy}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <ErrorNote error={out.error} />
+        <Router>
+          <Route path="/" component={Home} />
+          <Route path="/sign-in" component={Home} />
+          <Route path="/cli/device" component={DeviceApproval} />
+          <Route path="/projects" component={Projects} />
+          <Route path="/projects/:slug" component={Overview} />
+          <Route path="/projects/:slug/errors" component={Issues} />
+          <Route path="/projects/:slug/errors/:groupId" component={IssueDetail} />
+          <Route path="/projects/:slug/settings" component={Settings} />
+          <Route path="/projects/:slug/keys" component={Keys} />
+          <Route path="/projects/:slug/webhooks" component={Webhooks} />
+          <Route path="/projects/:slug/webhooks/:id" component={WebhookDetail} />
+          <Route path="/projects/:slug/deploys" component={Deploys} />
+          <Route path="/projects/:slug/deploys/:deployId" component={DeployDetail} />
+          <Route default component={NotFound} />
+        </Router>
+      </main>
+    </>
+  );
+}
+
+function Home() {
+  const { route, query } = useLocation();
+  useEffect(() => route(query.next && query.next.startsWith('/') && !query.next.startsWith('//') ? query.next : '/projects', true), []);
+  return null;
+}
+
+function NotFound() {
+  const { path } = useRoute();
+  return (
+    <div>
+      <h1>Not found</h1>
+      <p>
+        There is no console page at <code>{path}</code>. <a href="/projects">Go to your projects</a>.
+      </p>
+    </div>
+  );
+}
+
+render(
+  <LocationProvider>
+    <App />
+  </LocationProvider>,
+  document.getElementById('app')!,
+);

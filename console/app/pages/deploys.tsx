@@ -1,0 +1,429 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { del, get, patch, post, projectPath, query } from '../api.ts';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Time, useAction, useResource } from '../ui.tsx';
+
+/**
+ * Deploys (§3.3, §4.4): the list with states, a deploy of a branch, rollback to an earlier ready production deploy,
+ * cancel, the build source, deploy hooks (the URL shown once), and each deploy's build log followed live. The log is
+ * read page by page from GET .../deploys/:id/logs?from=<seq> until the build is done: the same JSON route every
+ * client has, which works through any proxy (the route's Server-Sent Events form is there for CLIs).
+ */
+export interface Deploy {
+  id: string;
+  branch: string;
+  environment: 'production' | 'preview';
+  status: string;
+  gitSha: string | null;
+  trigger: { kind: string; id: string | null };
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  failureReason: string | null;
+  exitCode: number | null;
+}
+interface Hook {
+  id: string;
+  name: string;
+  branch: string;
+  hint: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+}
+interface BuildSettings {
+  repoUrl: string | null;
+  defaultBranch: string;
+  buildCommand: string;
+  outputDir: string;
+}
+
+const STATUS_KIND: Record<string, string> = { ready: 'ok', failed: 'bad', canceled: 'muted', building: 'busy', queued: 'busy' };
+export function DeployStatus({ d }: { d: Deploy }) {
+  return <Badge kind={`deploy ${STATUS_KIND[d.status] ?? ''}`}>{d.status}</Badge>;
+}
+
+export function Deploys() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const [cursor, setCursor] = useState<string | null>(null);
+  const list = useResource(() => get<{ data: Deploy[]; hasMore: boolean; nextCursor: string | null }>(`${projectPath(slug, '/deploys')}${query({ cursor, limit: 20 })}`), [slug, cursor]);
+  const live = useResource(() => get<{ project: { deploys: { live: Deploy | null } } }>(projectPath(slug)), [slug]);
+  const [branch, setBranch] = useState('');
+  const act = useAction();
+  const liveId = live.data?.project.deploys.live?.id;
+  // Follow queued and building deploys until they finish.
+  const active = list.data?.data.some((d) => d.status === 'queued' || d.status === 'building');
+  useEffect(() => {
+    if (!active) return;
+    const t = setInterval(() => {
+      void list.reload();
+      void live.reload();
+    }, 2000);
+    return () => clearInterval(t);
+  }, [active, list.reload, live.reload]);
+
+  const deploy = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      await post(projectPath(slug, '/deploys'), branch.trim() ? { branch: branch.trim() } : {});
+      setBranch('');
+      await list.reload();
+    });
+  };
+  const rollback = (d: Deploy) =>
+    act.run(async () => {
+      await post(projectPath(slug, `/deploys/${d.id}/rollback`));
+      await Promise.all([list.reload(), live.reload()]);
+    });
+  const cancel = (d: Deploy) =>
+    act.run(async () => {
+      await post(projectPath(slug, `/deploys/${d.id}/cancel`));
+      await list.reload();
+    });
+
+  return (
+    <div>
+      <PageHead title="Deploys" />
+      <form onSubmit={deploy} class="row-form">
+        <label>
+          Branch <span class="muted">(empty: the default branch, to production)</span>
+          <input name="branch" maxLength={200} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={act.busy}>
+          Deploy
+        </button>
+      </form>
+      <ErrorNote error={act.error} />
+      <Loaded r={list} what="deploys">
+        {(d) =>
+          d.data.length === 0 ? (
+            <p class="empty">No deploys yet. Set the build source below, then deploy a branch or call a deploy hook.</p>
+          ) : (
+            <table class="table">
+              <caption class="sr-only">Deploys, newest first</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Deploy</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Branch</th>
+                  <th scope="col">Commit</th>
+                  <th scope="col">Trigger</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">
+                    <span class="sr-only">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {d.data.map((x) => (
+                  <tr key={x.id}>
+                    <td>
+                      <a href={projectPath(slug, `/deploys/${x.id}`)}>
+                        <code>{x.id}</code>
+                      </a>{' '}
+                      <Badge kind={`env ${x.environment}`}>{x.environment}</Badge>
+                      {x.id === liveId && <Badge kind="ok">live</Badge>}
+                    </td>
+                    <td>
+                      <DeployStatus d={x} />
+                      {x.failureReason && <span class="muted"> {x.failureReason}</span>}
+                    </td>
+                    <td>{x.branch}</td>
+                    <td>{x.gitSha ? <code>{x.gitSha.slice(0, 7)}</code> : <span class="muted">–</span>}</td>
+                    <td>{x.trigger.kind}</td>
+                    <td>
+                      <Time iso={x.createdAt} />
+                    </td>
+                    <td>
+                      {x.environment === 'production' && x.status === 'ready' && x.id !== liveId && (
+                        <button type="button" class="secondary small" onClick={() => void rollback(x)} disabled={act.busy}>
+                          Roll back to this
+                        </button>
+                      )}
+                      {(x.status === 'queued' || x.status === 'building') && (
+                        <button type="button" class="secondary small" onClick={() => void cancel(x)} disabled={act.busy}>
+                          Cancel
+                        </button>
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )
+        }
+      </Loaded>
+      <nav class="pager" aria-label="Pages">
+        <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(null)}>
+          Newest
+        </button>
+        <button type="button" class="secondary" disabled={!list.data?.hasMore} onClick={() => setCursor(list.data!.nextCursor)}>
+          Older
+        </button>
+      </nav>
+      <DeployHooks slug={slug} />
+      <BuildSource slug={slug} />
+    </div>
+  );
+}
+
+function DeployHooks({ slug }: { slug: string }) {
+  const r = useResource(() => get<{ hooks: Hook[] }>(projectPath(slug, '/deploys/hooks')), [slug]);
+  const [name, setName] = useState('');
+  const [branch, setBranch] = useState('main');
+  const [created, setCreated] = useState<{ url: string; branch: string } | null>(null);
+  const act = useAction();
+  const create = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      const res = await post<{ hook: Hook & { url: string } }>(projectPath(slug, '/deploys/hooks'), { name, branch });
+      setCreated({ url: res.hook.url, branch: res.hook.branch });
+      setName('');
+      await r.reload();
+    });
+  };
+  const remove = (h: Hook) => {
+    if (!confirm(`Delete the hook "${h.name}"? Its URL stops working at once.`)) return;
+    void act.run(async () => {
+      await del(projectPath(slug, `/deploys/hooks/${h.id}`));
+      await r.reload();
+    });
+  };
+  return (
+    <section aria-labelledby="hooks-h" class="panel">
+      <h2 id="hooks-h">Deploy hooks</h2>
+      <p class="muted">A POST to a hook's URL deploys its branch: production for the default branch, a preview for any other.</p>
+      {created && (
+        <ShownOnce title={`Deploy hook for ${created.branch}`} items={[{ label: 'URL', value: created.url }]} onDone={() => setCreated(null)}>
+          <pre>{`curl -X POST '${created.url}'`}</pre>
+        </ShownOnce>
+      )}
+      <ErrorNote error={act.error} />
+      <Loaded r={r} what="deploy hooks">
+        {(d) =>
+          d.hooks.length === 0 ? (
+            <p class="empty">No deploy hooks.</p>
+          ) : (
+            <ul class="plain">
+              {d.hooks.map((h) => (
+                <li key={h.id} class="row">
+                  <strong>{h.name}</strong> <span class="muted">branch</span> <code>{h.branch}</code> <code class="muted">{h.hint}</code>
+                  <span class="muted">
+                    last used <Time iso={h.lastUsedAt} />
+                  </span>
+                  <button type="button" class="danger small" onClick={() => remove(h)} disabled={act.busy} aria-label={`Delete hook ${h.name}`}>
+                    Delete
+                  </button>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
+      <form onSubmit={create} class="row-form">
+        <label>
+          Hook name
+          <input name="hookName" required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+        </label>
+        <label>
+          Branch
+          <input name="hookBranch" required maxLength={200} value={branch} onInput={(e) => setBranch(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={act.busy}>
+          Create hook
+        </button>
+      </form>
+    </section>
+  );
+}
+
+function BuildSource({ slug }: { slug: string }) {
+  const r = useResource(() => get<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings')), [slug]);
+  const [form, setForm] = useState<BuildSettings>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '' });
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  useEffect(() => {
+    if (r.data) setForm({ ...r.data.settings, repoUrl: r.data.settings.repoUrl ?? '' });
+  }, [r.data]);
+  const set = (k: keyof BuildSettings) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const save = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void act.run(async () => {
+      r.setData(await patch<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings'), { ...form, repoUrl: form.repoUrl?.trim() || undefined }));
+      setSaved(true);
+    });
+  };
+  return (
+    <section aria-labelledby="source-h" class="panel">
+      <h2 id="source-h">Build source</h2>
+      <Loaded r={r} what="the build source">
+        {() => (
+          <form onSubmit={save} class="stack">
+            <label>
+              Repository URL
+              <input name="repoUrl" maxLength={2048} placeholder="https://github.com/you/app.git" value={form.repoUrl ?? ''} onInput={set('repoUrl')} />
+            </label>
+            <div class="grid2">
+              <label>
+                Default branch (production)
+                <input name="defaultBranch" maxLength={200} value={form.defaultBranch} onInput={set('defaultBranch')} />
+              </label>
+              <label>
+                Output directory
+                <input name="outputDir" maxLength={1024} value={form.outputDir} onInput={set('outputDir')} />
+              </label>
+            </div>
+            <label>
+              Build command <span class="muted">(run with sh -c; empty: no build)</span>
+              <input name="buildCommand" maxLength={4096} value={form.buildCommand} onInput={set('buildCommand')} />
+            </label>
+            <ErrorNote error={act.error} />
+            <div class="row">
+              <button type="submit" disabled={act.busy}>
+                Save build source
+              </button>
+              {saved && (
+                <span role="status" class="ok-text">
+                  Saved.
+                </span>
+              )}
+            </div>
+          </form>
+        )}
+      </Loaded>
+    </section>
+  );
+}
+
+interface LogLine {
+  seq: number;
+  at: string;
+  stream: string;
+  line: string;
+}
+
+export function DeployDetail() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const deployId = params.deployId!;
+  const r = useResource(() => get<{ deploy: Deploy }>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}`)), [slug, deployId]);
+  const [lines, setLines] = useState<LogLine[]>([]);
+  const [done, setDone] = useState(false);
+  const [logError, setLogError] = useState<unknown>(null);
+  const share = useAction();
+  const [shareUrl, setShareUrl] = useState<string | null>(null);
+  const bottom = useRef<HTMLDivElement>(null);
+
+  // Follow the log: read from the next seq until the deploy finished and every line is read.
+  useEffect(() => {
+    let stop = false;
+    let next = 0;
+    setLines([]);
+    setDone(false);
+    const step = async () => {
+      while (!stop) {
+        try {
+          const page = await get<{ status: string; lines: LogLine[]; nextSeq: number; done: boolean }>(`${projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/logs`)}?from=${next}`);
+          setLogError(null);
+          if (page.lines.length) setLines((l) => [...l, ...page.lines]);
+          next = page.nextSeq;
+          if (page.done) {
+            setDone(true);
+            void r.reload();
+            return;
+          }
+          if (page.lines.length) continue;
+        } catch (err) {
+          setLogError(err);
+        }
+        await new Promise((res) => setTimeout(res, 1000));
+        if (!stop) void r.reload();
+      }
+    };
+    void step();
+    return () => {
+      stop = true;
+    };
+  }, [slug, deployId]);
+  useEffect(() => bottom.current?.scrollIntoView({ block: 'nearest' }), [lines.length]);
+
+  const getShare = () =>
+    share.run(async () => {
+      const res = await get<{ share: { url: string } }>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/share`));
+      setShareUrl(res.share.url);
+    });
+
+  return (
+    <div>
+      <p>
+        <a href={projectPath(slug, '/deploys')}>← Deploys</a>
+      </p>
+      <Loaded r={r} what="the deploy">
+        {({ deploy: d }) => (
+          <>
+            <PageHead title={`Deploy ${d.id}`}>
+              <button type="button" class="secondary" onClick={() => void getShare()} disabled={share.busy}>
+                Share the log
+              </button>
+            </PageHead>
+            <div class="issue-facts">
+              <DeployStatus d={d} />
+              <Badge kind={`env ${d.environment}`}>{d.environment}</Badge>
+              <dl class="facts">
+                <div>
+                  <dt>Branch</dt>
+                  <dd>{d.branch}</dd>
+                </div>
+                <div>
+                  <dt>Commit</dt>
+                  <dd>{d.gitSha ? <code>{d.gitSha.slice(0, 12)}</code> : '–'}</dd>
+                </div>
+                <div>
+                  <dt>Trigger</dt>
+                  <dd>{d.trigger.kind}</dd>
+                </div>
+                <div>
+                  <dt>Created</dt>
+                  <dd>
+                    <Time iso={d.createdAt} />
+                  </dd>
+                </div>
+                {d.failureReason && (
+                  <div>
+                    <dt>Failure</dt>
+                    <dd>
+                      {d.failureReason}
+                      {d.exitCode !== null ? ` (exit ${d.exitCode})` : ''}
+                    </dd>
+                  </div>
+                )}
+              </dl>
+            </div>
+          </>
+        )}
+      </Loaded>
+      <ErrorNote error={share.error} />
+      {shareUrl && (
+        <p class="secret">
+          <span class="label">Share link (7 days)</span> <code>{shareUrl}</code>
+        </p>
+      )}
+      <section aria-labelledby="log-h">
+        <h2 id="log-h">
+          Build log {!done && <span class="badge busy" role="status">following…</span>}
+        </h2>
+        <ErrorNote error={logError} />
+        <pre class="build-log" aria-live="polite" aria-label="Build log">
+          {lines.length === 0 && <span class="muted">{done ? 'This deploy wrote no log.' : 'Waiting for the build to start…'}</span>}
+          {lines.map((l) => (
+            <div key={l.seq} class={`log-line ${l.stream}`}>
+              {l.line}
+            </div>
+          ))}
+          <div ref={bottom} />
+        </pre>
+      </section>
+    </div>
+  );
+}

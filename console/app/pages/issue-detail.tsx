@@ -1,0 +1,210 @@
+import { useEffect } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { get, post, projectPath, type Issue } from '../api.ts';
+import { parseStack, runs, type Frame } from '../stack.ts';
+import { Badge, ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
+import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
+
+/**
+ * One issue (GET /v1/projects/:slug/errors/:groupId): the stack with the app's own frames set apart from library
+ * frames, the suggestion (a hint), counts, first and last seen, the recent samples, and the §3.1 actions
+ * (buttons and the r / i / u keys).
+ */
+export function IssueDetail() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const groupId = params.groupId!;
+  const r = useResource(() => get<{ issue: Issue }>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}`)), [slug, groupId]);
+  const act = useAction();
+  const issue = r.data?.issue;
+  const apply = (action: 'resolve' | 'ignore' | 'reopen') => {
+    if (!issue || !ACTIONS_FOR[issue.status].includes(action)) return;
+    void act.run(async () => {
+      const res = await post<{ issue: Issue }>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}/${action}`));
+      r.setData(res);
+    });
+  };
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if (e.metaKey || e.ctrlKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test((e.target as HTMLElement).tagName)) return;
+      const action = ({ r: 'resolve', i: 'ignore', u: 'reopen' } as const)[e.key as 'r' | 'i' | 'u'];
+      if (action) {
+        e.preventDefault();
+        apply(action);
+      }
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  });
+
+  return (
+    <div>
+      <p>
+        <a href={projectPath(slug, '/errors')}>← Issues</a>
+      </p>
+      <Loaded r={r} what="the issue">
+        {({ issue: i }) => (
+          <>
+            <PageHead title={`${i.name}: ${i.message}`}>
+              {ACTIONS_FOR[i.status].map((a) => (
+                <button key={a} type="button" disabled={act.busy} onClick={() => apply(a)} aria-keyshortcuts={{ resolve: 'r', ignore: 'i', reopen: 'u' }[a]}>
+                  {ACTION_LABEL[a]}
+                </button>
+              ))}
+            </PageHead>
+            <ErrorNote error={act.error} />
+            <div class="issue-facts">
+              <Badge kind={`status ${i.status}`}>{i.status}</Badge>
+              {i.regressionCount > 0 && <Badge kind="regressed">Regressed {i.regressionCount === 1 ? 'once' : `${i.regressionCount} times`}</Badge>}
+              <dl class="facts">
+                <div>
+                  <dt>Events</dt>
+                  <dd>{i.count.toLocaleString()}</dd>
+                </div>
+                {Object.entries(i.envCounts).map(([env, c]) => (
+                  <div key={env}>
+                    <dt>in {env}</dt>
+                    <dd>{c.toLocaleString()}</dd>
+                  </div>
+                ))}
+                <div>
+                  <dt>First seen</dt>
+                  <dd>
+                    <Time iso={i.firstSeen} />
+                  </dd>
+                </div>
+                <div>
+                  <dt>Last seen</dt>
+                  <dd>
+                    <Time iso={i.lastSeen} />
+                  </dd>
+                </div>
+              </dl>
+            </div>
+            {i.suggestion && (
+              <aside class="note hint" aria-label="Suggestion">
+                <strong>Hint</strong> (generated from the message and stack; not a diagnosis): {i.suggestion.replace(/^Hint, not a diagnosis:\s*/, '')}
+              </aside>
+            )}
+            <section aria-labelledby="stack-h">
+              <h2 id="stack-h">Stack</h2>
+              <StackView stack={i.stack} />
+            </section>
+            <section aria-labelledby="samples-h">
+              <h2 id="samples-h">Recent events ({i.samples.length})</h2>
+              <ol class="samples">
+                {i.samples.map((s, n) => (
+                  <Sample key={String(s.eventId ?? n)} s={s} />
+                ))}
+              </ol>
+            </section>
+          </>
+        )}
+      </Loaded>
+    </div>
+  );
+}
+
+function FrameLine({ f }: { f: Frame }) {
+  if (!f.file) return <li class="frame">{f.raw.trim()}</li>;
+  return (
+    <li class={`frame ${f.inApp ? 'in-app' : 'library'}`}>
+      <span class="fn">{f.fn ?? '<anonymous>'}</span> <span class="file">{f.file}</span>
+      {f.line !== null && (
+        <span class="pos">
+          :{f.line}
+          {f.column !== null ? `:${f.column}` : ''}
+        </span>
+      )}
+      {f.inApp && <span class="sr-only"> (your code)</span>}
+    </li>
+  );
+}
+
+export function StackView({ stack }: { stack: string }) {
+  if (!stack.trim()) return <p class="muted">No stack was sent with this error.</p>;
+  const parsed = parseStack(stack);
+  const appFrames = parsed.frames.filter((f) => f.inApp).length;
+  return (
+    <div class="stack-view">
+      {parsed.header.length > 0 && <pre class="stack-head">{parsed.header.join('\n')}</pre>}
+      <p class="muted legend">
+        <span class="swatch in-app" /> your code ({appFrames}) <span class="swatch library" /> libraries and runtime ({parsed.frames.length - appFrames}, folded)
+      </p>
+      {runs(parsed.frames).map((run, n) =>
+        run.inApp ? (
+          <ol class="frames" key={n}>
+            {run.frames.map((f, k) => (
+              <FrameLine f={f} key={k} />
+            ))}
+          </ol>
+        ) : (
+          <details key={n} class="library-run">
+            <summary>
+              {run.frames.length} library {run.frames.length === 1 ? 'frame' : 'frames'}
+            </summary>
+            <ol class="frames">
+              {run.frames.map((f, k) => (
+                <FrameLine f={f} key={k} />
+              ))}
+            </ol>
+          </details>
+        ),
+      )}
+    </div>
+  );
+}
+
+const SHOWN = ['receivedAt', 'environment', 'path', 'runtime', 'message', 'userId', 'gitSha', 'deployId', 'eventId', 'extra'];
+
+function Sample({ s }: { s: Record<string, unknown> }) {
+  const extra = s.extra as Record<string, unknown> | undefined;
+  const rest = Object.entries(s).filter(([k, v]) => !SHOWN.includes(k) && k !== 'name' && k !== 'stack' && v !== null && v !== undefined && v !== '');
+  return (
+    <li class="sample">
+      <div class="sample-head">
+        <Time iso={typeof s.receivedAt === 'string' ? s.receivedAt : null} />
+        {typeof s.environment === 'string' && <Badge kind={`env ${s.environment}`}>{s.environment}</Badge>}
+        {typeof s.runtime === 'string' && <Badge kind="runtime">{s.runtime}</Badge>}
+        {typeof s.path === 'string' && <code>{s.path}</code>}
+      </div>
+      <p>{String(s.message ?? '')}</p>
+      <dl class="facts small">
+        {typeof s.userId === 'string' && (
+          <div>
+            <dt>User</dt>
+            <dd>{s.userId}</dd>
+          </div>
+        )}
+        {typeof s.gitSha === 'string' && (
+          <div>
+            <dt>Commit</dt>
+            <dd>
+              <code>{s.gitSha.slice(0, 12)}</code>
+            </dd>
+          </div>
+        )}
+        {typeof s.deployId === 'string' && (
+          <div>
+            <dt>Deploy</dt>
+            <dd>
+              <code>{s.deployId}</code>
+            </dd>
+          </div>
+        )}
+        {rest.map(([k, v]) => (
+          <div key={k}>
+            <dt>{k}</dt>
+            <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
+          </div>
+        ))}
+      </dl>
+      {extra && Object.keys(extra).length > 0 && (
+        <details>
+          <summary>Extra</summary>
+          <pre>{JSON.stringify(extra, null, 2)}</pre>
+        </details>
+      )}
+    </li>
+  );
+}

@@ -1,0 +1,98 @@
+import { useRoute } from 'preact-iso';
+import { get, projectPath, query, type IssueSummary, type Project } from '../api.ts';
+import { Badge, Loaded, PageHead, Time, useResource } from '../ui.tsx';
+import { DeployStatus, type Deploy } from './deploys.tsx';
+
+/** The dashboard rollup of one project (GET /v1/projects/:slug, §1) and its most recent open issues. */
+interface Rollup extends Project {
+  domains: { production: string[]; preview: string[] };
+  keys: { live: number; test: number; ingest: number };
+  errors: { open: number; openByEnvironment: Record<string, number> };
+  deploys: { live: Deploy | null; previews: Deploy[] };
+}
+
+export function Overview() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const r = useResource(() => get<{ project: Rollup }>(projectPath(slug)), [slug]);
+  const recent = useResource(() => get<{ data: IssueSummary[] }>(`${projectPath(slug, '/errors')}${query({ sort: 'lastSeen', limit: 5 })}`), [slug]);
+  return (
+    <Loaded r={r} what="the project">
+      {({ project: p }) => (
+        <div>
+          <PageHead title={p.name} />
+          <p class="muted">
+            <code>{p.slug}</code> · default branch <code>{p.defaultBranch}</code> · created <Time iso={p.createdAt} />
+          </p>
+          <div class="tiles">
+            <a class="tile" href={projectPath(slug, '/errors')}>
+              <span class="big">{p.errors.open.toLocaleString()}</span>
+              <span>open issues</span>
+              <span class="muted">
+                {Object.entries(p.errors.openByEnvironment)
+                  .map(([env, n]) => `${env} ${n}`)
+                  .join(' · ') || 'none'}
+              </span>
+            </a>
+            <a class="tile" href={projectPath(slug, '/deploys')}>
+              <span class="big">{p.deploys.live ? <DeployStatus d={p.deploys.live} /> : '–'}</span>
+              <span>production</span>
+              <span class="muted">{p.deploys.live ? <>{p.deploys.live.branch} · <Time iso={p.deploys.live.finishedAt ?? p.deploys.live.createdAt} /></> : 'not deployed yet'}</span>
+            </a>
+            <a class="tile" href={projectPath(slug, '/keys')}>
+              <span class="big">{p.keys.live + p.keys.test + p.keys.ingest}</span>
+              <span>active keys</span>
+              <span class="muted">
+                {p.keys.ingest} ingest · {p.keys.live} live · {p.keys.test} test
+              </span>
+            </a>
+          </div>
+          <section aria-labelledby="recent-h">
+            <h2 id="recent-h">Recently seen issues</h2>
+            <Loaded r={recent} what="issues">
+              {(d) =>
+                d.data.length === 0 ? (
+                  <p class="empty">No open issues.</p>
+                ) : (
+                  <ul class="plain">
+                    {d.data.map((i) => (
+                      <li key={i.groupId}>
+                        <a href={projectPath(slug, `/errors/${i.groupId}`)}>
+                          <strong>{i.name}</strong> {i.message}
+                        </a>{' '}
+                        <span class="muted">
+                          {i.count.toLocaleString()} events · <Time iso={i.lastSeen} />
+                        </span>
+                        {i.regressionCount > 0 && <Badge kind="regressed">Regressed</Badge>}
+                      </li>
+                    ))}
+                  </ul>
+                )
+              }
+            </Loaded>
+          </section>
+          {p.deploys.previews.length > 0 && (
+            <section aria-labelledby="previews-h">
+              <h2 id="previews-h">Recent previews</h2>
+              <ul class="plain">
+                {p.deploys.previews.map((d) => (
+                  <li key={d.id}>
+                    <a href={projectPath(slug, `/deploys/${d.id}`)}>{d.branch}</a> <DeployStatus d={d} /> <Time iso={d.createdAt} />
+                  </li>
+                ))}
+              </ul>
+            </section>
+          )}
+          <section aria-labelledby="domains-h">
+            <h2 id="domains-h">Domains</h2>
+            <p>
+              Production: {p.domains.production.length ? p.domains.production.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
+              <br />
+              Preview: {p.domains.preview.length ? p.domains.preview.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
+            </p>
+          </section>
+        </div>
+      )}
+    </Loaded>
+  );
+}

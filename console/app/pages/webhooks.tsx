@@ -1,0 +1,306 @@
+import { useEffect, useState } from 'preact/hooks';
+import { useLocation, useRoute } from 'preact-iso';
+import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
+import { del, get, patch, post, projectPath } from '../api.ts';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Time, useAction, useResource } from '../ui.tsx';
+
+/**
+ * Project webhooks (§4.3): endpoints (create with the secret shown once, edit events, delete), a test event, and per
+ * endpoint the delivery log (the last 100 attempts, each with its status and error) with replay, and secret rotation.
+ */
+interface Endpoint {
+  id: string;
+  url: string;
+  description: string;
+  events: string[];
+  maxAttempts: number;
+  createdAt: string;
+  previousSecretExpiresAt: string | null;
+}
+interface Attempt {
+  deliveryId: string;
+  event: string;
+  attempt: number;
+  status: 'succeeded' | 'failed';
+  responseCode: number | null;
+  error: string | null;
+  startedAt: string;
+  nextAttemptAt: string | null;
+  deliveryStatus: string;
+}
+
+const eventsText = (events: string[]) => (events.length ? events.join(', ') : 'every event except email.received');
+
+function EventPicker({ value, onChange }: { value: Set<string>; onChange: (v: Set<string>) => void }) {
+  const toggle = (e: string) => {
+    const next = new Set(value);
+    if (next.has(e)) next.delete(e);
+    else next.add(e);
+    onChange(next);
+  };
+  return (
+    <fieldset class="events-pick">
+      <legend>
+        Events <span class="muted">(none checked: every event except email.received)</span>
+      </legend>
+      {PROJECT_EVENT_NAMES.map((e) => (
+        <label class="check" key={e}>
+          <input type="checkbox" checked={value.has(e)} onChange={() => toggle(e)} />
+          <code>{e}</code>
+        </label>
+      ))}
+    </fieldset>
+  );
+}
+
+export function Webhooks() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const r = useResource(() => get<{ endpoints: Endpoint[] }>(projectPath(slug, '/webhooks')), [slug]);
+  const [url, setUrl] = useState('');
+  const [description, setDescription] = useState('');
+  const [events, setEvents] = useState<Set<string>>(new Set());
+  const [maxAttempts, setMaxAttempts] = useState(6);
+  const [created, setCreated] = useState<(Endpoint & { secret: string }) | null>(null);
+  const [fired, setFired] = useState<string | null>(null);
+  const act = useAction();
+  const test = useAction();
+  const create = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      const res = await post<{ endpoint: Endpoint & { secret: string } }>(projectPath(slug, '/webhooks'), { url: url.trim(), description, events: [...events], maxAttempts });
+      setCreated(res.endpoint);
+      setUrl('');
+      setDescription('');
+      await r.reload();
+    });
+  };
+  const sendTest = () =>
+    test.run(async () => {
+      const res = await post<{ event: { id: string } }>(projectPath(slug, '/webhooks/test'));
+      setFired(`webhook.test sent (${res.event.id}). Each subscribed endpoint's log shows its delivery.`);
+    });
+  return (
+    <div>
+      <PageHead title="Webhooks">
+        <button type="button" class="secondary" onClick={() => void sendTest()} disabled={test.busy}>
+          Send a test event
+        </button>
+      </PageHead>
+      {fired && (
+        <p role="status" class="ok-text">
+          {fired}
+        </p>
+      )}
+      <ErrorNote error={test.error} />
+      {created && (
+        <ShownOnce title="Signing secret of the new endpoint" items={[{ label: 'Secret', value: created.secret }]} onDone={() => setCreated(null)}>
+          <p class="muted">
+            Verify each delivery's <code>Service-Signature</code> header with it (the Node SDK's <code>webhook-verifier</code> does).
+          </p>
+        </ShownOnce>
+      )}
+      <Loaded r={r} what="webhook endpoints">
+        {(d) =>
+          d.endpoints.length === 0 ? (
+            <p class="empty">No endpoints yet.</p>
+          ) : (
+            <ul class="cards">
+              {d.endpoints.map((e) => (
+                <li key={e.id}>
+                  <a href={projectPath(slug, `/webhooks/${e.id}`)} class="card">
+                    <strong class="url">{e.url}</strong>
+                    <span class="muted">
+                      {e.description ? `${e.description} · ` : ''}
+                      {eventsText(e.events)} · up to {e.maxAttempts} attempts
+                    </span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          )
+        }
+      </Loaded>
+      <section aria-labelledby="new-endpoint" class="panel">
+        <h2 id="new-endpoint">New endpoint</h2>
+        <form onSubmit={create} class="stack">
+          <label>
+            URL <span class="muted">(https; private and loopback hosts are refused)</span>
+            <input name="url" type="url" required maxLength={2048} placeholder="https://example.com/hooks" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+          </label>
+          <label>
+            Description <span class="muted">(optional)</span>
+            <input name="description" maxLength={500} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          </label>
+          <EventPicker value={events} onChange={setEvents} />
+          <label>
+            Attempts before giving up
+            <input name="maxAttempts" type="number" min={1} max={10} value={maxAttempts} onInput={(e) => setMaxAttempts(Number(e.currentTarget.value))} />
+          </label>
+          <ErrorNote error={act.error} />
+          <div class="row">
+            <button type="submit" disabled={act.busy}>
+              Create endpoint
+            </button>
+          </div>
+        </form>
+      </section>
+    </div>
+  );
+}
+
+export function WebhookDetail() {
+  const { params } = useRoute();
+  const { route } = useLocation();
+  const slug = params.slug!;
+  const id = params.id!;
+  const ep = useResource(() => get<{ endpoint: Endpoint }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`)), [slug, id]);
+  const log = useResource(() => get<{ deliveries: Attempt[] }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/deliveries`)), [slug, id]);
+  const [events, setEvents] = useState<Set<string>>(new Set());
+  const [saved, setSaved] = useState(false);
+  const [secret, setSecret] = useState<string | null>(null);
+  const [replayed, setReplayed] = useState<string | null>(null);
+  const act = useAction();
+  useEffect(() => {
+    if (ep.data) setEvents(new Set(ep.data.endpoint.events));
+  }, [ep.data]);
+  // The log follows new attempts while the page is open.
+  useEffect(() => {
+    const t = setInterval(() => void log.reload(), 3000);
+    return () => clearInterval(t);
+  }, [log.reload]);
+
+  const saveEvents = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void act.run(async () => {
+      ep.setData(await patch<{ endpoint: Endpoint }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`), { events: [...events] }));
+      setSaved(true);
+    });
+  };
+  const rotate = () => {
+    if (!confirm('Rotate the signing secret? The previous secret keeps signing for 24 hours.')) return;
+    void act.run(async () => {
+      const res = await post<{ endpoint: Endpoint & { secret: string } }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/rotate-secret`));
+      setSecret(res.endpoint.secret);
+      ep.setData({ endpoint: res.endpoint });
+    });
+  };
+  const remove = () => {
+    if (!confirm('Delete this endpoint and its pending deliveries?')) return;
+    void act.run(async () => {
+      await del(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`));
+      route(projectPath(slug, '/webhooks'));
+    });
+  };
+  const replay = (deliveryId: string) =>
+    act.run(async () => {
+      await post(projectPath(slug, `/webhooks/deliveries/${encodeURIComponent(deliveryId)}/replay`));
+      setReplayed(`Delivery ${deliveryId} queued again with a fresh attempt budget.`);
+      await log.reload();
+    });
+
+  return (
+    <div>
+      <p>
+        <a href={projectPath(slug, '/webhooks')}>← Webhooks</a>
+      </p>
+      <Loaded r={ep} what="the endpoint">
+        {({ endpoint: e }) => (
+          <>
+            <PageHead title={e.url}>
+              <button type="button" class="secondary" onClick={rotate} disabled={act.busy}>
+                Rotate secret
+              </button>
+              <button type="button" class="danger" onClick={remove} disabled={act.busy}>
+                Delete
+              </button>
+            </PageHead>
+            <p class="muted">
+              {e.description ? `${e.description} · ` : ''}up to {e.maxAttempts} attempts · created <Time iso={e.createdAt} />
+              {e.previousSecretExpiresAt && (
+                <>
+                  {' '}
+                  · the previous secret signs until {new Date(e.previousSecretExpiresAt).toLocaleString()}
+                </>
+              )}
+            </p>
+            {secret && <ShownOnce title="New signing secret" items={[{ label: 'Secret', value: secret }]} onDone={() => setSecret(null)} />}
+            <ErrorNote error={act.error} />
+            <form onSubmit={saveEvents} class="stack panel">
+              <EventPicker value={events} onChange={setEvents} />
+              <div class="row">
+                <button type="submit" disabled={act.busy}>
+                  Save events
+                </button>
+                {saved && (
+                  <span role="status" class="ok-text">
+                    Saved.
+                  </span>
+                )}
+              </div>
+            </form>
+          </>
+        )}
+      </Loaded>
+      <section aria-labelledby="log-h">
+        <h2 id="log-h">Delivery log</h2>
+        {replayed && (
+          <p role="status" class="ok-text">
+            {replayed}
+          </p>
+        )}
+        <Loaded r={log} what="deliveries">
+          {(d) =>
+            d.deliveries.length === 0 ? (
+              <p class="empty">No delivery attempts yet. Send a test event to see one here.</p>
+            ) : (
+              <table class="table deliveries">
+                <caption class="sr-only">The last 100 delivery attempts, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Event</th>
+                    <th scope="col">Attempt</th>
+                    <th scope="col">Result</th>
+                    <th scope="col">Error</th>
+                    <th scope="col">When</th>
+                    <th scope="col">Delivery</th>
+                    <th scope="col">
+                      <span class="sr-only">Actions</span>
+                    </th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.deliveries.map((a) => (
+                    <tr key={`${a.deliveryId}-${a.attempt}`}>
+                      <td>
+                        <code>{a.event}</code>
+                      </td>
+                      <td>{a.attempt}</td>
+                      <td>
+                        <Badge kind={a.status === 'succeeded' ? 'ok' : 'bad'}>{a.responseCode ? `${a.status} (${a.responseCode})` : a.status}</Badge>
+                      </td>
+                      <td class="error-text">{a.error ?? ''}</td>
+                      <td>
+                        <Time iso={a.startedAt} />
+                      </td>
+                      <td>
+                        {a.deliveryStatus}
+                        {a.nextAttemptAt && a.deliveryStatus === 'pending' && <span class="muted"> · next {new Date(a.nextAttemptAt).toLocaleTimeString()}</span>}
+                      </td>
+                      <td>
+                        <button type="button" class="secondary small" onClick={() => void replay(a.deliveryId)} disabled={act.busy}>
+                          Replay
+                        </button>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Loaded>
+      </section>
+    </div>
+  );
+}

@@ -1,0 +1,59 @@
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { loadConfig } from '../../../platform/config.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import { start, type Running } from '../../../service/service.ts';
+
+/**
+ * The whole service as `npm start` runs it (every role in one process, embedded engines, a fresh data dir), for the
+ * console's browser tests, its screenshots and its bench. Two differences from `npm start`, both test-only: the owner's
+ * password is set (OWNER_PASSWORD) so a browser can sign in, and webhooks may reach a loopback HTTPS receiver (the
+ * `testing` allowance configuration cannot turn on). Local repositories are allowed (ALLOW_LOCAL_REPOS) for deploys.
+ */
+export const OWNER = { email: 'owner@example.com', password: 'console-e2e-password' };
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+}
+
+export interface ConsoleService {
+  running: Running;
+  base: string;
+  dataDir: string;
+}
+
+export async function startConsoleService(opts: { webhookCa?: string; env?: Record<string, string> } = {}): Promise<ConsoleService> {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'console-'));
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    SETTINGS_REFRESH_MS: '250',
+    OWNER_EMAIL: OWNER.email,
+    OWNER_PASSWORD: OWNER.password,
+    ALLOW_LOCAL_REPOS: 'true',
+    ...opts.env,
+  });
+  const running = await start('all', config, createLogger('silent', 'console'), {
+    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } } },
+  });
+  return { running, base: `http://127.0.0.1:${running.port}`, dataDir };
+}
+
+/** Error events posted to the edge as a client would (one request per 20 events; `ip` spreads the per key-and-IP limit). */
+export async function sendErrors(base: string, ingestKey: string, events: Array<Record<string, unknown>>, ip = '198.51.100.7'): Promise<void> {
+  for (let i = 0; i < events.length; i += 20) {
+    const res = await fetch(`${base}/v1/errors/i`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', 'x-service-client-ip': ip },
+      body: JSON.stringify({ batch: events.slice(i, i + 20) }),
+    });
+    if (res.status !== 202 && res.status !== 200) throw new Error(`error ingest answered ${res.status}: ${await res.text()}`);
+  }
+}
