@@ -53,6 +53,8 @@ export interface StartOptions {
     builderConsumerGroup?: string;
     /** Builds' lease (tests shorten it to see builder_lost quickly). */
     buildLeaseMs?: number;
+    /** The webhook retry sweep's period (tests shorten it to see a replay delivered). */
+    webhookSweepIntervalMs?: number;
     overrides?: PlatformOverrides;
   };
 }
@@ -74,7 +76,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => errors.stop());
       const analytics = await startAnalyticsConsumer(platform, { topic: t.analyticsTopic, consumerGroup: t.analyticsConsumerGroup });
       stops.push(() => analytics.stop());
-      const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup });
+      const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup, sweepIntervalMs: t.webhookSweepIntervalMs });
       stops.push(() => webhooks.stop());
     }
     if (role === 'all' || role === 'builder') {

@@ -103,7 +103,7 @@ export function Loaded<T>({ r, what, children }: { r: Resource<T>; what: string;
   );
 }
 
-export function CopyButton({ text, label = 'Copy' }: { text: string; label?: string }) {
+export function CopyButton({ text, what }: { text: string; what: string }) {
   const [done, setDone] = useState(false);
   const copy = async () => {
     try {
@@ -115,8 +115,8 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
     setTimeout(() => setDone(false), 1500);
   };
   return (
-    <button type="button" class="secondary small" onClick={copy} aria-label={`${label}: copy to the clipboard`}>
-      {done ? 'Copied' : label}
+    <button type="button" class="secondary small" onClick={copy} aria-label={`Copy ${what}`}>
+      {done ? 'Copied' : 'Copy'}
     </button>
   );
 }
@@ -133,7 +133,7 @@ export function ShownOnce({ title, items, onDone, children }: { title: string; i
         <div class="secret" key={i.label}>
           <span class="label">{i.label}</span>
           <code data-secret={i.label}>{i.value}</code>
-          <CopyButton text={i.value} />
+          <CopyButton text={i.value} what={i.label} />
         </div>
       ))}
       {children}

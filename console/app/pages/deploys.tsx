@@ -250,7 +250,8 @@ function BuildSource({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      r.setData(await patch<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings'), { ...form, repoUrl: form.repoUrl?.trim() || undefined }));
+      const { repoUrl, defaultBranch, buildCommand, outputDir } = form;
+      r.setData(await patch<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings'), { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir }));
       setSaved(true);
     });
   };

@@ -1,4 +1,4 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useRef } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, post, projectPath, type Issue } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
@@ -24,18 +24,21 @@ export function IssueDetail() {
       r.setData(res);
     });
   };
+  // r / i / u act on this render's issue (the handler is replaced each render, listened to once).
+  const onKeyRef = useRef<(e: KeyboardEvent) => void>(() => undefined);
+  onKeyRef.current = (e: KeyboardEvent) => {
+    if (e.metaKey || e.ctrlKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test((e.target as HTMLElement).tagName)) return;
+    const action = ({ r: 'resolve', i: 'ignore', u: 'reopen' } as const)[e.key as 'r' | 'i' | 'u'];
+    if (action) {
+      e.preventDefault();
+      apply(action);
+    }
+  };
   useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      if (e.metaKey || e.ctrlKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test((e.target as HTMLElement).tagName)) return;
-      const action = ({ r: 'resolve', i: 'ignore', u: 'reopen' } as const)[e.key as 'r' | 'i' | 'u'];
-      if (action) {
-        e.preventDefault();
-        apply(action);
-      }
-    };
-    addEventListener('keydown', onKey);
-    return () => removeEventListener('keydown', onKey);
-  });
+    const listener = (e: KeyboardEvent) => onKeyRef.current(e);
+    addEventListener('keydown', listener);
+    return () => removeEventListener('keydown', listener);
+  }, []);
 
   return (
     <div>

@@ -50,6 +50,7 @@ export function Issues() {
   const [help, setHelp] = useState(false);
   const act = useAction();
   const searchRef = useRef<HTMLInputElement>(null);
+  const onKeyRef = useRef<(e: KeyboardEvent) => void>(() => undefined);
   const rows = r.data?.data ?? [];
   useEffect(() => {
     setSelected(new Set());
@@ -85,49 +86,52 @@ export function Issues() {
   };
 
   // Keyboard: j/k move, x selects, o or Enter opens, r/i/u act, / searches, ? shows the keys.
+  // The handler is replaced on every render (it sees this render's rows and focus) and listened to once: an effect
+  // re-subscribing after each render would leave the previous render's handler in place until the effect runs.
+  onKeyRef.current = (e: KeyboardEvent) => {
+    const t = e.target as HTMLElement;
+    if (e.metaKey || e.ctrlKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) return;
+    const row = rows[focus];
+    switch (e.key) {
+      case 'j':
+        setFocus((f) => Math.min(rows.length - 1, f + 1));
+        break;
+      case 'k':
+        setFocus((f) => Math.max(0, f - 1));
+        break;
+      case 'x':
+        if (row) toggle(row.groupId);
+        break;
+      case 'o':
+      case 'Enter':
+        if (row && t.tagName !== 'A' && t.tagName !== 'BUTTON') route(projectPath(slug, `/errors/${row.groupId}`));
+        else return;
+        break;
+      case 'r':
+        apply('resolve', targets());
+        break;
+      case 'i':
+        apply('ignore', targets());
+        break;
+      case 'u':
+        apply('reopen', targets());
+        break;
+      case '/':
+        searchRef.current?.focus();
+        break;
+      case '?':
+        setHelp((h) => !h);
+        break;
+      default:
+        return;
+    }
+    e.preventDefault();
+  };
   useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const t = e.target as HTMLElement;
-      if (e.metaKey || e.ctrlKey || e.altKey || /^(INPUT|TEXTAREA|SELECT)$/.test(t.tagName)) return;
-      const row = rows[focus];
-      switch (e.key) {
-        case 'j':
-          setFocus((f) => Math.min(rows.length - 1, f + 1));
-          break;
-        case 'k':
-          setFocus((f) => Math.max(0, f - 1));
-          break;
-        case 'x':
-          if (row) toggle(row.groupId);
-          break;
-        case 'o':
-        case 'Enter':
-          if (row && t.tagName !== 'A' && t.tagName !== 'BUTTON') route(projectPath(slug, `/errors/${row.groupId}`));
-          else return;
-          break;
-        case 'r':
-          apply('resolve', targets());
-          break;
-        case 'i':
-          apply('ignore', targets());
-          break;
-        case 'u':
-          apply('reopen', targets());
-          break;
-        case '/':
-          searchRef.current?.focus();
-          break;
-        case '?':
-          setHelp((h) => !h);
-          break;
-        default:
-          return;
-      }
-      e.preventDefault();
-    };
-    addEventListener('keydown', onKey);
-    return () => removeEventListener('keydown', onKey);
-  });
+    const listener = (e: KeyboardEvent) => onKeyRef.current(e);
+    addEventListener('keydown', listener);
+    return () => removeEventListener('keydown', listener);
+  }, []);
   useEffect(() => {
     const el = document.querySelector<HTMLElement>(`[data-row="${focus}"]`);
     if (el && document.activeElement?.closest('.issue-list')) el.focus();

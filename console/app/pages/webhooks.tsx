@@ -196,7 +196,7 @@ export function WebhookDetail() {
   const replay = (deliveryId: string) =>
     act.run(async () => {
       await post(projectPath(slug, `/webhooks/deliveries/${encodeURIComponent(deliveryId)}/replay`));
-      setReplayed(`Delivery ${deliveryId} queued again with a fresh attempt budget.`);
+      setReplayed(`Delivery ${deliveryId} queued again with a fresh attempt budget: the retry sweep sends it within a minute.`);
       await log.reload();
     });
 

@@ -10,7 +10,7 @@ import { start, type Running } from '../../../service/service.ts';
  * The whole service as `npm start` runs it (every role in one process, embedded engines, a fresh data dir), for the
  * console's browser tests, its screenshots and its bench. Two differences from `npm start`, both test-only: the owner's
  * password is set (OWNER_PASSWORD) so a browser can sign in, and webhooks may reach a loopback HTTPS receiver (the
- * `testing` allowance configuration cannot turn on). Local repositories are allowed (ALLOW_LOCAL_REPOS) for deploys.
+ * `testing` allowance configuration cannot turn on), whose retry sweep runs every second instead of every minute. Local repositories are allowed (ALLOW_LOCAL_REPOS) for deploys.
  */
 export const OWNER = { email: 'owner@example.com', password: 'console-e2e-password' };
 
@@ -41,7 +41,7 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
     ...opts.env,
   });
   const running = await start('all', config, createLogger('silent', 'console'), {
-    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } } },
+    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } }, webhookSweepIntervalMs: 1_000 },
   });
   return { running, base: `http://127.0.0.1:${running.port}`, dataDir };
 }

@@ -1,0 +1,347 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
+import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleService } from './support/console-service.ts';
+
+/**
+ * The console in a real browser (Debian's chromium, driven by playwright-core) against the whole service as `npm start`
+ * runs it, on a fresh data dir. A person signs in, creates a project and its keys, sends errors through the edge with
+ * the key the page showed, triages them (resolve, a regression comes back, ignore, reopen, bulk actions, keys), changes
+ * settings (a refused origin shows the API's message; the second test alert shows the 15-minute limit), creates a
+ * webhook and sees its test delivery in the log, creates a deploy hook and watches the deploy's build log, approves a
+ * CLI login, and finds every page usable on a narrow screen with every control labelled.
+ */
+let svc: ConsoleService;
+let receiver: HttpsReceiver;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let repo: string;
+const SLUG = 'shop';
+let ingestKey = '';
+
+function git(cwd: string, ...args: string[]) {
+  return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
+}
+
+async function issueRows(): Promise<string[]> {
+  await page.waitForSelector('.issue-list, .empty');
+  return page.locator('.issue-row .issue-title strong').allInnerTexts();
+}
+
+/** Wait until the issue list (after its reloads) shows exactly these names, in any order. */
+async function expectRows(names: string[]) {
+  await expect.poll(async () => (await issueRows()).sort(), { timeout: 15_000 }).toEqual([...names].sort());
+}
+
+const event = (name: string, message: string, fn: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  message,
+  stack: `${name}: ${message}\n    at ${fn} (src/${fn}.ts:10:5)\n    at handle (node_modules/express/lib/router/layer.js:95:5)\n    at next (node_modules/express/lib/router/route.js:149:13)`,
+  path: `/${fn}`,
+  runtime: 'node',
+  extra,
+});
+
+beforeAll(async () => {
+  receiver = await startHttpsReceiver();
+  svc = await startConsoleService({ webhookCa: receiver.cert });
+  repo = await mkdtemp(path.join(os.tmpdir(), 'console-repo-'));
+  git(repo, 'init', '-q', '-b', 'main');
+  await writeFile(path.join(repo, 'build.sh'), 'echo "building the shop"; sleep 1; mkdir -p out; echo "<h1>shop</h1>" > out/index.html; echo "build finished"');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '-q', '-m', 'first');
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.base });
+  page = await context.newPage();
+  page.on('dialog', (d) => void d.accept());
+});
+
+// A failing step leaves a picture of the page behind (in the temp dir), to see what the person would have seen.
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail' && page) await page.screenshot({ path: path.join(os.tmpdir(), `console-e2e-failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => undefined);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await svc?.running.stop();
+  await receiver?.close();
+});
+
+describe('the console', () => {
+  it('signs in: a wrong password shows the API message, the right one opens the page asked for', async () => {
+    await page.goto(`${svc.base}/projects`);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill('not the password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/email or password/i);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    // The first start made the demo project.
+    await page.getByRole('link', { name: /demo/ }).waitFor();
+  });
+
+  it('creates a project and lands on its dashboard', async () => {
+    await page.getByLabel('Name').fill('Shop');
+    await page.getByLabel(/Slug/).fill(SLUG);
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(`${svc.base}/projects/${SLUG}`);
+    await page.getByRole('heading', { name: 'Shop' }).waitFor();
+    await expect.poll(() => page.locator('.tile').first().innerText()).toMatch(/0\s+open issues/);
+    // A second project with the same slug is refused with the API's message.
+    await page.goto(`${svc.base}/projects`);
+    await page.getByLabel('Name').fill('Shop again');
+    await page.getByLabel(/Slug/).fill(SLUG);
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/slug/i);
+  });
+
+  it('creates keys: the token shown once with a copy button and the DSN, then only its hint; revoke refuses it at once', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/keys`);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const once = page.getByRole('region', { name: /New ingest key/ });
+    await once.waitFor();
+    ingestKey = await once.locator('[data-secret="Token"]').innerText();
+    expect(ingestKey).toMatch(/^cak_live_/);
+    expect(await once.locator('[data-secret="Sentry DSN"]').innerText()).toMatch(/^http:\/\/[0-9a-f]+@/);
+    await once.getByRole('button', { name: 'Copy Token' }).click();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ingestKey);
+    await expect.poll(() => once.innerText()).toContain('<script src=');
+    await once.getByRole('button', { name: 'I have saved it' }).click();
+    await expect.poll(() => page.locator('body').innerText()).not.toContain(ingestKey);
+
+    // An API key with one scope; revoked from the list, it is refused by the API at once.
+    await page.getByLabel(/API key \(cx_live_\)/).check();
+    await page.getByLabel('Name').fill('ci reader');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const token = await page.getByRole('region', { name: /New API key/ }).locator('[data-secret="Token"]').innerText();
+    expect(token).toMatch(/^cx_live_/);
+    const read = () => fetch(`${svc.base}/v1/projects/${SLUG}/errors`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
+    expect(await read()).toBe(200);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByRole('button', { name: 'Revoke ci reader' }).click();
+    await page.locator('tr.revoked', { hasText: 'ci reader' }).waitFor();
+    expect(await read()).toBe(401);
+  });
+
+  it('triages: errors sent through the edge, resolve, a regression comes back, ignore by key, reopen and bulk actions', async () => {
+    await sendErrors(svc.base, ingestKey, [
+      ...Array.from({ length: 3 }, () => event('TypeError', 'cart is undefined', 'loadCart', { cartId: 42 })),
+      event('RangeError', 'coupon 7 out of range', 'applyCoupon'),
+      event('SyntaxError', 'bad JSON in profile', 'readProfile'),
+    ]);
+    await page.goto(`${svc.base}/projects/${SLUG}/errors`);
+    await expectRows(['TypeError', 'RangeError', 'SyntaxError']);
+    expect((await issueRows())[0]).toBe('TypeError'); // sorted by count
+
+    // The detail: in-app frames apart from library frames, the hint labelled as one, a sample with its fields.
+    await page.getByRole('link', { name: /TypeError cart is undefined/ }).click();
+    await page.getByRole('heading', { name: 'TypeError: cart is undefined' }).waitFor();
+    expect(await page.locator('.frame.in-app').allInnerTexts()).toEqual([expect.stringContaining('loadCart')]);
+    expect(await page.locator('.library-run summary').innerText()).toBe('2 library frames');
+    expect(await page.locator('.frame.library').first().isVisible()).toBe(false);
+    expect(await page.getByRole('complementary', { name: 'Suggestion' }).innerText()).toMatch(/^Hint \(generated from the message and stack; not a diagnosis\)/);
+    const sample = page.locator('.sample').first();
+    expect(await sample.innerText()).toMatch(/\/loadCart[\s\S]*node|node[\s\S]*\/loadCart/);
+    await sample.getByText('Extra').click();
+    expect(await sample.locator('pre').innerText()).toContain('"cartId": 42');
+    expect(await page.locator('dl.facts').first().innerText()).toMatch(/Events\s+3/);
+
+    // Resolve it; a fresh occurrence brings it back as a regression.
+    await page.getByRole('button', { name: 'Resolve' }).click();
+    await page.locator('.badge.status.resolved').waitFor();
+    await page.getByRole('link', { name: '← Issues' }).click();
+    await expectRows(['RangeError', 'SyntaxError']);
+    await sendErrors(svc.base, ingestKey, [event('TypeError', 'cart is undefined', 'loadCart')]);
+    await expect.poll(async () => {
+      await page.reload();
+      return issueRows();
+    }, { timeout: 15_000 }).toContain('TypeError');
+    await page.locator('.issue-row', { hasText: 'TypeError' }).locator('.badge.regressed').waitFor();
+
+    // Keyboard: j moves down, i ignores the highlighted issue.
+    await page.getByRole('heading', { name: 'Issues' }).click();
+    const focused = () => page.locator('.issue-row.focused .issue-title strong').innerText();
+    expect(await focused()).toBe('TypeError');
+    await page.keyboard.press('j');
+    await expect.poll(focused).not.toBe('TypeError');
+    const second = await focused();
+    await page.keyboard.press('i');
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'ignored' }).count()).toBe(1);
+    await expectRows(['TypeError', 'RangeError', 'SyntaxError'].filter((n) => n !== second));
+
+    // The ignored tab has it; reopen it with the bulk bar.
+    await page.getByRole('link', { name: 'Ignored', exact: true }).click();
+    await expectRows([second]);
+    await page.getByRole('checkbox', { name: 'Select all issues on this page' }).check();
+    await page.getByRole('button', { name: 'Reopen' }).click();
+    await expectRows([]);
+    await page.getByRole('link', { name: 'Unresolved', exact: true }).click();
+    await expectRows(['TypeError', 'RangeError', 'SyntaxError']);
+
+    // Search and sort.
+    await page.getByLabel('Search').fill('coupon');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expectRows(['RangeError']);
+    expect(page.url()).toContain('query=coupon');
+    await page.getByLabel('Search').fill('');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expectRows(['TypeError', 'RangeError', 'SyntaxError']);
+    await page.getByLabel('Sort by').selectOption('lastSeen');
+    await expect.poll(async () => (await issueRows())[0]).toBe('TypeError'); // the regression is the newest
+    await page.getByLabel('Environment').selectOption('preview');
+    await expectRows([]);
+    await page.getByLabel('Environment').selectOption('');
+
+    // Bulk: select two and resolve them.
+    await page.getByRole('checkbox', { name: /Select RangeError/ }).check();
+    await page.getByRole('checkbox', { name: /Select SyntaxError/ }).check();
+    await page.getByRole('button', { name: 'Resolve' }).click();
+    await expectRows(['TypeError']);
+    await page.getByRole('link', { name: 'Resolved', exact: true }).click();
+    await expectRows(['RangeError', 'SyntaxError']);
+
+    // An unknown issue says so instead of a blank page.
+    await page.goto(`${svc.base}/projects/${SLUG}/errors/grp_000000000000000000000000`);
+    await expect.poll(() => page.getByRole('alert').innerText()).toBe('no such issue in this project');
+  });
+
+  it('changes settings: a refused origin shows the API message; the second test alert shows the 15-minute limit', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/settings`);
+    const origins = page.getByLabel(/Allowed browser origins/);
+    await origins.waitFor();
+    await origins.fill('https://shop.example.com/path');
+    await page.getByRole('button', { name: 'Save ingest settings' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/hostname/);
+    await origins.fill('shop.example.com\nlocalhost:3000');
+    await page.getByLabel(/Paused/).check();
+    await page.getByRole('button', { name: 'Save ingest settings' }).click();
+    await page.getByText('Saved.').first().waitFor();
+    const settings = await page.evaluate(() => fetch('/v1/projects/shop/errors/settings').then((r) => r.json()));
+    expect(settings).toEqual({ paused: true, ingestOrigins: ['shop.example.com', 'localhost:3000'] });
+
+    await page.getByLabel('Send alert email').uncheck();
+    await page.getByLabel(/Recipients/).fill('oncall@example.com');
+    await page.getByRole('button', { name: 'Save alert settings' }).click();
+    await expect.poll(() => page.evaluate(() => fetch('/v1/projects/shop/error-alerts').then((r) => r.json()))).toEqual({ enabled: false, recipients: ['oncall@example.com'] });
+
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await page.getByText('Test alert sent to oncall@example.com.').waitFor();
+    await page.getByRole('button', { name: 'Send a test alert' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/one test alert per 15 minutes.*Try again in (1[0-5]|[1-9]) min/);
+    // Unpause, so the rest of the run ingests.
+    await page.getByLabel(/Paused/).uncheck();
+    await page.getByRole('button', { name: 'Save ingest settings' }).click();
+    await expect.poll(() => page.evaluate(() => fetch('/v1/projects/shop/errors/settings').then((r) => r.json()))).toMatchObject({ paused: false });
+  });
+
+  it('creates a webhook (secret shown once), sends a test event and shows the delivery in the log; edits events; rotates the secret', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/webhooks`);
+    // A plain-http URL is refused with the API's message.
+    await page.getByLabel(/^URL/).fill('http://example.com/hook');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/https/);
+    await page.getByLabel(/^URL/).fill(receiver.url);
+    await page.getByLabel(/Description/).fill('orders service');
+    await page.getByRole('button', { name: 'Create endpoint' }).click();
+    const secret = await page.getByRole('region', { name: /Signing secret/ }).locator('[data-secret="Secret"]').innerText();
+    expect(secret).toMatch(/^whsec_/);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await page.getByText(/webhook\.test sent/).waitFor();
+    const got = await receiver.waitFor(1);
+    expect(JSON.parse(got[0]!.body).event).toBe('webhook.test');
+
+    await page.getByRole('link', { name: new RegExp(receiver.url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')) }).click();
+    const row = page.locator('table.deliveries tbody tr').first();
+    await expect.poll(async () => ((await row.count()) ? row.innerText() : ''), { timeout: 15_000 }).toMatch(/webhook\.test[\s\S]*succeeded \(200\)/);
+
+    // Replay puts the delivery back; the receiver gets it again.
+    await row.getByRole('button', { name: 'Replay' }).click();
+    await page.getByText(/queued again/).waitFor();
+    await receiver.waitFor(2);
+
+    await page.getByLabel('deploy.failed').check();
+    await page.getByLabel('webhook.test').check();
+    await page.getByRole('button', { name: 'Save events' }).click();
+    await page.getByText('Saved.').waitFor();
+    const endpoints = await page.evaluate(() => fetch('/v1/projects/shop/webhooks').then((r) => r.json()));
+    expect(endpoints.endpoints[0].events.sort()).toEqual(['deploy.failed', 'webhook.test']);
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await page.getByRole('region', { name: 'New signing secret' }).locator('[data-secret="Secret"]').innerText();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+  });
+
+  it('creates a deploy hook (URL shown once); a call to it deploys, and the build log follows the build to ready', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/deploys`);
+    await page.getByLabel('Repository URL').fill(repo);
+    await page.getByLabel('Output directory').fill('out');
+    await page.getByLabel(/Build command/).fill('sh build.sh');
+    await page.getByRole('button', { name: 'Save build source' }).click();
+    await page.getByText('Saved.').waitFor();
+
+    await page.getByLabel('Hook name').fill('main pushes');
+    await page.getByRole('button', { name: 'Create hook' }).click();
+    const url = await page.getByRole('region', { name: /Deploy hook for main/ }).locator('[data-secret="URL"]').innerText();
+    expect(url).toMatch(/\/v1\/hooks\/cxhook_/);
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await page.getByText('main pushes').waitFor();
+
+    const hooked = await fetch(url.replace(/^https?:\/\/[^/]+/, svc.base), { method: 'POST' });
+    expect(hooked.status).toBe(202);
+    const { deployId } = (await hooked.json()) as { deployId: string };
+    await page.reload();
+    await page.getByRole('link', { name: deployId }).click();
+    const log = page.locator('pre.build-log');
+    await expect.poll(() => log.innerText(), { timeout: 30_000 }).toContain('build finished');
+    await expect.poll(() => page.locator('.issue-facts .badge').first().innerText(), { timeout: 15_000 }).toBe('ready');
+    expect(await log.innerText()).toContain('building the shop');
+
+    // The deploys list shows it live.
+    await page.getByRole('link', { name: '← Deploys' }).click();
+    await page.locator('tr', { hasText: deployId }).locator('.badge', { hasText: /^live$/ }).waitFor();
+  });
+
+  it('approves a CLI device login from the URL the CLI prints', async () => {
+    const started = (await (await fetch(`${svc.base}/v1/cli/device`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'laptop cli' }) })).json()) as {
+      device_code: string;
+      verification_uri_complete: string;
+    };
+    await page.goto(started.verification_uri_complete.replace(/^https?:\/\/[^/]+/, svc.base));
+    await page.getByRole('button', { name: 'Approve this CLI login' }).click();
+    await page.getByText(/Approved: laptop cli/).waitFor();
+    const token = await fetch(`${svc.base}/v1/cli/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code: started.device_code }) });
+    expect(((await token.json()) as { access_token: string }).access_token).toMatch(/^cx_cli_/);
+  });
+
+  it('is usable on a narrow screen, and every control has a label', async () => {
+    const narrow = await context.newPage();
+    await narrow.setViewportSize({ width: 390, height: 844 });
+    for (const p of ['/projects', `/projects/${SLUG}`, `/projects/${SLUG}/errors?status=resolved`, `/projects/${SLUG}/settings`, `/projects/${SLUG}/keys`, `/projects/${SLUG}/webhooks`, `/projects/${SLUG}/deploys`]) {
+      await narrow.goto(`${svc.base}${p}`);
+      await narrow.waitForSelector('h1');
+      await narrow.waitForLoadState('networkidle');
+      const layout = await narrow.evaluate(() => {
+        const unlabelled = [...document.querySelectorAll('input, select, textarea, button')].filter((el) => {
+          const e = el as HTMLInputElement;
+          return !(e.labels?.length || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent?.trim()));
+        });
+        return { overflow: document.documentElement.scrollWidth - innerWidth, unlabelled: unlabelled.map((e) => e.outerHTML.slice(0, 80)) };
+      });
+      expect(layout, p).toEqual({ overflow: 0, unlabelled: [] });
+    }
+    // Sign out ends the session: the next page asks to sign in.
+    await narrow.getByRole('button', { name: 'Sign out' }).click();
+    await narrow.getByRole('button', { name: 'Sign in' }).waitFor();
+    await narrow.close();
+  });
+});
