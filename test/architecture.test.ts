@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
  * `platform/` (the floor every role stands on) imports only schemas; the roles (`ingest/`, `processor/`,
  * `api/`) import schemas and platform, never each other; only the composition root (`service/`) imports
  * the roles. Steps and routes see ports: no role imports an adapter. Tests and test support are exempt.
+ * `console/` (the browser app) imports itself and schema constants only.
  */
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const ROLES = ['ingest', 'processor', 'api', 'builder'];
@@ -19,13 +20,16 @@ const ALLOWED: Record<string, string[]> = {
   api: ['schemas', 'platform', 'api'],
   builder: ['schemas', 'platform', 'builder'],
   service: ['schemas', 'platform', 'service', ...ROLES],
+  // The console runs in browsers: it reaches the service only over the /v1 API, and takes nothing from the server but
+  // zod-free constants of schemas/ (scope names, event names).
+  console: ['console', 'schemas'],
 };
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return files(path);
-    return name.endsWith('.ts') && !/\.(test|scenarios)\.ts$/.test(name) ? [path] : [];
+    return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') && !/\.(test|scenarios)\.tsx?$/.test(name) ? [path] : [];
   });
 }
 

@@ -147,10 +147,11 @@ describe('the console', () => {
     expect(await page.locator('.library-run summary').innerText()).toBe('2 library frames');
     expect(await page.locator('.frame.library').first().isVisible()).toBe(false);
     expect(await page.getByRole('complementary', { name: 'Suggestion' }).innerText()).toMatch(/^Hint \(generated from the message and stack; not a diagnosis\)/);
-    const sample = page.locator('.sample').first();
-    expect(await sample.innerText()).toMatch(/\/loadCart[\s\S]*node|node[\s\S]*\/loadCart/);
-    await sample.getByText('Extra').click();
+    const sample = page.locator('table.samples tbody tr').first();
+    expect(await sample.innerText()).toMatch(/node\s+\/loadCart/);
+    await sample.getByText('1 field').click();
     expect(await sample.locator('pre').innerText()).toContain('"cartId": 42');
+    expect(await page.locator('table.samples tbody tr').count()).toBe(3);
     expect(await page.locator('dl.facts').first().innerText()).toMatch(/Events\s+3/);
 
     // Resolve it; a fresh occurrence brings it back as a regression.
@@ -274,6 +275,16 @@ describe('the console', () => {
     await page.getByText('Saved.').waitFor();
     const endpoints = await page.evaluate(() => fetch('/v1/projects/shop/webhooks').then((r) => r.json()));
     expect(endpoints.endpoints[0].events.sort()).toEqual(['deploy.failed', 'webhook.test']);
+    // A family the API took (`deploy.*`, set by another client) shows checked and survives a save from the console.
+    const epId = endpoints.endpoints[0].id as string;
+    await page.evaluate((id) => fetch(`/v1/projects/shop/webhooks/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: ['deploy.*'] }) }), epId);
+    await page.reload();
+    expect(await page.getByLabel('deploy.*').isChecked()).toBe(true);
+    await page.getByLabel('webhook.test').check();
+    await page.getByRole('button', { name: 'Save events' }).click();
+    await page.getByText('Saved.').waitFor();
+    const kept = await page.evaluate((id) => fetch(`/v1/projects/shop/webhooks/${id}`).then((r) => r.json()), epId);
+    expect(kept.endpoint.events.sort()).toEqual(['deploy.*', 'webhook.test']);
 
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     const rotated = await page.getByRole('region', { name: 'New signing secret' }).locator('[data-secret="Secret"]').innerText();

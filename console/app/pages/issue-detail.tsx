@@ -1,4 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, post, projectPath, type Issue } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
@@ -95,11 +95,7 @@ export function IssueDetail() {
             </section>
             <section aria-labelledby="samples-h">
               <h2 id="samples-h">Recent events ({i.samples.length})</h2>
-              <ol class="samples">
-                {i.samples.map((s, n) => (
-                  <Sample key={String(s.eventId ?? n)} s={s} />
-                ))}
-              </ol>
+              <Samples samples={i.samples} message={i.message} />
             </section>
           </>
         )}
@@ -158,56 +154,75 @@ export function StackView({ stack }: { stack: string }) {
   );
 }
 
-const SHOWN = ['receivedAt', 'environment', 'path', 'runtime', 'message', 'userId', 'gitSha', 'deployId', 'eventId', 'extra'];
+const KNOWN = new Set(['name', 'stack', 'message', 'receivedAt', 'environment', 'path', 'runtime', 'userId', 'gitSha', 'deployId', 'eventId', 'originHost', 'extra', 'clientTime', 'truncated']);
+const SAMPLES_SHOWN = 5;
 
-function Sample({ s }: { s: Record<string, unknown> }) {
-  const extra = s.extra as Record<string, unknown> | undefined;
-  const rest = Object.entries(s).filter(([k, v]) => !SHOWN.includes(k) && k !== 'name' && k !== 'stack' && v !== null && v !== undefined && v !== '');
+/** The recent samples, newest first: one row each (where, when, who, which build), extra folded. */
+function Samples({ samples, message }: { samples: Array<Record<string, unknown>>; message: string }) {
+  const [all, setAll] = useState(false);
+  const shown = all ? samples : samples.slice(0, SAMPLES_SHOWN);
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
   return (
-    <li class="sample">
-      <div class="sample-head">
-        <Time iso={typeof s.receivedAt === 'string' ? s.receivedAt : null} />
-        {typeof s.environment === 'string' && <Badge kind={`env ${s.environment}`}>{s.environment}</Badge>}
-        {typeof s.runtime === 'string' && <Badge kind="runtime">{s.runtime}</Badge>}
-        {typeof s.path === 'string' && <code>{s.path}</code>}
-      </div>
-      <p>{String(s.message ?? '')}</p>
-      <dl class="facts small">
-        {typeof s.userId === 'string' && (
-          <div>
-            <dt>User</dt>
-            <dd>{s.userId}</dd>
-          </div>
-        )}
-        {typeof s.gitSha === 'string' && (
-          <div>
-            <dt>Commit</dt>
-            <dd>
-              <code>{s.gitSha.slice(0, 12)}</code>
-            </dd>
-          </div>
-        )}
-        {typeof s.deployId === 'string' && (
-          <div>
-            <dt>Deploy</dt>
-            <dd>
-              <code>{s.deployId}</code>
-            </dd>
-          </div>
-        )}
-        {rest.map(([k, v]) => (
-          <div key={k}>
-            <dt>{k}</dt>
-            <dd>{typeof v === 'string' ? v : JSON.stringify(v)}</dd>
-          </div>
-        ))}
-      </dl>
-      {extra && Object.keys(extra).length > 0 && (
-        <details>
-          <summary>Extra</summary>
-          <pre>{JSON.stringify(extra, null, 2)}</pre>
-        </details>
+    <>
+      <table class="table samples">
+        <caption class="sr-only">Recent events, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Environment</th>
+            <th scope="col">Runtime</th>
+            <th scope="col">Path</th>
+            <th scope="col">Context</th>
+            <th scope="col">Extra</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((s, n) => {
+            const extra = s.extra as Record<string, unknown> | undefined;
+            const other = Object.entries(s).filter(([k, v]) => !KNOWN.has(k) && v !== null && v !== undefined && v !== '');
+            const context: Array<[string, string]> = [
+              ...(str(s.originHost) ? [['host', str(s.originHost)!] as [string, string]] : []),
+              ...(str(s.userId) ? [['user', str(s.userId)!] as [string, string]] : []),
+              ...(str(s.gitSha) ? [['commit', str(s.gitSha)!.slice(0, 12)] as [string, string]] : []),
+              ...(str(s.deployId) ? [['deploy', str(s.deployId)!] as [string, string]] : []),
+              ...other.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)] as [string, string]),
+            ];
+            return (
+              <tr key={String(s.eventId ?? n)}>
+                <td>
+                  <Time iso={str(s.receivedAt)} />
+                </td>
+                <td>{str(s.environment) && <Badge kind={`env ${s.environment}`}>{String(s.environment)}</Badge>}</td>
+                <td>{str(s.runtime) ?? ''}</td>
+                <td>{str(s.path) ? <code>{String(s.path)}</code> : ''}</td>
+                <td class="context">
+                  {context.map(([k, v]) => (
+                    <span key={k}>
+                      <span class="muted">{k}</span> {v}{' '}
+                    </span>
+                  ))}
+                  {str(s.message) && s.message !== message && <div class="muted">{String(s.message)}</div>}
+                </td>
+                <td>
+                  {extra && Object.keys(extra).length > 0 ? (
+                    <details>
+                      <summary>{Object.keys(extra).length} {Object.keys(extra).length === 1 ? 'field' : 'fields'}</summary>
+                      <pre>{JSON.stringify(extra, null, 2)}</pre>
+                    </details>
+                  ) : (
+                    <span class="muted">none</span>
+                  )}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+      {samples.length > SAMPLES_SHOWN && (
+        <button type="button" class="secondary small" onClick={() => setAll(!all)} aria-expanded={all}>
+          {all ? `Show the newest ${SAMPLES_SHOWN}` : `Show all ${samples.length}`}
+        </button>
       )}
-    </li>
+    </>
   );
 }

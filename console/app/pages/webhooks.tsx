@@ -38,12 +38,15 @@ function EventPicker({ value, onChange }: { value: Set<string>; onChange: (v: Se
     else next.add(e);
     onChange(next);
   };
+  // Families the API took (`deploy.*`) are shown beside the names, so saving keeps them.
+  const names: readonly string[] = PROJECT_EVENT_NAMES;
+  const options = [...names, ...[...value].filter((v) => !names.includes(v)).sort()];
   return (
     <fieldset class="events-pick">
       <legend>
         Events <span class="muted">(none checked: every event except email.received)</span>
       </legend>
-      {PROJECT_EVENT_NAMES.map((e) => (
+      {options.map((e) => (
         <label class="check" key={e}>
           <input type="checkbox" checked={value.has(e)} onChange={() => toggle(e)} />
           <code>{e}</code>
@@ -227,19 +230,6 @@ export function WebhookDetail() {
             </p>
             {secret && <ShownOnce title="New signing secret" items={[{ label: 'Secret', value: secret }]} onDone={() => setSecret(null)} />}
             <ErrorNote error={act.error} />
-            <form onSubmit={saveEvents} class="stack panel">
-              <EventPicker value={events} onChange={setEvents} />
-              <div class="row">
-                <button type="submit" disabled={act.busy}>
-                  Save events
-                </button>
-                {saved && (
-                  <span role="status" class="ok-text">
-                    Saved.
-                  </span>
-                )}
-              </div>
-            </form>
           </>
         )}
       </Loaded>
@@ -301,6 +291,24 @@ export function WebhookDetail() {
           }
         </Loaded>
       </section>
+      {ep.data && (
+        <section aria-labelledby="events-h" class="panel">
+          <h2 id="events-h">Events</h2>
+          <form onSubmit={saveEvents} class="stack">
+            <EventPicker value={events} onChange={setEvents} />
+            <div class="row">
+              <button type="submit" disabled={act.busy}>
+                Save events
+              </button>
+              {saved && (
+                <span role="status" class="ok-text">
+                  Saved.
+                </span>
+              )}
+            </div>
+          </form>
+        </section>
+      )}
     </div>
   );
 }

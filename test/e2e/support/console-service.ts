@@ -46,14 +46,26 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
   return { running, base: `http://127.0.0.1:${running.port}`, dataDir };
 }
 
-/** Error events posted to the edge as a client would (one request per 20 events; `ip` spreads the per key-and-IP limit). */
-export async function sendErrors(base: string, ingestKey: string, events: Array<Record<string, unknown>>, ip = '198.51.100.7'): Promise<void> {
+/**
+ * Error events posted to the edge as a client would (one request per 20 events; `ip` spreads the per key-and-IP limit;
+ * `origin` is the browser page's, which stamps the environment, §7.4).
+ * A key made a moment ago is refused until the edge's next settings refresh (SETTINGS_REFRESH_MS): that 401 is retried.
+ */
+export async function sendErrors(base: string, ingestKey: string, events: Array<Record<string, unknown>>, opts: { ip?: string; origin?: string } = {}): Promise<void> {
   for (let i = 0; i < events.length; i += 20) {
-    const res = await fetch(`${base}/v1/errors/i`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', 'x-service-client-ip': ip },
-      body: JSON.stringify({ batch: events.slice(i, i + 20) }),
-    });
-    if (res.status !== 202 && res.status !== 200) throw new Error(`error ingest answered ${res.status}: ${await res.text()}`);
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const res = await fetch(`${base}/v1/errors/i`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', 'x-service-client-ip': opts.ip ?? '198.51.100.7', ...(opts.origin ? { origin: opts.origin } : {}) },
+        body: JSON.stringify({ batch: events.slice(i, i + 20) }),
+      });
+      if (res.status === 202 || res.status === 200) break;
+      if (res.status === 401 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      throw new Error(`error ingest answered ${res.status}: ${await res.text()}`);
+    }
   }
 }

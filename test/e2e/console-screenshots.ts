@@ -1,0 +1,140 @@
+/**
+ * Screenshots of the console's main screens (issue 17), for people to look at: `npm run screenshots` starts the whole
+ * service as `npm start` runs it on a fresh data dir, fills a project the way users would (errors through the edge
+ * from a production and a preview host, a regression, a webhook with deliveries, a deploy from a hook), and writes PNGs
+ * to docs/screenshots/ (1280x800, and the issue list at 390 px wide). Loopback only.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startHttpsReceiver } from '../support/https-receiver.ts';
+import { launchChromium, OWNER, sendErrors, startConsoleService } from './support/console-service.ts';
+
+const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
+const SLUG = 'storefront';
+
+function git(cwd: string, ...args: string[]) {
+  return execFileSync('git', ['-c', 'user.email=dev@example.com', '-c', 'user.name=dev', ...args], { cwd, encoding: 'utf8' }).trim();
+}
+
+const frame = (fn: string, file: string, line: number) => `    at ${fn} (${file}:${line}:${(line * 7) % 40})`;
+const browserError = (name: string, message: string, frames: string[], extra: Record<string, unknown>, p: string) => ({
+  name,
+  message,
+  stack: [`${name}: ${message}`, ...frames].join('\n'),
+  path: p,
+  runtime: 'browser',
+  extra,
+});
+
+async function main() {
+  await mkdir(OUT, { recursive: true });
+  const receiver = await startHttpsReceiver();
+  const svc = await startConsoleService({ webhookCa: receiver.cert });
+  const base = svc.base;
+  try {
+    const signIn = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
+    const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('cx_session='))!;
+    const session = { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
+    const call = async (method: string, p: string, body?: unknown) => {
+      const res = await fetch(`${base}/v1${p}`, { method, headers: session, body: method === 'GET' ? undefined : JSON.stringify(body ?? {}) });
+      const text = await res.text();
+      if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
+      return text ? JSON.parse(text) : null;
+    };
+    await call('POST', '/projects', { name: 'Storefront', slug: SLUG, domains: { production: ['shop.example.com'], preview: ['*.preview.shop.example.com'] } });
+    const ingestKey = (await call('POST', `/projects/${SLUG}/keys`, { kind: 'ingest', name: 'web app' })).key.token as string;
+    await call('POST', `/projects/${SLUG}/keys`, { kind: 'live', name: 'CI reader', scopes: ['errors:read', 'deploys:read'] });
+
+    const prod = { origin: 'https://shop.example.com' };
+    const send = (events: Array<Record<string, unknown>>, origin: string) => sendErrors(base, ingestKey, events, { origin });
+    const cart = browserError('TypeError', "Cannot read properties of undefined (reading 'items')", [frame('renderCart', 'https://shop.example.com/assets/cart.js', 41), frame('updateQuantity', 'https://shop.example.com/assets/cart.js', 88), frame('commitRoot', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 3120), frame('flushSync', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 2211)], { cartId: 'c_81', items: 0 }, '/cart');
+    const coupon = browserError('RangeError', 'coupon 7 is out of range', [frame('applyCoupon', 'https://shop.example.com/assets/checkout.js', 17), frame('onSubmit', 'https://shop.example.com/assets/checkout.js', 203)], { coupon: 'SPRING7' }, '/checkout');
+    const img = browserError('Error', 'image failed to load: hero-2.webp', [frame('HTMLImageElement.onerror', 'https://shop.example.com/assets/gallery.js', 9)], {}, '/');
+    const fetchErr = browserError('TypeError', 'Failed to fetch', [frame('fetchJson', 'https://shop.example.com/assets/api.js', 12), frame('loadRecommendations', 'https://shop.example.com/assets/home.js', 55), frame('async Promise.all', 'native', 1)], { endpoint: '/api/recommendations' }, '/');
+    const ref = browserError('ReferenceError', 'analytics is not defined', [frame('trackView', 'https://shop.example.com/assets/track.js', 3)], {}, '/product/42');
+    await send([...Array(14).fill(cart), ...Array(6).fill(coupon), ...Array(3).fill(img), ...Array(9).fill(fetchErr), ref], prod.origin);
+    await send([cart, cart, coupon], 'https://pr-12.preview.shop.example.com');
+    await new Promise((r) => setTimeout(r, 1500));
+    // A regression: resolve the image error, then it happens again.
+    const list = (await call('GET', `/projects/${SLUG}/errors?limit=100`)).data as Array<{ groupId: string; name: string; message: string }>;
+    const imgId = list.find((i) => i.message.startsWith('image failed'))!.groupId;
+    await call('POST', `/projects/${SLUG}/errors/${imgId}/resolve`);
+    await send([img], prod.origin);
+    const refId = list.find((i) => i.name === 'ReferenceError')!.groupId;
+    await call('POST', `/projects/${SLUG}/errors/${refId}/ignore`);
+
+    // Webhooks: an endpoint with a success and a failure in its log.
+    const ep = (await call('POST', `/projects/${SLUG}/webhooks`, { url: receiver.url, events: ['deploy.*', 'webhook.test'], description: 'Slack relay' })).endpoint;
+    await call('POST', `/projects/${SLUG}/webhooks/test`);
+    await receiver.waitFor(1);
+    receiver.respond = () => ({ status: 503 });
+    await call('POST', `/projects/${SLUG}/webhooks/test`);
+    await receiver.waitFor(2);
+
+    // Deploys: a repository, a hook, a deploy from it.
+    const repo = await mkdtemp(path.join(os.tmpdir(), 'shots-repo-'));
+    git(repo, 'init', '-q', '-b', 'main');
+    await writeFile(path.join(repo, 'build.sh'), 'echo "> storefront@1.4.0 build"; echo "vite v7 building for production..."; sleep 1; echo "transforming (212) src/main.tsx"; mkdir -p dist; echo "<h1>Storefront</h1>" > dist/index.html; echo "dist/index.html  0.46 kB"; echo "built in 1.32s"');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '-q', '-m', 'Storefront');
+    await call('PATCH', `/projects/${SLUG}/deploys/settings`, { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'dist' });
+    const hook = (await call('POST', `/projects/${SLUG}/deploys/hooks`, { name: 'GitHub main', branch: 'main' })).hook;
+    const { deployId } = (await (await fetch(`${base}/v1/hooks/${hook.token}`, { method: 'POST' })).json()) as { deployId: string };
+    for (let i = 0; i < 100; i++) {
+      const d = (await call('GET', `/projects/${SLUG}/deploys/${deployId}`)).deploy;
+      if (d.status === 'ready' || d.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    await receiver.waitFor(3).catch(() => undefined);
+
+    const browser = await launchChromium();
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
+    const page = await context.newPage();
+    const shot = async (name: string, p: string, ready: string, opts: { fullPage?: boolean } = {}) => {
+      await page.goto(`${base}${p}`);
+      await page.waitForSelector(ready);
+      await page.waitForTimeout(300);
+      await page.screenshot({ path: path.join(OUT, `${name}.png`), fullPage: opts.fullPage });
+      process.stderr.write(`wrote ${name}.png\n`);
+    };
+    await page.goto(`${base}/projects`);
+    await page.getByLabel('Email').fill(OWNER.email);
+    await page.getByLabel('Password').fill(OWNER.password);
+    await page.screenshot({ path: path.join(OUT, 'sign-in.png') });
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await shot('projects', '/projects', '.cards');
+    await shot('overview', `/projects/${SLUG}`, '.tiles');
+    await shot('issues', `/projects/${SLUG}/errors`, '.issue-row');
+    await page.keyboard.press('j');
+    await page.keyboard.press('x');
+    await page.keyboard.press('j');
+    await page.keyboard.press('x');
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(OUT, 'issues-selected.png') });
+    const cartId = list.find((i) => i.message.includes("'items'"))!.groupId;
+    await shot('issue', `/projects/${SLUG}/errors/${cartId}`, '.stack-view', { fullPage: true });
+    await shot('settings', `/projects/${SLUG}/settings`, '#alerts-h');
+    await page.goto(`${base}/projects/${SLUG}/keys`);
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await page.getByRole('region', { name: /New ingest key/ }).waitFor();
+    await page.screenshot({ path: path.join(OUT, 'keys-created.png'), fullPage: true });
+    await shot('webhook', `/projects/${SLUG}/webhooks/${ep.id}`, 'table.deliveries');
+    await shot('deploys', `/projects/${SLUG}/deploys`, 'table');
+    await shot('deploy-log', `/projects/${SLUG}/deploys/${deployId}`, '.log-line');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot('issues-narrow', `/projects/${SLUG}/errors`, '.issue-row', { fullPage: true });
+    await browser.close();
+  } finally {
+    await svc.running.stop();
+    await receiver.close();
+  }
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err.stack ?? err}\n`);
+  process.exit(1);
+});
