@@ -53,6 +53,8 @@ export interface StartOptions {
     builderConsumerGroup?: string;
     /** Builds' lease (tests shorten it to see builder_lost quickly). */
     buildLeaseMs?: number;
+    /** Don't print the first start's credentials (tests and benches that print JSON on stdout). */
+    quietFirstStart?: boolean;
     /** The webhook retry sweep's period (tests shorten it to see a replay delivered). */
     webhookSweepIntervalMs?: number;
     overrides?: PlatformOverrides;
@@ -69,7 +71,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
   try {
     if (role === 'all' || role === 'api') {
       const created = await bootstrapInstance(platform);
-      if (created) printFirstStart(config, created);
+      if (created && !t.quietFirstStart) printFirstStart(config, created);
     }
     if (role === 'all' || role === 'processor') {
       const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });

@@ -153,6 +153,7 @@ export function Deploys() {
           )
         }
       </Loaded>
+      {(cursor || list.data?.hasMore) && (
       <nav class="pager" aria-label="Pages">
         <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(null)}>
           Newest
@@ -161,6 +162,7 @@ export function Deploys() {
           Older
         </button>
       </nav>
+      )}
       <DeployHooks slug={slug} />
       <BuildSource slug={slug} />
     </div>

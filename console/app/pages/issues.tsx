@@ -257,6 +257,7 @@ export function Issues() {
           ))}
         </ul>
       )}
+      {(cursors.length > 1 || r.data?.hasMore) && (
       <nav class="pager" aria-label="Pages">
         <button type="button" class="secondary" disabled={cursors.length <= 1 || r.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
           Previous page
@@ -266,6 +267,7 @@ export function Issues() {
           Next page
         </button>
       </nav>
+      )}
     </div>
   );
 }

@@ -1,4 +1,5 @@
 import { mkdtemp } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -21,6 +22,17 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 export interface ConsoleService {
   running: Running;
   base: string;
@@ -29,8 +41,10 @@ export interface ConsoleService {
 
 export async function startConsoleService(opts: { webhookCa?: string; env?: Record<string, string> } = {}): Promise<ConsoleService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'console-'));
+  // A known port (not 0), so the URLs the service prints and returns (DSNs, hook URLs) are the ones to use.
+  const port = await freePort();
   const config = loadConfig({
-    PORT: '0',
+    PORT: String(port),
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
@@ -41,7 +55,7 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
     ...opts.env,
   });
   const running = await start('all', config, createLogger('silent', 'console'), {
-    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } }, webhookSweepIntervalMs: 1_000 },
+    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } }, webhookSweepIntervalMs: 1_000, quietFirstStart: true },
   });
   return { running, base: `http://127.0.0.1:${running.port}`, dataDir };
 }
