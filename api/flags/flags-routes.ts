@@ -27,7 +27,17 @@ const FlagSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
 });
-const PatchSchema = FlagDefinitionSchema.omit({ key: true }).partial().strict();
+/**
+ * A change names only the fields it changes. zod 4 applies a field's default even inside `.partial()`, which would
+ * reset every unnamed field (rollout to 100, variants and conditions to none); the defaults are unwrapped first.
+ */
+const PatchSchema = z
+  .object(
+    Object.fromEntries(
+      Object.entries(FlagDefinitionSchema.omit({ key: true }).shape).map(([name, field]) => [name, (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : (field as z.ZodType)).optional()]),
+    ) as { [K in keyof Omit<FlagDefinition, 'key'>]-?: z.ZodOptional<z.ZodType<Omit<FlagDefinition, 'key'>[K]>> },
+  )
+  .strict();
 const Errors = { 400: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema };
 
 function checked(def: FlagDefinition): FlagDefinition {

@@ -199,7 +199,13 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
     expect(again.status).toBe(304);
 
     // A change in the API reaches the edge within seconds.
-    expect((await flagsApi(p, '/new-checkout', 'PATCH', { enabled: false })).json.flag.enabled).toBe(false);
+    // A partial change leaves every other field as it was (it once reset them to their defaults).
+    const before = (await flagsApi(p, '/new-checkout')).json.flag;
+    const patched = (await flagsApi(p, '/new-checkout', 'PATCH', { enabled: false })).json.flag;
+    const { updatedAt: _b, ...beforeRest } = before;
+    const { updatedAt: _a, ...patchedRest } = patched;
+    expect(patchedRest).toEqual({ ...beforeRest, enabled: false });
+    expect(before.variants.length).toBeGreaterThan(0);
     await eventually('the edge sees the change', async () => {
       const r = await evaluate(p, 'distinctId=u1&keys=new-checkout', { origin: 'https://pr-7.preview.example.com' });
       return r.json.flags['new-checkout'].reason === 'disabled' ? true : undefined;
