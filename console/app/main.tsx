@@ -13,6 +13,8 @@ import { Settings } from './pages/settings.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Webhooks, WebhookDetail } from './pages/webhooks.tsx';
 import { Deploys, DeployDetail } from './pages/deploys.tsx';
+import { Analytics } from './pages/analytics.tsx';
+import { Flags } from './pages/flags.tsx';
 import './styles.css';
 
 /**
@@ -60,6 +62,8 @@ const SECTIONS: Array<[string, string]> = [
   ['', 'Overview'],
   ['/errors', 'Issues'],
   ['/deploys', 'Deploys'],
+  ['/analytics', 'Analytics'],
+  ['/flags', 'Flags'],
   ['/webhooks', 'Webhooks'],
   ['/keys', 'Keys'],
   ['/settings', 'Settings'],
@@ -125,6 +129,8 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/projects/:slug/webhooks/:id" component={WebhookDetail} />
           <Route path="/projects/:slug/deploys" component={Deploys} />
           <Route path="/projects/:slug/deploys/:deployId" component={DeployDetail} />
+          <Route path="/projects/:slug/analytics" component={Analytics} />
+          <Route path="/projects/:slug/flags" component={Flags} />
           <Route default component={NotFound} />
         </Router>
       </main>

@@ -90,6 +90,23 @@ async function main() {
     }
     await receiver.waitFor(3).catch(() => undefined);
 
+    // Analytics over the last week (client times are trusted back to 7 days), and two flags.
+    const names = ['page_view', 'page_view', 'page_view', 'add_to_cart', 'checkout_started', 'signup'];
+    const now = Date.now();
+    const analytics = Array.from({ length: 600 }, (_, i) => ({
+      event: names[i % names.length],
+      distinctId: `user-${(i * 7) % 83}`,
+      timestamp: new Date(now - Math.floor(((i * 7919) % 1000) / 1000 * 6.5 * 86400_000 * (0.6 + 0.4 * ((i % 5) / 5)))).toISOString(),
+      path: ['/', '/product/42', '/cart', '/checkout'][i % 4],
+      properties: { plan: i % 3 ? 'free' : 'pro' },
+    }));
+    for (let i = 0; i < analytics.length; i += 100) {
+      await fetch(`${base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', origin: prod.origin }, body: JSON.stringify({ batch: analytics.slice(i, i + 100) }) });
+    }
+    await call('POST', `/projects/${SLUG}/flags`, { key: 'new-checkout', description: 'One-page checkout', enabled: true, rolloutPercentage: 30, variants: [{ key: 'green', weight: 50 }, { key: 'blue', weight: 50 }], conditions: [{ environments: ['production'] }] });
+    await call('POST', `/projects/${SLUG}/flags`, { key: 'gift-cards', description: 'Gift card purchase flow', enabled: false, rolloutPercentage: 100 });
+    await new Promise((r) => setTimeout(r, 1500));
+
     const browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: 'light' });
     const page = await context.newPage();
@@ -125,6 +142,8 @@ async function main() {
     await shot('webhook', `/projects/${SLUG}/webhooks/${ep.id}`, 'table.deliveries');
     await shot('deploys', `/projects/${SLUG}/deploys`, 'table');
     await shot('deploy-log', `/projects/${SLUG}/deploys/${deployId}`, '.log-line');
+    await shot('analytics', `/projects/${SLUG}/analytics`, '.chart');
+    await shot('flags', `/projects/${SLUG}/flags`, '.card.flag');
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('issues-narrow', `/projects/${SLUG}/errors`, '.issue-row', { fullPage: true });
     await browser.close();

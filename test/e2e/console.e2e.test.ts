@@ -12,7 +12,8 @@ import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleSer
  * runs it, on a fresh data dir. A person signs in, creates a project and its keys, sends errors through the edge with
  * the key the page showed, triages them (resolve, a regression comes back, ignore, reopen, bulk actions, keys), changes
  * settings (a refused origin shows the API's message; the second test alert shows the 15-minute limit), creates a
- * webhook and sees its test delivery in the log, creates a deploy hook and watches the deploy's build log, approves a
+ * webhook and sees its test delivery in the log, creates a deploy hook and watches the deploy's build log, reads
+ * analytics and manages feature flags, approves a
  * CLI login, and finds every page usable on a narrow screen with every control labelled.
  */
 let svc: ConsoleService;
@@ -322,6 +323,49 @@ describe('the console', () => {
     await page.locator('tr', { hasText: deployId }).locator('.badge', { hasText: /^live$/ }).waitFor();
   });
 
+  it('shows analytics sent through the edge, and manages feature flags (a switch keeps the rollout)', async () => {
+    const events = [
+      ...Array.from({ length: 4 }, (_, i) => ({ event: 'checkout_started', distinctId: `u${i % 2}`, properties: { plan: 'pro' } })),
+      { event: 'signup', distinctId: 'u9', properties: {} },
+    ];
+    const sent = await fetch(`${svc.base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ batch: events }) });
+    expect(sent.status).toBe(202);
+    await page.goto(`${svc.base}/projects/${SLUG}/analytics`);
+    await expect.poll(async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Top events' }).waitFor();
+      await page.waitForLoadState('networkidle');
+      return page.locator('.tile').first().innerText();
+    }, { timeout: 20_000 }).toMatch(/^5\s+events/);
+    expect(await page.locator('.tile').nth(1).innerText()).toMatch(/^3\s+unique users/);
+    await page.getByRole('button', { name: 'checkout_started' }).click();
+    await expect.poll(() => page.locator('.tile').first().innerText()).toMatch(/^4\s+events named checkout_started/);
+    await expect.poll(() => page.locator('section[aria-labelledby="raw-h"] tbody tr').count()).toBe(4);
+
+    await page.goto(`${svc.base}/projects/${SLUG}/flags`);
+    await page.getByLabel('Key').fill('new-checkout');
+    await page.getByLabel(/Rollout %/).fill('30');
+    await page.getByRole('button', { name: 'Create flag (off)' }).click();
+    const toggle = page.getByRole('switch', { name: 'new-checkout enabled' });
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false');
+    await toggle.click();
+    await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true');
+    const flag = () => page.evaluate(() => fetch('/v1/projects/shop/flags/new-checkout').then((r) => r.json()));
+    expect((await flag()).flag).toMatchObject({ enabled: true, rolloutPercentage: 30 });
+    // Variants whose weights do not add up to 100 are refused with the API's message.
+    const json = page.getByLabel('Variants, payload and conditions of new-checkout');
+    await page.getByText('Variants, payload and conditions (JSON)').click();
+    await json.fill('{"variants":[{"key":"a","weight":10}],"conditions":[]}');
+    await page.getByRole('button', { name: 'Save variants, payload and conditions' }).click();
+    await expect.poll(() => page.locator('.card.flag [role="alert"]').innerText()).toMatch(/weight/i);
+    await json.fill('{"variants":[{"key":"a","weight":50},{"key":"b","weight":50}],"payload":{"color":"green"},"conditions":[{"environments":["production"]}]}');
+    await page.getByRole('button', { name: 'Save variants, payload and conditions' }).click();
+    await expect.poll(async () => (await flag()).flag.variants.length).toBe(2);
+    expect((await flag()).flag).toMatchObject({ enabled: true, rolloutPercentage: 30, payload: { color: 'green' }, conditions: [{ environments: ['production'] }] });
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('No flags yet.').waitFor();
+  });
+
   it('approves a CLI device login from the URL the CLI prints', async () => {
     const started = (await (await fetch(`${svc.base}/v1/cli/device`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'laptop cli' }) })).json()) as {
       device_code: string;
@@ -337,7 +381,7 @@ describe('the console', () => {
   it('is usable on a narrow screen, and every control has a label', async () => {
     const narrow = await context.newPage();
     await narrow.setViewportSize({ width: 390, height: 844 });
-    for (const p of ['/projects', `/projects/${SLUG}`, `/projects/${SLUG}/errors?status=resolved`, `/projects/${SLUG}/settings`, `/projects/${SLUG}/keys`, `/projects/${SLUG}/webhooks`, `/projects/${SLUG}/deploys`]) {
+    for (const p of ['/projects', `/projects/${SLUG}`, `/projects/${SLUG}/errors?status=resolved`, `/projects/${SLUG}/settings`, `/projects/${SLUG}/keys`, `/projects/${SLUG}/webhooks`, `/projects/${SLUG}/deploys`, `/projects/${SLUG}/analytics`, `/projects/${SLUG}/flags`]) {
       await narrow.goto(`${svc.base}${p}`);
       await narrow.waitForSelector('h1');
       await narrow.waitForLoadState('networkidle');

@@ -1,0 +1,200 @@
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import { get, projectPath, query } from '../api.ts';
+import { Badge, Loaded, PageHead, Time, useResource } from '../ui.tsx';
+
+/**
+ * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a
+ * range, the most frequent events (a click filters by one), and the newest raw events.
+ */
+interface Bucket {
+  bucket: string;
+  events: number;
+  uniqueUsers: number;
+}
+interface Trends {
+  interval: 'hour' | 'day';
+  totals: { events: number; uniqueUsers: number };
+  series: Bucket[];
+}
+interface TopEvent {
+  event: string;
+  events: number;
+  uniqueUsers: number;
+}
+interface RawEvent {
+  uuid: string;
+  event: string;
+  distinctId: string;
+  timestamp: string;
+  environment: string;
+  path: string | null;
+  properties: Record<string, string>;
+}
+
+const RANGES = {
+  '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, interval: 'hour' },
+  '7d': { label: 'Last 7 days', ms: 7 * 86400_000, interval: 'day' },
+  '30d': { label: 'Last 30 days', ms: 30 * 86400_000, interval: 'day' },
+} as const;
+type RangeKey = keyof typeof RANGES;
+
+function caption(series: Bucket[], interval: 'hour' | 'day', max: number): string {
+  const when = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'medium' });
+  const span = series.length ? `, ${when(series[0]!.bucket)} to ${when(series[series.length - 1]!.bucket)}` : '';
+  return `Events per ${interval}${span}; peak ${max.toLocaleString()}`;
+}
+
+function Bars({ series, interval }: { series: Bucket[]; interval: 'hour' | 'day' }) {
+  const max = Math.max(1, ...series.map((b) => b.events));
+  const w = 100 / Math.max(1, series.length);
+  return (
+    <figure class="chart">
+      <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label={`Events per ${interval}`}>
+        {series.map((b, i) => {
+          const h = (b.events / max) * 38;
+          return (
+            <rect key={b.bucket} x={i * w + w * 0.1} y={40 - h} width={w * 0.8} height={h}>
+              <title>{`${new Date(b.bucket).toLocaleString()}: ${b.events} events, ${b.uniqueUsers} users`}</title>
+            </rect>
+          );
+        })}
+      </svg>
+      <figcaption class="muted">{caption(series, interval, max)}</figcaption>
+    </figure>
+  );
+}
+
+export function Analytics() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  const [range, setRange] = useState<RangeKey>('7d');
+  const [event, setEvent] = useState('');
+  // The window ends at the next whole hour, so a reload within the hour asks the same question.
+  const to = new Date(Math.ceil(Date.now() / 3600_000) * 3600_000);
+  const from = new Date(to.getTime() - RANGES[range].ms);
+  const q = { from: from.toISOString(), to: to.toISOString() };
+  const trends = useResource(() => get<Trends>(`${projectPath(slug, '/analytics/trends')}${query({ ...q, interval: RANGES[range].interval, event })}`), [slug, range, event]);
+  const top = useResource(() => get<{ data: TopEvent[] }>(`${projectPath(slug, '/analytics/top-events')}${query({ ...q, limit: 10 })}`), [slug, range]);
+  const raw = useResource(() => get<{ data: RawEvent[] }>(`${projectPath(slug, '/analytics/events')}${query({ ...q, event, limit: 20 })}`), [slug, range, event]);
+  return (
+    <div>
+      <PageHead title="Analytics" />
+      <div class="filters">
+        <label>
+          Range
+          <select value={range} onChange={(e) => setRange(e.currentTarget.value as RangeKey)}>
+            {Object.entries(RANGES).map(([k, r]) => (
+              <option key={k} value={k}>
+                {r.label}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Event <span class="muted">(empty: every event)</span>
+          <input name="event" maxLength={200} value={event} onChange={(e) => setEvent(e.currentTarget.value.trim())} />
+        </label>
+      </div>
+      <Loaded r={trends} what="trends">
+        {(t) => (
+          <>
+            <div class="tiles">
+              <div class="tile">
+                <span class="big">{t.totals.events.toLocaleString()}</span>
+                <span>events{event ? ` named ${event}` : ''}</span>
+              </div>
+              <div class="tile">
+                <span class="big">{t.totals.uniqueUsers.toLocaleString()}</span>
+                <span>unique users</span>
+              </div>
+            </div>
+            <Bars series={t.series} interval={t.interval} />
+          </>
+        )}
+      </Loaded>
+      <section aria-labelledby="top-h">
+        <h2 id="top-h">Top events</h2>
+        <Loaded r={top} what="top events">
+          {(d) =>
+            d.data.length === 0 ? (
+              <p class="empty">No events in this range. cx.capture() and the Node SDK's capture() send them.</p>
+            ) : (
+              <table class="table">
+                <caption class="sr-only">The most frequent events in the range</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Event</th>
+                    <th scope="col">Events</th>
+                    <th scope="col">Unique users</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.data.map((e) => (
+                    <tr key={e.event}>
+                      <td>
+                        <button type="button" class="link" onClick={() => setEvent(e.event)} aria-pressed={event === e.event}>
+                          {e.event}
+                        </button>
+                      </td>
+                      <td>{e.events.toLocaleString()}</td>
+                      <td>{e.uniqueUsers.toLocaleString()}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Loaded>
+      </section>
+      <section aria-labelledby="raw-h">
+        <h2 id="raw-h">Newest events</h2>
+        <Loaded r={raw} what="events">
+          {(d) =>
+            d.data.length === 0 ? (
+              <p class="empty">No events.</p>
+            ) : (
+              <table class="table">
+                <caption class="sr-only">The newest events, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Event</th>
+                    <th scope="col">User</th>
+                    <th scope="col">Environment</th>
+                    <th scope="col">Path</th>
+                    <th scope="col">Properties</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {d.data.map((e) => (
+                    <tr key={e.uuid}>
+                      <td>
+                        <Time iso={e.timestamp} />
+                      </td>
+                      <td>
+                        <code>{e.event}</code>
+                      </td>
+                      <td>{e.distinctId}</td>
+                      <td>
+                        <Badge kind={`env ${e.environment}`}>{e.environment}</Badge>
+                      </td>
+                      <td>{e.path ? <code>{e.path}</code> : ''}</td>
+                      <td class="context">
+                        {Object.entries(e.properties).map(([k, v]) => (
+                          <span key={k}>
+                            <span class="muted">{k}</span> {v}{' '}
+                          </span>
+                        ))}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          }
+        </Loaded>
+      </section>
+    </div>
+  );
+}
