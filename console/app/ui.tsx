@@ -187,6 +187,41 @@ export function PageHead({ title, children }: { title: string; children?: Compon
   );
 }
 
+/** A data table: a caption for screen readers, column headings ('' for the actions column), the rows. */
+export function Table({ caption, columns, class: cls, children }: { caption: string; columns: string[]; class?: string; children: ComponentChildren }) {
+  return (
+    <table class={cls ? `table ${cls}` : 'table'}>
+      <caption class="sr-only">{caption}</caption>
+      <thead>
+        <tr>
+          {columns.map((c, i) => (
+            <th scope="col" key={i}>
+              {c || <span class="sr-only">Actions</span>}
+            </th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>{children}</tbody>
+    </table>
+  );
+}
+
+/** A form's submit button, and "Saved." once the API took the change. */
+export function SubmitRow({ label, busy, saved }: { label: string; busy: boolean; saved?: boolean }) {
+  return (
+    <div class="row">
+      <button type="submit" disabled={busy}>
+        {label}
+      </button>
+      {saved && (
+        <span role="status" class="ok-text">
+          Saved.
+        </span>
+      )}
+    </div>
+  );
+}
+
 /** Lines of a textarea as a list (blank lines dropped). */
 export const lines = (text: string) =>
   text

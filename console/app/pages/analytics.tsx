@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, projectPath, query } from '../api.ts';
-import { Badge, Loaded, PageHead, Time, useResource } from '../ui.tsx';
+import { Badge, Loaded, PageHead, Table, Time, useResource } from '../ui.tsx';
 
 /**
  * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a
@@ -120,16 +120,7 @@ export function Analytics() {
             d.data.length === 0 ? (
               <p class="empty">No events in this range. cx.capture() and the Node SDK's capture() send them.</p>
             ) : (
-              <table class="table">
-                <caption class="sr-only">The most frequent events in the range</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">Events</th>
-                    <th scope="col">Unique users</th>
-                  </tr>
-                </thead>
-                <tbody>
+              <Table caption="The most frequent events in the range" columns={['Event', 'Events', 'Unique users']}>
                   {d.data.map((e) => (
                     <tr key={e.event}>
                       <td>
@@ -141,8 +132,7 @@ export function Analytics() {
                       <td>{e.uniqueUsers.toLocaleString()}</td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+                </Table>
             )
           }
         </Loaded>
@@ -154,19 +144,7 @@ export function Analytics() {
             d.data.length === 0 ? (
               <p class="empty">No events.</p>
             ) : (
-              <table class="table">
-                <caption class="sr-only">The newest events, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">When</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">User</th>
-                    <th scope="col">Environment</th>
-                    <th scope="col">Path</th>
-                    <th scope="col">Properties</th>
-                  </tr>
-                </thead>
-                <tbody>
+              <Table caption="The newest events, newest first" columns={['When', 'Event', 'User', 'Environment', 'Path', 'Properties']}>
                   {d.data.map((e) => (
                     <tr key={e.uuid}>
                       <td>
@@ -189,8 +167,7 @@ export function Analytics() {
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+                </Table>
             )
           }
         </Loaded>

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath, query } from '../api.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * Deploys (§3.3, §4.4): the list with states, a deploy of a branch, rollback to an earlier ready production deploy,
@@ -99,22 +99,7 @@ export function Deploys() {
           d.data.length === 0 ? (
             <p class="empty">No deploys yet. Set the build source below, then deploy a branch or call a deploy hook.</p>
           ) : (
-            <table class="table">
-              <caption class="sr-only">Deploys, newest first</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Deploy</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Branch</th>
-                  <th scope="col">Commit</th>
-                  <th scope="col">Trigger</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">
-                    <span class="sr-only">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
+            <Table caption="Deploys, newest first" columns={['Deploy', 'State', 'Branch', 'Commit', 'Trigger', 'Created', '']}>
                 {d.data.map((x) => (
                   <tr key={x.id}>
                     <td>
@@ -148,8 +133,7 @@ export function Deploys() {
                     </td>
                   </tr>
                 ))}
-              </tbody>
-            </table>
+              </Table>
           )
         }
       </Loaded>
@@ -282,16 +266,7 @@ function BuildSource({ slug }: { slug: string }) {
               <input name="buildCommand" maxLength={4096} value={form.buildCommand} onInput={set('buildCommand')} />
             </label>
             <ErrorNote error={act.error} />
-            <div class="row">
-              <button type="submit" disabled={act.busy}>
-                Save build source
-              </button>
-              {saved && (
-                <span role="status" class="ok-text">
-                  Saved.
-                </span>
-              )}
-            </div>
+            <SubmitRow label="Save build source" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, post, projectPath, type Issue } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
-import { Badge, ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
 
 /**
@@ -164,19 +164,7 @@ function Samples({ samples, message }: { samples: Array<Record<string, unknown>>
   const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
   return (
     <>
-      <table class="table samples">
-        <caption class="sr-only">Recent events, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Environment</th>
-            <th scope="col">Runtime</th>
-            <th scope="col">Path</th>
-            <th scope="col">Context</th>
-            <th scope="col">Extra</th>
-          </tr>
-        </thead>
-        <tbody>
+      <Table caption="Recent events, newest first" class="samples" columns={['When', 'Environment', 'Runtime', 'Path', 'Context', 'Extra']}>
           {shown.map((s, n) => {
             const extra = s.extra as Record<string, unknown> | undefined;
             const other = Object.entries(s).filter(([k, v]) => !KNOWN.has(k) && v !== null && v !== undefined && v !== '');
@@ -216,8 +204,7 @@ function Samples({ samples, message }: { samples: Array<Record<string, unknown>>
               </tr>
             );
           })}
-        </tbody>
-      </table>
+        </Table>
       {samples.length > SAMPLES_SHOWN && (
         <button type="button" class="secondary small" onClick={() => setAll(!all)} aria-expanded={all}>
           {all ? `Show the newest ${SAMPLES_SHOWN}` : `Show all ${samples.length}`}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../../schemas/scopes.ts';
 import { del, get, post, projectPath } from '../api.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * Project keys (POST/GET/DELETE /v1/projects/:slug/keys): API keys (cx_live_, cx_test_) with scopes, and ingest keys
@@ -91,22 +91,7 @@ export function Keys() {
       <ErrorNote error={revoke.error} />
       <Loaded r={r} what="keys">
         {(d) => (
-          <table class="table">
-            <caption class="sr-only">The project's keys</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Kind</th>
-                <th scope="col">Key</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
+          <Table caption="The project's keys" columns={['Name', 'Kind', 'Key', 'Scopes', 'Created', 'Last used', '']}>
               {d.keys.map((k) => (
                 <tr key={k.id} class={k.revoked ? 'revoked' : ''}>
                   <td>{k.name || <span class="muted">unnamed</span>}</td>
@@ -132,8 +117,7 @@ export function Keys() {
                   </td>
                 </tr>
               ))}
-            </tbody>
-          </table>
+            </Table>
         )}
       </Loaded>
       <section aria-labelledby="new-key" class="panel">

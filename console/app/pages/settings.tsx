@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, patch, post, projectPath } from '../api.ts';
-import { ErrorNote, Loaded, PageHead, lines, useAction, useResource } from '../ui.tsx';
+import { ErrorNote, lines, Loaded, PageHead, SubmitRow, useAction, useResource } from '../ui.tsx';
 
 /**
  * Error settings (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
@@ -63,16 +63,7 @@ function IngestSettings({ slug }: { slug: string }) {
               <textarea name="ingestOrigins" rows={4} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} placeholder={'app.example.com\nlocalhost:3000'} />
             </label>
             <ErrorNote error={act.error} />
-            <div class="row">
-              <button type="submit" disabled={act.busy}>
-                Save ingest settings
-              </button>
-              {saved && (
-                <span role="status" class="ok-text">
-                  Saved.
-                </span>
-              )}
-            </div>
+            <SubmitRow label="Save ingest settings" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>
@@ -124,16 +115,7 @@ function AlertSettingsForm({ slug }: { slug: string }) {
               <textarea name="recipients" rows={3} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} />
             </label>
             <ErrorNote error={act.error} />
-            <div class="row">
-              <button type="submit" disabled={act.busy}>
-                Save alert settings
-              </button>
-              {saved && (
-                <span role="status" class="ok-text">
-                  Saved.
-                </span>
-              )}
-            </div>
+            <SubmitRow label="Save alert settings" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>

@@ -2,7 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
 import { del, get, patch, post, projectPath } from '../api.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * Project webhooks (§4.3): endpoints (create with the secret shown once, edit events, delete), a test event, and per
@@ -245,22 +245,7 @@ export function WebhookDetail() {
             d.deliveries.length === 0 ? (
               <p class="empty">No delivery attempts yet. Send a test event to see one here.</p>
             ) : (
-              <table class="table deliveries">
-                <caption class="sr-only">The last 100 delivery attempts, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Event</th>
-                    <th scope="col">Attempt</th>
-                    <th scope="col">Result</th>
-                    <th scope="col">Error</th>
-                    <th scope="col">When</th>
-                    <th scope="col">Delivery</th>
-                    <th scope="col">
-                      <span class="sr-only">Actions</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
+              <Table caption="The last 100 delivery attempts, newest first" class="deliveries" columns={['Event', 'Attempt', 'Result', 'Error', 'When', 'Delivery', '']}>
                   {d.deliveries.map((a) => (
                     <tr key={`${a.deliveryId}-${a.attempt}`}>
                       <td>
@@ -285,8 +270,7 @@ export function WebhookDetail() {
                       </td>
                     </tr>
                   ))}
-                </tbody>
-              </table>
+                </Table>
             )
           }
         </Loaded>
@@ -296,16 +280,7 @@ export function WebhookDetail() {
           <h2 id="events-h">Events</h2>
           <form onSubmit={saveEvents} class="stack">
             <EventPicker value={events} onChange={setEvents} />
-            <div class="row">
-              <button type="submit" disabled={act.busy}>
-                Save events
-              </button>
-              {saved && (
-                <span role="status" class="ok-text">
-                  Saved.
-                </span>
-              )}
-            </div>
+            <SubmitRow label="Save events" busy={act.busy} saved={saved} />
           </form>
         </section>
       )}
