@@ -293,7 +293,7 @@ describe('the console', () => {
     expect(rotated).not.toBe(secret);
   });
 
-  it('creates a deploy hook (URL shown once); a call to it deploys, and the build log follows the build to ready', async () => {
+  it('creates a deploy hook (URL shown once); a call to it deploys, the build log follows the build to ready, and a rollback serves it again', async () => {
     await page.goto(`${svc.base}/projects/${SLUG}/deploys`);
     await page.getByLabel('Repository URL').fill(repo);
     await page.getByLabel('Output directory').fill('out');
@@ -320,7 +320,16 @@ describe('the console', () => {
 
     // The deploys list shows it live.
     await page.getByRole('link', { name: '← Deploys' }).click();
-    await page.locator('tr', { hasText: deployId }).locator('.badge', { hasText: /^live$/ }).waitFor();
+    const liveBadge = (id: string) => page.locator('tr', { hasText: id }).locator('.badge', { hasText: /^live$/ });
+    await liveBadge(deployId).waitFor();
+
+    // A second deploy from the hook goes live; rolling back from the list serves the first again.
+    const second = ((await (await fetch(url.replace(/^https?:\/\/[^/]+/, svc.base), { method: 'POST' })).json()) as { deployId: string }).deployId;
+    await page.reload();
+    await liveBadge(second).waitFor({ timeout: 30_000 });
+    await page.locator('tr', { hasText: deployId }).getByRole('button', { name: 'Roll back to this' }).click();
+    await liveBadge(deployId).waitFor();
+    expect(await liveBadge(second).count()).toBe(0);
   });
 
   it('shows analytics sent through the edge, and manages feature flags (a switch keeps the rollout)', async () => {
