@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { launchChromium, sendErrors } from './support/console-service.ts';
+import { freePort, launchChromium, sendErrors } from './support/console-service.ts';
 
 /**
  * The README's first command, literally: `npm start` (service/main.ts, every role in one process) on a fresh data
@@ -17,17 +16,6 @@ let child: ChildProcess;
 let browser: Browser;
 let base: string;
 let printed = '';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   const port = await freePort();

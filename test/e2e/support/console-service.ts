@@ -22,7 +22,8 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
 }
 
-function freePort(): Promise<number> {
+/** A port free on loopback now (to pass as PORT, so the URLs the service prints are the ones to use). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
