@@ -37,14 +37,10 @@ import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cannon, edgePlatform, isPinned, log, machine, paced, pinThisProcess, settingsStore } from './support/edge-bench.ts';
 import { spawnChdb } from './support/chdb-server-process.ts';
 import { cpuSecondsOf, cpuSecondsOfNamed, insertBenchProject, insertBenchUser } from './support/error-load.ts';
+import { numberArg, flagArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
-const DURATION = arg('duration', 10);
-const CONNECTIONS = arg('connections', 100);
+const DURATION = numberArg('duration', 10);
+const CONNECTIONS = numberArg('connections', 100);
 const P99_BOUND_MS = 15;
 
 /** Stands for the request's number (8 hex digits) in the uuids of analyticsBody(). */
@@ -192,8 +188,8 @@ async function edgeParts(result: Record<string, unknown>): Promise<void> {
 
 /** 3. Edge -> Kafka -> processor -> ClickHouse rows, every part a process of its own on this machine. */
 async function endToEnd(result: Record<string, unknown>): Promise<void> {
-  const seconds = arg('e2e-duration', 20);
-  const rate = arg('e2e-rate', 20_000);
+  const seconds = numberArg('e2e-duration', 20);
+  const rate = numberArg('e2e-rate', 20_000);
   const KEYS = 64;
   const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const cleanups: Array<() => Promise<void>> = [];
@@ -318,14 +314,14 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
 await main();
 
 async function main(): Promise<void> {
-  if (args.includes('--pin')) pinThisProcess();
+  if (flagArg('pin')) pinThisProcess();
   const result: Record<string, unknown> = { machine: machine(), settings: { durationSec: DURATION, connections: CONNECTIONS, pinned: isPinned() } };
   try {
-    if (!args.includes('--only-e2e')) {
+    if (!flagArg('only-e2e')) {
       await edgeParts(result);
       result.settingsStore = settingsStore;
     }
-    if (args.includes('--e2e')) await endToEnd(result);
+    if (flagArg('e2e')) await endToEnd(result);
     process.stdout.write(JSON.stringify(result, null, 2) + '\n');
     process.exit(0);
   } catch (err) {

@@ -16,14 +16,10 @@
  */
 import type { Page } from 'playwright-core';
 import { launchChromium, OWNER, sendErrors, startConsoleService } from '../test/e2e/support/console-service.ts';
+import { numberArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
-const ISSUES = arg('issues', 2000);
-const ROUNDS = arg('rounds', 5);
+const ISSUES = numberArg('issues', 2000);
+const ROUNDS = numberArg('rounds', 5);
 const log = (m: string) => process.stderr.write(`${m}\n`);
 
 /** Distinct words without digits: the fingerprint strips numbers from messages. */

@@ -25,15 +25,11 @@ import { createLogger } from '../platform/logger.ts';
 import { start, type Running } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { createUser } from '../api/accounts/users-repository.ts';
+import { numberArg, flagArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
-const DURATION = arg('duration', 8);
-const CONNECTIONS = arg('connections', 50);
-const LATENCY_CALLS = arg('latency-calls', 40);
+const DURATION = numberArg('duration', 8);
+const CONNECTIONS = numberArg('connections', 50);
+const LATENCY_CALLS = numberArg('latency-calls', 40);
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
 interface CannonResult {
@@ -161,7 +157,7 @@ async function kafkaLatency(): Promise<void> {
 }
 
 async function main() {
-  if (args.includes('--kafka')) return kafkaLatency();
+  if (flagArg('kafka')) return kafkaLatency();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-'));
   const repo = await makeRepo();
   const asset = ASSET;

@@ -25,28 +25,24 @@ import { createKafkaBus } from '../platform/adapters/bus/kafka-bus.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
+import { numberArg, flagArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
-const DURATION = arg('duration', 10);
-const CONNECTIONS = arg('connections', 100);
-const PACED_CONNECTIONS = arg('paced-connections', 1000);
-const SOAK = arg('soak', 20);
+const DURATION = numberArg('duration', 10);
+const CONNECTIONS = numberArg('connections', 100);
+const PACED_CONNECTIONS = numberArg('paced-connections', 1000);
+const SOAK = numberArg('soak', 20);
 /**
  * `direct` (default): clients talk to the mock brokers themselves and only bootstrap goes through the
  * metadata-fixing proxy (test/support/kafka-mock.ts), as clients talk to a real cluster. `proxied`: every
  * byte through the proxy, a Node process on the same two cores, as in runs before 2026-11-24.
  */
-const KAFKA_DATA_PATH = args.includes('--kafka-proxied') ? 'proxied' : 'direct';
+const KAFKA_DATA_PATH = flagArg('kafka-proxied') ? 'proxied' : 'direct';
 /**
  * `--pin`: the edge (this process, every thread) on CPU 0; the load generators and the Kafka mock on CPU 1
  * (`taskset`), as if the clients and the broker ran on other machines. Without it every process shares both
  * cores, as in runs before 2026-11-24.
  */
-const PIN = args.includes('--pin');
+const PIN = flagArg('pin');
 
 function stack(bytes: number): string {
   const lines: string[] = ['TypeError: Cannot read properties of undefined (reading \'id\')'];

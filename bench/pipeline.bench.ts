@@ -31,24 +31,20 @@ import { spawnChdb } from './support/chdb-server-process.ts';
 import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
 import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
+import { numberArg, flagArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const arg = (name: string, dflt: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : dflt;
-};
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
 await main();
 
 async function main(): Promise<void> {
-  const DURATION_S = arg('duration', 30);
-  const RATE = arg('rate', 15_000); // events per second offered
+  const DURATION_S = numberArg('duration', 30);
+  const RATE = numberArg('rate', 15_000); // events per second offered
   // The load has no Origin, so its events are `unknown`, which counts against the preview cap (5,000 per
   // project and month, §7.5): 120 projects keep a 30 s run at 15,000 events/s (450,000) under the caps,
   // which would otherwise drop the tail and make the pipeline look slower than it is.
-  const PROJECTS = arg('projects', 120);
-  const KEYS_PER_PROJECT = arg('keys', 16);
+  const PROJECTS = numberArg('projects', 120);
+  const KEYS_PER_PROJECT = numberArg('keys', 16);
   const EVENTS_PER_BATCH = 10;
   const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
   const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -70,7 +66,7 @@ async function main(): Promise<void> {
 
     // The mock cluster and its metadata-fixing proxy in a process of their own, so their CPU is counted apart.
     // Clients talk to the brokers directly (only bootstrap goes through the proxy) unless --kafka-proxied.
-    const kafka = await startKafkaMockProcess({ dataPath: args.includes('--kafka-proxied') ? 'proxied' : 'direct' });
+    const kafka = await startKafkaMockProcess({ dataPath: flagArg('kafka-proxied') ? 'proxied' : 'direct' });
     cleanups.push(kafka.stop);
     const chDir = await mkdtemp(path.join(os.tmpdir(), 'bench-chdb-'));
     cleanups.push(() => rm(chDir, { recursive: true, force: true }));

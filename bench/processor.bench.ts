@@ -28,12 +28,12 @@ import { createLogger } from '../platform/logger.ts';
 import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser } from './support/error-load.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import { numberArg, flagArg } from './support/cli-args.ts';
 
-const args = process.argv.slice(2);
-const BATCHES = Number(args[args.indexOf('--batches') + 1] || 30) || 30;
-const STATEMENTS = args.includes('--statements');
-const ENVELOPES = Number(args[args.indexOf('--envelopes') + 1] || 400) || 400;
-const ROUNDS = Number(args[args.indexOf('--rounds') + 1] || 1) || 1;
+const BATCHES = numberArg('batches', 30);
+const STATEMENTS = flagArg('statements');
+const ENVELOPES = numberArg('envelopes', 400);
+const ROUNDS = numberArg('rounds', 1);
 const SERVER = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const DB = `bench_processor_${process.pid}`;
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);

@@ -8,7 +8,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { usageMonth } from '../../schemas/usage-month.ts';
 import { start, type Running, type StartOptions } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
-import { distributedEnv } from './support/distributed-env.ts';
+import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { edgeKnows } from './error-tracking.scenarios.ts';
 import { eventually, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
@@ -34,13 +34,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
   beforeAll(async () => {
     env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-analytics-crash-')), smtpUrl: 'smtp://127.0.0.1:1', overrides: { SETTINGS_REFRESH_MS: '250' } });
     testing = isolatedTopics('analytics-crash');
-    const config = loadConfig(env);
-    const logger = createLogger('silent', 'e2e-analytics-crash');
-    api = await start('api', config, logger, { testing });
-    running.push(api);
-    const ingest = await start('ingest', config, logger, { testing });
-    running.push(ingest);
-    urls = { ingestUrl: `http://127.0.0.1:${ingest.port}`, apiUrl: `http://127.0.0.1:${api.port}` };
+    ({ api, urls } = await startApiAndEdge(env, testing, 'e2e-analytics-crash', running));
   });
 
   afterAll(async () => {

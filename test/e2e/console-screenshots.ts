@@ -48,21 +48,21 @@ async function main() {
     const ingestKey = (await call('POST', `/projects/${SLUG}/keys`, { kind: 'ingest', name: 'web app' })).key.token as string;
     await call('POST', `/projects/${SLUG}/keys`, { kind: 'live', name: 'CI reader', scopes: ['errors:read', 'deploys:read'] });
 
-    const prod = { origin: 'https://shop.example.com' };
+    const PROD_ORIGIN = 'https://shop.example.com';
     const send = (events: Array<Record<string, unknown>>, origin: string) => sendErrors(base, ingestKey, events, { origin });
     const cart = browserError('TypeError', "Cannot read properties of undefined (reading 'items')", [frame('renderCart', 'https://shop.example.com/assets/cart.js', 41), frame('updateQuantity', 'https://shop.example.com/assets/cart.js', 88), frame('commitRoot', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 3120), frame('flushSync', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 2211)], { cartId: 'c_81', items: 0 }, '/cart');
     const coupon = browserError('RangeError', 'coupon 7 is out of range', [frame('applyCoupon', 'https://shop.example.com/assets/checkout.js', 17), frame('onSubmit', 'https://shop.example.com/assets/checkout.js', 203)], { coupon: 'SPRING7' }, '/checkout');
     const img = browserError('Error', 'image failed to load: hero-2.webp', [frame('HTMLImageElement.onerror', 'https://shop.example.com/assets/gallery.js', 9)], {}, '/');
     const fetchErr = browserError('TypeError', 'Failed to fetch', [frame('fetchJson', 'https://shop.example.com/assets/api.js', 12), frame('loadRecommendations', 'https://shop.example.com/assets/home.js', 55), frame('async Promise.all', 'native', 1)], { endpoint: '/api/recommendations' }, '/');
     const ref = browserError('ReferenceError', 'analytics is not defined', [frame('trackView', 'https://shop.example.com/assets/track.js', 3)], {}, '/product/42');
-    await send([...Array(14).fill(cart), ...Array(6).fill(coupon), ...Array(3).fill(img), ...Array(9).fill(fetchErr), ref], prod.origin);
+    await send([...Array(14).fill(cart), ...Array(6).fill(coupon), ...Array(3).fill(img), ...Array(9).fill(fetchErr), ref], PROD_ORIGIN);
     await send([cart, cart, coupon], 'https://pr-12.preview.shop.example.com');
     await new Promise((r) => setTimeout(r, 1500));
     // A regression: resolve the image error, then it happens again.
     const list = (await call('GET', `/projects/${SLUG}/errors?limit=100`)).data as Array<{ groupId: string; name: string; message: string }>;
     const imgId = list.find((i) => i.message.startsWith('image failed'))!.groupId;
     await call('POST', `/projects/${SLUG}/errors/${imgId}/resolve`);
-    await send([img], prod.origin);
+    await send([img], PROD_ORIGIN);
     const refId = list.find((i) => i.name === 'ReferenceError')!.groupId;
     await call('POST', `/projects/${SLUG}/errors/${refId}/ignore`);
 
@@ -101,7 +101,7 @@ async function main() {
       properties: { plan: i % 3 ? 'free' : 'pro' },
     }));
     for (let i = 0; i < analytics.length; i += 100) {
-      await fetch(`${base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', origin: prod.origin }, body: JSON.stringify({ batch: analytics.slice(i, i + 100) }) });
+      await fetch(`${base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', origin: PROD_ORIGIN }, body: JSON.stringify({ batch: analytics.slice(i, i + 100) }) });
     }
     await call('POST', `/projects/${SLUG}/flags`, { key: 'new-checkout', description: 'One-page checkout', enabled: true, rolloutPercentage: 30, variants: [{ key: 'green', weight: 50 }, { key: 'blue', weight: 50 }], conditions: [{ environments: ['production'] }] });
     await call('POST', `/projects/${SLUG}/flags`, { key: 'gift-cards', description: 'Gift card purchase flow', enabled: false, rolloutPercentage: 100 });

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
+import { prng } from '../support/prng.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
 /**
@@ -385,6 +386,28 @@ describe('the console', () => {
     await page.getByText(/Approved: laptop cli/).waitFor();
     const token = await fetch(`${svc.base}/v1/cli/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code: started.device_code }) });
     expect(((await token.json()) as { access_token: string }).access_token).toMatch(/^cx_cli_/);
+  });
+
+  it('serves the console routes over real HTTP under random input: never a 5xx, never a hang, still up', async () => {
+    const rnd = prng(23);
+    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const text = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(rnd() * 0x2f00))).join('');
+    const html = await (await fetch(`${svc.base}/`)).text();
+    const asset = /\/console\/assets\/[^"]+\.js/.exec(html)![0];
+    for (let i = 0; i < 200; i++) {
+      const path = pick(['/', '/sign-in', '/cli/device', '/projects', `/projects/${encodeURIComponent(text(6))}/errors/${encodeURIComponent(text(4))}`, asset, `/console/assets/${encodeURIComponent(text(10))}`, '/console/assets/..%2F..%2Fpackage.json', `/projects/${SLUG}/${'x/'.repeat(50)}`]);
+      const method = pick(['GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
+      const headers: Record<string, string> = {};
+      if (rnd() < 0.5) headers['accept-encoding'] = pick(['gzip', 'br', 'identity', 'gzip;q=0', text(8).replace(/[^\x20-\x7e]/g, 'a')]);
+      if (rnd() < 0.3) headers['if-none-match'] = pick(['*', '"x"', text(5).replace(/[^\x20-\x7e]/g, 'a')]);
+      if (rnd() < 0.3) headers.range = pick(['bytes=0-10', 'bytes=-1', 'bytes=abc']);
+      const body = method === 'GET' || method === 'HEAD' ? undefined : text(Math.floor(rnd() * 200));
+      const res = await fetch(`${svc.base}${path}${rnd() < 0.3 ? `?${encodeURIComponent(text(10))}` : ''}`, { method, headers, body, signal: AbortSignal.timeout(5_000) });
+      expect(res.status, `${method} ${path}`).toBeLessThan(500);
+      await res.arrayBuffer();
+    }
+    expect((await fetch(`${svc.base}/v1/`)).status).toBe(200);
+    expect((await fetch(`${svc.base}${asset}`)).status).toBe(200);
   });
 
   it('is usable on a narrow screen, and every control has a label', async () => {

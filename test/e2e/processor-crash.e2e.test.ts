@@ -6,7 +6,7 @@ import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { start, type Running, type StartOptions } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
-import { distributedEnv } from './support/distributed-env.ts';
+import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { startSmtpReceiver } from '../support/smtp-receiver.ts';
 import { edgeKnows } from './error-tracking.scenarios.ts';
@@ -37,13 +37,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
     smtp = await startSmtpReceiver();
     env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-crash-')), smtpUrl: smtp.url, overrides: { SETTINGS_REFRESH_MS: '250' } });
     testing = isolatedTopics('crash');
-    const config = loadConfig(env);
-    const logger = createLogger('silent', 'e2e-crash');
-    api = await start('api', config, logger, { testing });
-    running.push(api);
-    const ingest = await start('ingest', config, logger, { testing });
-    running.push(ingest);
-    urls = { ingestUrl: `http://127.0.0.1:${ingest.port}`, apiUrl: `http://127.0.0.1:${api.port}` };
+    ({ api, urls } = await startApiAndEdge(env, testing, 'e2e-crash', running));
   });
 
   afterAll(async () => {

@@ -35,10 +35,13 @@ export function Issues() {
   const environment = ENVIRONMENTS.includes(q.environment ?? '') ? q.environment : '';
   const sort = q.sort === 'lastSeen' ? 'lastSeen' : 'count';
   const search = q.query ?? '';
-  const [cursors, setCursors] = useState<Array<string | null>>([null]);
-  const cursor = cursors[cursors.length - 1] ?? null;
   const filterKey = `${slug}|${status}|${environment}|${sort}|${search}`;
-  useEffect(() => setCursors([null]), [filterKey]);
+  // The cursors of the pages walked so far belong to the filters they were walked with: new filters start at page
+  // one in the same render (an effect would first send the old cursor with the new sort, which the API refuses).
+  const [paging, setPaging] = useState<{ filterKey: string; cursors: Array<string | null> }>({ filterKey, cursors: [null] });
+  const cursors = paging.filterKey === filterKey ? paging.cursors : [null];
+  const setCursors = (next: Array<string | null>) => setPaging({ filterKey, cursors: next });
+  const cursor = cursors[cursors.length - 1] ?? null;
 
   const r = useResource(
     () => get<Page>(`${projectPath(slug, '/errors')}${query({ status, environment, sort, query: search, limit: PAGE_SIZE, cursor })}`),

@@ -1,4 +1,8 @@
+import { loadConfig } from '../../../platform/config.ts';
+import { createLogger } from '../../../platform/logger.ts';
+import { start, type Running, type StartOptions } from '../../../service/service.ts';
 import { backendUrl } from '../../support/backends.ts';
+import type { ServiceUrls } from './http-client.ts';
 
 /**
  * Configuration of the roles on the real backends (Postgres, ClickHouse, Kafka, Redis, SMTP), as
@@ -20,3 +24,17 @@ export function distributedEnv(opts: { dataDir: string; smtpUrl: string; overrid
   };
 }
 
+
+/**
+ * The API and the ingest edge, each a role of its own in this process, on `env` (the processor runs elsewhere: the
+ * crash tests kill and replace it). Both are pushed onto `running`, to be stopped in reverse.
+ */
+export async function startApiAndEdge(env: Record<string, string>, testing: NonNullable<StartOptions['testing']>, name: string, running: Running[]): Promise<{ api: Running; urls: ServiceUrls }> {
+  const config = loadConfig(env);
+  const logger = createLogger('silent', name);
+  const api = await start('api', config, logger, { testing });
+  running.push(api);
+  const ingest = await start('ingest', config, logger, { testing });
+  running.push(ingest);
+  return { api, urls: { ingestUrl: `http://127.0.0.1:${ingest.port}`, apiUrl: `http://127.0.0.1:${api.port}` } };
+}
