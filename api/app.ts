@@ -1,3 +1,4 @@
+import { JSON_TOO_DEEP_MESSAGE, jsonDepthExceededAt } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema } from 'fastify';
 import cookie from '@fastify/cookie';
@@ -64,7 +65,9 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
     if (!isUtf8(bytes)) return done(new ServiceError('invalid_request', 'the body is not valid UTF-8'), undefined);
-    parseJson(request, bytes.toString('utf8'), done);
+    const text = bytes.toString('utf8');
+    if (jsonDepthExceededAt(text) !== -1) return done(new ServiceError('invalid_request', `the body is ${JSON_TOO_DEEP_MESSAGE}`), undefined);
+    parseJson(request, text, done);
   });
 
   await app.register(cookie);

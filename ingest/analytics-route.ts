@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent, type StampedAnalyticsBatch, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
@@ -21,12 +22,9 @@ const MINUTE_MS = 60_000;
 /** Pure: the body as one stamped batch, or why it is refused whole. */
 export function parseAnalyticsBatch(body: Buffer, ctx: Pick<ParseContext, 'projectId' | 'originHost' | 'receivedAt'>): Parsed | Refusal {
   if (!isUtf8(body)) return refusal('invalid_request', 'body is not valid UTF-8');
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return refusal('invalid_request', 'body is not valid JSON');
-  }
+  const bounded = parseBoundedJson(body.toString('utf8'));
+  if (!bounded.ok) return refusal('invalid_request', bounded.reason === 'too_deep' ? `body is ${bounded.message}` : 'body is not valid JSON');
+  const json = bounded.value;
   const envelope = AnalyticsBatchSchema.safeParse(json);
   if (!envelope.success) {
     const fields = envelope.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));

@@ -157,7 +157,15 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     const ip = callerIp(res, req, true);
     const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
     const limits = limiter.hitAll(route.rateLimits(admitted.key.keyId, ip));
-    void accept(res, st, body, limits, admitted, h, cors);
+    guarded(res, st, cors, accept(res, st, body, limits, admitted, h, cors));
+  }
+
+  /** A step that threw (our bug) answers 500, is counted as `internal`, and never reaches the process. */
+  function guarded(res: uWS.HttpResponse, st: ReplyState, cors: Headers, work: Promise<void>): void {
+    work.catch((err) => {
+      log.error({ err }, 'batch route failed');
+      refuse(res, st, refusal('internal', 'internal error'), cors);
+    });
   }
 
   /**
@@ -172,7 +180,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     const declared = Number(h.contentLength) || 0;
     if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
     const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
-    void (async () => {
+    guarded(res, st, cors, (async () => {
       let siteKey: EdgeKey | Refusal;
       try {
         siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
@@ -191,7 +199,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         return refuse(res, st, admitted, cors);
       }
       await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
-    })();
+    })());
   }
 
   async function accept(

@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { encodeErrorBatchEnvelope, type EnvelopeRoom } from '../platform/bus-envelopes/error-batch-envelope.ts';
@@ -25,12 +26,9 @@ export interface StampContext {
 export function parseErrorBatch(body: Buffer, ctx: StampContext, room?: EnvelopeRoom): BatchOutcome {
   // JSON is UTF-8 (RFC 8259): bytes that are not are refused, not replaced with U+FFFD (the API's rule too).
   if (!isUtf8(body)) return { ok: false, reason: 'invalid_request', message: 'body is not valid UTF-8' };
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    return { ok: false, reason: 'invalid_json', message: 'body is not valid JSON' };
-  }
+  const bounded = parseBoundedJson(body.toString('utf8'));
+  if (!bounded.ok) return bounded.reason === 'too_deep' ? { ok: false, reason: 'invalid_request', message: `body is ${bounded.message}` } : { ok: false, reason: 'invalid_json', message: 'body is not valid JSON' };
+  const json = bounded.value;
   const parsed = ErrorBatchSchema.safeParse(json);
   if (!parsed.success) {
     const fields = parsed.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));

@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { hash } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
 import { environmentOfHost } from '../platform/host-patterns.ts';
@@ -57,13 +58,11 @@ export function parseFlagQuery(query: string): FlagQuery | Refusal {
   const propsText = q.get('properties');
   if (propsText) {
     if (propsText.length > MAX_PROPERTIES_CHARS) return refusal('invalid_request', `properties at most ${MAX_PROPERTIES_CHARS} characters`, { fields: [{ path: 'properties', message: 'too long' }] });
-    try {
-      const parsed: unknown = JSON.parse(propsText);
-      if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
-      properties = parsed as Record<string, unknown>;
-    } catch {
-      return refusal('invalid_request', 'properties must be a JSON object', { fields: [{ path: 'properties', message: 'not a JSON object' }] });
-    }
+    const parsed = parseBoundedJson(propsText);
+    if (!parsed.ok && parsed.reason === 'too_deep') return refusal('invalid_request', `properties are ${parsed.message}`, { fields: [{ path: 'properties', message: 'too deep' }] });
+    const value = parsed.ok ? parsed.value : undefined;
+    if (value === null || typeof value !== 'object' || Array.isArray(value)) return refusal('invalid_request', 'properties must be a JSON object', { fields: [{ path: 'properties', message: 'not a JSON object' }] });
+    properties = value as Record<string, unknown>;
   }
   const deploy = q.get('deployId') || q.get('gitSha') || undefined;
   return { distinctId, keys, properties, deploy };

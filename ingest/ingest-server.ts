@@ -15,6 +15,7 @@ import type { Forwarder } from './forward.ts';
 import { startProjectCache } from './project-cache.ts';
 import { createRefusalCounters } from './refusals.ts';
 import { registerSingleProcessProxy } from './single-process-proxy.ts';
+import { guardedApp } from './http/guarded-app.ts';
 import { createSiteServer } from '../platform/sites/site-server.ts';
 
 /**
@@ -61,7 +62,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const sentryCounters = createRefusalCounters();
   const analyticsCounters = createRefusalCounters();
   const flagsCounters = createRefusalCounters();
-  const app = uWS.App();
+  const app = guardedApp(uWS.App(), log, counters.counts);
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
   const sites = createSiteServer(platform.db, platform.config.SITES_DOMAIN);
   const edge = { app, platform, cache, counters, log, sites };

@@ -33,6 +33,8 @@ export const REFUSALS = {
   paused: { status: 204 },
   bus_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
   limiter_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
+  /** Our bug: a step threw. Answered 500 (no internals), counted, and the edge keeps serving. */
+  internal: { code: 'internal' },
 } as const satisfies Record<string, { code: ErrorCode; close?: true; cors?: false; retryAfterSec?: number } | { status: 204 }>;
 
 export type RefusalReason = keyof typeof REFUSALS;

@@ -62,6 +62,9 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
         else h.push([k, String(v)]);
       }
       send(res, st, out.status, h, out.body);
-    })();
+    })().catch((err) => {
+      opts.log.error({ err }, 'relaying a request failed');
+      sendError(res, st, 'internal', 'internal error');
+    });
   });
 }

@@ -1,5 +1,11 @@
 /** Every number the spec fixes (§9), in one place. */
 export const LIMITS = {
+  /**
+   * Nesting of any JSON a caller sends (every public route, checked before the parse): deeper bodies are 400
+   * invalid_request. No SDK nests anywhere near this; a 10 KB body nested 5,000 deep would otherwise overflow
+   * the stack of every recursive walk (JSON.stringify, zod) that follows.
+   */
+  json: { maxDepth: 64 },
   errorBatch: { minEvents: 1, maxEvents: 20, maxBodyBytes: 64 * 1024 },
   errorFields: { name: 200, message: 2000, stack: 8192 },
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },

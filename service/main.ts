@@ -21,6 +21,11 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.LOG_LEVEL, role === 'all' ? 'service' : role);
+  // A bug in one role (a throw from a timer, a promise nobody awaited) is logged and the process keeps serving:
+  // in the single process every other role lives here too. What still ends the process is in the README
+  // ("What ends the process").
+  process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection (a bug); still serving'));
+  process.on('uncaughtException', (err) => logger.error({ err }, 'uncaught exception (a bug); still serving'));
   const running = await start(role, config, logger);
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../../platform/bounded-json.ts';
 /**
  * Sentry's envelope format (https://develop.sentry.dev/sdk/data-model/envelopes/): a JSON header line, then items,
  * each a JSON header line (`type`, optional `length`) and a payload: `length` bytes when given, else up to the next
@@ -15,12 +16,9 @@ const NL = 0x0a;
 const MAX_ITEMS = 100;
 
 function jsonObject(bytes: Buffer): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(bytes.toString('utf8'));
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseBoundedJson(bytes.toString('utf8'));
+  const v = parsed.ok ? parsed.value : undefined;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 
 export function parseEnvelope(body: Buffer): EnvelopeOutcome {

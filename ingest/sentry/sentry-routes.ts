@@ -1,3 +1,4 @@
+import { parseBoundedJson } from '../../platform/bounded-json.ts';
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { ingestTokenOfSentryKey } from '../../platform/sentry-dsn.ts';
 import { LIMITS } from '../../schemas/limits.ts';
@@ -76,12 +77,9 @@ function toBatch(events: ErrorEvent[], sentryIds: string[], dropped: Record<stri
 }
 
 function eventOf(payload: Buffer, dropped: Record<string, number>): { event?: ErrorEvent; id?: string } | Refusal {
-  let json: unknown;
-  try {
-    json = JSON.parse(payload.toString('utf8'));
-  } catch {
-    return refusal('invalid_request', 'an event item is not valid JSON');
-  }
+  const bounded = parseBoundedJson(payload.toString('utf8'));
+  if (!bounded.ok) return refusal('invalid_request', bounded.reason === 'too_deep' ? `an event item is ${bounded.message}` : 'an event item is not valid JSON');
+  const json = bounded.value;
   const event = errorEventOfSentry(json);
   const id = (json as { event_id?: unknown } | null)?.event_id;
   if (!event) dropped.event_without_error = (dropped.event_without_error ?? 0) + 1;
