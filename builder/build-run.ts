@@ -1,18 +1,28 @@
-import { spawn } from 'node:child_process';
-import { cp, mkdir, rm, stat } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { chmod, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { DeployFailureReason } from '../schemas/deploys.ts';
+import { promisify } from 'node:util';
+import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts';
+import type { Resolver } from '../platform/webhook-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
+import { copyArtifact } from './artifact-copy.ts';
+import { createBuildCgroup, type BuildCgroup } from './sandbox/build-cgroup.ts';
+import { runStep, type StepResult } from './sandbox/build-process.ts';
+import { startEgressProxy, type EgressProxy } from './sandbox/egress-proxy.ts';
+import { INSIDE, prepareSandboxRoot, proxyEnv, sandboxArgv, type SandboxSpec } from './sandbox/sandbox.ts';
 
 /**
- * One build, as plain child processes (a multi-tenant production runs builders in a sandbox, a container or
- * a VM per build; see the README):
- *   1. check out the branch's head into a fresh work tree (`git clone --depth 1 --branch`), record the sha
- *   2. run the build command with `sh -c` in that tree, in a process group of its own, with a clean
- *      environment: the project's build variables and SERVICE_DEPLOY_ID, SERVICE_GIT_SHA,
- *      SERVICE_ENVIRONMENT, never the service's own variables (DATABASE_URL, ...)
- *   3. keep the output directory as the deploy's artifact
- * A wall-clock limit (or a cancel) kills the whole process group. Every output line goes to the build log.
+ * One build, a tenant's code run as a stranger's (README, "Tenants are strangers"):
+ *   1. prepare   a directory of its own under BUILD_DIR, a cgroup with its memory and process limits, the egress
+ *                proxy on a Unix socket (BUILD_NETWORK=proxy), and for a local repository a git bundle of the branch
+ *   2. checkout  `git clone --depth 1 --branch` inside the sandbox (sandbox/sandbox.ts), through the proxy
+ *   3. build     the build command with `sh -c` inside the sandbox, with a clean environment: the project's build
+ *                variables and SERVICE_DEPLOY_ID, SERVICE_GIT_SHA, SERVICE_ENVIRONMENT, never the service's own
+ *   4. artifact  the output directory copied out: regular files inside it only, within the artifact limits
+ *                (artifact-copy.ts)
+ * The wall-clock limit, a cancel, or a resource limit (memory, processes, CPU, disk) ends the step and every
+ * process it started (sandbox/build-process.ts). With BUILD_SANDBOX=off the same steps run as plain processes
+ * (single-tenant machines only; every build log says so).
  */
 export interface BuildJob {
   deployId: string;
@@ -22,108 +32,189 @@ export interface BuildJob {
   buildCommand: string;
   outputDir: string;
   env: Record<string, string>;
-  /** Where the work tree goes (removed afterwards) and where the artifact is kept. */
+  /** The build's own directory (removed afterwards) and where the artifact is kept. */
   workDir: string;
   artifactDir: string;
   timeoutMs: number;
   log: BuildLog;
   onSha(sha: string): Promise<void>;
   signal?: AbortSignal;
+  isolation: BuildIsolation;
 }
 
-export type BuildOutcome = { ok: true; gitSha: string } | { ok: false; reason: DeployFailureReason; exitCode?: number };
+export interface BuildIsolation {
+  sandbox: boolean;
+  network: 'proxy' | 'none';
+  uid: number;
+  memoryBytes: number;
+  pids: number;
+  cpuSeconds: number;
+  diskBytes: number;
+  tmpBytes: number;
+  artifact: ArtifactLimits;
+  /** Test-only: the egress proxy admits loopback (a stand-in registry). */
+  allowLoopbackEgress?: boolean;
+  resolve?: Resolver;
+}
 
-/** What a build sees of the host: enough to find its tools, nothing of the service's configuration. */
-const BASE_ENV = { PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', CI: '1' };
+export type BuildOutcome = { ok: true; gitSha: string; files: number; bytes: number } | { ok: false; reason: DeployFailureReason; exitCode?: number };
+
+/** What a build sees of the host's environment: a PATH and a locale, nothing of the service's configuration. */
+const BASE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', CI: '1' };
+const SHA_FILE = '.checkout-sha';
 
 export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
-  const tree = path.join(job.workDir, 'src');
+  const iso = job.isolation;
+  const started = Date.now();
+  const left = () => job.timeoutMs - (Date.now() - started);
   await rm(job.workDir, { recursive: true, force: true });
   await mkdir(job.workDir, { recursive: true });
+  let cgroup: BuildCgroup | undefined;
+  let proxy: EgressProxy | undefined;
   try {
-    // 1. checkout
-    job.log.line('system', `checking out ${job.branch}`);
-    const gitEnv = { ...BASE_ENV, HOME: job.workDir, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
-    const clone = await run('git', ['-c', 'core.hooksPath=/dev/null', 'clone', '--quiet', '--depth', '1', '--single-branch', '--branch', job.branch, '--', job.repoUrl, tree], { cwd: job.workDir, env: gitEnv, log: job.log, timeoutMs: job.timeoutMs, signal: job.signal });
-    if (clone.exitCode !== 0) return { ok: false, reason: clone.timedOut ? 'timeout' : 'checkout_failed', exitCode: clone.exitCode ?? undefined };
-    const sha = (await capture('git', ['rev-parse', 'HEAD'], { cwd: tree, env: gitEnv })).trim();
-    await job.onSha(sha);
-    job.log.line('system', `checked out ${sha}`);
-
-    // 2. build
-    if (job.buildCommand.trim()) {
-      job.log.line('system', `running: ${job.buildCommand}`);
-      const env = { ...BASE_ENV, HOME: job.workDir, ...job.env, SERVICE_DEPLOY_ID: job.deployId, SERVICE_GIT_SHA: sha, SERVICE_ENVIRONMENT: job.environment };
-      const build = await run('sh', ['-c', job.buildCommand], { cwd: tree, env, log: job.log, timeoutMs: job.timeoutMs, signal: job.signal });
-      if (build.timedOut) {
+    // 1. prepare
+    if (!iso.sandbox) job.log.line('system', 'WARNING: this build is not sandboxed (BUILD_SANDBOX=off): it runs as the service\'s user and can read what the service can');
+    const { root, etcDir, initScript } = await prepareSandboxRoot(job.workDir, iso.uid);
+    const src = path.join(root, 'src');
+    cgroup = await createBuildCgroup(job.deployId, { memoryBytes: iso.memoryBytes, pids: iso.pids });
+    if (!cgroup) job.log.line('system', 'no cgroups here: memory and process limits are not enforced for this build (CPU time is, per process)');
+    if (iso.sandbox && iso.network === 'proxy') {
+      proxy = await startEgressProxy({
+        socketPath: path.join(job.workDir, 'egress.sock'),
+        allowLoopback: iso.allowLoopbackEgress,
+        resolve: iso.resolve,
+        onRefused: (dest, why) => job.log.line('system', `network: refused ${dest}: ${why}`),
+      });
+    }
+    const spec: SandboxSpec = { uid: iso.uid, root, mounts: [], egressSocket: proxy?.socketPath, tmpBytes: iso.tmpBytes, etcDir, initScript };
+    const local = job.repoUrl.startsWith('/') || job.repoUrl.startsWith('file://');
+    let source = job.repoUrl;
+    if (iso.sandbox && local) {
+      // The sandbox sees no host path: a local repository's branch comes in as a bundle, read-only.
+      const bundle = path.join(job.workDir, 'source.bundle');
+      const made = await promisify(execFile)('git', ['-C', job.repoUrl.replace(/^file:\/\//, ''), 'bundle', 'create', bundle, `refs/heads/${job.branch}`], { env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1', HOME: job.workDir } }).then(
+        () => true,
+        () => false,
+      );
+      if (!made) {
+        job.log.line('system', `checking out ${job.branch}`);
+        job.log.line('system', `the branch ${job.branch} was not found in the repository`);
+        return { ok: false, reason: 'checkout_failed' };
+      }
+      await chmod(bundle, 0o644);
+      spec.mounts.push({ host: bundle, inside: INSIDE.bundle });
+      source = INSIDE.bundle;
+    }
+    const inBuild = iso.sandbox ? { root: INSIDE.root, src: INSIDE.src, home: INSIDE.home } : { root, src, home: path.join(root, 'home') };
+    const netEnv = iso.sandbox && proxy ? proxyEnv() : {};
+    const step = (argv: string[], cwd: string, env: Record<string, string>): Promise<StepResult> =>
+      runStep({
+        argv: iso.sandbox ? sandboxArgv(spec, argv, cwd) : argv,
+        cwd: iso.sandbox ? job.workDir : cwd,
+        env,
+        log: job.log,
+        timeoutMs: left(),
+        signal: job.signal,
+        cgroup,
+        limits: { cpuSeconds: iso.cpuSeconds, diskBytes: iso.diskBytes },
+        diskUsage: () => diskUsage(root, iso.diskBytes),
+      });
+    const failed = (r: StepResult, otherwise: DeployFailureReason): BuildOutcome | undefined => {
+      if (r.timedOut) {
         job.log.line('system', `build stopped after ${Math.round(job.timeoutMs / 1000)} s (the limit)`);
         return { ok: false, reason: 'timeout' };
       }
-      if (build.exitCode !== 0) {
-        job.log.line('system', `build failed with exit code ${build.exitCode ?? `signal ${build.signal}`}`);
-        return { ok: false, reason: 'build_failed', exitCode: build.exitCode ?? undefined };
+      if (r.limit) {
+        job.log.line('system', `build stopped: ${LIMIT_MESSAGES[r.limit](iso)}`);
+        return { ok: false, reason: r.limit };
       }
+      if (r.aborted) return { ok: false, reason: otherwise };
+      if (r.exitCode !== 0) {
+        if (otherwise === 'build_failed') job.log.line('system', `build failed with exit code ${r.exitCode ?? `signal ${r.signal}`}`);
+        return { ok: false, reason: otherwise, exitCode: r.exitCode ?? undefined };
+      }
+      return undefined;
+    };
+
+    // 2. checkout
+    job.log.line('system', `checking out ${job.branch}`);
+    const gitEnv = { ...BASE_ENV, ...netEnv, HOME: inBuild.home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+    const clone = await step(
+      ['/bin/sh', '-c', 'git -c core.hooksPath=/dev/null clone --quiet --depth 1 --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"', 'checkout', job.branch, source, inBuild.src, path.join(inBuild.root, SHA_FILE)],
+      inBuild.root,
+      gitEnv,
+    );
+    const cloneFailed = failed(clone, 'checkout_failed');
+    if (cloneFailed) return cloneFailed;
+    const sha = await readSmallFile(path.join(root, SHA_FILE));
+    if (!/^[0-9a-f]{40,64}$/.test(sha)) return { ok: false, reason: 'checkout_failed' };
+    await job.onSha(sha);
+    job.log.line('system', `checked out ${sha}`);
+
+    // 3. build
+    if (job.buildCommand.trim()) {
+      job.log.line('system', `running: ${job.buildCommand}`);
+      const env = { ...BASE_ENV, ...netEnv, HOME: inBuild.home, ...job.env, SERVICE_DEPLOY_ID: job.deployId, SERVICE_GIT_SHA: sha, SERVICE_ENVIRONMENT: job.environment };
+      const build = await step(['/bin/sh', '-c', job.buildCommand], inBuild.src, env);
+      const buildFailed = failed(build, 'build_failed');
+      if (buildFailed) return buildFailed;
     }
 
-    // 3. artifact
-    const output = path.resolve(tree, job.outputDir);
-    if (!output.startsWith(tree) || !(await stat(output).catch(() => undefined))?.isDirectory()) {
-      job.log.line('system', `output directory ${job.outputDir} does not exist after the build`);
-      return { ok: false, reason: 'output_missing' };
+    // 4. artifact
+    const copied = await copyArtifact({ checkout: src, outputDir: job.outputDir, dest: job.artifactDir, limits: iso.artifact, note: (t) => job.log.line('system', t) });
+    if (!copied.ok) {
+      job.log.line('system', copied.message);
+      await rm(job.artifactDir, { recursive: true, force: true });
+      return { ok: false, reason: copied.reason };
     }
-    await rm(job.artifactDir, { recursive: true, force: true });
-    await mkdir(path.dirname(job.artifactDir), { recursive: true });
-    await cp(output, job.artifactDir, { recursive: true, filter: (src) => path.basename(src) !== '.git' });
-    job.log.line('system', 'build ready');
-    return { ok: true, gitSha: sha };
+    job.log.line('system', `build ready: ${copied.files} files, ${copied.bytes} bytes`);
+    return { ok: true, gitSha: sha, files: copied.files, bytes: copied.bytes };
   } finally {
+    await cgroup?.killAll();
+    await proxy?.close().catch(() => undefined);
+    await cgroup?.remove();
     await rm(job.workDir, { recursive: true, force: true }).catch(() => undefined);
   }
 }
 
-interface RunResult {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  timedOut: boolean;
+const mb = (b: number) => `${Math.round(b / 1024 / 1024)} MB`;
+const LIMIT_MESSAGES: Record<NonNullable<StepResult['limit']>, (iso: BuildIsolation) => string> = {
+  memory_limit: (iso) => `it used more than ${mb(iso.memoryBytes)} of memory (BUILD_MEMORY_MB)`,
+  process_limit: (iso) => `it tried to run more than ${iso.pids} processes at once (BUILD_PIDS)`,
+  cpu_limit: (iso) => `it used more than ${iso.cpuSeconds} s of CPU time (BUILD_CPU_SECONDS)`,
+  disk_limit: (iso) => `it wrote more than ${mb(iso.diskBytes)} (BUILD_DISK_MB)`,
+};
+
+/** A file the checkout step wrote (never followed if it is a link, never read past 1 KB). */
+async function readSmallFile(file: string): Promise<string> {
+  try {
+    if (!(await lstat(file)).isFile()) return '';
+    const h = await open(file, 'r');
+    try {
+      const buf = Buffer.alloc(1024);
+      const { bytesRead } = await h.read(buf, 0, buf.length, 0);
+      return buf.subarray(0, bytesRead).toString('utf8').trim();
+    } finally {
+      await h.close();
+    }
+  } catch {
+    return '';
+  }
 }
 
-/** Run a command in a process group of its own, streaming its output to the log; kill the group on timeout or abort. */
-function run(cmd: string, args: string[], o: { cwd: string; env: Record<string, string>; log: BuildLog; timeoutMs: number; signal?: AbortSignal }): Promise<RunResult> {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let timedOut = false;
-    const killGroup = () => {
-      try {
-        if (child.pid) process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, o.timeoutMs);
-    const onAbort = () => killGroup();
-    o.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.setEncoding('utf8').on('data', (c: string) => o.log.write('stdout', c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => o.log.write('stderr', c));
-    child.on('error', (err) => o.log.line('system', `could not start ${cmd}: ${err.message}`));
-    child.on('close', (exitCode, signal) => {
-      clearTimeout(timer);
-      o.signal?.removeEventListener('abort', onAbort);
-      // Whatever the command left running in its group goes with it.
-      killGroup();
-      resolve({ exitCode, signal, timedOut });
-    });
-  });
-}
-
-function capture(cmd: string, args: string[], o: { cwd: string; env: Record<string, string> }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: o.cwd, env: o.env, stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}`))));
-  });
+/** Bytes under dir (allocated blocks, links not followed), without recursion; stops counting past `stopAt`. */
+export async function diskUsage(dir: string, stopAt = Infinity): Promise<number> {
+  let total = 0;
+  const pending = [dir];
+  while (pending.length && total <= stopAt) {
+    const d = pending.pop()!;
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) pending.push(p);
+      const st = await lstat(p).catch(() => undefined);
+      if (st) total += st.blocks * 512;
+    }
+  }
+  return total;
 }

@@ -17,6 +17,8 @@
  *                 CANCEL_POLL_MS) is killed and ends `canceled`
  */
 import path from 'node:path';
+import os from 'node:os';
+import { chmod, mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../platform/project-event-publisher.ts';
@@ -26,7 +28,8 @@ import { CONSUMER_GROUPS, TOPICS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { DeployRequestedSchema, type DeployFailureReason } from '../schemas/deploys.ts';
 import { createBuildLog } from './build-log.ts';
-import { runBuild } from './build-run.ts';
+import { runBuild, type BuildIsolation } from './build-run.ts';
+import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 
 const POLL_MS = 2_000;
@@ -59,6 +62,28 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
   const owner = `bld_${process.pid}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
   const leaseMs = opts.leaseMs ?? LIMITS.deploys.leaseMs;
   const dataDir = path.resolve(config.DATA_DIR);
+  const buildDir = path.resolve(config.BUILD_DIR ?? path.join(os.tmpdir(), 'service-builds'));
+  await mkdir(buildDir, { recursive: true });
+  await chmod(buildDir, 0o711);
+  const isolation: BuildIsolation = {
+    sandbox: config.BUILD_SANDBOX === 'on',
+    network: config.BUILD_NETWORK,
+    uid: config.BUILD_UID,
+    memoryBytes: config.BUILD_MEMORY_MB * 1024 * 1024,
+    pids: config.BUILD_PIDS,
+    cpuSeconds: config.BUILD_CPU_SECONDS,
+    diskBytes: config.BUILD_DISK_MB * 1024 * 1024,
+    tmpBytes: config.BUILD_TMP_MB * 1024 * 1024,
+    artifact: { maxBytes: config.ARTIFACT_MAX_BYTES, maxFiles: config.ARTIFACT_MAX_FILES, maxFileBytes: config.ARTIFACT_MAX_FILE_BYTES },
+    allowLoopbackEgress: platform.testing?.allowLoopbackEgress === true,
+    resolve: platform.testing?.webhookResolve,
+  };
+  if (config.BUILD_SANDBOX === 'off') log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
+  else {
+    const probe = await probeSandbox(config.BUILD_UID);
+    if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
+    else log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
+  }
   const building = new Map<string, { done: Promise<void>; abort: AbortController; canceled: boolean }>();
   let stopped = false;
   let waking: Promise<void> | undefined;
@@ -125,7 +150,11 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     });
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     const refused = source && (await repositoryRefusal(source.repoUrl));
-    if (!source) {
+    const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID) : undefined;
+    if (sandbox && !sandbox.available) {
+      buildLog.line('system', `builds cannot be sandboxed on this builder: ${sandbox.message}`);
+      outcome = { status: 'failed', reason: 'sandbox_unavailable' };
+    } else if (!source) {
       buildLog.line('system', 'the project has no build source: set one with PATCH /v1/projects/:slug/deploys/settings');
       outcome = { status: 'failed', reason: 'source_missing' };
     } else if (refused) {
@@ -141,8 +170,9 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
         buildCommand: source.buildCommand,
         outputDir: source.outputDir,
         env: Object.fromEntries(source.env.map((e) => [e.name, e.value])),
-        workDir: path.join(dataDir, 'builds', d.id),
+        workDir: path.join(buildDir, d.id),
         artifactDir,
+        isolation,
         timeoutMs: config.BUILD_TIMEOUT_MS,
         log: buildLog,
         onSha: (sha) => buildsRepository.recordSha(db, d.id, sha),

@@ -61,6 +61,36 @@ export const ConfigSchema = z.object({
   TRUST_PROXY: bool.default(false),
   /** BUILD_TIMEOUT_MS: wall-clock limit of one build; past it the build's process group is killed. */
   BUILD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10 * 60 * 1000),
+  /**
+   * BUILD_SANDBOX: `on` runs every build in a bubblewrap sandbox (README, "Tenants are strangers"); where bwrap is
+   * missing, builds fail with sandbox_unavailable. `off` runs builds as plain processes of the service's user:
+   * only for a single-tenant machine, and every start and build log says so.
+   */
+  BUILD_SANDBOX: z.enum(['on', 'off']).default('on'),
+  /** BUILD_NETWORK: `proxy` lets builds reach public addresses only through the builder's guarded proxy; `none` cuts them off. */
+  BUILD_NETWORK: z.enum(['proxy', 'none']).default('proxy'),
+  /** BUILD_DIR: where builds run (checkouts; removed after each build). Only traversable by others (0711). */
+  BUILD_DIR: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** BUILD_UID: the unprivileged host user sandboxed builds run as (when the service runs as root). */
+  BUILD_UID: z.coerce.number().int().min(1).max(2 ** 31).default(65534),
+  /** BUILD_MEMORY_MB: memory of one build, every process included (cgroup); past it: memory_limit. */
+  BUILD_MEMORY_MB: z.coerce.number().int().min(16).default(2048),
+  /** BUILD_PIDS: processes one build may have at once (cgroup); a fork past it fails, the build: process_limit. */
+  BUILD_PIDS: z.coerce.number().int().min(8).default(512),
+  /** BUILD_CPU_SECONDS: CPU time of one build, every process included; past it: cpu_limit. */
+  BUILD_CPU_SECONDS: z.coerce.number().int().min(1).default(1200),
+  /** BUILD_DISK_MB: bytes one build may write under its directory (checkout, dependencies, output); past it: disk_limit. */
+  BUILD_DISK_MB: z.coerce.number().int().min(1).default(8192),
+  /** BUILD_TMP_MB: size of a sandboxed build's private /tmp (memory-backed, counted in BUILD_MEMORY_MB). */
+  BUILD_TMP_MB: z.coerce.number().int().min(1).default(512),
+  /** ARTIFACT_MAX_BYTES: total bytes of a deploy's output; past it: artifact_too_large. */
+  ARTIFACT_MAX_BYTES: z.coerce.number().int().min(1).default(1024 ** 3),
+  /** ARTIFACT_MAX_FILES: files in a deploy's output; past it: too_many_files. */
+  ARTIFACT_MAX_FILES: z.coerce.number().int().min(1).default(20_000),
+  /** ARTIFACT_MAX_FILE_BYTES: one file of a deploy's output; past it: file_too_large. */
+  ARTIFACT_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024 ** 2),
+  /** ARTIFACTS_KEPT: per project, the newest ready deploys whose artifacts are kept (the live one always is). */
+  ARTIFACTS_KEPT: z.coerce.number().int().min(1).default(10),
   /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
   BUILDS_PER_BUILDER: z.coerce.number().int().min(1).max(64).default(1),
   /** ALLOW_LOCAL_REPOS: accept local paths and file:// as a project's repository (tests, one machine). */

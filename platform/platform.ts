@@ -25,6 +25,8 @@ export interface Platform {
   mailer: Mailer;
   /** Test-only switches; production configuration cannot set them (they are not env variables). */
   testing?: {
+    /** Let builds' egress proxy connect to loopback (the tests' stand-in registry). Nothing else private. */
+    allowLoopbackEgress?: boolean;
     /** Let webhook endpoints on loopback through the SSRF guard (the test receiver). */
     allowLoopbackWebhooks?: boolean;
     /** Extra CA certificates trusted for webhook delivery (the test receiver's self-signed cert). */

@@ -19,9 +19,36 @@ export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies re
  * - timeout: the build ran past its wall-clock limit and was killed;
  * - output_missing: the build succeeded but its output directory does not exist;
  * - builder_lost: the builder stopped renewing its lease (killed, crashed);
- * - source_missing: the project has no build source configured.
+ * - source_missing: the project has no build source configured;
+ * - sandbox_unavailable: this builder cannot sandbox builds (bubblewrap missing) and BUILD_SANDBOX is not off;
+ * - memory_limit, process_limit, cpu_limit, disk_limit: the build ran into a resource limit and was stopped;
+ * - output_escapes: the output directory, or a link in it, leads outside (the log names it);
+ * - too_many_files, file_too_large, artifact_too_large: the output is over an artifact limit.
  */
-export const DEPLOY_FAILURE_REASONS = ['checkout_failed', 'build_failed', 'timeout', 'output_missing', 'builder_lost', 'source_missing'] as const;
+export const DEPLOY_FAILURE_REASONS = [
+  'checkout_failed',
+  'build_failed',
+  'timeout',
+  'output_missing',
+  'builder_lost',
+  'source_missing',
+  'sandbox_unavailable',
+  'memory_limit',
+  'process_limit',
+  'cpu_limit',
+  'disk_limit',
+  'output_escapes',
+  'too_many_files',
+  'file_too_large',
+  'artifact_too_large',
+] as const;
+
+/** What one deploy's artifact may hold (ARTIFACT_MAX_* in the configuration). */
+export interface ArtifactLimits {
+  maxBytes: number;
+  maxFiles: number;
+  maxFileBytes: number;
+}
 export type DeployFailureReason = (typeof DEPLOY_FAILURE_REASONS)[number];
 
 export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback'] as const;

@@ -1,0 +1,100 @@
+import { constants, createWriteStream } from 'node:fs';
+import { lstat, mkdir, open, readdir, realpath, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import type { ArtifactLimits } from '../schemas/deploys.ts';
+
+/**
+ * The output directory becomes the deploy's artifact: regular files and directories only, all inside the output.
+ *   1. the output directory is resolved with realpath and must be the checkout or inside it (an output that is a
+ *      link to `/` fails with output_escapes)
+ *   2. a walk without recursion and without following links: directories are made, regular files copied (opened
+ *      with O_NOFOLLOW), `.git` skipped
+ *   3. a link is followed only to see where it ends: inside the output and at a regular file, its content is
+ *      copied as a file; at a directory inside the output, it is dropped with a log line (a link loop cannot
+ *      multiply the artifact); anywhere outside the output, the build fails with output_escapes naming it
+ *   4. anything else (sockets, fifos, devices) is dropped with a log line
+ *   5. limits: file count, single file size, total bytes; each failure names the limit
+ * The build's processes are gone by now (the sandbox's PID namespace ended), so nothing changes under the walk.
+ */
+export type ArtifactFailure = 'output_missing' | 'output_escapes' | 'too_many_files' | 'file_too_large' | 'artifact_too_large';
+export type ArtifactOutcome = { ok: true; files: number; bytes: number } | { ok: false; reason: ArtifactFailure; message: string };
+
+export interface CopyArtifactOptions {
+  /** The checkout, on the host. */
+  checkout: string;
+  /** The project's output directory, relative to the checkout, as configured. */
+  outputDir: string;
+  dest: string;
+  limits: ArtifactLimits;
+  /** A line in the build log (what was dropped). */
+  note(text: string): void;
+}
+
+const inside = (root: string, p: string) => p === root || p.startsWith(root + path.sep);
+
+export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutcome> {
+  // 1. the output directory itself
+  const checkout = await realpath(o.checkout);
+  let root: string;
+  try {
+    root = await realpath(path.resolve(checkout, o.outputDir));
+  } catch {
+    return { ok: false, reason: 'output_missing', message: `output directory ${o.outputDir} does not exist after the build` };
+  }
+  if (!inside(checkout, root)) return { ok: false, reason: 'output_escapes', message: `output directory ${o.outputDir} resolves outside the checkout` };
+  if (!(await lstat(root)).isDirectory()) return { ok: false, reason: 'output_missing', message: `output directory ${o.outputDir} is not a directory` };
+
+  await rm(o.dest, { recursive: true, force: true });
+  await mkdir(o.dest, { recursive: true });
+  let files = 0;
+  let bytes = 0;
+
+  async function copyFile(from: string, rel: string): Promise<ArtifactOutcome | undefined> {
+    if (++files > o.limits.maxFiles) return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files (ARTIFACT_MAX_FILES)` };
+    const handle = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW);
+    try {
+      const st = await handle.stat();
+      if (!st.isFile()) return undefined;
+      if (st.size > o.limits.maxFileBytes) return { ok: false, reason: 'file_too_large', message: `${rel} is ${st.size} bytes, over ${o.limits.maxFileBytes} (ARTIFACT_MAX_FILE_BYTES)` };
+      if (bytes + st.size > o.limits.maxBytes) return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
+      bytes += st.size;
+      // Exactly st.size bytes: a file that grew since (it cannot, nothing of the build runs) is not read past it.
+      await pipeline(handle.createReadStream({ start: 0, end: Math.max(0, st.size - 1), autoClose: false }), createWriteStream(path.join(o.dest, rel), { flags: 'wx', mode: 0o644 }));
+      return undefined;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  // 2-4. the walk
+  const pending: string[] = [''];
+  while (pending.length) {
+    const dir = pending.pop()!;
+    for (const entry of await readdir(path.join(root, dir), { withFileTypes: true })) {
+      if (entry.name === '.git') continue;
+      const rel = path.join(dir, entry.name);
+      const full = path.join(root, rel);
+      if (entry.isDirectory()) {
+        await mkdir(path.join(o.dest, rel));
+        pending.push(rel);
+      } else if (entry.isFile()) {
+        const failed = await copyFile(full, rel);
+        if (failed) return failed;
+      } else if (entry.isSymbolicLink()) {
+        const target = await realpath(full).catch(() => undefined);
+        if (target === undefined) {
+          o.note(`dropped ${rel}: a link to nothing`);
+          continue;
+        }
+        if (!inside(root, target)) return { ok: false, reason: 'output_escapes', message: `${rel} is a link that leaves the output directory` };
+        const st = await lstat(target);
+        if (st.isFile()) {
+          const failed = await copyFile(target, rel);
+          if (failed) return failed;
+        } else o.note(`dropped ${rel}: links to a directory (only files are followed)`);
+      } else o.note(`dropped ${rel}: not a regular file`);
+    }
+  }
+  return { ok: true, files, bytes };
+}

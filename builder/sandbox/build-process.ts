@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import type { BuildLog } from '../build-log.ts';
+import type { BuildCgroup } from './build-cgroup.ts';
+
+/**
+ * One step of a build (checkout or build command) as a child process the builder can always end:
+ * - it runs in a process group of its own and, where the machine has them, in the build's cgroup, which it joins
+ *   before exec (so nothing it forks escapes the count);
+ * - a time limit, a cancel or a resource limit kills the group, every process of the cgroup, and (sandboxed) the
+ *   sandbox, whose PID namespace takes every descendant with it, `setsid` and double forks included;
+ * - the step is over when its first process exits: output still held by a stray child's copy of the pipe is
+ *   read for at most PIPE_GRACE_MS and then the pipe is closed, so no child can hold the builder.
+ */
+export interface StepLimits {
+  /** CPU seconds for the whole build (cgroup cpuacct, checked every WATCH_MS). */
+  cpuSeconds: number;
+  /** Bytes the build may write under its directory (checked every WATCH_MS). */
+  diskBytes: number;
+}
+
+export type StepLimit = 'memory_limit' | 'process_limit' | 'cpu_limit' | 'disk_limit';
+
+export interface StepResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  timedOut: boolean;
+  aborted: boolean;
+  /** A resource limit the step ran into (it was killed, or the kernel refused it). */
+  limit?: StepLimit;
+}
+
+export interface StepOptions {
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  log: BuildLog;
+  /** Milliseconds left of the build's wall-clock limit. */
+  timeoutMs: number;
+  signal?: AbortSignal;
+  cgroup?: BuildCgroup;
+  limits: StepLimits;
+  /** Bytes written so far under the build's directory (the disk limit's measure). */
+  diskUsage(): Promise<number>;
+  /** Where stdout goes (default: the log). */
+  onStdout?: (chunk: string) => void;
+}
+
+const PIPE_GRACE_MS = 300;
+const WATCH_MS = 1_000;
+
+/** The prefix that moves the step into the cgroup, then applies the rlimit fallbacks, then execs the step. */
+function joinPrefix(o: StepOptions): string[] {
+  const script = 'while [ "$1" != "--" ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; ulimit -t "$CPU_LIMIT_SECONDS" 2>/dev/null; unset CPU_LIMIT_SECONDS; exec "$@"';
+  return ['/bin/sh', '-c', script, 'join', ...(o.cgroup?.dirs ?? []), '--'];
+}
+
+export function runStep(o: StepOptions): Promise<StepResult> {
+  return new Promise((resolve) => {
+    const [cmd, ...args] = [...joinPrefix(o), ...o.argv];
+    // CPU_LIMIT_SECONDS is read (and unset) by the prefix: the step sees exactly o.env.
+    const child = spawn(cmd!, args, { cwd: o.cwd, env: { ...o.env, CPU_LIMIT_SECONDS: String(Math.ceil(o.limits.cpuSeconds)) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const result: StepResult = { exitCode: null, signal: null, timedOut: false, aborted: false };
+    let ended = false;
+    let exited = false;
+    const kill = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      void o.cgroup?.killAll();
+    };
+    const timer = setTimeout(() => {
+      result.timedOut = true;
+      kill();
+    }, Math.max(1, o.timeoutMs));
+    const onAbort = () => {
+      result.aborted = true;
+      kill();
+    };
+    if (o.signal?.aborted) onAbort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    let watching = false;
+    const watch = setInterval(() => {
+      if (watching || ended) return;
+      watching = true;
+      void (async () => {
+        const cpu = (await o.cgroup?.cpuSeconds()) ?? 0;
+        if (cpu > o.limits.cpuSeconds) result.limit ??= 'cpu_limit';
+        else if ((await o.diskUsage()) > o.limits.diskBytes) result.limit ??= 'disk_limit';
+        if (result.limit) kill();
+      })().finally(() => (watching = false));
+    }, WATCH_MS);
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (o.onStdout ? o.onStdout(c) : o.log.write('stdout', c)));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => o.log.write('stderr', c));
+    child.on('error', (err) => o.log.line('system', `could not start ${cmd}: ${err.message}`));
+    let streamsOpen = 2;
+    const finish = async () => {
+      if (ended) return;
+      ended = true;
+      clearTimeout(timer);
+      clearInterval(watch);
+      o.signal?.removeEventListener('abort', onAbort);
+      // Whatever the step left running goes with it.
+      kill();
+      if (!result.limit && o.cgroup) result.limit = await o.cgroup.exceeded();
+      // The rlimit fallback (and a whole build's CPU time past the last check) ends in SIGXCPU.
+      if (!result.limit && (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || ((await o.cgroup?.cpuSeconds()) ?? 0) > o.limits.cpuSeconds)) result.limit = 'cpu_limit';
+      resolve(result);
+    };
+    const streamEnded = () => {
+      if (--streamsOpen === 0 && exited) void finish();
+    };
+    child.stdout.on('close', streamEnded);
+    child.stderr.on('close', streamEnded);
+    child.on('exit', (code, signal) => {
+      exited = true;
+      result.exitCode = code;
+      result.signal = signal;
+      if (streamsOpen === 0) return void finish();
+      // A stray child may still hold the pipes: read what is there, then stop listening.
+      setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        void finish();
+      }, PIPE_GRACE_MS).unref();
+    });
+  });
+}
