@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,15 +29,18 @@ const ETC_FROM_HOST = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', 
 
 export type SandboxProbe = { available: true; version: string } | { available: false; message: string };
 
-let probed: Promise<SandboxProbe> | undefined;
+const probed = new Map<string, Promise<SandboxProbe>>();
 
 /** Whether builds can be sandboxed here: bwrap is installed and can make its namespaces. Probed once. */
-export function probeSandbox(uid: number): Promise<SandboxProbe> {
-  probed ??= (async (): Promise<SandboxProbe> => {
+export function probeSandbox(uid: number, bwrap = 'bwrap'): Promise<SandboxProbe> {
+  const key = `${bwrap}:${uid}`;
+  let probe = probed.get(key);
+  if (probe) return probe;
+  probe = (async (): Promise<SandboxProbe> => {
     const run = promisify(execFile);
     let version: string;
     try {
-      version = (await run('bwrap', ['--version'])).stdout.trim();
+      version = (await run(bwrap, ['--version'])).stdout.trim();
     } catch {
       return { available: false, message: 'bubblewrap (bwrap) is not installed: install the `bubblewrap` package (apt-get install bubblewrap), or set BUILD_SANDBOX=off on a single-tenant machine' };
     }
@@ -49,7 +52,8 @@ export function probeSandbox(uid: number): Promise<SandboxProbe> {
       return { available: false, message: `${version} cannot create its namespaces here (${((err as { stderr?: string }).stderr ?? (err as Error).message).trim().slice(0, 200)}): allow unprivileged user namespaces, or set BUILD_SANDBOX=off on a single-tenant machine` };
     }
   })();
-  return probed;
+  probed.set(key, probe);
+  return probe;
 }
 
 export interface SandboxSpec {
@@ -89,10 +93,12 @@ export function sandboxArgv(spec: SandboxSpec, command: string[], cwd: string = 
     '--dev', '/dev',
     ...(spec.tmpBytes ? ['--size', String(spec.tmpBytes)] : []),
     '--tmpfs', '/tmp',
-    '--dir', '/etc',
   ];
+  // /etc is the generated directory, read-only, with the host's certificates (and the like) mounted on its
+  // prepared mount points.
+  if (spec.etcDir) args.push('--ro-bind', spec.etcDir, '/etc');
+  else args.push('--dir', '/etc');
   for (const p of ETC_FROM_HOST) args.push('--ro-bind-try', p, p);
-  if (spec.etcDir) for (const f of ['passwd', 'group', 'hosts', 'nsswitch.conf']) args.push('--ro-bind', path.join(spec.etcDir, f), `/etc/${f}`);
   // The system's node, when it lives outside /usr (nvm, /opt): the init script needs it.
   const nodeHome = path.dirname(path.dirname(process.execPath));
   if (!process.execPath.startsWith('/usr/')) args.push('--ro-bind', nodeHome, nodeHome);
@@ -129,6 +135,13 @@ export async function prepareSandboxRoot(buildDir: string, uid: number): Promise
   await writeFile(path.join(etcDir, 'group'), `root:x:0:\nbuild:x:${uid}:\n`);
   await writeFile(path.join(etcDir, 'hosts'), '127.0.0.1 localhost build\n::1 localhost\n');
   await writeFile(path.join(etcDir, 'nsswitch.conf'), 'passwd: files\ngroup: files\nhosts: files\n');
+  // Mount points for what comes from the host (a read-only /etc cannot get new entries once mounted).
+  for (const p of ETC_FROM_HOST) {
+    if (!existsSync(p)) continue;
+    const point = path.join(etcDir, path.basename(p));
+    if (statSync(p).isDirectory()) await mkdir(point, { recursive: true });
+    else await writeFile(point, '');
+  }
   if (process.getuid?.() === 0) {
     await chown(root, uid, uid);
     await chown(path.join(root, 'home'), uid, uid);
