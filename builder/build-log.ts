@@ -33,11 +33,14 @@ export interface BuildLog {
   close(): Promise<void>;
   /** Lines stored so far. */
   readonly stored: number;
+  /** Characters held for unfinished lines (never more than maxLineChars + 1 per stream). */
+  readonly held: number;
 }
 
 export function createBuildLog(o: BuildLogOptions): BuildLog {
   const secrets = [...new Set(o.secrets.filter((s) => s.length >= MIN_MASKED_LENGTH))].sort((a, b) => b.length - a.length);
   const carry: Record<string, string> = {};
+  const skipping: Record<string, boolean> = {};
   let pending: Array<{ project_id: string; deploy_id: string; seq: number; at: string; stream: string; line: string }> = [];
   let seq = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -80,11 +83,30 @@ export function createBuildLog(o: BuildLogOptions): BuildLog {
   }
 
   return {
+    // A line is cut at its cap as it streams: once an unfinished line passes maxLineChars it is logged (cut) and the
+    // rest of it, up to the next newline, is dropped unread, so a 30 MB line without a newline costs one pass.
     write(stream, chunk) {
-      const text = (carry[stream] ?? '') + chunk;
-      const parts = text.split('\n');
-      carry[stream] = parts.pop()!;
-      for (const p of parts) line(stream, p);
+      let pos = 0;
+      while (pos < chunk.length) {
+        const nl = chunk.indexOf('\n', pos);
+        const end = nl === -1 ? chunk.length : nl;
+        if (skipping[stream]) {
+          if (nl === -1) return;
+          skipping[stream] = false;
+        } else {
+          const held = carry[stream] ?? '';
+          const room = o.maxLineChars + 1 - held.length;
+          if (end - pos > room) {
+            line(stream, held + chunk.slice(pos, pos + room));
+            carry[stream] = '';
+            skipping[stream] = nl === -1;
+          } else if (nl !== -1) {
+            line(stream, held + chunk.slice(pos, end));
+            carry[stream] = '';
+          } else carry[stream] = held + chunk.slice(pos, end);
+        }
+        pos = end + 1;
+      }
     },
     line,
     async close() {
@@ -96,6 +118,9 @@ export function createBuildLog(o: BuildLogOptions): BuildLog {
     },
     get stored() {
       return seq;
+    },
+    get held() {
+      return Object.values(carry).reduce((n, c) => n + c.length, 0);
     },
   };
 }

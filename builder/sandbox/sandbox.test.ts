@@ -52,6 +52,7 @@ function memoryLog(): BuildLog & { text(): string } {
     get stored() {
       return lines.length;
     },
+    held: 0,
     text: () => [...lines, ...Object.values(carry)].join('\n'),
   };
 }
