@@ -41,7 +41,8 @@ export const LIMITS = {
     deliveryLogPerEndpoint: 100,
     rotationOverlapMs: 24 * 60 * 60 * 1000,
   },
-  signIn: { perEmailAndIpPer15Min: 10 },
+  /** Sign-in attempts per 15 minutes (api/accounts/sign-in-limits.ts): per account and IP, per IP, per known device. */
+  signIn: { perEmailAndIpPer15Min: 10, perIpPer15Min: 50, perDevicePer15Min: 10 },
   /**
    * Device login (ours): codes live 10 minutes; starting one is public, so it is limited per caller IP
    * (a person starts one login at a time), and codes expired for a day are deleted.

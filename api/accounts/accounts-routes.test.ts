@@ -72,6 +72,41 @@ describe('sign-in', () => {
     expect(other.cookie).toMatch(/^cx_session=/);
   });
 
+  it('guesses from a shared IP cannot lock the owner out: a known browser and a fresh IP still sign in (issue 22, row 9)', async () => {
+    const u = await signUpAndSignIn(t.app, t.platform);
+    const shared = '203.0.113.7';
+    const from = (ip: string, password: string, cookie?: string) =>
+      t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: ip, headers: cookie ? { cookie } : {}, payload: { email: u.email, password } });
+    // The owner signed in from the shared IP once: the browser keeps a device cookie.
+    const first = await from(shared, u.password);
+    expect(first.statusCode).toBe(200);
+    const device = first.cookies.find((c) => c.name === 'cx_device');
+    expect(device?.httpOnly).toBe(true);
+    // A stranger behind the same IP guesses until refused.
+    let last;
+    for (let i = 0; i < LIMITS.signIn.perEmailAndIpPer15Min + 2; i++) last = await from(shared, 'wrong-password-x');
+    expect(last!.statusCode).toBe(429);
+    // Without the cookie the right password waits too, from that IP ...
+    expect((await from(shared, u.password)).statusCode).toBe(429);
+    // ... but the owner's browser signs in from the same IP, and a fresh IP is not affected.
+    expect((await from(shared, u.password, `cx_device=${device!.value}`)).statusCode).toBe(200);
+    expect((await from('198.51.100.9', u.password)).statusCode).toBe(200);
+    // A cookie of another account's device is no pass.
+    const other = await signUpAndSignIn(t.app, t.platform);
+    const otherFirst = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: '192.0.2.50', payload: { email: other.email, password: other.password } });
+    const otherDevice = otherFirst.cookies.find((c) => c.name === 'cx_device')!;
+    expect((await from(shared, u.password, `cx_device=${otherDevice.value}`)).statusCode).toBe(429);
+  });
+
+  it('limits one IP across accounts (a spray)', async () => {
+    const ip = '192.0.2.99';
+    let last;
+    for (let i = 0; i < LIMITS.signIn.perIpPer15Min + 1; i++) {
+      last = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: ip, payload: { email: `spray-${i}@example.test`, password: 'wrong-password-x' } });
+    }
+    expect(last!.statusCode).toBe(429);
+  });
+
   it('refuses a cross-site sign-in (login CSRF)', async () => {
     const u = await signUpAndSignIn(t.app, t.platform);
     const res = await signIn(u.email, u.password, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' });

@@ -9,6 +9,7 @@ import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { assertNotCrossSite, userIdOf } from '../auth/auth-plugin.ts';
 import { dummyPasswordHash, verifyPassword } from '../auth/passwords.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
+import { rememberDevice, signInGate } from './sign-in-limits.ts';
 import { createSession, findUserForSignIn, getUser, normalizeEmail, revokeSession } from './users-repository.ts';
 
 /**
@@ -18,7 +19,6 @@ import { createSession, findUserForSignIn, getUser, normalizeEmail, revokeSessio
  */
 export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
 export const SignInBodySchema = z.object({ email: z.email().max(320), password: z.string().min(1).max(1024) });
-const SIGN_IN_WINDOW_MS = 15 * 60 * 1000;
 
 export function sessionCookieOptions(platform: Platform) {
   return {
@@ -34,7 +34,7 @@ export function setSessionCookie(platform: Platform, reply: FastifyReply, token:
 }
 
 export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
-  const { db, clock, limiter } = platform;
+  const { db, clock } = platform;
   return async (app) => {
     app.post(
       '/v1/auth/sign-in',
@@ -43,7 +43,7 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
         schema: {
           tags: ['auth'],
           summary: 'Sign in with email and password; sets the cx_session cookie',
-          description: `Rate limited to ${LIMITS.signIn.perEmailAndIpPer15Min} attempts per email and IP per 15 minutes (429 rate_limited with Retry-After).`,
+          description: `Rate limited per 15 minutes (429 rate_limited with Retry-After): ${LIMITS.signIn.perEmailAndIpPer15Min} attempts per email and IP and ${LIMITS.signIn.perIpPer15Min} per IP; a browser that signed in to the account before (the \`cx_device\` cookie) counts only against itself (${LIMITS.signIn.perDevicePer15Min}), so guesses from a shared IP cannot lock its owner out.`,
           body: SignInBodySchema,
           response: { 200: z.object({ user: UserSchema }), 401: ErrorBodySchema, 429: ErrorBodySchema },
         },
@@ -52,11 +52,12 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
         // Login CSRF: a foreign page must not sign a browser into an account of its choosing.
         assertNotCrossSite(request, platform);
         const email = normalizeEmail(request.body.email);
-        const rate = await limiter.hit(`sign-in:${email}:${request.ip}`, LIMITS.signIn.perEmailAndIpPer15Min, SIGN_IN_WINDOW_MS);
-        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many sign-in attempts; try again later', { retryAfterSec: rate.retryAfterSec });
         const user = await findUserForSignIn(db, email);
+        const gate = await signInGate(platform, request, email, user?.id);
+        if (!gate.allowed) throw new ServiceError('rate_limited', 'too many sign-in attempts; try again later', { retryAfterSec: gate.retryAfterSec });
         const ok = await verifyPassword(request.body.password, user?.passwordHash ?? (await dummyPasswordHash()));
         if (!user || !ok) throw new ServiceError('invalid_credentials', 'email or password is wrong');
+        await rememberDevice(platform, request, reply, user.id, sessionCookieOptions(platform).secure);
         const session = await createSession(db, user.id, clock.now());
         setSessionCookie(platform, reply, session.token, session.expiresAt);
         const { passwordHash: _omit, ...publicUser } = user;

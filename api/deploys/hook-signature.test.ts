@@ -19,4 +19,13 @@ describe('deploy hook signature (§5.2 rule 7)', () => {
     expect(checkHookSignature(body, 'cxhook_token', { 'x-hub-signature-256': 'sha256=zz' })).toBe('invalid');
     expect(checkHookSignature(body, 'cxhook_token', {})).toBe('absent');
   });
+
+  it('with both headers, both must match (a valid one does not carry a forged one)', () => {
+    const body = Buffer.from('{"ref":"refs/heads/main"}');
+    const mac = createHmac('sha256', 'cxhook_token').update(body).digest('hex');
+    const forged = 'f'.repeat(64);
+    expect(checkHookSignature(body, 'cxhook_token', { 'x-hub-signature-256': `sha256=${mac}`, 'x-service-signature': mac })).toBe('valid');
+    expect(checkHookSignature(body, 'cxhook_token', { 'x-hub-signature-256': `sha256=${mac}`, 'x-service-signature': forged })).toBe('invalid');
+    expect(checkHookSignature(body, 'cxhook_token', { 'x-hub-signature-256': `sha256=${forged}`, 'x-service-signature': mac })).toBe('invalid');
+  });
 });
