@@ -12,6 +12,7 @@ import type { RouteAuth } from './auth/route-auth.ts';
 import { SESSION_COOKIE } from './auth/credentials.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import { projectsRoutes } from './projects/projects-routes.ts';
+import { domainsRoutes } from './domains/domains-routes.ts';
 import { keysRoutes } from './keys/keys-routes.ts';
 import { cliRoutes } from './cli/cli-routes.ts';
 import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
@@ -114,6 +115,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(metaRoutes(platform));
   await app.register(accountsRoutes(platform));
   await app.register(projectsRoutes(platform));
+  await app.register(domainsRoutes(platform));
   await app.register(keysRoutes(platform));
   await app.register(cliRoutes(platform));
   await app.register(errorRoutes);

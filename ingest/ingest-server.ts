@@ -16,7 +16,7 @@ import { startProjectCache } from './project-cache.ts';
 import { createRefusalCounters } from './refusals.ts';
 import { registerSingleProcessProxy } from './single-process-proxy.ts';
 import { guardedApp } from './http/guarded-app.ts';
-import { createSiteServer } from '../platform/sites/site-server.ts';
+import { siteServerOf } from '../platform/sites/site-server.ts';
 
 /**
  * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts): `POST /v1/errors/i`
@@ -64,7 +64,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const flagsCounters = createRefusalCounters();
   const app = guardedApp(uWS.App(), log, counters.counts);
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
-  const sites = createSiteServer(platform.db, platform.config.SITES_DOMAIN);
+  const sites = siteServerOf(platform.db, platform.config);
   const edge = { app, platform, cache, counters, log, sites };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });

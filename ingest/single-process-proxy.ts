@@ -1,6 +1,6 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
-import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers } from './http/uws-reply.ts';
+import { clientIp, immediateReply, readBody, send, sendError, sendFile, watchedReply, type Headers } from './http/uws-reply.ts';
 import type { SiteServer } from '../platform/sites/site-server.ts';
 import type { Forwarder, ForwardResponse } from './forward.ts';
 
@@ -38,7 +38,7 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
           const found = await opts.sites.lookup(host);
           if (found !== undefined) {
             const site = await opts.sites.serve(found.dir, method, url);
-            return send(res, st, site.status, site.headers, site.body);
+            return 'file' in site ? sendFile(res, st, site.status, site.headers, site.file, site.size) : send(res, st, site.status, site.headers, site.body);
           }
         } catch (err) {
           opts.log.error({ err }, 'serving a site failed');

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { systemTxtResolver, type TxtResolver } from './ports/txt-resolver.ts';
 import { mkdir } from 'node:fs/promises';
 import type { Config } from './config.ts';
 import type { Logger } from './logger.ts';
@@ -23,6 +24,8 @@ export interface Platform {
   bus: Bus;
   limiter: RateLimiter;
   mailer: Mailer;
+  /** DNS TXT lookups (custom domain verification). */
+  txt: TxtResolver;
   /** Test-only switches; production configuration cannot set them (they are not env variables). */
   testing?: {
     /** Let builds' egress proxy connect to loopback (the tests' stand-in registry). Nothing else private. */
@@ -88,6 +91,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
     bus,
     limiter,
     mailer,
+    txt: overrides.txt ?? systemTxtResolver,
     testing: overrides.testing,
     async close() {
       await bus.close().catch(() => undefined);

@@ -31,6 +31,10 @@ export const ERROR_CODES = {
   email_taken: 409,
   authorization_pending: 428,
   expired_token: 410,
+  // ours: custom domains (api/domains/)
+  domain_reserved: 400,
+  domain_taken: 409,
+  domain_unverified: 409,
   // ours: error tracking
   invalid_transition: 409,
   // ours: analytics

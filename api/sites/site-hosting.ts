@@ -1,13 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../platform/platform.ts';
-import { createSiteServer, type SiteServer } from '../../platform/sites/site-server.ts';
+import { siteServerOf, type SiteServer } from '../../platform/sites/site-server.ts';
 
 /**
  * Sites behind a reverse proxy: a request whose Host is a site (platform/sites/site-server.ts) is answered with
  * the site's file before any API route or the auth hook. In the single process the edge answers site hosts
  * itself (ingest/single-process-proxy.ts), so they seldom get here.
  */
-export function installSiteHosting(app: FastifyInstance, platform: Platform, sites: SiteServer = createSiteServer(platform.db, platform.config.SITES_DOMAIN)): void {
+export function installSiteHosting(app: FastifyInstance, platform: Platform, sites: SiteServer = siteServerOf(platform.db, platform.config)): void {
   app.addHook('onRequest', async (request, reply) => {
     const host = request.headers.host;
     if (!host) return;
@@ -15,6 +15,7 @@ export function installSiteHosting(app: FastifyInstance, platform: Platform, sit
     if (site === undefined) return; // not a site: the API answers
     const res = await sites.serve(site.dir, request.method, request.url);
     for (const [k, v] of res.headers) reply.header(k, v);
+    if ('file' in res) return reply.code(res.status).header('content-length', String(res.size)).send(res.file.createReadStream());
     return reply.code(res.status).send(res.body);
   });
 }

@@ -1,5 +1,6 @@
 import type uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
+import type { FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../../schemas/error-codes.ts';
 import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../../platform/bus-envelopes/error-batch-envelope.ts';
 
@@ -162,4 +163,71 @@ export function clientIp(res: uWS.HttpResponse, forwardedFor: string, trustProxy
     if (ip) return ip;
   }
   return Buffer.from(res.getRemoteAddressAsText()).toString();
+}
+
+/**
+ * Stream an open file as the answer, with backpressure: a chunk uWS cannot take now waits for onWritable, and the
+ * file is read no faster than the client drains it, so a 1 GB file costs the same memory as a 10 KB one. The
+ * handle is closed at the end, on an error and when the client goes away.
+ */
+export function sendFile(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, file: FileHandle, size: number): void {
+  if (st.aborted || st.done) {
+    void file.close().catch(() => undefined);
+    return;
+  }
+  if (st.head) {
+    st.done = true;
+    void file.close().catch(() => undefined);
+    res.cork(() => {
+      res.writeStatus(statusLine(status));
+      for (const [k, v] of headers) res.writeHeader(k, v);
+      res.writeHeader('Content-Length', String(size));
+      res.endWithoutBody();
+    });
+    return;
+  }
+  st.done = true;
+  const stream = file.createReadStream({ highWaterMark: 64 * 1024 });
+  const stop = () => stream.destroy();
+  st.onAbortRead = stop;
+  res.cork(() => {
+    res.writeStatus(statusLine(status));
+    for (const [k, v] of headers) res.writeHeader(k, v);
+  });
+  if (size === 0) {
+    stop();
+    if (!st.aborted) res.cork(() => res.end());
+    return;
+  }
+  stream.on('error', () => {
+    if (!st.aborted) res.close();
+  });
+  stream.on('data', (chunk) => {
+    if (st.aborted) return stop();
+    const buf = chunk as Buffer;
+    const ab = buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer;
+    const offset = res.getWriteOffset();
+    let ok = false;
+    let done = false;
+    res.cork(() => {
+      [ok, done] = res.tryEnd(ab, size);
+    });
+    if (done) return stop();
+    if (ok) return;
+    stream.pause();
+    res.onWritable((at) => {
+      if (st.aborted) {
+        stop();
+        return true;
+      }
+      let ok2 = false;
+      let done2 = false;
+      res.cork(() => {
+        [ok2, done2] = res.tryEnd(ab.slice(at - offset), size);
+      });
+      if (done2) stop();
+      else if (ok2) stream.resume();
+      return ok2;
+    });
+  });
 }

@@ -1,6 +1,9 @@
-import { readFile, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../ports/relational-store.ts';
+import { publicBaseUrl, type Config } from '../config.ts';
+import { serviceHostRule } from './service-hosts.ts';
 
 /**
  * Sites: a ready deploy's output, served as a static site by Host (issue 14 "Hosting"):
@@ -11,14 +14,16 @@ import type { Queryable } from '../ports/relational-store.ts';
  * by extension; long-lived caching only for hashed asset names (`app.3f9a2c1b.css`), revalidation for the rest.
  *
  * One implementation for whoever is the front door: the edge in the single process (ingest/), the API behind
- * a proxy (api/sites/). A deploy's artifact never changes once ready, so files are kept in memory (up to
- * FILE_CACHE_BYTES) and a Host's site for SITE_CACHE_MS: a rollback or a new live deploy shows within it.
+ * a proxy (api/sites/). A deploy's artifact never changes once ready, so small files are kept in memory (a cache
+ * bounded by entries and bytes, misses included) and a Host's site for SITE_CACHE_MS: a rollback or a new live
+ * deploy shows within it. Larger files are streamed from an open descriptor, never read whole. No link is ever
+ * followed out of an artifact (its real path must stay inside it; the final open refuses links), and a custom
+ * domain serves only once verified and never when it is one of the service's own hosts.
  */
-export interface SiteResponse {
-  status: number;
-  headers: Array<[string, string]>;
-  body: Buffer;
-}
+export type SiteResponse =
+  | { status: number; headers: Array<[string, string]>; body: Buffer }
+  /** A file too large to keep in memory: streamed from an open descriptor (the front door closes it). */
+  | { status: number; headers: Array<[string, string]>; file: FileHandle; size: number };
 
 /**
  * A Host that is a site: its project (null for a name under SITES_DOMAIN that no project or deploy has), and the
@@ -65,20 +70,77 @@ const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'public, max-age=0, must-revalidate';
 const SITE_CACHE_MS = 2_000;
 const SITE_CACHE_MAX = 10_000;
+/** Files kept in memory: entries and bytes both bounded; a miss costs MISS_COST bytes, so misses are bounded too. */
 const FILE_CACHE_BYTES = 64 * 1024 * 1024;
+const FILE_CACHE_ENTRIES = 20_000;
 const FILE_CACHE_MAX_FILE = 1024 * 1024;
+const MISS_COST = 512;
 
-export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer {
-  const suffix = `.${sitesDomain.toLowerCase()}`;
+type CachedFile = { body: Buffer; type: string; cache: string } | null;
+
+/**
+ * A map that forgets its least recently used entries past a count and a byte budget (Map keeps insertion order;
+ * a hit moves the entry to the end).
+ */
+function boundedCache<V>(maxEntries: number, maxBytes: number) {
+  const entries = new Map<string, { value: V; cost: number }>();
+  let bytes = 0;
+  return {
+    get(key: string): V | undefined {
+      const e = entries.get(key);
+      if (!e) return undefined;
+      entries.delete(key);
+      entries.set(key, e);
+      return e.value;
+    },
+    set(key: string, value: V, cost: number): void {
+      const old = entries.get(key);
+      if (old) {
+        bytes -= old.cost;
+        entries.delete(key);
+      }
+      entries.set(key, { value, cost });
+      bytes += cost;
+      for (const [k, e] of entries) {
+        if (entries.size <= maxEntries && bytes <= maxBytes) break;
+        entries.delete(k);
+        bytes -= e.cost;
+      }
+    },
+    get size() {
+      return entries.size;
+    },
+    get bytes() {
+      return bytes;
+    },
+  };
+}
+
+export interface SiteServerOptions {
+  sitesDomain: string;
+  /** Hosts that are the service's own (service-hosts.ts): never a site, whatever the database says. */
+  reserved?: (hostname: string) => string | undefined;
+  /** The PUBLIC_BASE_URL host: the API and console answer there even when it lies under SITES_DOMAIN. */
+  ownHost?: string;
+}
+
+/** The site server of a configured service: the service's own hosts are never a site. */
+export function siteServerOf(db: Queryable, config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN'>) {
+  return createSiteServer(db, { sitesDomain: config.SITES_DOMAIN, reserved: serviceHostRule(config), ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase() });
+}
+
+export function createSiteServer(db: Queryable, sitesDomainOrOptions: string | SiteServerOptions): SiteServer & { readonly cacheStats: { entries: number; bytes: number } } {
+  const o = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
+  const suffix = `.${o.sitesDomain.toLowerCase()}`;
   const sites = new Map<string, { site: Site | undefined; at: number }>();
-  /** Absolute path -> the file's answer (undefined: no such file). */
-  const files = new Map<string, { body: Buffer; type: string; cache: string } | undefined>();
-  let fileBytes = 0;
+  const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
+  const realRoots = new Map<string, string>();
 
   type Row = { project_id: string; artifact_dir: string | null };
   const site = (row: Row | undefined): Site => ({ projectId: row?.project_id ?? null, dir: row?.artifact_dir ?? '' });
 
   async function resolve(hostname: string): Promise<Site | undefined> {
+    if (hostname === o.ownHost) return undefined;
     if (hostname.endsWith(suffix)) {
       const label = hostname.slice(0, -suffix.length);
       if (!label || label.includes('.')) return undefined;
@@ -92,29 +154,70 @@ export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer
       );
       return site(r.rows[0]);
     }
+    if (o.reserved?.(hostname)) return undefined;
+    // A custom domain serves only once its project proved control of it (api/domains/).
     const r = await db.query<Row>(
-      `SELECT p.id AS project_id, d.artifact_dir FROM projects p JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE $1 = ANY(p.production_domains) LIMIT 1`,
+      `SELECT p.id AS project_id, d.artifact_dir FROM project_domains pd JOIN projects p ON p.id = pd.project_id
+         JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
+        WHERE pd.domain = $1 AND pd.verified_at IS NOT NULL LIMIT 1`,
       [hostname],
     );
     return r.rows[0] && site(r.rows[0]);
   }
 
-  async function file(absolute: string): Promise<{ body: Buffer; type: string; cache: string } | undefined> {
-    if (files.has(absolute)) return files.get(absolute);
-    let target = absolute;
-    if ((await stat(target).catch(() => undefined))?.isDirectory()) target = path.join(target, 'index.html');
-    const body = await readFile(target).catch(() => undefined);
-    const entry = body && { body, type: CONTENT_TYPES[path.extname(target).toLowerCase()] ?? 'application/octet-stream', cache: HASHED_NAME.test(target) ? IMMUTABLE : REVALIDATE };
-    const size = body?.length ?? 0;
-    if (size <= FILE_CACHE_MAX_FILE) {
-      if (fileBytes + size > FILE_CACHE_BYTES) {
-        files.clear();
-        fileBytes = 0;
-      }
-      files.set(absolute, entry);
-      fileBytes += size;
+  async function realRoot(root: string): Promise<string | undefined> {
+    let real = realRoots.get(root);
+    if (real === undefined) {
+      real = await realpath(root).catch(() => '');
+      if (realRoots.size >= SITE_CACHE_MAX) realRoots.clear();
+      realRoots.set(root, real);
     }
-    return entry;
+    return real || undefined;
+  }
+
+  /**
+   * The file a path names inside the artifact, opened without following a link anywhere: the real path must be
+   * inside the artifact's real root, and the final open refuses a link (O_NOFOLLOW).
+   */
+  async function openFile(root: string, absolute: string): Promise<{ handle: FileHandle; size: number; target: string } | undefined> {
+    const realRootDir = await realRoot(root);
+    if (!realRootDir) return undefined;
+    let target = await realpath(absolute).catch(() => undefined);
+    if (!target || (target !== realRootDir && !target.startsWith(realRootDir + path.sep))) return undefined;
+    if ((await lstat(target).catch(() => undefined))?.isDirectory()) target = path.join(target, 'index.html');
+    const handle = await open(target, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);
+    if (!handle) return undefined;
+    const st = await handle.stat().catch(() => undefined);
+    if (!st?.isFile()) {
+      await handle.close();
+      return undefined;
+    }
+    return { handle, size: st.size, target };
+  }
+
+  const typeOf = (target: string) => CONTENT_TYPES[path.extname(target).toLowerCase()] ?? 'application/octet-stream';
+  const cacheOf = (target: string) => (HASHED_NAME.test(target) ? IMMUTABLE : REVALIDATE);
+
+  /** A small file from memory (or read into it), a large one as an open handle to stream; null: none. */
+  async function file(root: string, absolute: string): Promise<CachedFile | { handle: FileHandle; size: number; type: string; cache: string }> {
+    const hit = files.get(absolute);
+    if (hit !== undefined) return hit;
+    const found = await openFile(root, absolute);
+    if (!found) {
+      files.set(absolute, null, MISS_COST + absolute.length);
+      return null;
+    }
+    const type = typeOf(found.target);
+    const cache = cacheOf(found.target);
+    if (found.size > FILE_CACHE_MAX_FILE) return { handle: found.handle, size: found.size, type, cache };
+    try {
+      const body = await found.handle.readFile();
+      const entry = { body, type, cache };
+      files.set(absolute, entry, body.length + absolute.length);
+      return entry;
+    } finally {
+      await found.handle.close();
+    }
   }
 
   const text = (status: number, message: string, extra: Array<[string, string]> = []): SiteResponse => ({
@@ -123,7 +226,18 @@ export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer
     body: Buffer.from(message),
   });
 
+  async function answer(status: number, f: NonNullable<Awaited<ReturnType<typeof file>>>, head: boolean, extra: Array<[string, string]> = []): Promise<SiteResponse> {
+    const headers: Array<[string, string]> = [['content-type', f.type], ['cache-control', f.cache], ...extra];
+    // A HEAD of a streamed file: the front door sends its length and no body.
+    if ('handle' in f) return { status, headers, file: f.handle, size: f.size };
+    return { status, headers, body: head ? Buffer.alloc(0) : f.body };
+  }
+
   return {
+    get cacheStats() {
+      return { entries: files.size, bytes: files.bytes };
+    },
+
     async lookup(host) {
       const hostname = host.toLowerCase().replace(/:\d+$/, '');
       const now = Date.now();
@@ -144,14 +258,14 @@ export function createSiteServer(db: Queryable, sitesDomain: string): SiteServer
       } catch {
         return text(400, 'bad path');
       }
-      if (pathname.includes('\0')) return text(400, 'bad path');
+      if (pathname.includes('\0') || pathname.length > 4096) return text(400, 'bad path');
       const absolute = path.join(root, path.posix.normalize(`/${pathname}`));
       if (absolute !== root && !absolute.startsWith(root + path.sep)) return text(404, 'not found');
-      const found = await file(absolute);
       const head = method === 'HEAD';
-      if (found) return { status: 200, headers: [['content-type', found.type], ['cache-control', found.cache], ['x-content-type-options', 'nosniff']], body: head ? Buffer.alloc(0) : found.body };
-      const notFound = await file(path.join(root, '404.html'));
-      if (notFound) return { status: 404, headers: [['content-type', CONTENT_TYPES['.html']!], ['cache-control', REVALIDATE]], body: head ? Buffer.alloc(0) : notFound.body };
+      const found = await file(root, absolute);
+      if (found) return answer(200, found, head, [['x-content-type-options', 'nosniff']]);
+      const notFound = await file(root, path.join(root, '404.html'));
+      if (notFound) return answer(404, { ...notFound, type: CONTENT_TYPES['.html']!, cache: REVALIDATE }, head);
       return text(404, 'not found');
     },
   };

@@ -1,0 +1,108 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Platform } from '../../platform/platform.ts';
+import { serviceHostRule } from '../../platform/sites/service-hosts.ts';
+import { hostPatternSchema } from '../../schemas/host-pattern.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { projectOf } from '../auth/auth-plugin.ts';
+import { ErrorBodySchema } from '../http-errors.ts';
+import { domainsRepository } from './domains-repository.ts';
+
+/**
+ * `/v1/projects/:slug/domains`: custom domains a project's production site answers on (spec §4.1 "domains"), as
+ * Vercel and Netlify verify them:
+ *   1. add      the service's own hosts (service-hosts.ts) are refused (400 domain_reserved); a domain another
+ *               project serves is 409 domain_taken; otherwise a pending claim with a TXT record to add
+ *   2. verify   `_service-challenge.<domain>` must hold the token (looked up through the TXT resolver port); then
+ *               the domain serves this project's live deploy, and other projects' pending claims are dropped
+ *   3. list / remove
+ * A domain serves nothing until verified (platform/sites/site-server.ts).
+ */
+const DomainNameSchema = hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine((d) => !d.includes(':'), 'a hostname without a port');
+
+export const ProjectDomainSchema = z.object({
+  domain: z.string(),
+  verified: z.boolean(),
+  verifiedAt: z.string().nullable(),
+  createdAt: z.string(),
+  verification: z.object({ type: z.literal('TXT'), name: z.string(), value: z.string() }).describe('the DNS record that proves control: add it, then POST .../verify'),
+});
+
+const Params = z.object({ slug: z.string() });
+const DomainParams = z.object({ slug: z.string(), domain: z.string().max(300) });
+
+export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
+  const { db, clock } = platform;
+  const reserved = serviceHostRule(platform.config);
+  return async (app) => {
+    app.get(
+      '/v1/projects/:slug/domains',
+      { config: { auth: AUTH.project('project:read') }, schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: Params, response: { 200: z.object({ domains: z.array(ProjectDomainSchema) }) } } },
+      async (request) => ({ domains: await domainsRepository.list(db, projectOf(request).id) }),
+    );
+
+    app.post(
+      '/v1/projects/:slug/domains',
+      {
+        config: { auth: AUTH.user },
+        schema: {
+          tags: ['domains'],
+          summary: 'Claim a custom domain; it serves once verified',
+          description: 'The service\'s own hosts, localhost, IP addresses and SITES_DOMAIN with its subdomains are refused (400 domain_reserved). A domain another project serves is 409 domain_taken.',
+          params: Params,
+          body: z.object({ domain: DomainNameSchema }).strict(),
+          response: { 201: z.object({ domain: ProjectDomainSchema }), 400: ErrorBodySchema, 409: ErrorBodySchema },
+        },
+      },
+      async (request, reply) => {
+        const project = projectOf(request);
+        const domain = request.body.domain.replace(/\.$/, '');
+        const why = reserved(domain);
+        if (why) throw new ServiceError('domain_reserved', `${domain} cannot be a project's domain: ${why}`);
+        const owner = await domainsRepository.verifiedOwner(db, domain);
+        if (owner && owner !== project.id) throw new ServiceError('domain_taken', `${domain} is already served by another project`);
+        return reply.code(201).send({ domain: await domainsRepository.claim(db, project.id, domain) });
+      },
+    );
+
+    app.post(
+      '/v1/projects/:slug/domains/:domain/verify',
+      {
+        config: { auth: AUTH.user },
+        schema: {
+          tags: ['domains'],
+          summary: 'Check the TXT record and, when it holds the token, serve the domain',
+          params: DomainParams,
+          response: { 200: z.object({ domain: ProjectDomainSchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+        },
+      },
+      async (request) => {
+        const project = projectOf(request);
+        const found = await domainsRepository.get(db, project.id, request.params.domain.toLowerCase());
+        if (!found) throw new ServiceError('not_found', 'no such domain on this project');
+        if (found.verified) return { domain: found };
+        let records: string[];
+        try {
+          records = await platform.txt.resolveTxt(found.verification.name);
+        } catch (err) {
+          throw new ServiceError('domain_unverified', `the TXT record ${found.verification.name} could not be looked up (${(err as NodeJS.ErrnoException).code ?? 'error'}); try again`);
+        }
+        if (!records.includes(found.verification.value)) {
+          throw new ServiceError('domain_unverified', `add a TXT record ${found.verification.name} with the value ${found.verification.value}, then verify again (found ${records.length ? records.map((r) => JSON.stringify(r.slice(0, 80))).join(', ') : 'no TXT record'})`);
+        }
+        if (!(await domainsRepository.markVerified(db, project.id, found.domain, clock.now()))) throw new ServiceError('domain_taken', `${found.domain} is already served by another project`);
+        return { domain: (await domainsRepository.get(db, project.id, found.domain))! };
+      },
+    );
+
+    app.delete(
+      '/v1/projects/:slug/domains/:domain',
+      { config: { auth: AUTH.user }, schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: z.undefined(), 404: ErrorBodySchema } } },
+      async (request, reply) => {
+        if (!(await domainsRepository.remove(db, projectOf(request).id, request.params.domain.toLowerCase()))) throw new ServiceError('not_found', 'no such domain on this project');
+        return reply.code(204).send();
+      },
+    );
+  };
+}
