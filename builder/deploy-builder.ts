@@ -29,6 +29,7 @@ import { LIMITS } from '../schemas/limits.ts';
 import { DeployRequestedSchema, type DeployFailureReason } from '../schemas/deploys.ts';
 import { createBuildLog } from './build-log.ts';
 import { runBuild, type BuildIsolation } from './build-run.ts';
+import { sweepArtifacts } from './artifact-sweep.ts';
 import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 
@@ -37,6 +38,8 @@ const POLL_MS = 2_000;
 const ORPHAN_AFTER_MS = 5_000;
 /** How often a builder checks whether one of its running builds was canceled. */
 const CANCEL_POLL_MS = 1_000;
+/** How often old artifacts are swept (artifact-sweep.ts). */
+const SWEEP_MS = 10 * 60 * 1000;
 
 export interface StartBuilderOptions {
   /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
@@ -258,6 +261,14 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
   cancelTimer.unref();
   const pollTimer = setInterval(() => void wake(), POLL_MS);
   pollTimer.unref();
+  // Old artifacts: at start, then every SWEEP_MS.
+  const sweep = () =>
+    sweepArtifacts(db, dataDir, config.ARTIFACTS_KEPT)
+      .then((ids) => ids.length && log.info({ deleted: ids.length }, 'old deploy artifacts deleted'))
+      .catch((err) => log.warn({ err }, 'sweeping old artifacts failed; retried'));
+  const sweepTimer = setInterval(() => void sweep(), SWEEP_MS);
+  sweepTimer.unref();
+  void sweep();
 
   const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.deployRequests, opts.consumerGroup ?? CONSUMER_GROUPS.builder, async (messages) => {
     for (const m of messages) {
@@ -287,6 +298,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       clearInterval(leaseTimer);
       clearInterval(cancelTimer);
       clearInterval(pollTimer);
+      clearInterval(sweepTimer);
       await sub.stop();
       for (const b of building.values()) b.abort.abort();
       await Promise.all([...building.values()].map((b) => b.done));

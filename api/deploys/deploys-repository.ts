@@ -161,7 +161,9 @@ export async function cancelDeploy(db: Queryable, projectId: string, deployId: s
 export async function rollbackTo(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
   const d = await getDeploy(db, projectId, deployId);
   if (d.environment !== 'production' || d.status !== 'ready') throw new ServiceError('conflict', 'only a ready production deploy can be rolled back to');
-  await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [projectId, deployId]);
+  // Its output must still be kept (builder/artifact-sweep.ts keeps the live one and the newest few).
+  const moved = await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM deploys WHERE id = $2 AND artifact_dir IS NOT NULL)', [projectId, deployId]);
+  if (!moved.rowCount) throw new ServiceError('conflict', 'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept): deploy its commit again');
   return d;
 }
 

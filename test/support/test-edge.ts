@@ -23,11 +23,13 @@ export interface TestEdge {
 const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
-export async function startTestEdge(env: Record<string, string> = {}): Promise<TestEdge> {
+/** `sites`: the edge answers site hosts too, as in the single process (anything else: a 404 in place of the API). */
+export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean } = {}): Promise<TestEdge> {
   const bus = createRecordingBus();
   const limiter = createCountingLimiter();
   const platform = await createTestPlatform({ env: { SETTINGS_REFRESH_MS: '100', ...env }, overrides: { bus, limiter, analytics: analyticsStub, mailer: mailerStub } });
-  const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1' });
+  const forward = opts.sites ? async () => ({ status: 404, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"error":"not_found","message":"the API is not part of this test"}') }) : undefined;
+  const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward });
   const base = `http://127.0.0.1:${server.port}`;
   const loads = async () => (await (await fetch(`${base}/v1/errors/i/health`)).json()).settingsLoads as number;
   return {

@@ -1,0 +1,51 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Platform } from '../platform/platform.ts';
+import { newId } from '../platform/tokens.ts';
+import { createIngestProject } from '../test/support/ingest-fixtures.ts';
+import { createTestPlatform } from '../test/support/platform.ts';
+import { rollbackTo } from '../api/deploys/deploys-repository.ts';
+import { sweepArtifacts } from './artifact-sweep.ts';
+
+/** Row 6 of issue 22 (artifacts were never cleaned): the sweep keeps the live deploy and the newest N per project. */
+let platform: Platform;
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'sweep-data-'));
+  platform = await createTestPlatform({ env: { DATA_DIR: dataDir } });
+});
+afterAll(async () => platform?.close());
+
+async function readyDeploy(projectId: string, minutesAgo: number, artifactDir?: string) {
+  const id = newId('dep_');
+  const dir = artifactDir ?? path.join(dataDir, 'artifacts', id);
+  await mkdir(dir, { recursive: true });
+  await platform.db.query(`INSERT INTO deploys (id, project_id, branch, environment, status, artifact_dir, finished_at) VALUES ($1, $2, 'main', 'production', 'ready', $3, now() - make_interval(mins => $4))`, [id, projectId, dir, minutesAgo]);
+  return { id, dir };
+}
+
+describe('the artifact sweep', () => {
+  it('deletes outputs that are neither live nor among the newest N; a rollback to a swept deploy is refused', async () => {
+    const p = await createIngestProject(platform);
+    const oldest = await readyDeploy(p.projectId, 50);
+    const live = await readyDeploy(p.projectId, 40);
+    const older = await readyDeploy(p.projectId, 30);
+    const newer = await readyDeploy(p.projectId, 20);
+    const newest = await readyDeploy(p.projectId, 10);
+    const foreign = await readyDeploy(p.projectId, 60, await mkdtemp(path.join(os.tmpdir(), 'not-ours-')));
+    await platform.db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [p.projectId, live.id]);
+    const swept = await sweepArtifacts(platform.db, dataDir, 2);
+    expect(swept.sort()).toEqual([oldest.id, older.id].sort());
+    for (const kept of [live, newer, newest]) expect(existsSync(kept.dir)).toBe(true);
+    for (const gone of [oldest, older]) expect(existsSync(gone.dir)).toBe(false);
+    expect(existsSync(foreign.dir)).toBe(true); // only DATA_DIR/artifacts is ever deleted
+    await expect(rollbackTo(platform.db, p.projectId, older.id)).rejects.toThrow(/cleaned up/);
+    await rollbackTo(platform.db, p.projectId, newer.id);
+    // The deploy that was live is now just the third newest: swept; the new live one stays.
+    expect(await sweepArtifacts(platform.db, dataDir, 2)).toEqual([live.id]);
+    expect(existsSync(newer.dir)).toBe(true);
+  });
+});

@@ -1,0 +1,31 @@
+import { rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { Queryable } from '../platform/ports/relational-store.ts';
+
+/**
+ * Artifacts do not pile up: per project, the outputs of ready deploys that are neither live nor among the newest
+ * `keep` are deleted, and the deploy forgets its artifact (its host then answers "nothing is deployed here", and a
+ * rollback to it is refused). The column is cleared first, in one statement that skips whatever is live at that
+ * moment, and only then are the files removed, so a concurrent rollback never points at a deleted output. Only
+ * directories under DATA_DIR/artifacts are ever deleted. Any number of builders may sweep at once.
+ */
+export async function sweepArtifacts(db: Queryable, dataDir: string, keep: number, batch = 200): Promise<string[]> {
+  const under = path.join(path.resolve(dataDir), 'artifacts') + path.sep;
+  const r = await db.query<{ id: string; artifact_dir: string }>(
+    `WITH doomed AS (
+       SELECT id, artifact_dir FROM (
+         SELECT d.id, d.artifact_dir, row_number() OVER (PARTITION BY d.project_id ORDER BY d.finished_at DESC NULLS LAST, d.id DESC) AS rn
+           FROM deploys d
+          WHERE d.status = 'ready' AND d.artifact_dir IS NOT NULL AND starts_with(d.artifact_dir, $2)
+       ) ranked
+       WHERE rn > $1
+       LIMIT $3)
+     UPDATE deploys SET artifact_dir = NULL FROM doomed
+      WHERE deploys.id = doomed.id AND deploys.artifact_dir IS NOT NULL
+        AND deploys.id NOT IN (SELECT live_deploy_id FROM projects WHERE live_deploy_id IS NOT NULL)
+      RETURNING deploys.id, doomed.artifact_dir`,
+    [keep, under, batch],
+  );
+  for (const row of r.rows) if (row.artifact_dir.startsWith(under)) await rm(row.artifact_dir, { recursive: true, force: true });
+  return r.rows.map((row) => row.id);
+}

@@ -1,0 +1,93 @@
+import http from 'node:http';
+import { mkdir, mkdtemp, open, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIngestProject, addLiveSite } from '../../test/support/ingest-fixtures.ts';
+import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
+import { createSiteServer } from './site-server.ts';
+import type { Queryable } from '../ports/relational-store.ts';
+
+/**
+ * Rows 3, 6 and 7 of issue 22: a link in an artifact (from before artifacts were copied link-free) is never
+ * followed; files larger than the in-memory limit are streamed from an open descriptor; misses are cached within
+ * the same bounds as hits.
+ */
+const noDb = { query: async () => ({ rows: [] }) } as unknown as Queryable;
+let root: string;
+
+beforeAll(async () => {
+  root = await mkdtemp(path.join(os.tmpdir(), 'site-root-'));
+  await writeFile(path.join(root, 'index.html'), '<h1>home</h1>');
+  await mkdir(path.join(root, 'docs'));
+  await writeFile(path.join(root, 'docs', 'index.html'), 'docs');
+  await symlink('/etc/passwd', path.join(root, 'passwd.txt'));
+  await symlink('/proc/self/environ', path.join(root, 'environ'));
+  await symlink('/', path.join(root, 'rootlink'));
+  await symlink('index.html', path.join(root, 'alias.html'));
+  const big = await open(path.join(root, 'big.bin'), 'w');
+  await big.truncate(64 * 1024 * 1024); // sparse: 64 MB on the wire, nothing on disk
+  await big.close();
+});
+
+describe('the site server', () => {
+  it('never follows a link out of the artifact (files, /proc, a link to /)', async () => {
+    const sites = createSiteServer(noDb, 'localhost');
+    for (const p of ['/passwd.txt', '/environ', '/rootlink/etc/passwd', '/rootlink/', '/rootlink/proc/self/environ']) {
+      const res = await sites.serve(root, 'GET', p);
+      expect(res.status, p).toBe(404);
+      expect('body' in res && res.body.toString()).not.toMatch(/root:|PATH=/);
+    }
+    expect((await sites.serve(root, 'GET', '/docs/')).status).toBe(200);
+  });
+
+  it('streams files over the in-memory limit instead of reading them whole', async () => {
+    const sites = createSiteServer(noDb, 'localhost');
+    const res = await sites.serve(root, 'GET', '/big.bin');
+    expect(res.status).toBe(200);
+    expect('file' in res).toBe(true);
+    if ('file' in res) {
+      expect(res.size).toBe(64 * 1024 * 1024);
+      await res.file.close();
+    }
+    expect(sites.cacheStats.bytes).toBeLessThan(1024 * 1024);
+  });
+
+  it('bounds its cache by entries and bytes, misses included', async () => {
+    const sites = createSiteServer(noDb, 'localhost');
+    for (let i = 0; i < 30_000; i++) await sites.serve(root, 'GET', `/missing-${i}-${'x'.repeat(200)}`);
+    expect(sites.cacheStats.entries).toBeLessThanOrEqual(20_000);
+    expect(sites.cacheStats.bytes).toBeLessThanOrEqual(64 * 1024 * 1024);
+  });
+});
+
+describe('through the edge (uWebSockets.js) and real HTTP', () => {
+  let edge: TestEdge;
+  let slug: string;
+  beforeAll(async () => {
+    edge = await startTestEdge({}, { sites: true });
+    const p = await createIngestProject(edge.platform);
+    slug = p.slug;
+    await addLiveSite(edge.platform, p.projectId, root);
+  });
+  afterAll(async () => edge?.close());
+
+  const get = (p: string, method = 'GET') =>
+    new Promise<{ status: number; bytes: number; length: string | undefined }>((resolve, reject) => {
+      const req = http.request(`${edge.base}${p}`, { method, headers: { host: `${slug}.localhost` } }, (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => (bytes += c.length));
+        res.on('end', () => resolve({ status: res.statusCode!, bytes, length: res.headers['content-length'] }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('serves a 64 MB file whole, three at once, HEAD with its length; links are 404', async () => {
+    const all = await Promise.all([get('/big.bin'), get('/big.bin'), get('/big.bin')]);
+    for (const r of all) expect(r).toMatchObject({ status: 200, bytes: 64 * 1024 * 1024 });
+    expect(await get('/big.bin', 'HEAD')).toMatchObject({ status: 200, bytes: 0, length: String(64 * 1024 * 1024) });
+    expect((await get('/passwd.txt')).status).toBe(404);
+    expect((await get('/')).status).toBe(200);
+  });
+});
