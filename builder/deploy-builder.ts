@@ -81,11 +81,17 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     allowLoopbackEgress: platform.testing?.allowLoopbackEgress === true,
     resolve: platform.testing?.webhookResolve,
   };
-  if (config.BUILD_SANDBOX === 'off') log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
-  else {
+  // Said at every start, on stderr as well as in the log, whatever LOG_LEVEL is.
+  if (config.BUILD_SANDBOX === 'off') {
+    log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
+    process.stderr.write('WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service\'s user (single-tenant machines only)\n');
+  } else {
     const probe = await probeSandbox(config.BUILD_UID);
     if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
-    else log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
+    else {
+      log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
+      process.stderr.write(`WARNING: builds cannot be sandboxed here, so every deploy fails with sandbox_unavailable: ${probe.message}\n`);
+    }
   }
   const building = new Map<string, { done: Promise<void>; abort: AbortController; canceled: boolean }>();
   let stopped = false;
