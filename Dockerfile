@@ -5,8 +5,9 @@ FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production
 
-# git checks out builds; bubblewrap is the build sandbox (builder/sandbox/); util-linux has setpriv.
-RUN apt-get update && apt-get install -y --no-install-recommends git bubblewrap util-linux ca-certificates && rm -rf /var/lib/apt/lists/*
+# git checks out builds; bubblewrap is the build sandbox (builder/sandbox/), socat its relay to the egress
+# proxy; util-linux has setpriv.
+RUN apt-get update && apt-get install -y --no-install-recommends git bubblewrap socat util-linux ca-certificates && rm -rf /var/lib/apt/lists/*
 
 COPY package.json package-lock.json ./
 # Exactly the lockfile. No dependency needs its install script (package.json allowScripts).

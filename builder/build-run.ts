@@ -52,6 +52,8 @@ export interface BuildIsolation {
   diskBytes: number;
   tmpBytes: number;
   artifact: ArtifactLimits;
+  /** The sandbox's relay to the egress proxy (sandbox.ts); tests run both. */
+  relay?: 'auto' | 'node';
   /** Test-only: the egress proxy admits loopback (a stand-in registry). */
   allowLoopbackEgress?: boolean;
   resolve?: Resolver;
@@ -86,7 +88,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
         onRefused: (dest, why) => job.log.line('system', `network: refused ${dest}: ${why}`),
       });
     }
-    const spec: SandboxSpec = { uid: iso.uid, root, mounts: [], egressSocket: proxy?.socketPath, tmpBytes: iso.tmpBytes, etcDir, initScript };
+    const spec: SandboxSpec = { uid: iso.uid, root, mounts: [], egressSocket: proxy?.socketPath, tmpBytes: iso.tmpBytes, etcDir, initScript, relay: iso.relay };
     const local = job.repoUrl.startsWith('/') || job.repoUrl.startsWith('file://');
     let source = job.repoUrl;
     if (iso.sandbox && local) {
@@ -107,9 +109,10 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     }
     const inBuild = iso.sandbox ? { root: INSIDE.root, src: INSIDE.src, home: INSIDE.home } : { root, src, home: path.join(root, 'home') };
     const netEnv = iso.sandbox && proxy ? proxyEnv() : {};
-    const step = (argv: string[], cwd: string, env: Record<string, string>): Promise<StepResult> =>
+    // A step that needs no network (a local repository's checkout) gets no relay and no socket.
+    const step = (argv: string[], cwd: string, env: Record<string, string>, network = true): Promise<StepResult> =>
       runStep({
-        argv: iso.sandbox ? sandboxArgv(spec, argv, cwd) : argv,
+        argv: iso.sandbox ? sandboxArgv(network ? spec : { ...spec, egressSocket: undefined }, argv, cwd) : argv,
         cwd: iso.sandbox ? job.workDir : cwd,
         env,
         log: job.log,
@@ -138,11 +141,12 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
 
     // 2. checkout
     job.log.line('system', `checking out ${job.branch}`);
-    const gitEnv = { ...BASE_ENV, ...netEnv, HOME: inBuild.home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+    const gitEnv = { ...BASE_ENV, ...(local ? {} : netEnv), HOME: inBuild.home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
     const clone = await step(
       ['/bin/sh', '-c', 'git -c core.hooksPath=/dev/null clone --quiet --depth 1 --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"', 'checkout', job.branch, source, inBuild.src, path.join(inBuild.root, SHA_FILE)],
       inBuild.root,
       gitEnv,
+      !local,
     );
     const cloneFailed = failed(clone, 'checkout_failed');
     if (cloneFailed) return cloneFailed;

@@ -9,7 +9,7 @@ import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
 /**
  * §7.1's same-origin path: cx.js on a site the platform serves posts to `/service/v1/errors/i` on the site's own
  * host, and the edge attaches the project's ingest key (the oldest live one): no key in the page. The Host names
- * the project (`<slug>.<SITES_DOMAIN>`, `<deploy-id>.<SITES_DOMAIN>`, a production domain with a live deploy);
+ * the project (`<slug>.<SITES_DOMAIN>`, `<deploy-id>.<SITES_DOMAIN>`, a verified custom domain with a live deploy);
  * every other rule of error ingest holds (origin, limits per key and the caller's IP, validation).
  */
 let edge: TestEdge;
@@ -41,6 +41,8 @@ describe('the same-origin path on site hosts', () => {
   it('takes a batch on a site host with the project\'s oldest live ingest key attached, stamped like any other', async () => {
     const p = await createIngestProject(edge.platform, { productionDomains: ['shop.example.com'] });
     const { deployId } = await addLiveSite(edge.platform, p.projectId, artifact);
+    // A custom domain is a site once its project verified it (api/domains/).
+    await edge.platform.db.query(`INSERT INTO project_domains (project_id, domain, token, verified_at) VALUES ($1, 'shop.example.com', 't', now())`, [p.projectId]);
     const later = await addIngestKey(edge.platform, p.projectId);
     await edge.settingsRefreshed();
 

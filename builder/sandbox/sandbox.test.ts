@@ -192,6 +192,9 @@ describe('what a sandboxed build can read and write', () => {
     const allowed = await build('fetch', { iso: { allowLoopbackEgress: true } });
     expect(allowed.log).toContain('fetched: 200 stand-in registry');
     expect(allowed.log).toContain('proxy=http://127.0.0.1:3128');
+    // The same through the node relay (machines without socat).
+    const viaNode = await build('fetch', { iso: { allowLoopbackEgress: true, relay: 'node' } });
+    expect(viaNode.log).toContain('fetched: 200 stand-in registry');
     const none = await build('fetch', { iso: { allowLoopbackEgress: true, network: 'none' } });
     expect(none.log).toContain('fetch-error-ECONNREFUSED');
     expect(none.log).toContain('proxy=none');

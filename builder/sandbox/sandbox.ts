@@ -71,6 +71,8 @@ export interface SandboxSpec {
   etcDir?: string;
   /** Host copy of the init script (prepareSandboxRoot); the service's own tree may not be readable by the build user. */
   initScript?: string;
+  /** The relay to the egress socket: socat when installed (default), or the node init script. */
+  relay?: 'auto' | 'node';
 }
 
 /** The argv that runs `command` inside the sandbox, with the step's first process being the init script. */
@@ -106,9 +108,30 @@ export function sandboxArgv(spec: SandboxSpec, command: string[], cwd: string = 
   args.push('--ro-bind', spec.initScript ?? INIT_SCRIPT, INSIDE.init);
   for (const m of spec.mounts) args.push('--ro-bind', m.host, m.inside);
   if (spec.egressSocket) args.push('--bind', spec.egressSocket, INSIDE.socket);
-  args.push('--chdir', cwd, '--', process.execPath, INSIDE.init, spec.egressSocket ? INSIDE.socket : '', ...command);
+  args.push('--chdir', cwd, '--', ...firstProcess(spec, command));
   return [...drop, ...args];
 }
+
+/** 127.0.0.1:3128 listening, as /proc/net/tcp shows it (hex address:port, state 0A). */
+const PROXY_LISTENING = '0100007F:0C38 00000000:0000 0A';
+
+/**
+ * What runs first inside the sandbox. Without a way out, the step itself. With one, a relay from 127.0.0.1:3128 to
+ * the egress socket, then the step, once the relay listens: socat when the system has it (a few milliseconds),
+ * else the node init script (sandbox-init.mjs). Either way the relay is a child of the step's process and dies
+ * with the sandbox.
+ */
+function firstProcess(spec: SandboxSpec, command: string[]): string[] {
+  if (!spec.egressSocket) return command;
+  if (SOCAT && spec.relay !== 'node') {
+    const relay = `${SOCAT} TCP-LISTEN:${INSIDE.proxyPort},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${INSIDE.socket} 2>/dev/null &`;
+    const ready = `i=0; while [ $i -lt 500 ] && ! grep -q '${PROXY_LISTENING}' /proc/net/tcp; do sleep 0.01; i=$((i+1)); done`;
+    return ['/bin/sh', '-c', `${relay} ${ready}; exec "$@"`, 'init', ...command];
+  }
+  return [process.execPath, INSIDE.init, INSIDE.socket, ...command];
+}
+
+const SOCAT = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p));
 
 /** The environment a sandboxed step gets on top of its own: proxy variables, when it has a way out. */
 export function proxyEnv(): Record<string, string> {

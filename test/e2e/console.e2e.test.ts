@@ -26,6 +26,9 @@ let repo: string;
 const SLUG = 'shop';
 let ingestKey = '';
 
+/** The DNS TXT records the service sees (custom domain verification). */
+const txt = new Map<string, string[]>();
+
 function git(cwd: string, ...args: string[]) {
   return execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd, encoding: 'utf8' }).trim();
 }
@@ -51,7 +54,7 @@ const event = (name: string, message: string, fn: string, extra: Record<string, 
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
-  svc = await startConsoleService({ webhookCa: receiver.cert });
+  svc = await startConsoleService({ webhookCa: receiver.cert, txt });
   repo = await mkdtemp(path.join(os.tmpdir(), 'console-repo-'));
   git(repo, 'init', '-q', '-b', 'main');
   await writeFile(path.join(repo, 'build.sh'), 'echo "building the shop"; sleep 1; mkdir -p out; echo "<h1>shop</h1>" > out/index.html; echo "build finished"');
@@ -242,6 +245,25 @@ describe('the console', () => {
     await page.getByLabel(/Paused/).uncheck();
     await page.getByRole('button', { name: 'Save ingest settings' }).click();
     await expect.poll(() => page.evaluate(() => fetch('/v1/projects/shop/errors/settings').then((r) => r.json()))).toMatchObject({ paused: false });
+  });
+
+  it('adds a custom domain: a reserved one shows the API message; a pending one shows its TXT record and verifies once DNS has it', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/settings`);
+    const domain = page.getByLabel(/^Domain/);
+    await domain.waitFor();
+    await domain.fill('localhost');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/cannot be a project's domain/);
+    await domain.fill('shop.example.com');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByText('TXT _service-challenge.shop.example.com').waitFor();
+    await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/add a TXT record _service-challenge\.shop\.example\.com/);
+    const listed = await page.evaluate(() => fetch('/v1/projects/shop/domains').then((r) => r.json()));
+    txt.set('_service-challenge.shop.example.com', [listed.domains[0].verification.value]);
+    await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
+    await page.locator('.badge.ok', { hasText: 'verified' }).waitFor();
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-domains.png'), fullPage: true });
   });
 
   it('creates a webhook (secret shown once), sends a test event and shows the delivery in the log; edits events; rotates the secret', async () => {

@@ -106,17 +106,20 @@ describe('the API refuses nesting bombs on every JSON route and keeps serving', 
       const base = `http://127.0.0.1:${address.port}`;
       const owner = await signUpAndSignIn(api.app, api.platform);
       const project = await createProject(api.app, owner.cookie, { name: 'Bombed' });
-      const json = { ...sessionHeaders(owner.cookie), 'content-type': 'application/json' };
-      for (const [method, url, headers] of [
-        ['POST', '/v1/auth/sign-in', { 'content-type': 'application/json' }],
-        ['POST', '/v1/projects', json],
-        ['PATCH', `/v1/projects/${project.slug}`, json],
-        ['POST', `/v1/projects/${project.slug}/flags`, json],
-        ['POST', '/v1/hooks/cxhook_x', { 'content-type': 'application/json' }],
-      ] as const) {
-        const res = await request(base, method, url, headers, `{"a":${nestedArray(DEEP)}}`);
-        expect(res.status, `${url}: ${res.body}`).toBeLessThan(500);
-        if (res.status === 400) expect(JSON.parse(res.body).error).toBe('invalid_request');
+      const json = { ...sessionHeaders(owner.cookie), 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
+      // Every route of the OpenAPI document that takes a body, with the owner's session and the project's slug.
+      const doc = JSON.parse((await request(base, 'GET', '/v1/openapi.json', {})).body) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
+      const routes: Array<[string, string]> = [];
+      for (const [p, methods] of Object.entries(doc.paths)) {
+        for (const [m, op] of Object.entries(methods)) if (['post', 'put', 'patch'].includes(m) && op.requestBody) routes.push([m.toUpperCase(), p.replace('{slug}', project.slug).replace(/\{[^}]+\}/g, 'x_1')]);
+      }
+      expect(routes.length).toBeGreaterThan(20);
+      for (const [method, url] of [...routes, ['POST', '/v1/hooks/cxhook_x'] as [string, string]]) {
+        for (const body of [`{"a":${nestedArray(DEEP)}}`, `{"name":${nestedObject(DEEP)}}`, JSON.stringify(Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i]))), JSON.stringify({ name: 'x'.repeat(200_000) })]) {
+          const res = await request(base, method, url, json, body);
+          expect(res.status, `${method} ${url}: ${res.body.slice(0, 200)}`).toBeLessThan(500);
+          if (res.status >= 400) expect(typeof JSON.parse(res.body).error, `${method} ${url}`).toBe('string');
+        }
         expect((await request(base, 'GET', '/v1/projects', sessionHeaders(owner.cookie))).status).toBe(200);
       }
       const res = await request(base, 'POST', '/v1/projects', json, `{"name":${nestedObject(DEEP)}}`);

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { get, patch, post, projectPath } from '../api.ts';
-import { ErrorNote, lines, Loaded, PageHead, SubmitRow, useAction, useResource } from '../ui.tsx';
+import { del, get, patch, post, projectPath } from '../api.ts';
+import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 
 /**
  * Error settings (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
@@ -25,6 +25,7 @@ export function Settings() {
       <PageHead title="Settings" />
       <IngestSettings slug={slug} />
       <AlertSettingsForm slug={slug} />
+      <CustomDomains slug={slug} />
     </div>
   );
 }
@@ -131,6 +132,98 @@ function AlertSettingsForm({ slug }: { slug: string }) {
         </p>
       )}
       <ErrorNote error={test.error} />
+    </section>
+  );
+}
+
+/** A custom domain as `GET .../domains` lists it (api/domains/domains-routes.ts, ProjectDomainSchema). */
+interface ProjectDomain {
+  domain: string;
+  verified: boolean;
+  verifiedAt: string | null;
+  createdAt: string;
+  verification: { type: 'TXT'; name: string; value: string };
+}
+
+/**
+ * Custom domains: claim one, add the TXT record shown, verify. Until verified a domain serves nothing; the API's
+ * message says why a claim or a verification was refused (reserved, taken, record missing).
+ */
+function CustomDomains({ slug }: { slug: string }) {
+  const r = useResource(() => get<{ domains: ProjectDomain[] }>(projectPath(slug, '/domains')), [slug]);
+  const [domain, setDomain] = useState('');
+  const add = useAction();
+  const row = useAction();
+  const reload = async () => r.setData(await get<{ domains: ProjectDomain[] }>(projectPath(slug, '/domains')));
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void add.run(async () => {
+      await post<{ domain: ProjectDomain }>(projectPath(slug, '/domains'), { domain: domain.trim() });
+      setDomain('');
+      await reload();
+    });
+  };
+  const verify = (d: ProjectDomain) => void row.run(async () => {
+    try {
+      await post<{ domain: ProjectDomain }>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
+    } finally {
+      await reload();
+    }
+  });
+  const remove = (d: ProjectDomain) => void row.run(async () => {
+    await del(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}`));
+    await reload();
+  });
+  return (
+    <section aria-labelledby="domains-h" class="panel">
+      <h2 id="domains-h">Custom domains</h2>
+      <p class="muted">A domain serves this project's live production deploy once you prove you control it: add the TXT record shown, then verify.</p>
+      <Loaded r={r} what="custom domains">
+        {(d) =>
+          d.domains.length ? (
+            <Table caption="Custom domains" columns={['Domain', 'State', 'DNS record to add', '']}>
+              {d.domains.map((x) => (
+                <tr key={x.domain}>
+                  <td>{x.domain}</td>
+                  <td>{x.verified ? <Badge kind="ok">verified</Badge> : <Badge kind="busy">pending</Badge>}</td>
+                  <td>
+                    {x.verified ? (
+                      <span class="muted">none needed</span>
+                    ) : (
+                      <span class="stack">
+                        <code>TXT {x.verification.name}</code>
+                        <code>{x.verification.value}</code>
+                        <CopyButton text={x.verification.value} what={`the TXT value for ${x.domain}`} />
+                      </span>
+                    )}
+                  </td>
+                  <td class="row">
+                    {!x.verified && (
+                      <button type="button" class="secondary" disabled={row.busy} onClick={() => verify(x)}>
+                        Verify {x.domain}
+                      </button>
+                    )}
+                    <button type="button" class="secondary" disabled={row.busy} onClick={() => remove(x)}>
+                      Remove {x.domain}
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          ) : (
+            <p class="muted">No custom domains yet.</p>
+          )
+        }
+      </Loaded>
+      <ErrorNote error={row.error} />
+      <form onSubmit={submit} class="stack">
+        <label>
+          Domain <span class="muted">(a hostname you control, e.g. shop.example.com)</span>
+          <input name="domain" value={domain} onInput={(e) => setDomain(e.currentTarget.value)} placeholder="shop.example.com" />
+        </label>
+        <ErrorNote error={add.error} />
+        <SubmitRow label="Add domain" busy={add.busy} />
+      </form>
     </section>
   );
 }

@@ -40,7 +40,8 @@ export interface ConsoleService {
   dataDir: string;
 }
 
-export async function startConsoleService(opts: { webhookCa?: string; env?: Record<string, string> } = {}): Promise<ConsoleService> {
+/** `txt`: DNS TXT records the service sees (custom domain verification); none by default. */
+export async function startConsoleService(opts: { webhookCa?: string; env?: Record<string, string>; txt?: Map<string, string[]> } = {}): Promise<ConsoleService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'console-'));
   // A known port (not 0), so the URLs the service prints and returns (DSNs, hook URLs) are the ones to use.
   const port = await freePort();
@@ -56,7 +57,11 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
     ...opts.env,
   });
   const running = await start('all', config, createLogger('silent', 'console'), {
-    testing: { overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa } }, webhookSweepIntervalMs: 1_000, quietFirstStart: true },
+    testing: {
+      overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa }, txt: { resolveTxt: async (name) => opts.txt?.get(name) ?? [] } },
+      webhookSweepIntervalMs: 1_000,
+      quietFirstStart: true,
+    },
   });
   return { running, base: `http://127.0.0.1:${running.port}`, dataDir };
 }
