@@ -257,6 +257,7 @@ describe('the console', () => {
     await domain.fill('shop.example.com');
     await page.getByRole('button', { name: 'Add domain' }).click();
     await page.getByText('TXT _service-challenge.shop.example.com').waitFor();
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-domain-pending.png'), fullPage: true });
     await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/add a TXT record _service-challenge\.shop\.example\.com/);
     const listed = await page.evaluate(() => fetch('/v1/projects/shop/domains').then((r) => r.json()));

@@ -190,7 +190,7 @@ function CustomDomains({ slug }: { slug: string }) {
                     {x.verified ? (
                       <span class="muted">none needed</span>
                     ) : (
-                      <span class="stack">
+                      <span class="stack domain-record">
                         <code>TXT {x.verification.name}</code>
                         <code>{x.verification.value}</code>
                         <CopyButton text={x.verification.value} what={`the TXT value for ${x.domain}`} />
