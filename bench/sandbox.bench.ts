@@ -1,7 +1,8 @@
 /**
  * The build sandbox's overhead (issue 22): a trivial build (checkout of a one-commit local repository, a build
  * command that writes one file, the artifact copy) run by runBuild exactly as the builder runs it, sandboxed with
- * bubblewrap and with BUILD_SANDBOX=off, alternating, in one run. Prints the medians and the overhead as JSON.
+ * bubblewrap (with socat as the relay to the egress proxy, and with the node relay machines without socat use) and
+ * with BUILD_SANDBOX=off, alternating, in one run. Prints the medians and the overhead as JSON.
  *
  *   npx tsx bench/sandbox.bench.ts [--builds 20]
  */
@@ -34,8 +35,9 @@ async function main() {
   git('commit', '-q', '-m', 'one');
   const base = mkdtempSync(path.join(os.tmpdir(), 'bench-sandbox-'));
   chmodSync(base, 0o711);
-  const iso = (sandbox: boolean): BuildIsolation => ({
+  const iso = (sandbox: boolean, relay: 'auto' | 'node' = 'auto'): BuildIsolation => ({
     sandbox,
+    relay,
     network: 'proxy',
     uid: 65534,
     memoryBytes: 2 * 1024 ** 3,
@@ -45,9 +47,9 @@ async function main() {
     tmpBytes: 512 * 1024 ** 2,
     artifact: { maxBytes: 1024 ** 3, maxFiles: 20_000, maxFileBytes: 256 * 1024 ** 2 },
   });
-  const times: Record<'sandboxed' | 'plain', number[]> = { sandboxed: [], plain: [] };
+  const times: Record<'sandboxed' | 'nodeRelay' | 'plain', number[]> = { sandboxed: [], nodeRelay: [], plain: [] };
   for (let i = 0; i < BUILDS + 2; i++) {
-    for (const kind of ['sandboxed', 'plain'] as const) {
+    for (const kind of ['sandboxed', 'nodeRelay', 'plain'] as const) {
       const id = `dep_bench_${kind}_${i}`;
       const t0 = performance.now();
       const out = await runBuild({
@@ -63,7 +65,7 @@ async function main() {
         timeoutMs: 60_000,
         log: quietLog,
         onSha: async () => undefined,
-        isolation: iso(kind === 'sandboxed'),
+        isolation: iso(kind !== 'plain', kind === 'nodeRelay' ? 'node' : 'auto'),
       });
       const ms = performance.now() - t0;
       if (!out.ok) throw new Error(`${kind} build failed: ${out.reason}`);
@@ -73,13 +75,14 @@ async function main() {
   log(`ran ${BUILDS} builds of each kind`);
   const sandboxed = median(times.sandboxed);
   const plain = median(times.plain);
+  const nodeRelay = median(times.nodeRelay);
   process.stdout.write(
     `${JSON.stringify(
       {
         machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version, sandbox: probe.version },
         builds: BUILDS,
-        medianMs: { sandboxed: Math.round(sandboxed), plain: Math.round(plain) },
-        overheadMs: Math.round(sandboxed - plain),
+        medianMs: { sandboxed: Math.round(sandboxed), sandboxedNodeRelay: Math.round(nodeRelay), plain: Math.round(plain) },
+        overheadMs: { socatRelay: Math.round(sandboxed - plain), nodeRelay: Math.round(nodeRelay - plain) },
         target: { overheadMs: 150 },
       },
       null,
