@@ -15,7 +15,7 @@
  *
  *   npx tsx bench/deploys.bench.ts [--duration 8] [--connections 50] [--latency-calls 40] [--kafka]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import os from 'node:os';
@@ -26,31 +26,15 @@ import { start, type Running } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { createUser } from '../api/accounts/users-repository.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
+import { cannon as runCannon, type CannonResult } from './support/autocannon.ts';
 
 const DURATION = numberArg('duration', 8);
 const CONNECTIONS = numberArg('connections', 50);
 const LATENCY_CALLS = numberArg('latency-calls', 40);
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
-interface CannonResult {
-  requests: { average: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-  '2xx': number;
-}
-
 function cannon(url: string, opts: { method: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<CannonResult> {
-  const a = ['--json', '-m', opts.method, '-c', String(CONNECTIONS), '-d', String(DURATION)];
-  for (const [k, v] of Object.entries(opts.headers ?? {})) a.push('-H', `${k}=${v}`);
-  if (opts.body !== undefined) a.push('-b', opts.body);
-  a.push(url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.resolve('node_modules/.bin/autocannon'), a, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`autocannon exited ${code}`))));
-  });
+  return runCannon(url, { ...opts, connections: CONNECTIONS, durationSec: DURATION });
 }
 
 const quantile = (xs: number[], q: number) => {

@@ -7,7 +7,6 @@
  *
  *   npx tsx bench/sites.bench.ts [--duration 8] [--connections 50] [--gigabytes 1]
  */
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { mkdtemp, open, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -15,23 +14,14 @@ import path from 'node:path';
 import { addLiveSite, createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { startTestEdge } from '../test/support/test-edge.ts';
 import { numberArg } from './support/cli-args.ts';
+import { cannon as runCannon } from './support/autocannon.ts';
 
 const DURATION = numberArg('duration', 8);
 const CONNECTIONS = numberArg('connections', 50);
 const GB = numberArg('gigabytes', 1);
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
-function cannon(url: string, headers: Record<string, string> = {}): Promise<{ requests: { average: number }; latency: { p99: number }; non2xx: number }> {
-  const a = ['--json', '-c', String(CONNECTIONS), '-d', String(DURATION)];
-  for (const [k, v] of Object.entries(headers)) a.push('-H', `${k}=${v}`);
-  a.push(url);
-  return new Promise((resolve, reject) => {
-    const child = spawn(path.resolve('node_modules/.bin/autocannon'), a, { stdio: ['ignore', 'pipe', 'ignore'] });
-    let out = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`autocannon exited ${code}`))));
-  });
-}
+const cannon = (url: string, headers: Record<string, string> = {}) => runCannon(url, { connections: CONNECTIONS, durationSec: DURATION, headers });
 
 function download(base: string, host: string, p: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,13 +1,10 @@
-import http from 'node:http';
+import { httpRequest } from '../test/support/http-request.ts';
 import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dsnPublicKey } from '../platform/sentry-dsn.ts';
-import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../test/support/ingest-fixtures.ts';
-import { startTestEdge, type TestEdge } from '../test/support/test-edge.ts';
+import type { IngestProject } from '../test/support/ingest-fixtures.ts';
+import { startEdgeWithSite, type TestEdge } from '../test/support/test-edge.ts';
 import { prng } from '../test/support/prng.ts';
 
 /**
@@ -21,26 +18,11 @@ let p: IngestProject;
 let number: string;
 
 beforeAll(async () => {
-  edge = await startTestEdge();
-  p = await createIngestProject(edge.platform);
-  number = await projectNumberOf(edge.platform, p.projectId);
-  await addLiveSite(edge.platform, p.projectId, await mkdtemp(path.join(os.tmpdir(), 'fuzz-site-')));
-  await edge.settingsRefreshed();
+  ({ edge, project: p, number } = await startEdgeWithSite());
 });
 afterAll(async () => edge?.close());
 
-function request(method: string, url: string, headers: Record<string, string>, body?: Buffer): Promise<{ status: number; type: string; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${edge.base}${url}`, { method, headers: body ? { ...headers, 'content-length': String(body.length) } : headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, type: String(res.headers['content-type'] ?? ''), body: text }));
-    });
-    req.setTimeout(15_000, () => req.destroy(new Error(`no answer: ${method} ${url}`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = (method: string, url: string, headers: Record<string, string>, body?: Buffer) => httpRequest(edge.base, method, url, headers, body);
 
 describe('the clients\' public routes under random input', () => {
   it('never answer 5xx, answer JSON, and keep serving', async () => {

@@ -1,12 +1,9 @@
-import http from 'node:http';
-import { mkdtemp } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { httpRequest } from '../support/http-request.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dsnPublicKey } from '../../platform/sentry-dsn.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../support/ingest-fixtures.ts';
-import { startTestEdge, type TestEdge } from '../support/test-edge.ts';
+import type { IngestProject } from '../support/ingest-fixtures.ts';
+import { startEdgeWithSite, type TestEdge } from '../support/test-edge.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../support/accounts.ts';
 
 /**
@@ -19,29 +16,14 @@ const DEEP = 5_000;
 const nestedArray = (n: number) => '['.repeat(n) + ']'.repeat(n);
 const nestedObject = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
 
-function request(base: string, method: string, url: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${url}`, { method, headers: body !== undefined ? { ...headers, 'content-length': String(Buffer.byteLength(body)) } : headers }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
-    });
-    req.setTimeout(10_000, () => req.destroy(new Error(`no answer: ${method} ${url}`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = httpRequest;
 
 describe('the edge refuses nesting bombs and keeps serving', () => {
   let edge: TestEdge;
   let p: IngestProject;
   let number: string;
   beforeAll(async () => {
-    edge = await startTestEdge();
-    p = await createIngestProject(edge.platform);
-    number = await projectNumberOf(edge.platform, p.projectId);
-    await addLiveSite(edge.platform, p.projectId, await mkdtemp(path.join(os.tmpdir(), 'bomb-site-')));
-    await edge.settingsRefreshed();
+    ({ edge, project: p, number } = await startEdgeWithSite());
   });
   afterAll(async () => edge?.close());
 

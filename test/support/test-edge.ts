@@ -3,7 +3,10 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Mailer } from '../../platform/ports/mailer.ts';
 import { startIngestServer, type IngestServer } from '../../ingest/ingest-server.ts';
 import { createTestPlatform } from './platform.ts';
-import { createCountingLimiter, createRecordingBus, type RecordingBus } from './ingest-fixtures.ts';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { addLiveSite, createCountingLimiter, createIngestProject, createRecordingBus, projectNumberOf, type IngestProject, type RecordingBus } from './ingest-fixtures.ts';
 
 /**
  * An edge on an embedded test platform whose bus records what is published (nothing is processed) and whose
@@ -47,4 +50,14 @@ export async function startTestEdge(env: Record<string, string> = {}, opts: { si
       await platform.close();
     },
   };
+}
+
+/** An edge with one project that has a live site (an empty artifact) and its DSN's project number: the clients' routes. */
+export async function startEdgeWithSite(): Promise<{ edge: TestEdge; project: IngestProject; number: string }> {
+  const edge = await startTestEdge();
+  const project = await createIngestProject(edge.platform);
+  const number = await projectNumberOf(edge.platform, project.projectId);
+  await addLiveSite(edge.platform, project.projectId, await mkdtemp(path.join(os.tmpdir(), 'edge-site-')));
+  await edge.settingsRefreshed();
+  return { edge, project, number };
 }
