@@ -86,7 +86,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
     process.stderr.write('WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service\'s user (single-tenant machines only)\n');
   } else {
-    const probe = await probeSandbox(config.BUILD_UID);
+    const probe = await probeSandbox(config.BUILD_UID, platform.testing?.bwrap);
     if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
     else {
       log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
@@ -159,7 +159,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     });
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     const refused = source && (await repositoryRefusal(source.repoUrl));
-    const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID) : undefined;
+    const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, platform.testing?.bwrap) : undefined;
     if (sandbox && !sandbox.available) {
       buildLog.line('system', `builds cannot be sandboxed on this builder: ${sandbox.message}`);
       outcome = { status: 'failed', reason: 'sandbox_unavailable' };

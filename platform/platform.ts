@@ -28,6 +28,8 @@ export interface Platform {
   txt: TxtResolver;
   /** Test-only switches; production configuration cannot set them (they are not env variables). */
   testing?: {
+    /** The bubblewrap binary builders probe (tests name a missing one to see sandbox_unavailable). */
+    bwrap?: string;
     /** Let builds' egress proxy connect to loopback (the tests' stand-in registry). Nothing else private. */
     allowLoopbackEgress?: boolean;
     /** Let webhook endpoints on loopback through the SSRF guard (the test receiver). */

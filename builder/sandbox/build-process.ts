@@ -47,6 +47,7 @@ export interface StepOptions {
 
 const PIPE_GRACE_MS = 300;
 const WATCH_MS = 1_000;
+const DISK_WATCH_MIN_MS = 2_000;
 
 /** The prefix that moves the step into the cgroup, then applies the rlimit fallbacks, then execs the step. */
 function joinPrefix(o: StepOptions): string[] {
@@ -62,33 +63,41 @@ export function runStep(o: StepOptions): Promise<StepResult> {
     const result: StepResult = { exitCode: null, signal: null, timedOut: false, aborted: false };
     let ended = false;
     let exited = false;
-    const kill = () => {
+    const kill = (): Promise<void> => {
       try {
         if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
         // already gone
       }
-      void o.cgroup?.killAll();
+      return o.cgroup?.killAll() ?? Promise.resolve();
     };
     const timer = setTimeout(() => {
       result.timedOut = true;
-      kill();
+      void kill();
     }, Math.max(1, o.timeoutMs));
     const onAbort = () => {
       result.aborted = true;
-      kill();
+      void kill();
     };
     if (o.signal?.aborted) onAbort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
     let watching = false;
+    // Measuring the disk walks the build's tree: it runs at most every DISK_WATCH_MIN_MS, and never takes more than a
+    // tenth of the builder's time (a tree of 100k files is walked less often).
+    let nextDiskCheck = 0;
     const watch = setInterval(() => {
       if (watching || ended) return;
       watching = true;
       void (async () => {
         const cpu = (await o.cgroup?.cpuSeconds()) ?? 0;
         if (cpu > o.limits.cpuSeconds) result.limit ??= 'cpu_limit';
-        else if ((await o.diskUsage()) > o.limits.diskBytes) result.limit ??= 'disk_limit';
-        if (result.limit) kill();
+        else if (Date.now() >= nextDiskCheck) {
+          const t0 = Date.now();
+          const used = await o.diskUsage();
+          nextDiskCheck = Date.now() + Math.max(DISK_WATCH_MIN_MS, 10 * (Date.now() - t0));
+          if (used > o.limits.diskBytes) result.limit ??= 'disk_limit';
+        }
+        if (result.limit) await kill();
       })().finally(() => (watching = false));
     }, WATCH_MS);
     child.stdout.setEncoding('utf8').on('data', (c: string) => (o.onStdout ? o.onStdout(c) : o.log.write('stdout', c)));
@@ -101,11 +110,14 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       clearTimeout(timer);
       clearInterval(watch);
       o.signal?.removeEventListener('abort', onAbort);
-      // Whatever the step left running goes with it.
-      kill();
-      if (!result.limit && o.cgroup) result.limit = await o.cgroup.exceeded();
-      // The rlimit fallback (and a whole build's CPU time past the last check) ends in SIGXCPU.
-      if (!result.limit && (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || ((await o.cgroup?.cpuSeconds()) ?? 0) > o.limits.cpuSeconds)) result.limit = 'cpu_limit';
+      // Whatever the step left running goes with it, before the next step joins the same cgroup.
+      await kill();
+      // A step that failed is told why when a limit explains it: the kernel killed it for memory, refused it a fork,
+      // or it ran out of CPU time (the rlimit fallback ends in SIGXCPU). A step that succeeded succeeded, even if it
+      // brushed a limit on the way (page cache reclaimed at the memory limit, a fork retried).
+      const succeeded = result.exitCode === 0 && !result.timedOut && !result.aborted;
+      if (!result.limit && !succeeded && o.cgroup) result.limit = await o.cgroup.exceeded();
+      if (!result.limit && !succeeded && (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || ((await o.cgroup?.cpuSeconds()) ?? 0) > o.limits.cpuSeconds)) result.limit = 'cpu_limit';
       resolve(result);
     };
     const streamEnded = () => {
