@@ -27,6 +27,7 @@ export interface EgressProxyOptions {
 }
 
 const CONNECT_TIMEOUT_MS = 10_000;
+const MAX_CONNECTIONS = 256;
 
 export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressProxy> {
   const stats = { allowed: 0, refused: 0 };
@@ -109,6 +110,8 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
     client.on('close', () => upstream.destroy());
   });
 
+  // A build cannot spend the builder's file descriptors: past this many open connections, new ones are dropped.
+  server.maxConnections = MAX_CONNECTIONS;
   await rm(o.socketPath, { force: true });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(o.socketPath, resolve));
   // The build runs as another (unprivileged) user: it may connect, and only the sandbox sees the path.
