@@ -65,6 +65,9 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const bytes = body as Buffer;
+    // Routing comes first: an unknown route is 404 whatever its body (the 404 handler is a route too, so Fastify
+    // would parse the body for it).
+    if (request.is404) return done(null, undefined);
     if (!isUtf8(bytes)) return done(new ServiceError('invalid_request', 'the body is not valid UTF-8'), undefined);
     const text = bytes.toString('utf8');
     if (jsonDepthExceededAt(text) !== -1) return done(new ServiceError('invalid_request', `the body is ${JSON_TOO_DEEP_MESSAGE}`), undefined);
