@@ -93,6 +93,11 @@ export const ConfigSchema = z.object({
   ARTIFACTS_KEPT: z.coerce.number().int().min(1).default(10),
   /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
   BUILDS_PER_BUILDER: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * ALLOW_LOCAL_WEBHOOKS: a developer's switch to try webhooks on one machine: `http://` and loopback receivers are
+   * accepted (private ranges and metadata addresses stay refused). Refused at start when PUBLIC_BASE_URL is https.
+   */
+  ALLOW_LOCAL_WEBHOOKS: bool.default(false),
   /** ALLOW_LOCAL_REPOS: accept local paths and file:// as a project's repository (tests, one machine). */
   ALLOW_LOCAL_REPOS: bool.default(false),
   /** SITES_DOMAIN: ready deploys are served at <slug>.<SITES_DOMAIN> (production) and <deployId>.<SITES_DOMAIN> (any). */
@@ -112,6 +117,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  if (parsed.data.ALLOW_LOCAL_WEBHOOKS && parsed.data.PUBLIC_BASE_URL?.startsWith('https:')) {
+    throw new ConfigError('invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)');
   }
   return parsed.data;
 }

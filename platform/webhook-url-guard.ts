@@ -31,6 +31,8 @@ export class WebhookUrlError extends Error {
 export interface GuardOptions {
   /** Let loopback addresses (127.0.0.0/8, ::1) through: the tests' local receiver. Nothing else private. */
   allowLoopback?: boolean;
+  /** Let `http://` URLs through (ALLOW_LOCAL_WEBHOOKS, a developer's machine). */
+  allowHttp?: boolean;
 }
 
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;
@@ -156,7 +158,7 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
   } catch {
     throw new WebhookUrlError('invalid_request', 'url is not a valid absolute URL');
   }
-  if (url.protocol !== 'https:') throw new WebhookUrlError('url_not_https', 'url must use https');
+  if (url.protocol !== 'https:' && !(opts.allowHttp && url.protocol === 'http:')) throw new WebhookUrlError('url_not_https', opts.allowHttp ? 'url must use https or http' : 'url must use https');
   if (url.username || url.password) throw new WebhookUrlError('url_has_credentials', 'url must not carry credentials (user:password@)');
   const host = hostOf(url);
   if (!host) throw new WebhookUrlError('url_unresolvable', 'url has no host');
@@ -219,4 +221,16 @@ export function guardedLookup(opts: GuardOptions & { resolve?: Resolver } = {}):
       (err: WebhookUrlError) => callback(Object.assign(err, { code: err.code }) as NodeJS.ErrnoException, ''),
     );
   }) as unknown as net.LookupFunction;
+}
+
+/**
+ * The guard's relaxations in force: ALLOW_LOCAL_WEBHOOKS (a developer trying webhooks on one machine: http:// and
+ * loopback receivers; private ranges and link-local metadata addresses stay refused) and the tests' allowances.
+ */
+export function webhookGuardOptions(platform: {
+  config: { ALLOW_LOCAL_WEBHOOKS: boolean };
+  testing?: { allowLoopbackWebhooks?: boolean; webhookResolve?: Resolver };
+}): GuardOptions & { resolve?: Resolver } {
+  const local = platform.config.ALLOW_LOCAL_WEBHOOKS;
+  return { allowLoopback: local || platform.testing?.allowLoopbackWebhooks === true, allowHttp: local, resolve: platform.testing?.webhookResolve };
 }

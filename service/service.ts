@@ -65,6 +65,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
   checkRoleConfig(role, config);
   const t = opts.testing ?? {};
   const platform = await createPlatform(config, logger, t.overrides);
+  if (config.ALLOW_LOCAL_WEBHOOKS) logger.warn('ALLOW_LOCAL_WEBHOOKS is on: webhook endpoints may be http:// and loopback receivers (development only)');
   const stops: Array<() => Promise<void>> = [];
   let port: number | undefined;
 

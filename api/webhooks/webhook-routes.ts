@@ -5,7 +5,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
 import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
-import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
+import { validateWebhookUrl, webhookGuardOptions, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
@@ -106,7 +106,7 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
 
 async function checkUrl(platform: Platform, url: string): Promise<string> {
   try {
-    const parsed = await validateWebhookUrl(url, { allowLoopback: platform.testing?.allowLoopbackWebhooks === true, resolve: platform.testing?.webhookResolve });
+    const parsed = await validateWebhookUrl(url, webhookGuardOptions(platform));
     return parsed.href;
   } catch (err) {
     if (err instanceof WebhookUrlError) throw new ServiceError(err.code, err.message);

@@ -1,4 +1,5 @@
 import type { Platform } from '../../platform/platform.ts';
+import { webhookGuardOptions } from '../../platform/webhook-url-guard.ts';
 import type { ConsumedMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { Resolver } from '../../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
@@ -97,7 +98,7 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
       },
       {
         timeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
-        allowLoopback: platform.testing?.allowLoopbackWebhooks === true,
+        ...webhookGuardOptions(platform),
         ca: platform.testing?.webhookCa,
         resolve: opts.resolve ?? platform.testing?.webhookResolve,
       },

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import { guardedLookup, hostOf, parseWebhookUrl, WebhookUrlError, blockedReason, type GuardOptions, type Resolver } from '../../platform/webhook-url-guard.ts';
@@ -56,7 +57,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
     const options: https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext'> = {
       method: 'POST',
       host,
-      port: url.port ? Number(url.port) : 443,
+      port: url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443,
       path: url.pathname + url.search,
       headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
       lookup: guardedLookup(opts),
@@ -64,7 +65,8 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       secureContext: opts.ca ? testSecureContext(opts.ca) : undefined,
       agent: false,
     };
-    const request = https.request(options, (res) => {
+    // http:// only gets here when the guard allowed it (ALLOW_LOCAL_WEBHOOKS).
+    const request = (url.protocol === 'http:' ? http : https).request(options, (res) => {
       const status = res.statusCode ?? 0;
       const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;
       // Only the status is used: drop the body unread, and the connection with it.
