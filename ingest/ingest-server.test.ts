@@ -290,7 +290,8 @@ describe('POST /v1/errors/i: origins (§7.3)', () => {
     const refused = await post(p.ingestKey, { batch: [event()] }, { origin: 'https://evil.example.net' });
     expect(refused.status).toBe(403);
     expect(refused.json.error).toBe('origin_not_allowed');
-    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    // The page can read why (issue 23): the refusal carries the CORS headers, and its code.
+    expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.example.net');
     for (const origin of ['https://app.example.com', 'https://pr-7.preview.example.com', 'https://widgets.example.net', 'https://shop.example.org:8443', 'https://a.cdn.example.org']) {
       expect((await post(p.ingestKey, { batch: [event()] }, { origin })).status, origin).toBe(202);
     }

