@@ -192,7 +192,12 @@ describe('errors API', () => {
     expect(ok.statusCode).toBe(200);
     expect(ok.json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
     expect((await get(url)).json()).toEqual({ paused: true, ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
-    for (const bad of [{ ingestOrigins: ['https://x.com'] }, { ingestOrigins: ['x.com/path'] }, { ingestOrigins: ['a b'] }, { ingestOrigins: ['x.com:'] }, { ingestOrigins: ['x.com:70000'] }, { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) }, { paused: 'yes' }, { other: 1 }]) {
+    // `*.` patterns, with the rules domains use (issue 23): preview hosts are allowed without clearing the list.
+    const wild = await patch(url, { ingestOrigins: ['*.localhost', '*.Preview.example.com:8443', 'app.example.com'] });
+    expect(wild.statusCode, wild.body).toBe(200);
+    expect(wild.json().ingestOrigins).toEqual(['*.localhost', '*.preview.example.com:8443', 'app.example.com']);
+    await patch(url, { ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
+    for (const bad of [{ ingestOrigins: ['*'] }, { ingestOrigins: ['*.'] }, { ingestOrigins: ['a.*.com'] }, { ingestOrigins: ['**.x.com'] }, { ingestOrigins: ['https://x.com'] }, { ingestOrigins: ['x.com/path'] }, { ingestOrigins: ['a b'] }, { ingestOrigins: ['x.com:'] }, { ingestOrigins: ['x.com:70000'] }, { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) }, { paused: 'yes' }, { other: 1 }]) {
       const r = await patch(url, bad);
       expect(r.statusCode, JSON.stringify(bad)).toBe(400);
       expect(r.json().error).toBe('invalid_request');

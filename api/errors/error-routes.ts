@@ -71,11 +71,12 @@ const BulkBody = z
   })
   .strict();
 
-const HostnameSchema = hostPatternSchema({ wildcard: false, message: 'must be a hostname, optionally with a port (no scheme or path)' });
+/** The host-pattern rules domains use: `*.example.com` matches its subdomains (platform/host-patterns.ts). */
+const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'must be a hostname or *.hostname, optionally with a port (no scheme or path)' });
 
 export const ErrorSettingsSchema = z.object({
   paused: z.boolean().describe('when true, ingest accepts and drops (204)'),
-  ingestOrigins: z.array(z.string()).describe(`hostnames (optionally host:port) allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
+  ingestOrigins: z.array(z.string()).describe(`hostnames or *. patterns (optionally host:port) allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
 });
 const ErrorSettingsPatch = z
   .object({

@@ -60,7 +60,7 @@ function IngestSettings({ slug }: { slug: string }) {
               Paused: accept reports and drop them (nothing is stored or counted)
             </label>
             <label>
-              Allowed browser origins <span class="muted">(one hostname per line, optionally with :port; empty allows every origin; at most 20)</span>
+              Allowed browser origins <span class="muted">(one hostname or *.hostname per line, optionally with :port; empty allows every origin; at most 20)</span>
               <textarea name="ingestOrigins" rows={4} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} placeholder={'app.example.com\nlocalhost:3000'} />
             </label>
             <ErrorNote error={act.error} />
