@@ -114,11 +114,13 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   if (declaredLength > rules.maxBodyBytes) return refusal('too_large', `body exceeds ${rules.maxBodyBytes} bytes`);
 
   // 4. origin (§7.3): no origin list means every origin; otherwise the project's own domains, the
-  // widget hosts and the listed origins.
+  // widget hosts and the listed origins. On a site's same-origin path, a page of that very site (its Origin is the
+  // Host that named the project: the slug host, a deploy host, a verified domain) is the project's own.
   let originHost: string | null = null;
   if (h.origin) {
     originHost = originHostOf(h.origin);
-    if (!originAllowed(project, originHost, rules.widgetHosts)) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
+    const ownSite = siteKey !== undefined && originHost !== null && hostnameOf(originHost) === hostnameOf(h.host);
+    if (!ownSite && !originAllowed(project, originHost, rules.widgetHosts)) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
   }
 
   // 5. paused
@@ -141,4 +143,12 @@ export function originAllowed(project: EdgeProject, originHost: string | null, w
     (originHost !== null &&
       (matchesAny(originHost, project.productionDomains) || matchesAny(originHost, project.previewDomains) || matchesAny(originHost, widgetHosts) || matchesAny(originHost, project.ingestOrigins)))
   );
+}
+
+/** `name` of `name[:port]` (IPv6 literals bracketed), lower-cased. */
+function hostnameOf(host: string): string {
+  const s = host.trim().toLowerCase();
+  if (s.startsWith('[')) return s.slice(0, s.indexOf(']') + 1);
+  const colon = s.indexOf(':');
+  return colon === -1 ? s : s.slice(0, colon);
 }

@@ -84,6 +84,15 @@ describe('the same-origin path on site hosts', () => {
     const refused = await postAs(`${p.slug}.sites.test`, batch, { origin: 'https://elsewhere.example.net' });
     expect(refused).toMatchObject({ status: 403, json: { error: 'origin_not_allowed' } });
     expect((await postAs(`${p.slug}.sites.test`, batch, { origin: 'https://only.example.org' })).status).toBe(202);
+    // The site's own pages are always the project's own (issue 23), whatever the list says: the slug host and a
+    // deploy host, on any port; another site's page is not.
+    const { deployId } = await addLiveSite(edge.platform, p.projectId, artifact);
+    await edge.settingsRefreshed();
+    const deployHost = `${deployId.replace(/_/g, '-')}.sites.test`;
+    for (const [host, origin] of [[`${p.slug}.sites.test`, `https://${p.slug}.sites.test`], [`${p.slug}.sites.test:8080`, `http://${p.slug}.sites.test:8080`], [deployHost, `https://${deployHost}`]]) {
+      expect((await postAs(host!, batch, { origin: origin! })).status, host).toBe(202);
+    }
+    expect((await postAs(`${p.slug}.sites.test`, batch, { origin: `https://${keyless.slug}.sites.test` })).status).toBe(403);
     expect(await postAs(`${p.slug}.sites.test`, { batch: [] })).toMatchObject({ status: 400, json: { error: 'invalid_request' } });
     expect(await postAs(`${p.slug}.sites.test`, 'x'.repeat(70 * 1024))).toMatchObject({ status: 413, json: { error: 'payload_too_large' } });
     // A key in the request changes nothing: the Host decides.
