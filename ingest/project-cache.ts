@@ -1,4 +1,5 @@
 import type { Platform } from '../platform/platform.ts';
+import { loadPlatformHosts, platformHostPatterns } from '../platform/sites/platform-hosts.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { tokenHash } from '../platform/tokens.ts';
 import { ENVIRONMENTS } from '../schemas/error-event.ts';
@@ -79,7 +80,7 @@ interface Snapshot {
 
 async function loadSnapshot(platform: Platform): Promise<Snapshot> {
   const month = usageMonth(platform.clock.now());
-  const [keys, usage, analyticsUsage] = await Promise.all([
+  const [keys, usage, analyticsUsage, hosts] = await Promise.all([
     platform.db.query<KeyRow>(
       `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.number AS project_number, p.production_domains, p.preview_domains,
               s.paused, s.ingest_origins
@@ -95,6 +96,7 @@ async function loadSnapshot(platform: Platform): Promise<Snapshot> {
       [month],
     ),
     platform.db.query<{ project_id: string }>(`SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2`, [month, LIMITS.analyticsMonthlyQuota]),
+    loadPlatformHosts(platform.db, null),
   ]);
   const overQuota = new Set(analyticsUsage.rows.map((r) => r.project_id));
   const caps = LIMITS.errorCaps;
@@ -111,11 +113,12 @@ async function loadSnapshot(platform: Platform): Promise<Snapshot> {
   for (const r of keys.rows) {
     let project = projects.get(r.project_id);
     if (!project) {
+      const own = platformHostPatterns(hosts.get(r.project_id), platform.config.SITES_DOMAIN);
       project = {
         id: r.project_id,
         number: String(r.project_number),
-        productionDomains: (r.production_domains ?? []).map((d) => d.toLowerCase()),
-        previewDomains: (r.preview_domains ?? []).map((d) => d.toLowerCase()),
+        productionDomains: [...(r.production_domains ?? []).map((d) => d.toLowerCase()), ...own.production],
+        previewDomains: [...(r.preview_domains ?? []).map((d) => d.toLowerCase()), ...own.preview],
         paused: r.paused ?? false,
         ingestOrigins: (r.ingest_origins ?? []).map((d) => d.toLowerCase()),
         capped: capped.get(r.project_id) ?? { production: false, preview: false, unknown: false },

@@ -31,10 +31,12 @@ export async function bootstrapInstance(platform: Platform): Promise<FirstStart 
     if (marker.rowCount !== 1 || !marker.rows.length) return null;
     const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
     const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
-    const host = new URL(publicBaseUrl(config)).host;
-    const input = { ownerId: owner.id, name: 'Demo', defaultBranch: 'main', domains: { production: [host.toLowerCase()], preview: ['*.preview.localhost'] } };
-    let project = await insertProject(tx, input, 'demo');
-    if (!project) project = await insertProject(tx, input, `demo-${randomBytes(3).toString('hex')}`);
+    // The demo's production domain is the host npm start serves its site on (<slug>.<SITES_DOMAIN>, any port).
+    // Deploy hosts need no pattern: the platform stamps its own hosts (platform/sites/platform-hosts.ts).
+    const input = (slug: string) => ({ ownerId: owner.id, name: 'Demo', defaultBranch: 'main', domains: { production: [`${slug}.${config.SITES_DOMAIN.toLowerCase()}`], preview: [] } });
+    const fallback = `demo-${randomBytes(3).toString('hex')}`;
+    let project = await insertProject(tx, input('demo'), 'demo');
+    if (!project) project = await insertProject(tx, input(fallback), fallback);
     if (!project) throw new Error('could not create the demo project');
     const ingest = await createKey(tx, { projectId: project.id, kind: 'ingest', name: 'demo ingest key', createdBy: owner.id, now: clock.now() });
     const api = await createKey(tx, { projectId: project.id, kind: 'live', name: 'demo API key (every scope)', scopes: [...ALL_SCOPES], createdBy: owner.id, now: clock.now() });

@@ -27,8 +27,8 @@ export interface AnalyticsBatchSummary {
 
 export type AnalyticsBatchInput = StampedAnalyticsBatch & { batchId: string };
 
-export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analytics' | 'clock'>) {
-  const resolveEnvironment = createEnvironmentResolver({ db: platform.db, clock: platform.clock });
+export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analytics' | 'clock'> & { config?: Pick<Platform['config'], 'SITES_DOMAIN'> }) {
+  const resolveEnvironment = createEnvironmentResolver({ db: platform.db, clock: platform.clock, sitesDomain: platform.config?.SITES_DOMAIN });
   const store = createStoreStep({ analytics: platform.analytics });
 
   return async function handle(batches: AnalyticsBatchInput[]): Promise<AnalyticsBatchSummary> {

@@ -1,21 +1,27 @@
+import { loadPlatformHosts, platformHostPatterns } from '../../platform/sites/platform-hosts.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import type { DeployRef, ProjectDomains } from './environment.ts';
 
 /** What environment stamping (§7.4) reads: the projects' domains and the deploys events name. */
 export interface EnvironmentRepository {
-  /** Domains of the projects that exist among `projectIds`. */
-  projectDomains(db: Queryable, projectIds: string[]): Promise<Map<string, ProjectDomains>>;
+  /** Domains of the projects that exist among `projectIds`: their own patterns and the platform's hosts of them. */
+  projectDomains(db: Queryable, projectIds: string[], sitesDomain: string): Promise<Map<string, ProjectDomains>>;
   /** Deploys of these projects with one of these ids or git shas (lower-cased), oldest first. */
   deploys(db: Queryable, projectIds: string[], ids: string[], shas: string[]): Promise<Array<DeployRef & { projectId: string }>>;
 }
 
 export const environmentRepository: EnvironmentRepository = {
-  async projectDomains(db, projectIds) {
-    const r = await db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>(
-      'SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])',
-      [projectIds],
+  async projectDomains(db, projectIds, sitesDomain) {
+    const [r, hosts] = await Promise.all([
+      db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>('SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])', [projectIds]),
+      loadPlatformHosts(db, projectIds),
+    ]);
+    return new Map(
+      r.rows.map((p) => {
+        const own = platformHostPatterns(hosts.get(p.id), sitesDomain);
+        return [p.id, { productionDomains: [...(p.production_domains ?? []), ...own.production], previewDomains: [...(p.preview_domains ?? []), ...own.preview] }];
+      }),
     );
-    return new Map(r.rows.map((p) => [p.id, { productionDomains: p.production_domains ?? [], previewDomains: p.preview_domains ?? [] }]));
   },
 
   async deploys(db, projectIds, ids, shas) {

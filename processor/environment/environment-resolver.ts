@@ -14,6 +14,8 @@ import { environmentRepository, type EnvironmentRepository } from './environment
  * deploy that was just created finds it.
  */
 export const DOMAINS_TTL_MS = 2_000;
+/** SITES_DOMAIN's default (platform/config.ts), for pipelines built without a configuration (tests, benches). */
+const DEFAULT_SITES_DOMAIN = 'localhost';
 
 export interface EnvironmentInput {
   projectId: string;
@@ -24,7 +26,7 @@ export interface EnvironmentInput {
 
 export type EnvironmentResolver = (events: EnvironmentInput[]) => Promise<Array<Environment | undefined>>;
 
-export function createEnvironmentResolver(deps: { db: Queryable; environment?: EnvironmentRepository; clock?: Clock; domainsTtlMs?: number }): EnvironmentResolver {
+export function createEnvironmentResolver(deps: { db: Queryable; environment?: EnvironmentRepository; clock?: Clock; domainsTtlMs?: number; sitesDomain?: string }): EnvironmentResolver {
   const repo = deps.environment ?? environmentRepository;
   const clock = deps.clock ?? systemClock;
   const ttl = deps.domainsTtlMs ?? DOMAINS_TTL_MS;
@@ -37,7 +39,7 @@ export function createEnvironmentResolver(deps: { db: Queryable; environment?: E
       return !c || now - c.loadedAt >= ttl;
     });
     if (missing.length) {
-      const found = await repo.projectDomains(deps.db, missing);
+      const found = await repo.projectDomains(deps.db, missing, deps.sitesDomain ?? DEFAULT_SITES_DOMAIN);
       for (const id of missing) cache.set(id, { domains: found.get(id), loadedAt: now });
       if (cache.size > 100_000) for (const [id, c] of cache) if (now - c.loadedAt >= ttl) cache.delete(id);
     }

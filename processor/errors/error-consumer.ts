@@ -63,6 +63,7 @@ export async function startErrorConsumer(platform: Platform, opts: StartErrorCon
     logger,
     publicBaseUrl: publicBaseUrl(platform.config),
     caps: opts.caps,
+    sitesDomain: platform.config.SITES_DOMAIN,
   });
   let totals: BatchSummary = { accepted: 0, duplicates: 0, dropped: {} };
   const isolation = {

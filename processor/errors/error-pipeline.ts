@@ -52,6 +52,8 @@ export interface ErrorPipelineDeps {
   publicBaseUrl: string;
   /** Defaults to LIMITS.errorCaps; tests pass small numbers. */
   caps?: ErrorCaps;
+  /** SITES_DOMAIN: the platform's own hosts of each project stamp environments too (platform/sites/platform-hosts.ts). */
+  sitesDomain?: string;
 }
 
 export interface BatchSummary {
@@ -73,7 +75,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
   const usage = usageRepository;
   const scrubStep = createScrubStep();
   const fingerprintStep = createFingerprintStep();
-  const environmentStep = createEnvironmentStep({ db: deps.db, clock: deps.clock });
+  const environmentStep = createEnvironmentStep({ db: deps.db, clock: deps.clock, sitesDomain: deps.sitesDomain });
   const capsStep = createCapsStep({ caps: deps.caps, usage, groups });
   const groupStep = createGroupStep({ groups });
   const occurrenceStep = createOccurrenceStep({ analytics: deps.analytics });
