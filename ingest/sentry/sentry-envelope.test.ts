@@ -73,7 +73,8 @@ describe('a Sentry event as our error event', () => {
     expect(e.userId).toBe('42');
     expect(e.timestamp).toBe(1_795_000_000_250);
     expect(e.environment).toBeUndefined();
-    expect(e.extra).toEqual({ orderId: 7, sentry: expect.objectContaining({ eventId: 'f'.repeat(32), tags: { area: 'checkout' } }) });
+    // The SDK's own environment is kept for people to read (issue 23), never as ours.
+    expect(e.extra).toEqual({ orderId: 7, sentry: expect.objectContaining({ eventId: 'f'.repeat(32), tags: { area: 'checkout' }, environment: 'staging', release: 'A1B2C3D4E5F6' }) });
   });
 
   it('a message event keeps its message; a release that is no sha is not a gitSha; an event of neither is none', () => {

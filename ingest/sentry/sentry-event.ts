@@ -4,8 +4,8 @@ import type { ErrorEvent } from '../../schemas/error-event.ts';
 /**
  * A Sentry event (the JSON of an envelope's `event` item, or a store body) as our error event (§2.5), so it
  * goes through the same pipeline: exception type and value, frames turned into a V8-style stack that the
- * fingerprint parses, the message, `release` as `gitSha` when it looks like one. `environment` is ignored as
- * always (the server stamps it, §7.4). What a Sentry user would look for in a sample (event id, level, tags,
+ * fingerprint parses, the message, `release` as `gitSha` when it looks like one. `environment` does not stamp the
+ * event (the server does, §7.4); the SDK's value is kept in `extra.sentry.environment`, with its `release`. What a Sentry user would look for in a sample (event id, level, tags,
  * the SDK, extra) is kept in `extra`, bounded.
  */
 export interface SentryFrame {
@@ -57,6 +57,9 @@ function boundedExtra(e: Record<string, unknown>, eventId: string | undefined): 
   const tags = obj(e.tags) ?? (Array.isArray(e.tags) ? Object.fromEntries((e.tags as unknown[]).filter(Array.isArray).map((t) => [String((t as unknown[])[0]), (t as unknown[])[1]])) : undefined);
   if (tags && Object.keys(tags).length) sentry.tags = tags;
   if (str(e.transaction)) sentry.transaction = e.transaction;
+  // The SDK's own environment and release are kept for people to read; the server stamps ours (§7.4).
+  if (str(e.environment)) sentry.environment = str(e.environment)!.slice(0, 200);
+  if (str(e.release)) sentry.release = str(e.release)!.slice(0, 200);
   const extra: Record<string, unknown> = { ...(obj(e.extra) ?? {}), sentry };
   const text = JSON.stringify(extra);
   return text.length <= MAX_EXTRA_CHARS ? extra : { sentry: { eventId, extraTooLarge: text.length } };
