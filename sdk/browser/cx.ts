@@ -14,7 +14,9 @@
  * counted and a request past the budget goes without keepalive (as Sentry's transport does). 429 (`Retry-After`) and
  * 503 put the events back and wait; a queue holds at most 100 events, dropping the oldest, and the next event sent
  * says how many were dropped (`extra.cxDropped`, `properties.$dropped`); an error repeated while queued is sent once
- * with `extra.cxRepeats`. Never throws into the page.
+ * with `extra.cxRepeats`. An answer that is not the service's JSON (the app's own HTML page: nothing relays the path)
+ * is a failure too: the events stay queued and wait, flags keep what they had, and `cx.misrouted` counts it. Never
+ * throws into the page.
  */
 interface Options {
   path?: string;
@@ -31,6 +33,14 @@ const QUEUE_MAX = 100;
 
 const w = window as unknown as { cx?: Record<string, unknown> };
 let inFlight = 0;
+/** Answers that did not come from the service (no JSON): the same-origin path is not relayed here. */
+let misrouted = 0;
+function fromService(res: Response): boolean {
+  // The service answers JSON, or 204 with no body (a paused project).
+  if (res.status === 204 || (res.headers.get('content-type') || '').includes('json')) return true;
+  misrouted++;
+  return false;
+}
 
 const cut = (s: unknown, n: number): string => String(s ?? '').slice(0, n);
 const bytes = (s: string): number => new TextEncoder().encode(s).length;
@@ -122,7 +132,8 @@ function queue(route: string, perRequest: number, dropNote: (e: Ev, n: number) =
     if (keepalive) inFlight += size;
     return fetch(BASE + route, { method: 'POST', body, keepalive, credentials: 'omit', headers: { 'content-type': 'application/json' } })
       .then((res) => {
-        if (res.status === 429 || res.status >= 500) retry(batch, Number(res.headers.get('retry-after')));
+        if (!fromService(res)) retry(batch, 0);
+        else if (res.status === 429 || res.status >= 500) retry(batch, Number(res.headers.get('retry-after')));
         else failures = 0;
       })
       .catch(() => retry(batch, 0))
@@ -172,7 +183,7 @@ let flags: Record<string, FlagAnswer> = {};
 let flagsLoad: Promise<void> = Promise.resolve();
 function loadFlags(): Promise<void> {
   return (flagsLoad = fetch(`${BASE}flags/i?distinctId=${encodeURIComponent(visitor)}`, { credentials: 'omit' })
-    .then((r) => (r.ok ? r.json() : { flags }))
+    .then((r) => (r.ok && fromService(r) ? r.json() : { flags }))
     .then((b) => void (flags = b.flags || flags))
     .catch(() => undefined));
 }
@@ -199,6 +210,9 @@ safe(() => {
       return loadFlags();
     }),
     flush: () => Promise.all([errors.flush(), safe(eventsQueue.flush)()]),
+    get misrouted() {
+      return misrouted;
+    },
     flags: {
       isEnabled: (key: string) => !!flags[key]?.enabled,
       getVariant: (key: string) => (flags[key]?.enabled ? flags[key]!.variant : null),

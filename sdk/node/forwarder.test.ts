@@ -3,7 +3,9 @@ import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIngestProject, setIngestOrigins, type IngestProject } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
-import { createErrorForwarder, SAME_ORIGIN_ERRORS_PATH } from './forwarder.ts';
+import { newId } from '../../platform/tokens.ts';
+import { TOPICS } from '../../schemas/topics.ts';
+import { createErrorForwarder, createForwarder, SAME_ORIGIN_ANALYTICS_PATH, SAME_ORIGIN_ERRORS_PATH, SAME_ORIGIN_FLAGS_PATH } from './forwarder.ts';
 
 /**
  * The Node SDK's same-origin relay for apps hosted elsewhere, against a real edge: as node:http middleware, as a
@@ -19,6 +21,8 @@ beforeAll(async () => {
   edge = await startTestEdge();
   p = await createIngestProject(edge.platform);
   await setIngestOrigins(edge.platform, p.projectId, ['app.example.org']);
+  const flag = { key: 'beta', description: '', enabled: true, rolloutPercentage: 100, variants: [], conditions: [] };
+  await edge.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, 'beta', $3::jsonb)`, [newId('flg_'), p.projectId, JSON.stringify(flag)]);
   await edge.settingsRefreshed();
   const forward = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base, trustProxy: true });
   app = createServer((req, res) => forward.middleware(req, res, () => res.writeHead(200).end('the app')));
@@ -82,5 +86,33 @@ describe('the Node SDK forwarder', () => {
     expect(down.headers.get('retry-after')).toBe('5');
     const tooBig = await forward.handle(new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', body: 'x'.repeat(70 * 1024) }));
     expect(tooBig.status).toBe(413);
+  });
+
+  it('relays cx.js\'s analytics and flags paths too (issue 23): nothing falls through to the app', async () => {
+    const events = JSON.stringify({ batch: [{ event: 'signup', distinctId: 'visitor-1', properties: { plan: 'pro' } }] });
+    const captured = await fetch(`${appUrl}${SAME_ORIGIN_ANALYTICS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, body: events });
+    expect(captured.status).toBe(202);
+    expect(captured.headers.get('content-type')).toContain('application/json');
+    const stored = edge.bus.published.filter((m) => m.topic === TOPICS.analyticsEvents).flatMap((m) => m.messages.map((x) => JSON.parse(x.value.toString()) as { projectId: string; events: Array<{ event: string }> }));
+    expect(stored.some((b) => b.projectId === p.projectId && b.events.some((e) => e.event === 'signup'))).toBe(true);
+
+    const flags = await fetch(`${appUrl}${SAME_ORIGIN_FLAGS_PATH}?distinctId=visitor-1`);
+    expect(flags.status).toBe(200);
+    expect((await flags.json()).flags.beta).toMatchObject({ enabled: true });
+    const etag = flags.headers.get('etag');
+    expect(etag).toBeTruthy();
+    expect((await fetch(`${appUrl}${SAME_ORIGIN_FLAGS_PATH}?distinctId=visitor-1`, { headers: { 'if-none-match': etag! } })).status).toBe(304);
+    // Wrong methods are refused, not passed on to the app.
+    expect((await fetch(`${appUrl}${SAME_ORIGIN_FLAGS_PATH}`, { method: 'POST', body: '{}' })).status).toBe(405);
+    expect((await fetch(`${appUrl}${SAME_ORIGIN_ANALYTICS_PATH}`)).status).toBe(405);
+
+    // The fetch-style handler and the Fastify plugin answer all three paths too.
+    const forward = createForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base });
+    expect((await forward.handle(new Request(`https://app.example.org${SAME_ORIGIN_FLAGS_PATH}?distinctId=v2`))).status).toBe(200);
+    const fastify = Fastify();
+    await fastify.register(forward.fastify);
+    expect((await fastify.inject({ method: 'GET', url: `${SAME_ORIGIN_FLAGS_PATH}?distinctId=v3` })).json().flags.beta.enabled).toBe(true);
+    expect((await fastify.inject({ method: 'POST', url: SAME_ORIGIN_ANALYTICS_PATH, headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, payload: events })).statusCode).toBe(202);
+    await fastify.close();
   });
 });

@@ -1,4 +1,5 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { build } from 'esbuild';
@@ -9,6 +10,7 @@ import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { ingestDsn } from '../../platform/sentry-dsn.ts';
 import { start, type Running } from '../../service/service.ts';
+import { createForwarder } from '../../sdk/node/forwarder.ts';
 import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject } from '../support/ingest-fixtures.ts';
 
 /**
@@ -165,6 +167,40 @@ describe('cx.js in Chromium, through the site\'s same-origin path', () => {
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
     await until('the event', async () => ((await issues()).some((i) => i.message === 'after the backoff') ? true : undefined));
     await tab.context().close();
+  });
+});
+
+describe('cx.js behind an app hosted elsewhere (issue 23)', () => {
+  it('takes the app\'s own HTML answer as a failure (counted, events kept), and delivers once the app relays with the Node forwarder', async () => {
+    // An app of its own: every path answers its HTML page until it mounts the forwarder.
+    let relay = false;
+    const forward = createForwarder({ ingestKey: project.ingestKey, baseUrl: base });
+    const app = http.createServer((req, res) => {
+      if (relay && req.url?.startsWith('/service/v1/')) return forward.middleware(req, res);
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>app</title><script src="${base}/v1/w/cx.js"></script><p>the app</p>`);
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', () => r()));
+    const appBase = `http://app.localhost:${(app.address() as { port: number }).port}`;
+    try {
+      const tab = await newPage();
+      await tab.goto(`${appBase}/`);
+      await tab.waitForFunction(() => (window as any).cx?.errors);
+      await tab.evaluate(() => {
+        (window as any).cx.errors.captureMessage('kept while misrouted');
+        (window as any).cx.capture('kept_event', { n: 1 });
+        return (window as any).cx.flush();
+      });
+      // The HTML answers were not taken as delivery: each queue (and the flags load) counted one.
+      expect(await tab.evaluate(() => (window as any).cx.misrouted)).toBeGreaterThanOrEqual(3);
+      expect((await issues()).some((i) => i.message === 'kept while misrouted')).toBe(false);
+      // The app mounts the forwarder; cx.js retries after its backoff (5 s) and the kept events arrive.
+      relay = true;
+      await until('the kept error', async () => ((await issues()).some((i) => i.message === 'kept while misrouted') ? true : undefined), 30_000);
+      await until('the kept event', async () => ((await api<{ data: Array<{ event: string }> }>('/analytics/events?limit=100')).data.some((e) => e.event === 'kept_event') ? true : undefined), 30_000);
+      await tab.context().close();
+    } finally {
+      await new Promise<void>((r) => app.close(() => r()));
+    }
   });
 });
 
