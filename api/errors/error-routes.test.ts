@@ -168,6 +168,12 @@ describe('errors API', () => {
       return r.statusCode === 200 ? r.json().issue.status : `${r.statusCode} ${r.json().error}`;
     };
     expect(await step('reopen')).toBe('409 invalid_transition');
+    // The answer is the issue as GET shows it, samples and stack included (issue 23: the console showed 0 events).
+    const before = (await get(`/v1/projects/${p.slug}/errors/${id}`)).json().issue;
+    const resolved = (await post(url('resolve'))).json().issue;
+    expect(resolved).toEqual({ ...before, status: 'resolved' });
+    expect(resolved.samples.length).toBeGreaterThan(0);
+    expect(await step('reopen')).toBe('unresolved');
     expect(await step('resolve')).toBe('resolved');
     expect(await step('resolve')).toBe('409 invalid_transition');
     expect(await step('ignore')).toBe('409 invalid_transition');

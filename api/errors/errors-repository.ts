@@ -127,11 +127,9 @@ export const TRANSITIONS: Record<'resolve' | 'ignore' | 'reopen', { from: IssueS
 
 export async function transitionIssue(db: Queryable, projectId: string, groupId: string, action: keyof typeof TRANSITIONS) {
   const t = TRANSITIONS[action];
-  const r = await db.query<GroupRow>(
-    `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING *`,
-    [projectId, groupId, t.to, t.from],
-  );
-  if (r.rows[0]) return toIssue(r.rows[0]);
+  const r = await db.query<{ id: string }>(`UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`, [projectId, groupId, t.to, t.from]);
+  // The issue as GET shows it, its samples included (they live beside the group, not in its row).
+  if (r.rows[0]) return getIssue(db, projectId, groupId);
   const current = await db.query<{ status: IssueStatus }>('SELECT status FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
   if (!current.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
   throw new ServiceError('invalid_transition', `cannot ${action} an issue that is ${current.rows[0].status}`, {

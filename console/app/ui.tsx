@@ -228,3 +228,5 @@ export const lines = (text: string) =>
     .split(/[\n,]/)
     .map((s) => s.trim())
     .filter(Boolean);
+
+export { countOf, rowsFor } from './text.ts';

@@ -162,6 +162,9 @@ describe('the console', () => {
     // Resolve it; a fresh occurrence brings it back as a regression.
     await page.getByRole('button', { name: 'Resolve' }).click();
     await page.locator('.badge.status.resolved').waitFor();
+    // The answer of the action keeps the samples (issue 23: the page showed "Recent events (0)").
+    await page.getByRole('heading', { name: 'Recent events (3)' }).waitFor();
+    expect(await page.locator('table.samples tbody tr').count()).toBe(3);
     await page.getByRole('link', { name: '← Issues' }).click();
     await expectRows(['RangeError', 'SyntaxError']);
     await sendErrors(svc.base, ingestKey, [event('TypeError', 'cart is undefined', 'loadCart')]);
@@ -225,6 +228,9 @@ describe('the console', () => {
     await origins.fill('https://shop.example.com/path');
     await page.getByRole('button', { name: 'Save ingest settings' }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/hostname/);
+    // A long list is shown whole: the box grows with its lines (issue 23: the fifth line was cut).
+    await origins.fill('a.example.com\nb.example.com\nc.example.com\nd.example.com\ne.example.com');
+    expect(Number(await origins.getAttribute('rows'))).toBeGreaterThanOrEqual(6);
     await origins.fill('shop.example.com\nlocalhost:3000');
     await page.getByLabel(/Paused/).check();
     await page.getByRole('button', { name: 'Save ingest settings' }).click();

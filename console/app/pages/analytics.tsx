@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, projectPath, query } from '../api.ts';
-import { Badge, Loaded, PageHead, Table, Time, useResource } from '../ui.tsx';
+import { Badge, Loaded, PageHead, Table, Time, useResource, countOf } from '../ui.tsx';
 
 /**
  * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a
@@ -55,7 +55,7 @@ function Bars({ series, interval }: { series: Bucket[]; interval: 'hour' | 'day'
           const h = (b.events / max) * 38;
           return (
             <rect key={b.bucket} x={i * w + w * 0.1} y={40 - h} width={w * 0.8} height={h}>
-              <title>{`${new Date(b.bucket).toLocaleString()}: ${b.events} events, ${b.uniqueUsers} users`}</title>
+              <title>{`${new Date(b.bucket).toLocaleString()}: ${countOf(b.events, 'event')}, ${countOf(b.uniqueUsers, 'user')}`}</title>
             </rect>
           );
         })}

@@ -1,6 +1,6 @@
 import { useRoute } from 'preact-iso';
 import { get, projectPath, query, type IssueSummary, type Project } from '../api.ts';
-import { Badge, Loaded, PageHead, Time, useResource } from '../ui.tsx';
+import { Badge, Loaded, PageHead, Time, useResource, countOf } from '../ui.tsx';
 import { DeployStatus, type Deploy } from './deploys.tsx';
 
 /** The dashboard rollup of one project (GET /v1/projects/:slug, §1) and its most recent open issues. */
@@ -61,7 +61,7 @@ export function Overview() {
                           <strong>{i.name}</strong> {i.message}
                         </a>{' '}
                         <span class="muted">
-                          {i.count.toLocaleString()} events · <Time iso={i.lastSeen} />
+                          {countOf(i.count, 'event')} · <Time iso={i.lastSeen} />
                         </span>
                         {i.regressionCount > 0 && <Badge kind="regressed">Regressed</Badge>}
                       </li>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath } from '../api.ts';
-import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
+import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 
 /**
  * Error settings (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
@@ -61,7 +61,7 @@ function IngestSettings({ slug }: { slug: string }) {
             </label>
             <label>
               Allowed browser origins <span class="muted">(one hostname or *.hostname per line, optionally with :port; empty allows every origin; at most 20)</span>
-              <textarea name="ingestOrigins" rows={4} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} placeholder={'app.example.com\nlocalhost:3000'} />
+              <textarea name="ingestOrigins" rows={rowsFor(origins)} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} placeholder={'app.example.com\nlocalhost:3000'} />
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save ingest settings" busy={act.busy} saved={saved} />
@@ -113,7 +113,7 @@ function AlertSettingsForm({ slug }: { slug: string }) {
             </label>
             <label>
               Recipients <span class="muted">(one address per line; empty sends to the project owner)</span>
-              <textarea name="recipients" rows={3} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} />
+              <textarea name="recipients" rows={rowsFor(recipients, 3)} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} />
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save alert settings" busy={act.busy} saved={saved} />
