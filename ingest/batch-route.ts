@@ -9,6 +9,7 @@ import { originHostOf } from './origin-policy.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
 import { siteKeyOfHost } from './site-key.ts';
+import type { KeyUsage } from './key-usage.ts';
 
 /**
  * One public batch route of the edge (`POST /v1/errors/i`, and the routes to come): a route names its
@@ -83,6 +84,8 @@ export interface EdgeContext {
   log: Logger;
   /** Site hosts (platform/sites/): which project a Host serves, for the same-origin path. */
   sites?: SiteServer;
+  /** Notes the keys of accepted requests, written out once a minute (key-usage.ts). */
+  keyUsage?: KeyUsage;
 }
 
 const DEFAULT_CORS_ALLOW_HEADERS = 'content-type, authorization, x-service-analytics-key';
@@ -241,6 +244,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       }
     }
     counters.accepted(outcome.events, outcome.dropped);
+    edge.keyUsage?.used(admitted.key.keyId);
     const reply = route.acceptedReply ? route.acceptedReply(outcome) : { status: 202, body: `{"ingested":${outcome.events}}` };
     send(res, st, reply.status, [['Content-Type', 'application/json'], ...cors], reply.body);
   }

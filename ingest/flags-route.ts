@@ -205,6 +205,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
           const a = cachedAnswer(projectId, flags.of(projectId), r.query, q, environment);
           // 6. answer
           counters.accepted(1);
+          edge.keyUsage?.used(key.keyId);
           const headers: Headers = [['ETag', a.etag], ['Cache-Control', 'private, no-cache'], ...cors];
           if (r.ifNoneMatch && r.ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === a.etag)) return send(res, st, 304, headers);
           send(res, st, 200, [['Content-Type', 'application/json'], ...headers], a.body);

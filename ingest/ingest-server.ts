@@ -16,6 +16,7 @@ import { startProjectCache } from './project-cache.ts';
 import { createRefusalCounters } from './refusals.ts';
 import { registerSingleProcessProxy } from './single-process-proxy.ts';
 import { guardedApp } from './http/guarded-app.ts';
+import { startKeyUsage, type KeyUsage } from './key-usage.ts';
 import { siteServerOf } from '../platform/sites/site-server.ts';
 
 /**
@@ -48,6 +49,8 @@ export interface IngestServer {
   close(): Promise<void>;
   /** Accepted batches and events, and every refusal by reason. */
   stats(): Record<string, number>;
+  /** The ingest keys' last use, noted and written once a minute. */
+  keyUsage: KeyUsage;
 }
 
 export { ERRORS_INGEST_HEALTH_PATH, ERRORS_INGEST_PATH } from './errors-route.ts';
@@ -65,7 +68,8 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const app = guardedApp(uWS.App(), log, counters.counts);
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
   const sites = siteServerOf(platform.db, platform.config);
-  const edge = { app, platform, cache, counters, log, sites };
+  const keyUsage = startKeyUsage(platform);
+  const edge = { app, platform, cache, counters, log, sites, keyUsage };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
   const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? TOPICS.analyticsEvents);
@@ -99,7 +103,9 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
       cache.stop();
       flags.stop();
       uWS.us_listen_socket_close(listenSocket);
+      await keyUsage.stop();
     },
+    keyUsage,
     stats: () => ({ ...counters.counts, ...prefixed('sentry', sentryCounters.counts), ...prefixed('analytics', analyticsCounters.counts), ...prefixed('flags', flagsCounters.counts) }),
   };
 }
