@@ -1,3 +1,4 @@
+import { KNOWN_SDK_FILE } from '../../schemas/known-sdk-files.ts';
 /**
  * A stack trace as frames, each marked in-app or library, for the issue page. The rule is the one a person
  * triaging uses: code under node_modules, Node's own modules, bundled vendor chunks and the browser's native
@@ -25,7 +26,7 @@ const LIBRARY = /^index \d+$|(^|[\/\\])node_modules[\/\\]|^node:|^internal[\/\\]
 
 export function isInApp(file: string | null): boolean {
   if (!file) return false;
-  return !LIBRARY.test(file);
+  return !LIBRARY.test(file) && !KNOWN_SDK_FILE.test(file.toLowerCase().replace(/[?#].*$/, ''));
 }
 
 export function parseStack(stack: string): ParsedStack {

@@ -1,3 +1,4 @@
+import { KNOWN_SDK_FILE } from '../../schemas/known-sdk-files.ts';
 /**
  * Stack trace parsing for the two formats browsers and Node produce:
  * V8 (Chrome, Edge, Node): `    at fn (file:line:col)`, `    at file:line:col`, `    at async fn (...)`;
@@ -66,8 +67,8 @@ export function isInAppFile(file: string): boolean {
   if (f.includes('<anonymous>') || f === 'native' || f.includes('[native code]') || f === 'unknown location') return false;
   if (f.startsWith('eval at ') || f === 'eval code' || /^index \d+$/.test(f)) return false;
   const pathOnly = stripQuery(f);
-  // The browser client (cx.js), however it is served: its own frames are never the culprit.
-  if (/(^|\/)cx(\.min|\.[0-9a-f]{8,})?\.js$/.test(pathOnly) || pathOnly.includes('/service/cx')) return false;
+  // Error-reporting SDKs (Sentry's, PostHog's, our cx.js), however they are served: their frames are never the culprit.
+  if (KNOWN_SDK_FILE.test(pathOnly) || pathOnly.includes('/service/cx')) return false;
   return true;
 }
 

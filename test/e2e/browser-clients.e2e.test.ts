@@ -247,6 +247,9 @@ describe('the real @sentry/browser in Chromium, through a DSN', () => {
     expect(thrown.name).toBe('SyntaxError');
     expect(thrown.culprit).toContain('loadProfile');
     expect(thrown.samples[0]).toMatchObject({ runtime: 'browser', path: '/sentry.html', gitSha: 'feedc0de1234' });
+    // A message's culprit is the page's call, not the SDK (its frames are library frames: schemas/known-sdk-files.ts).
+    const message = await issue(list.find((i) => i.message === 'sentry browser says hi')!.groupId);
+    expect(message.culprit).toContain('sentry.html');
     await tab.context().close();
   });
 });
