@@ -22,7 +22,7 @@ import { chmod, mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../platform/project-event-publisher.ts';
-import { publicBaseUrl } from '../platform/config.ts';
+import { siteUrls } from '../platform/sites/site-urls.ts';
 import { validateWebhookUrl } from '../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS, TOPICS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
@@ -322,7 +322,5 @@ function safeJson(b: Buffer): unknown {
 
 /** Where a ready deploy is served: production at <slug>.<SITES_DOMAIN>, any deploy at <deployId>.<SITES_DOMAIN>. */
 export function siteUrl(platform: Platform, f: { id: string; environment: string }): string {
-  const base = new URL(publicBaseUrl(platform.config));
-  const port = base.port ? `:${base.port}` : '';
-  return `${base.protocol}//${f.id.replace(/_/g, '-')}.${platform.config.SITES_DOMAIN}${port}/`;
+  return siteUrls(platform.config).deploy(f.id);
 }

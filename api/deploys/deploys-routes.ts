@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicBaseUrl } from '../../platform/config.ts';
+import { siteUrls } from '../../platform/sites/site-urls.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
 import { BranchSchema, FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
@@ -33,6 +34,12 @@ const Params = z.object({ slug: z.string() });
 const DeployParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
 const HookParams = z.object({ slug: z.string(), id: z.string().max(64) });
 
+/** A deploy as the API shows it: with the URL it is served at, once ready (platform/sites/site-urls.ts). */
+export function servedAt(config: Parameters<typeof siteUrls>[0]) {
+  const urls = siteUrls(config);
+  return <D extends { id: string; status: string }>(d: D): D & { url: string | null } => ({ ...d, url: d.status === 'ready' ? urls.deploy(d.id) : null });
+}
+
 export const DeploySchema = z.object({
   id: z.string().describe('`dep_...`'),
   projectId: z.string(),
@@ -46,6 +53,7 @@ export const DeploySchema = z.object({
   finishedAt: z.string().nullable(),
   failureReason: z.string().nullable().describe('checkout_failed, build_failed (see exitCode), timeout, output_missing, builder_lost, source_missing'),
   exitCode: z.number().int().nullable(),
+  url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
 });
 
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
@@ -74,6 +82,7 @@ const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.stri
 /** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
 export function deploysRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
   const { db, bus, clock, config } = platform;
+  const served = servedAt(config);
   const base = publicBaseUrl(config);
   return async (app) => {
     app.get(
@@ -116,7 +125,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         const credential = request.credential;
         const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
         const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() }, opts.deployTopic);
-        return reply.code(202).send(queued);
+        return reply.code(202).send({ ...queued, deploy: served(queued.deploy) });
       },
     );
 
@@ -132,7 +141,10 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           response: { 200: z.object({ data: z.array(DeploySchema), hasMore: z.boolean(), nextCursor: z.string().nullable() }) },
         },
       },
-      async (request) => listDeploys(db, projectOf(request).id, request.query),
+      async (request) => {
+        const page = await listDeploys(db, projectOf(request).id, request.query);
+        return { ...page, data: page.data.map(served) };
+      },
     );
 
     // Hook management: console session only (§5.2 rule 1). Registered before `:deployId` so the static
@@ -254,7 +266,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
         },
       },
-      async (request) => ({ deploy: await cancelDeploy(db, projectOf(request).id, request.params.deployId, clock.now()) }),
+      async (request) => ({ deploy: served(await cancelDeploy(db, projectOf(request).id, request.params.deployId, clock.now())) }),
     );
 
     app.post(
@@ -268,13 +280,13 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           response: { 200: z.object({ live: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
         },
       },
-      async (request) => ({ live: await rollbackTo(db, projectOf(request).id, request.params.deployId) }),
+      async (request) => ({ live: served(await rollbackTo(db, projectOf(request).id, request.params.deployId)) }),
     );
 
     app.get(
       '/v1/projects/:slug/deploys/:deployId',
       { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema } } },
-      async (request) => ({ deploy: await getDeploy(db, projectOf(request).id, request.params.deployId) }),
+      async (request) => ({ deploy: served(await getDeploy(db, projectOf(request).id, request.params.deployId)) }),
     );
   };
 }

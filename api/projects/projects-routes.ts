@@ -7,11 +7,14 @@ import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { ErrorBodySchema } from '../http-errors.ts';
 import { createProject, getProject, listProjectsOfUser, projectCounts, updateProject } from './projects-repository.ts';
 import { deploysRollup } from '../deploys/deploys-repository.ts';
+import { servedAt } from '../deploys/deploys-routes.ts';
+import { siteUrls } from '../../platform/sites/site-urls.ts';
 import { CreateProjectBodySchema, PatchProjectBodySchema, ProjectRollupSchema, ProjectSchema, SlugParamsSchema } from './projects-schemas.ts';
 
 /** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
 export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
   const { db } = platform;
+  const served = servedAt(platform.config);
   return async (app) => {
     app.post(
       '/v1/projects',
@@ -48,8 +51,9 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
             ...project,
             keys: counts.keys,
             errors: { open: counts.openErrors.total, openByEnvironment: counts.openErrors.byEnvironment },
-            deploys,
-            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deploys: `${base}/deploys` },
+            deploys: { live: deploys.live && served(deploys.live), previews: deploys.previews.map(served) },
+            // `site`: where the live production deploy is served (nothing until one is ready).
+            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deploys: `${base}/deploys`, ...(deploys.live ? { site: siteUrls(platform.config).project(project.slug) } : {}) },
           },
         };
       },

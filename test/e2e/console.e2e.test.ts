@@ -6,6 +6,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
 import { prng } from '../support/prng.ts';
+import { httpRequest } from '../support/http-request.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
 /**
@@ -352,6 +353,15 @@ describe('the console', () => {
     await page.getByRole('link', { name: '← Deploys' }).click();
     const liveBadge = (id: string) => page.locator('tr', { hasText: id }).locator('.badge', { hasText: /^live$/ });
     await liveBadge(deployId).waitFor();
+    // Each ready deploy links to its own host, which serves it (issue 23).
+    const open = page.locator('tr', { hasText: deployId }).getByRole('link', { name: `open ${deployId}` });
+    const deployHost = (await open.getAttribute('href'))!;
+    expect(deployHost).toMatch(new RegExp(`^http://${deployId.replace(/_/g, '-')}\\.localhost:\\d+/$`));
+    expect((await httpRequest(svc.base, 'GET', '/', { host: new URL(deployHost).host })).body).toContain('<h1>shop</h1>');
+    // The overview links to the live site.
+    await page.goto(`${svc.base}/projects/${SLUG}`);
+    expect(await page.locator('a.site-link').getAttribute('href')).toMatch(new RegExp(`^http://${SLUG}\\.localhost:\\d+/$`));
+    await page.goto(`${svc.base}/projects/${SLUG}/deploys`);
 
     // A second deploy from the hook goes live; rolling back from the list serves the first again.
     const second = ((await (await fetch(url.replace(/^https?:\/\/[^/]+/, svc.base), { method: 'POST' })).json()) as { deployId: string }).deployId;

@@ -21,6 +21,8 @@ export interface Deploy {
   finishedAt: string | null;
   failureReason: string | null;
   exitCode: number | null;
+  /** Where this deploy is served (its own host), once ready. */
+  url: string | null;
 }
 interface Hook {
   id: string;
@@ -108,6 +110,14 @@ export function Deploys() {
                       </a>{' '}
                       <Badge kind={`env ${x.environment}`}>{x.environment}</Badge>
                       {x.id === liveId && <Badge kind="ok">live</Badge>}
+                      {x.url && (
+                        <>
+                          {' '}
+                          <a href={x.url} target="_blank" rel="noopener" class="site-link">
+                            open<span class="sr-only"> {x.id}</span> ↗
+                          </a>
+                        </>
+                      )}
                     </td>
                     <td>
                       <DeployStatus d={x} />
@@ -357,6 +367,16 @@ export function DeployDetail() {
                   <dt>Commit</dt>
                   <dd>{d.gitSha ? <code>{d.gitSha.slice(0, 12)}</code> : '–'}</dd>
                 </div>
+                {d.url && (
+                  <div>
+                    <dt>Site</dt>
+                    <dd>
+                      <a href={d.url} target="_blank" rel="noopener" class="site-link">
+                        {d.url.replace(/^https?:\/\//, '').replace(/\/$/, '')} ↗
+                      </a>
+                    </dd>
+                  </div>
+                )}
                 <div>
                   <dt>Trigger</dt>
                   <dd>{d.trigger.kind}</dd>

@@ -9,6 +9,7 @@ interface Rollup extends Project {
   keys: { live: number; test: number; ingest: number };
   errors: { open: number; openByEnvironment: Record<string, number> };
   deploys: { live: Deploy | null; previews: Deploy[] };
+  links: Record<string, string> & { site?: string };
 }
 
 export function Overview() {
@@ -23,6 +24,14 @@ export function Overview() {
           <PageHead title={p.name} />
           <p class="muted">
             <code>{p.slug}</code> · default branch <code>{p.defaultBranch}</code> · created <Time iso={p.createdAt} />
+            {p.links.site && (
+              <>
+                {' · '}
+                <a href={p.links.site} target="_blank" rel="noopener" class="site-link">
+                  {p.links.site.replace(/^https?:\/\//, '').replace(/\/$/, '')} ↗
+                </a>
+              </>
+            )}
           </p>
           <div class="tiles">
             <a class="tile" href={projectPath(slug, '/errors')}>
