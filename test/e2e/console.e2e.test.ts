@@ -272,6 +272,19 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Verify shop.example.com' }).click();
     await page.locator('.badge.ok', { hasText: 'verified' }).waitFor();
     await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-domains.png'), fullPage: true });
+
+    // The environments' host patterns are edited here too, with the API's validation message (issue 23).
+    await page.reload();
+    const production = page.getByLabel(/^Production hosts/);
+    await production.fill('https://shop.example.com/path');
+    await page.getByRole('button', { name: 'Save environments' }).click();
+    await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/hostname/);
+    await production.fill('shop.example.com\n*.shop.example.com');
+    await page.getByLabel(/^Preview hosts/).fill('*.preview.shop.example.com');
+    await page.getByRole('button', { name: 'Save environments' }).click();
+    await expect
+      .poll(() => page.evaluate(() => fetch('/v1/projects/shop').then((r) => r.json())).then((b) => b.project.domains))
+      .toEqual({ production: ['shop.example.com', '*.shop.example.com'], preview: ['*.preview.shop.example.com'] });
   });
 
   it('creates a webhook (secret shown once), sends a test event and shows the delivery in the log; edits events; rotates the secret', async () => {

@@ -4,7 +4,8 @@ import { del, get, patch, post, projectPath } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 
 /**
- * Error settings (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
+ * Environments (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
+ * (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test).
  * The API validates; the console shows its message, field by field.
  */
@@ -23,6 +24,7 @@ export function Settings() {
   return (
     <div>
       <PageHead title="Settings" />
+      <EnvironmentDomains slug={slug} />
       <IngestSettings slug={slug} />
       <AlertSettingsForm slug={slug} />
       <CustomDomains slug={slug} />
@@ -224,6 +226,60 @@ function CustomDomains({ slug }: { slug: string }) {
         <ErrorNote error={add.error} />
         <SubmitRow label="Add domain" busy={add.busy} />
       </form>
+    </section>
+  );
+}
+
+/** The project's host patterns that stamp environments (PATCH /v1/projects/:slug { domains }). */
+interface ProjectDomainPatterns {
+  domains: { production: string[]; preview: string[] };
+}
+
+/**
+ * Which hosts are production and which preview, for events sent from browsers. The platform's own hosts of the
+ * project (its site, verified domains, deploy hosts) count without being listed; these are the other hosts the
+ * project's apps run on.
+ */
+function EnvironmentDomains({ slug }: { slug: string }) {
+  const r = useResource(() => get<{ project: ProjectDomainPatterns }>(projectPath(slug)), [slug]);
+  const [production, setProduction] = useState('');
+  const [preview, setPreview] = useState('');
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  useEffect(() => {
+    if (!r.data) return;
+    setProduction(r.data.project.domains.production.join('\n'));
+    setPreview(r.data.project.domains.preview.join('\n'));
+  }, [r.data]);
+  const save = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void act.run(async () => {
+      const res = await patch<{ project: ProjectDomainPatterns }>(projectPath(slug), { domains: { production: lines(production), preview: lines(preview) } });
+      r.setData(res);
+      setSaved(true);
+    });
+  };
+  return (
+    <section aria-labelledby="envdomains-h" class="panel">
+      <h2 id="envdomains-h">Environments</h2>
+      <p class="muted">Events from pages on these hosts are stamped production or preview. The project's own site, its verified domains and its deploy hosts count without being listed.</p>
+      <Loaded r={r} what="the project's domains">
+        {() => (
+          <form onSubmit={save} class="stack">
+            <label>
+              Production hosts <span class="muted">(one hostname or *.hostname per line, optionally with :port)</span>
+              <textarea name="productionDomains" rows={rowsFor(production, 3)} value={production} onInput={(e) => setProduction(e.currentTarget.value)} placeholder={'shop.example.com\n*.shop.example.com'} />
+            </label>
+            <label>
+              Preview hosts <span class="muted">(the same form)</span>
+              <textarea name="previewDomains" rows={rowsFor(preview, 3)} value={preview} onInput={(e) => setPreview(e.currentTarget.value)} placeholder={'*.preview.example.com\nstaging.example.com'} />
+            </label>
+            <ErrorNote error={act.error} />
+            <SubmitRow label="Save environments" busy={act.busy} saved={saved} />
+          </form>
+        )}
+      </Loaded>
     </section>
   );
 }
