@@ -400,6 +400,11 @@ describe('the console', () => {
       return page.locator('.tile').first().innerText();
     }, { timeout: 20_000 }).toMatch(/^5\s+events/);
     expect(await page.locator('.tile').nth(1).innerText()).toMatch(/^3\s+unique users/);
+    // The week reads as seven days on axes (issue 23: one bar, no axes): a bar or a stub per day, dated, on a scale.
+    expect(await page.locator('.chart rect.bar').count()).toBeGreaterThanOrEqual(7);
+    expect((await page.locator('.chart .x-axis span').allInnerTexts()).filter((t) => t.trim()).length).toBeGreaterThanOrEqual(7);
+    expect(await page.locator('.chart .y-axis span').allInnerTexts()).toEqual(['5', '3', '0']);
+    await page.locator('.chart').screenshot({ path: path.join(os.tmpdir(), 'console-e2e-chart.png') });
     await page.getByRole('button', { name: 'checkout_started' }).click();
     await expect.poll(() => page.locator('.tile').first().innerText()).toMatch(/^4\s+events named checkout_started/);
     await expect.poll(() => page.locator('section[aria-labelledby="raw-h"] tbody tr').count()).toBe(4);

@@ -45,21 +45,51 @@ function caption(series: Bucket[], interval: 'hour' | 'day', max: number): strin
   return `Events per ${interval}${span}; peak ${max.toLocaleString()}`;
 }
 
+/** Up to `n` evenly spaced indexes of `length` items, the first and the last included. */
+function ticks(length: number, n: number): number[] {
+  if (length <= n) return Array.from({ length }, (_, i) => i);
+  const step = (length - 1) / (n - 1);
+  return Array.from({ length: n }, (_, i) => Math.round(i * step));
+}
+
+/**
+ * Events per bucket as bars over axes: the y axis says the scale (0, half, peak), the x axis the buckets' times
+ * (every one when few, else about six), and an empty bucket keeps a faint stub on the baseline, so a week with
+ * events on one day still reads as seven days.
+ */
 function Bars({ series, interval }: { series: Bucket[]; interval: 'hour' | 'day' }) {
   const max = Math.max(1, ...series.map((b) => b.events));
   const w = 100 / Math.max(1, series.length);
+  const label = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric' });
+  const shown = new Set(ticks(series.length, interval === 'hour' ? 7 : 8));
   return (
     <figure class="chart">
-      <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label={`Events per ${interval}`}>
-        {series.map((b, i) => {
-          const h = (b.events / max) * 38;
-          return (
-            <rect key={b.bucket} x={i * w + w * 0.1} y={40 - h} width={w * 0.8} height={h}>
-              <title>{`${new Date(b.bucket).toLocaleString()}: ${countOf(b.events, 'event')}, ${countOf(b.uniqueUsers, 'user')}`}</title>
-            </rect>
-          );
-        })}
-      </svg>
+      <div class="chart-body">
+        <div class="y-axis" aria-hidden="true">
+          <span>{max.toLocaleString()}</span>
+          <span>{Math.round(max / 2).toLocaleString()}</span>
+          <span>0</span>
+        </div>
+        <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label={`Events per ${interval}`}>
+          <line class="grid" x1="0" x2="100" y1="20" y2="20" />
+          <line class="baseline" x1="0" x2="100" y1="40" y2="40" />
+          {series.map((b, i) => {
+            const h = b.events ? Math.max(0.8, (b.events / max) * 40) : 0.6;
+            return (
+              <rect key={b.bucket} class={b.events ? 'bar' : 'bar empty'} x={i * w + w * 0.12} y={40 - h} width={w * 0.76} height={h}>
+                <title>{`${new Date(b.bucket).toLocaleString()}: ${countOf(b.events, 'event')}, ${countOf(b.uniqueUsers, 'user')}`}</title>
+              </rect>
+            );
+          })}
+        </svg>
+      </div>
+      <div class="x-axis" aria-hidden="true">
+        {series.map((b, i) => (
+          <span key={b.bucket} style={{ width: `${w}%` }}>
+            {shown.has(i) ? label(b.bucket) : ''}
+          </span>
+        ))}
+      </div>
       <figcaption class="muted">{caption(series, interval, max)}</figcaption>
     </figure>
   );
