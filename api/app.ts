@@ -51,10 +51,15 @@ export interface BuildApiOptions {
 export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: platform.logger,
+    // One line per request only at debug (below): at info, request logs buried the first start's credentials.
+    disableRequestLogging: true,
     trustProxy: platform.config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as FastifyInstance;
   app.decorate('platform', platform);
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+  });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // JSON only: text/plain is what a cross-site HTML form or no-cors fetch can send without a preflight.

@@ -70,10 +70,9 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
   let port: number | undefined;
 
   try {
-    if (role === 'all' || role === 'api') {
-      const created = await bootstrapInstance(platform);
-      if (created && !t.quietFirstStart) printFirstStart(config, created);
-    }
+    // The first start's credentials are printed last, once everything listens, so nothing scrolls them away.
+    let created: Awaited<ReturnType<typeof bootstrapInstance>> = null;
+    if (role === 'all' || role === 'api') created = await bootstrapInstance(platform);
     if (role === 'all' || role === 'processor') {
       const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
       stops.push(() => errors.stop());
@@ -104,6 +103,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       port = typeof addr === 'object' && addr ? addr.port : config.PORT;
     }
     logger.info({ role, port }, 'service started');
+    if (created && !t.quietFirstStart) printFirstStart(config, created);
   } catch (err) {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     await platform.close();

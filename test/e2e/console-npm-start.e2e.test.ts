@@ -70,4 +70,10 @@ it('signs in with what the first start printed and shows the demo project\'s iss
       return page.locator('.issue-row .issue-title').allInnerTexts();
     }, { timeout: 20_000 })
     .toEqual(['TypeError x is undefined']);
+  // A quiet start (issue 23): the browsing above made dozens of requests, and none of them is a line of output; the
+  // credentials box is the last thing the start printed before them.
+  expect(printed).not.toMatch(/incoming request|request completed/);
+  const lines = printed.trimEnd().split('\n');
+  const box = lines.findIndex((l) => l.includes('first start: save these now'));
+  expect(lines.slice(box).some((l) => l.startsWith('{'))).toBe(false);
 });
