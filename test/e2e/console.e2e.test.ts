@@ -417,6 +417,9 @@ describe('the console', () => {
     await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('false');
     await toggle.click();
     await expect.poll(() => toggle.getAttribute('aria-checked')).toBe('true');
+    // Its state reads as a state: the knob on the right, 'On' beside it (issue 23).
+    expect(await toggle.locator('.state').innerText()).toBe('On');
+    await toggle.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-switch-on.png') });
     const flag = () => page.evaluate(() => fetch('/v1/projects/shop/flags/new-checkout').then((r) => r.json()));
     expect((await flag()).flag).toMatchObject({ enabled: true, rolloutPercentage: 30 });
     // Variants whose weights do not add up to 100 are refused with the API's message.

@@ -111,8 +111,12 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
   return (
     <li class="card flag">
       <div class="row">
+        {/* A switch, not a button that says what it would do: its state is the knob's side and aria-checked. */}
         <button type="button" role="switch" aria-checked={flag.enabled} class={flag.enabled ? 'switch on' : 'switch'} onClick={() => void change({ enabled: !flag.enabled })} disabled={act.busy} aria-label={`${flag.key} enabled`}>
-          {flag.enabled ? 'On' : 'Off'}
+          <span class="track" aria-hidden="true">
+            <span class="knob" />
+          </span>
+          <span class="state">{flag.enabled ? 'On' : 'Off'}</span>
         </button>
         <strong>
           <code>{flag.key}</code>
