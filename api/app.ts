@@ -1,6 +1,6 @@
 import { JSON_TOO_DEEP_MESSAGE, jsonDepthExceededAt } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyPluginAsync, type FastifySchema } from 'fastify';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -52,7 +52,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   const app = Fastify({
     loggerInstance: platform.logger,
     // One line per request only at debug (below): at info, request logs buried the first start's credentials.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: platform.config.TRUST_PROXY,
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as FastifyInstance;
