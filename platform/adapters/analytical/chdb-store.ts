@@ -21,6 +21,9 @@ export const CHDB_SESSION_SETTINGS: Record<string, string | number> = {
   output_format_json_quote_64bit_integers: 0,
   // Every analytical time is UTC, whatever the host's zone.
   session_timezone: 'UTC',
+  // The engine's memory worker reads the process's RSS, not its cgroup: where no cgroup memory file is visible (a
+  // container or a sandbox without /sys/fs/cgroup) the cgroup reader printed a 20-line native stack trace at start.
+  memory_worker_use_cgroup: 0,
 };
 
 interface Entry {
