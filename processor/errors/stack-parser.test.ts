@@ -88,6 +88,8 @@ describe('isInAppFile', () => {
     ['https://x.com/static/posthog.min.js', false],
     ['https://shop.example.com/assets/sentry-setup-notes.txt', true],
     ['https://shop.example.com/assets/sentryish/app.js', true],
+    ['/srv/app/sentry-node-app.mjs', true],
+    ['/srv/app/src/sentry-setup.js', true],
     ['native', false],
     ['<anonymous>', false],
     ['/srv/app/dist/server.js', true],
