@@ -223,7 +223,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       branch: f.branch,
       gitSha: f.gitSha,
       environment: f.environment,
-      url: succeeded ? siteUrl(platform, f) : null,
+      url: succeeded ? siteUrls(config).deploy(f.id) : null,
       durationMs: f.startedAt === null ? null : f.finishedAt - f.startedAt,
       reason: f.failureReason,
     };
@@ -318,9 +318,4 @@ function safeJson(b: Buffer): unknown {
   } catch {
     return undefined;
   }
-}
-
-/** Where a ready deploy is served: production at <slug>.<SITES_DOMAIN>, any deploy at <deployId>.<SITES_DOMAIN>. */
-export function siteUrl(platform: Platform, f: { id: string; environment: string }): string {
-  return siteUrls(platform.config).deploy(f.id);
 }

@@ -1,5 +1,5 @@
 import type { HttpRequest } from 'uWebSockets.js';
-import { matchesAny } from '../platform/host-patterns.ts';
+import { hostnameOf, matchesAny } from '../platform/host-patterns.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { bearer } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
@@ -119,7 +119,7 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   let originHost: string | null = null;
   if (h.origin) {
     originHost = originHostOf(h.origin);
-    const ownSite = siteKey !== undefined && originHost !== null && hostnameOf(originHost) === hostnameOf(h.host);
+    const ownSite = siteKey !== undefined && originHost !== null && hostnameOf(originHost) !== '' && hostnameOf(originHost) === hostnameOf(h.host);
     if (!ownSite && !originAllowed(project, originHost, rules.widgetHosts)) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
   }
 
@@ -143,12 +143,4 @@ export function originAllowed(project: EdgeProject, originHost: string | null, w
     (originHost !== null &&
       (matchesAny(originHost, project.productionDomains) || matchesAny(originHost, project.previewDomains) || matchesAny(originHost, widgetHosts) || matchesAny(originHost, project.ingestOrigins)))
   );
-}
-
-/** `name` of `name[:port]` (IPv6 literals bracketed), lower-cased. */
-function hostnameOf(host: string): string {
-  const s = host.trim().toLowerCase();
-  if (s.startsWith('[')) return s.slice(0, s.indexOf(']') + 1);
-  const colon = s.indexOf(':');
-  return colon === -1 ? s : s.slice(0, colon);
 }

@@ -8,7 +8,8 @@ import { LIMITS } from '../schemas/limits.ts';
  */
 export type BoundedJson = { ok: true; value: unknown } | { ok: false; reason: 'too_deep' | 'invalid_json'; message: string };
 
-export const JSON_TOO_DEEP_MESSAGE = `JSON nested deeper than ${LIMITS.json.maxDepth} levels`;
+const tooDeep = (maxDepth: number) => `JSON nested deeper than ${maxDepth} levels`;
+export const JSON_TOO_DEEP_MESSAGE = tooDeep(LIMITS.json.maxDepth);
 
 /** The first position at which `text` nests deeper than `maxDepth`, or -1. Malformed text is left to JSON.parse. */
 export function jsonDepthExceededAt(text: string, maxDepth: number = LIMITS.json.maxDepth): number {
@@ -28,7 +29,7 @@ export function jsonDepthExceededAt(text: string, maxDepth: number = LIMITS.json
 }
 
 export function parseBoundedJson(text: string, maxDepth: number = LIMITS.json.maxDepth): BoundedJson {
-  if (jsonDepthExceededAt(text, maxDepth) !== -1) return { ok: false, reason: 'too_deep', message: maxDepth === LIMITS.json.maxDepth ? JSON_TOO_DEEP_MESSAGE : `JSON nested deeper than ${maxDepth} levels` };
+  if (jsonDepthExceededAt(text, maxDepth) !== -1) return { ok: false, reason: 'too_deep', message: tooDeep(maxDepth) };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch {

@@ -45,6 +45,11 @@ export function environmentOfHost(domains: ProjectDomains, host: string): 'produ
   return null;
 }
 
+/** The hostname of `name[:port]`, lower-cased, IPv6 literals bracketed; '' when malformed. */
+export function hostnameOf(host: string): string {
+  return splitHostPort(host)?.name ?? '';
+}
+
 interface HostPort {
   /** Lower-case, no trailing dot; IPv6 literals bracketed. */
   name: string;

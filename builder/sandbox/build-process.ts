@@ -41,8 +41,6 @@ export interface StepOptions {
   limits: StepLimits;
   /** Bytes written so far under the build's directory (the disk limit's measure). */
   diskUsage(): Promise<number>;
-  /** Where stdout goes (default: the log). */
-  onStdout?: (chunk: string) => void;
 }
 
 const PIPE_GRACE_MS = 300;
@@ -100,7 +98,7 @@ export function runStep(o: StepOptions): Promise<StepResult> {
         if (result.limit) await kill();
       })().finally(() => (watching = false));
     }, WATCH_MS);
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (o.onStdout ? o.onStdout(c) : o.log.write('stdout', c)));
+    child.stdout.setEncoding('utf8').on('data', (c: string) => o.log.write('stdout', c));
     child.stderr.setEncoding('utf8').on('data', (c: string) => o.log.write('stderr', c));
     child.on('error', (err) => o.log.line('system', `could not start ${cmd}: ${err.message}`));
     let streamsOpen = 2;

@@ -12,14 +12,11 @@ export interface EnvironmentRepository {
 
 export const environmentRepository: EnvironmentRepository = {
   async projectDomains(db, projectIds, sitesDomain) {
-    const [r, hosts] = await Promise.all([
-      db.query<{ id: string; production_domains: string[]; preview_domains: string[] }>('SELECT id, production_domains, preview_domains FROM projects WHERE id = ANY($1::text[])', [projectIds]),
-      loadPlatformHosts(db, projectIds),
-    ]);
+    const rows = await loadPlatformHosts(db, projectIds);
     return new Map(
-      r.rows.map((p) => {
-        const own = platformHostPatterns(hosts.get(p.id), sitesDomain);
-        return [p.id, { productionDomains: [...(p.production_domains ?? []), ...own.production], previewDomains: [...(p.preview_domains ?? []), ...own.preview] }];
+      [...rows.values()].map((p) => {
+        const own = platformHostPatterns(p, sitesDomain);
+        return [p.project_id, { productionDomains: [...(p.production_domains ?? []), ...own.production], previewDomains: [...(p.preview_domains ?? []), ...own.preview] }];
       }),
     );
   },

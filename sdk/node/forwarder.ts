@@ -169,7 +169,9 @@ export function createErrorForwarder(options: ForwarderOptions = {}): ErrorForwa
     forward,
 
     async handle(request, clientIp) {
-      const { path, query } = splitUrl(new URL(request.url).pathname + new URL(request.url).search);
+      const url = new URL(request.url);
+      const path = url.pathname;
+      const query = url.search.slice(1);
       const route = ROUTES[path];
       const reply = (a: ForwardedAnswer) => new Response(a.status === 204 || a.status === 304 ? null : a.body, { status: a.status, headers: a.headers });
       if (!route) return reply(json(404, 'not_found', 'no such route'));
