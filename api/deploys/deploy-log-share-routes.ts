@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { deployByShare, logPage } from './deploy-logs.ts';
-import { LogLineSchema } from './deploys-routes.ts';
+import { errorAnswers } from '../../schemas/api/common.ts';
+import { LogPageSchema, SharedLogParams, SharedLogQuery } from '../../schemas/api/deploys.ts';
 
 /**
  * `GET /v1/deploy-logs/:slug/:deployId?token=` (§4.2, §5.2 rule 8): a deploy's build log for whoever holds the
@@ -25,9 +24,9 @@ export function deployLogShareRoutes(platform: Platform): FastifyPluginAsyncZod 
         schema: {
           tags: ['deploys'],
           summary: 'Shareable deploy log (the token query parameter is the credential)',
-          params: z.object({ slug: z.string().max(100), deployId: z.string().max(64) }),
-          querystring: z.object({ token: z.string().max(200).optional(), from: z.coerce.number().int().min(0).default(0) }),
-          response: { 200: z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() }), 404: ErrorBodySchema, 429: ErrorBodySchema },
+          params: SharedLogParams,
+          querystring: SharedLogQuery,
+          response: { 200: LogPageSchema, ...errorAnswers(404, 429) },
         },
       },
       async (request) => {

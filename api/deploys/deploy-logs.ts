@@ -3,18 +3,12 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
+import type { LogLine, LogPage } from '../../schemas/api/deploys.ts';
 
 /**
  * Reading build logs (ClickHouse `deploy_logs`, written by the builder while it builds) and the shareable
  * log link of a deploy (§4.2 `GET /v1/deploy-logs/:slug/:deployId?token=`, §5.2 rule 8).
  */
-export interface LogLine {
-  seq: number;
-  at: string;
-  stream: string;
-  line: string;
-}
-
 /** Lines from `fromSeq` on, in order (at most `limit`). */
 export async function readLogLines(analytics: AnalyticalStore, projectId: string, deployId: string, fromSeq: number, limit: number): Promise<LogLine[]> {
   const rows = await analytics.query<{ seq: number | string; at: string; stream: string; line: string }>(
@@ -29,7 +23,7 @@ export async function readLogLines(analytics: AnalyticalStore, projectId: string
 export const LOG_PAGE = 1000;
 
 /** One page of a deploy's log from `from` on: the lines, where the next page starts, and whether there is no more to come. */
-export async function logPage(analytics: AnalyticalStore, projectId: string, deployId: string, status: string, from: number) {
+export async function logPage(analytics: AnalyticalStore, projectId: string, deployId: string, status: string, from: number): Promise<LogPage> {
   const lines = await readLogLines(analytics, projectId, deployId, from, LOG_PAGE);
   const nextSeq = lines.length ? lines[lines.length - 1]!.seq + 1 : from;
   return { status, lines, nextSeq, done: FINISHED_DEPLOY_STATES.includes(status as DeployState) && lines.length < LOG_PAGE };

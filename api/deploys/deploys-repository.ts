@@ -6,27 +6,13 @@ import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import type { DeployRequested, DeployTrigger } from '../../schemas/deploys.ts';
+import type { BuildSettings, BuildSettingsPatch, DeployHook, StoredDeploy } from '../../schemas/api/deploys.ts';
 
 /**
  * Deploys as the API sees them: queueing (with §3.3's rule, enforced by Postgres indexes so it holds
  * across processes), reading, build settings and deploy hooks. Building is the builder role's
  * (builder/); it moves a deploy on from `queued`.
  */
-export interface Deploy {
-  id: string;
-  projectId: string;
-  branch: string;
-  environment: 'production' | 'preview';
-  status: string;
-  gitSha: string | null;
-  trigger: { kind: string; id: string | null };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  failureReason: string | null;
-  exitCode: number | null;
-}
-
 interface DeployRow {
   id: string;
   project_id: string;
@@ -44,7 +30,7 @@ interface DeployRow {
 }
 const DEPLOY_COLUMNS = 'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const toDeploy = (r: DeployRow): Deploy => ({
+const toDeploy = (r: DeployRow): StoredDeploy => ({
   id: r.id,
   projectId: r.project_id,
   branch: r.branch,
@@ -76,7 +62,7 @@ export interface QueueRequest {
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
  * holds no production slot) and the caller gets 503.
  */
-export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = TOPICS.deployRequests): Promise<{ deploy: Deploy; deduplicated: boolean }> {
+export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = TOPICS.deployRequests): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
   const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
   if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
@@ -112,14 +98,14 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
   throw new ServiceError('conflict', 'could not queue the deploy; try again');
 }
 
-export async function getDeploy(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
+export async function getDeploy(db: Queryable, projectId: string, deployId: string): Promise<StoredDeploy> {
   const r = await db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE id = $1 AND project_id = $2`, [deployId, projectId]);
   if (!r.rows[0]) throw new ServiceError('not_found', 'no such deploy');
   return toDeploy(r.rows[0]);
 }
 
 /** Newest first; the cursor is the last item's (created_at, id). */
-export async function listDeploys(db: Queryable, projectId: string, opts: { limit: number; cursor?: string }): Promise<{ data: Deploy[]; hasMore: boolean; nextCursor: string | null }> {
+export async function listDeploys(db: Queryable, projectId: string, opts: { limit: number; cursor?: string }): Promise<{ data: StoredDeploy[]; hasMore: boolean; nextCursor: string | null }> {
   let after: { at: string; id: string } | undefined;
   if (opts.cursor) {
     try {
@@ -149,7 +135,7 @@ export async function listDeploys(db: Queryable, projectId: string, opts: { limi
  * Cancel a deploy: a queued one ends `canceled` now; a building one is marked, and its builder kills the build
  * at its next lease renewal. A finished deploy cannot be canceled (409).
  */
-export async function cancelDeploy(db: Queryable, projectId: string, deployId: string, now: number): Promise<Deploy> {
+export async function cancelDeploy(db: Queryable, projectId: string, deployId: string, now: number): Promise<StoredDeploy> {
   const queued = await db.query(`UPDATE deploys SET status = 'canceled', finished_at = $3 WHERE id = $1 AND project_id = $2 AND status = 'queued'`, [deployId, projectId, new Date(now)]);
   const building = queued.rowCount ? queued : await db.query(`UPDATE deploys SET cancel_requested = true WHERE id = $1 AND project_id = $2 AND status = 'building'`, [deployId, projectId]);
   const d = await getDeploy(db, projectId, deployId);
@@ -158,7 +144,7 @@ export async function cancelDeploy(db: Queryable, projectId: string, deployId: s
 }
 
 /** Make a ready production deploy the live one again (no rebuild): its output serves the production hosts. */
-export async function rollbackTo(db: Queryable, projectId: string, deployId: string): Promise<Deploy> {
+export async function rollbackTo(db: Queryable, projectId: string, deployId: string): Promise<StoredDeploy> {
   const d = await getDeploy(db, projectId, deployId);
   if (d.environment !== 'production' || d.status !== 'ready') throw new ServiceError('conflict', 'only a ready production deploy can be rolled back to');
   // Its output must still be kept (builder/artifact-sweep.ts keeps the live one and the newest few).
@@ -168,7 +154,7 @@ export async function rollbackTo(db: Queryable, projectId: string, deployId: str
 }
 
 /** The live production deploy and the newest previews, for the project rollup. */
-export async function deploysRollup(db: Queryable, projectId: string): Promise<{ live: Deploy | null; previews: Deploy[] }> {
+export async function deploysRollup(db: Queryable, projectId: string): Promise<{ live: StoredDeploy | null; previews: StoredDeploy[] }> {
   const [live, previews] = await Promise.all([
     db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM deploys d JOIN projects p ON p.live_deploy_id = d.id WHERE p.id = $1`, [projectId]),
     db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND environment = 'preview' ORDER BY created_at DESC, id DESC LIMIT 5`, [projectId]),
@@ -177,14 +163,6 @@ export async function deploysRollup(db: Queryable, projectId: string): Promise<{
 }
 
 // ---- build settings -------------------------------------------------------------------------------
-
-export interface BuildSettings {
-  repoUrl: string | null;
-  defaultBranch: string;
-  buildCommand: string;
-  outputDir: string;
-  env: Array<{ name: string; secret: boolean; value: string | null; hint: string | null }>;
-}
 
 export async function getBuildSettings(db: Queryable, projectId: string): Promise<BuildSettings> {
   const [p, s, env] = await Promise.all([
@@ -201,15 +179,6 @@ export async function getBuildSettings(db: Queryable, projectId: string): Promis
     // A secret's value is write-only: a hint of its length and last characters, never the value.
     env: env.rows.map((e) => ({ name: e.name, secret: e.secret, value: e.secret ? null : e.value, hint: e.secret ? `…${e.value.slice(-2)} (${e.value.length} chars)` : null })),
   };
-}
-
-export interface BuildSettingsPatch {
-  repoUrl?: string;
-  defaultBranch?: string;
-  buildCommand?: string;
-  outputDir?: string;
-  /** Set or replace these variables; `null` removes one. */
-  env?: Record<string, { value: string; secret?: boolean } | null>;
 }
 
 export async function updateBuildSettings(db: RelationalStore, projectId: string, patch: BuildSettingsPatch, now: number): Promise<void> {
@@ -240,14 +209,6 @@ export async function updateBuildSettings(db: RelationalStore, projectId: string
 
 // ---- deploy hooks (§2.4, §4.4) ----------------------------------------------------------------------
 
-export interface DeployHook {
-  id: string;
-  name: string;
-  branch: string;
-  hint: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
 interface HookRow {
   id: string;
   name: string;
@@ -288,4 +249,3 @@ export async function hookByToken(db: Queryable, token: string, now: number): Pr
   return h && { id: h.id, projectId: h.project_id, branch: h.branch };
 }
 
-export const DEPLOY_LIST = { default: LIMITS.deploys.listDefault, max: LIMITS.deploys.listMax };

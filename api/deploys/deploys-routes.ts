@@ -1,19 +1,16 @@
 import path from 'node:path';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
-import { BranchSchema, FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
+import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { LOG_PAGE, logPage, readLogLines, revokeShare, shareOf } from './deploy-logs.ts';
 import {
   createDeployHook,
-  DEPLOY_LIST,
   deleteDeployHook,
   getBuildSettings,
   getDeploy,
@@ -24,15 +21,30 @@ import {
   rollbackTo,
   updateBuildSettings,
 } from './deploys-repository.ts';
+import { errorAnswers, NoContent, SlugIdParams, SlugParams } from '../../schemas/api/common.ts';
+import {
+  BuildSettingsAnswer,
+  BuildSettingsPatch,
+  CreateDeployHookBody,
+  CreatedDeployHookAnswer,
+  DeployAnswer,
+  DeployHookList,
+  DeployListQuery,
+  DeployPage,
+  DeployParams,
+  LiveDeployAnswer,
+  LogPageQuery,
+  LogPageSchema,
+  LogShareAnswer,
+  QueueDeployBody,
+  QueuedDeployAnswer,
+} from '../../schemas/api/deploys.ts';
 
 /**
  * `/v1/projects/:slug/deploys` (spec §4.1 "builds and rollback", §4.4): the project's build source,
  * queueing and reading deploys, and deploy-hook management (console session only, §5.2 rule 1).
  * The hook call itself is public: hook-routes.ts.
  */
-const Params = z.object({ slug: z.string() });
-const DeployParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
-const HookParams = z.object({ slug: z.string(), id: z.string().max(64) });
 
 /** A deploy as the API shows it: with the URL it is served at, once ready (platform/sites/site-urls.ts). */
 export function servedAt(config: Parameters<typeof siteUrls>[0]) {
@@ -40,44 +52,8 @@ export function servedAt(config: Parameters<typeof siteUrls>[0]) {
   return <D extends { id: string; status: string }>(d: D): D & { url: string | null } => ({ ...d, url: d.status === 'ready' ? urls.deploy(d.id) : null });
 }
 
-export const DeploySchema = z.object({
-  id: z.string().describe('`dep_...`'),
-  projectId: z.string(),
-  branch: z.string(),
-  environment: z.enum(['production', 'preview']),
-  status: z.string().describe('queued -> building -> ready | failed | canceled'),
-  gitSha: z.string().nullable(),
-  trigger: z.object({ kind: z.string().describe('hook, api or rollback'), id: z.string().nullable().describe('the hook id, or the user who asked') }),
-  createdAt: z.string(),
-  startedAt: z.string().nullable(),
-  finishedAt: z.string().nullable(),
-  failureReason: z.string().nullable().describe('checkout_failed, build_failed (see exitCode), timeout, output_missing, builder_lost, source_missing'),
-  exitCode: z.number().int().nullable(),
-  url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
-});
-
-const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
-const BuildSettingsSchema = z.object({
-  repoUrl: z.string().nullable(),
-  defaultBranch: z.string().describe('deploys of this branch are production; every other branch is a preview'),
-  buildCommand: z.string(),
-  outputDir: z.string(),
-  env: z.array(z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() })),
-});
-const BuildSettingsPatchSchema = z
-  .object({
-    repoUrl: z.string().max(2048).optional().describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
-    defaultBranch: BranchSchema.optional(),
-    buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
-    outputDir: z.string().max(1024).optional().describe('relative to the tree; kept as the deploy\'s artifact and served'),
-    env: z.record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable()).optional(),
-  })
-  .strict();
-
-export const LogLineSchema = z.object({ seq: z.number().int(), at: z.string(), stream: z.string().describe('stdout, stderr or system (the builder\'s own notes)'), line: z.string() });
 /** How often a followed log looks for new lines. */
 const FOLLOW_POLL_MS = 300;
-const HookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
 
 /** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
 export function deploysRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
@@ -87,7 +63,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
   return async (app) => {
     app.get(
       '/v1/projects/:slug/deploys/settings',
-      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'The build source: repository, branch, command, output, variables', params: Params, response: { 200: z.object({ settings: BuildSettingsSchema }) } } },
+      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'The build source: repository, branch, command, output, variables', params: SlugParams, response: { 200: BuildSettingsAnswer } } },
       async (request) => ({ settings: await getBuildSettings(db, projectOf(request).id) }),
     );
 
@@ -95,7 +71,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
       '/v1/projects/:slug/deploys/settings',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['deploys'], summary: 'Change the build source (console session or CLI)', params: Params, body: BuildSettingsPatchSchema, response: { 200: z.object({ settings: BuildSettingsSchema }), 400: ErrorBodySchema } },
+        schema: { tags: ['deploys'], summary: 'Change the build source (console session or CLI)', params: SlugParams, body: BuildSettingsPatch, response: { 200: BuildSettingsAnswer, ...errorAnswers(400) } },
       },
       async (request) => {
         const project = projectOf(request);
@@ -114,9 +90,9 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         schema: {
           tags: ['deploys'],
           summary: 'Queue a deploy of a branch (production on the default branch, preview otherwise)',
-          params: Params,
-          body: z.object({ branch: BranchSchema.optional().describe('defaults to the project\'s default branch') }).strict(),
-          response: { 202: z.object({ deploy: DeploySchema, deduplicated: z.boolean() }), 409: ErrorBodySchema },
+          params: SlugParams,
+          body: QueueDeployBody,
+          response: { 202: QueuedDeployAnswer, ...errorAnswers(409) },
         },
       },
       async (request, reply) => {
@@ -136,9 +112,9 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         schema: {
           tags: ['deploys'],
           summary: 'Deploys, newest first',
-          params: Params,
-          querystring: z.object({ limit: z.coerce.number().int().min(1).max(DEPLOY_LIST.max).default(DEPLOY_LIST.default), cursor: z.string().max(512).optional() }),
-          response: { 200: z.object({ data: z.array(DeploySchema), hasMore: z.boolean(), nextCursor: z.string().nullable() }) },
+          params: SlugParams,
+          querystring: DeployListQuery,
+          response: { 200: DeployPage },
         },
       },
       async (request) => {
@@ -156,9 +132,9 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
         schema: {
           tags: ['deploys'],
           summary: 'Create a deploy hook bound to a branch; the token and URL are in this response only',
-          params: Params,
-          body: z.object({ name: z.string().trim().min(1).max(100), branch: BranchSchema }).strict(),
-          response: { 201: z.object({ hook: HookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }) }) },
+          params: SlugParams,
+          body: CreateDeployHookBody,
+          response: { 201: CreatedDeployHookAnswer },
         },
       },
       async (request, reply) => {
@@ -169,13 +145,13 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
 
     app.get(
       '/v1/projects/:slug/deploys/hooks',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: Params, response: { 200: z.object({ hooks: z.array(HookSchema) }) } } },
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: SlugParams, response: { 200: DeployHookList } } },
       async (request) => ({ hooks: await listDeployHooks(db, projectOf(request).id) }),
     );
 
     app.delete(
       '/v1/projects/:slug/deploys/hooks/:id',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'Delete a deploy hook; its URL answers 404 from now on', params: HookParams, response: { 204: z.null(), 404: ErrorBodySchema } } },
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'Delete a deploy hook; its URL answers 404 from now on', params: SlugIdParams, response: { 204: NoContent, ...errorAnswers(404) } } },
       async (request, reply) => {
         await deleteDeployHook(db, projectOf(request).id, request.params.id, clock.now());
         return reply.code(204).send(null);
@@ -191,8 +167,8 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           summary: 'A deploy\'s build log; with Accept: text/event-stream, followed live until the build ends',
           description: `JSON: up to ${LOG_PAGE} lines from \`from\` (seq), with \`nextSeq\` and \`done\`. Server-Sent Events: one \`line\` event per line as the build writes it, then \`end\` with the deploy's final status.`,
           params: DeployParams,
-          querystring: z.object({ from: z.coerce.number().int().min(0).default(0) }),
-          response: { 200: z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() }), 404: ErrorBodySchema },
+          querystring: LogPageQuery,
+          response: { 200: LogPageSchema, ...errorAnswers(404) },
         },
       },
       async (request, reply) => {
@@ -236,7 +212,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           tags: ['deploys'],
           summary: 'The deploy\'s shareable log link (made on first ask; valid 7 days)',
           params: DeployParams,
-          response: { 200: z.object({ share: z.object({ token: z.string(), url: z.string(), expiresAt: z.string() }) }), 404: ErrorBodySchema },
+          response: { 200: LogShareAnswer, ...errorAnswers(404) },
         },
       },
       async (request) => {
@@ -248,7 +224,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
 
     app.delete(
       '/v1/projects/:slug/deploys/:deployId/share',
-      { config: { auth: AUTH.project('deploys:write') }, schema: { tags: ['deploys'], summary: 'Revoke the shareable log link; the next ask makes a new one', params: DeployParams, response: { 204: z.null(), 404: ErrorBodySchema } } },
+      { config: { auth: AUTH.project('deploys:write') }, schema: { tags: ['deploys'], summary: 'Revoke the shareable log link; the next ask makes a new one', params: DeployParams, response: { 204: NoContent, ...errorAnswers(404) } } },
       async (request, reply) => {
         await revokeShare(db, projectOf(request).id, request.params.deployId);
         return reply.code(204).send(null);
@@ -263,7 +239,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           tags: ['deploys'],
           summary: 'Cancel a queued deploy now, or stop a building one (its builder kills the build within seconds)',
           params: DeployParams,
-          response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+          response: { 200: DeployAnswer, ...errorAnswers(404, 409) },
         },
       },
       async (request) => ({ deploy: served(await cancelDeploy(db, projectOf(request).id, request.params.deployId, clock.now())) }),
@@ -277,7 +253,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
           tags: ['deploys'],
           summary: 'Serve an earlier ready production deploy again, without rebuilding',
           params: DeployParams,
-          response: { 200: z.object({ live: DeploySchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+          response: { 200: LiveDeployAnswer, ...errorAnswers(404, 409) },
         },
       },
       async (request) => ({ live: served(await rollbackTo(db, projectOf(request).id, request.params.deployId)) }),
@@ -285,7 +261,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
 
     app.get(
       '/v1/projects/:slug/deploys/:deployId',
-      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: z.object({ deploy: DeploySchema }), 404: ErrorBodySchema } } },
+      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: DeployAnswer, ...errorAnswers(404) } } },
       async (request) => ({ deploy: served(await getDeploy(db, projectOf(request).id, request.params.deployId)) }),
     );
   };

@@ -1,14 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { tokenHash } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { hookByToken, queueDeploy } from './deploys-repository.ts';
 import { checkHookSignature } from './hook-signature.ts';
+import { errorAnswers } from '../../schemas/api/common.ts';
+import { HookCallAnswer, HookCallParams } from '../../schemas/api/deploys.ts';
 
 /**
  * `POST /v1/hooks/:token` (spec §2.4, §4.4, §5.2 rule 7): the token in the URL is the credential.
@@ -42,8 +42,8 @@ export function hookRoutes(platform: Platform, opts: { deployTopic?: string } = 
             `The token alone authorizes. With \`X-Hub-Signature-256: sha256=<hex>\` or \`X-Service-Signature\`, the HMAC-SHA256 of the raw body keyed with the token must match (401 invalid_signature). ` +
             `Production on the project's default branch, preview otherwise; a production deploy while one is queued or building is 409 production_deploy_busy with activeDeployId. ` +
             `Limited to ${D.hookCallsPerTokenPerMinute} calls per token and ${D.hookCallsPerIpPerMinute} per caller IP per minute (429 with Retry-After); bodies up to ${D.hookBodyBytes} bytes (413).`,
-          params: z.object({ token: z.string().max(200) }),
-          response: { 202: z.object({ deployId: z.string(), deduplicated: z.boolean() }), 401: ErrorBodySchema, 404: ErrorBodySchema, 409: ErrorBodySchema, 429: ErrorBodySchema },
+          params: HookCallParams,
+          response: { 202: HookCallAnswer, ...errorAnswers(401, 404, 409, 429) },
         },
       },
       async (request, reply) => {

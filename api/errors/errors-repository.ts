@@ -1,14 +1,14 @@
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import type { Environment } from '../../schemas/error-event.ts';
+import type { AlertSettings, AlertSettingsPatch, BulkIssuesAnswer, ErrorSettings, ErrorSettingsPatch, Issue, IssueAction, IssueListQuery, IssueStatus, IssueSummary } from '../../schemas/api/errors.ts';
+import type { Page } from '../../schemas/api/common.ts';
 
 /**
  * Error issues, error settings and alert settings in Postgres, for the errors API (spec §4.5).
  * Status changes follow the table of spec §3.1 and are single conditional UPDATEs, so two callers
  * racing cannot both apply a transition.
  */
-export type IssueStatus = 'unresolved' | 'resolved' | 'ignored';
-
 interface GroupRow {
   id: string;
   fingerprint: string;
@@ -28,7 +28,7 @@ interface GroupRow {
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
-export function toIssueSummary(r: GroupRow) {
+export function toIssueSummary(r: GroupRow): IssueSummary {
   return {
     groupId: r.id,
     id: r.id,
@@ -45,12 +45,12 @@ export function toIssueSummary(r: GroupRow) {
   };
 }
 
-export function toIssue(r: GroupRow) {
+export function toIssue(r: GroupRow): Issue {
   return { ...toIssueSummary(r), fingerprint: r.fingerprint, stack: r.stack, samples: r.samples ?? [] };
 }
 
 /** How the issue list can be ordered: most occurrences first, or most recently seen first (ties by id). */
-export type IssueSort = 'count' | 'lastSeen';
+export type IssueSort = IssueListQuery['sort'];
 
 /** Opaque list cursor: the sort key of the last row and its id (count desc or last seen desc, then id asc). */
 export function encodeCursor(key: number | string, id: string): string {
@@ -79,7 +79,7 @@ export async function listIssues(
   db: Queryable,
   projectId: string,
   q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string; sort?: IssueSort; query?: string },
-) {
+): Promise<Page<IssueSummary>> {
   const sort = q.sort ?? 'count';
   const column = SORT_COLUMN[sort];
   const params: unknown[] = [projectId, q.status, q.limit + 1];
@@ -112,14 +112,14 @@ export async function listIssues(
   return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(cursorKey(last), last.id) : null };
 }
 
-export async function getIssue(db: Queryable, projectId: string, groupId: string) {
+export async function getIssue(db: Queryable, projectId: string, groupId: string): Promise<Issue> {
   const r = await db.query<GroupRow>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 AND id = $2', [projectId, groupId]);
   if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
   return toIssue(r.rows[0]);
 }
 
 /** Spec §3.1: which states each trigger leaves from, and where it goes. */
-export const TRANSITIONS: Record<'resolve' | 'ignore' | 'reopen', { from: IssueStatus[]; to: IssueStatus }> = {
+export const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueStatus }> = {
   resolve: { from: ['unresolved'], to: 'resolved' },
   ignore: { from: ['unresolved'], to: 'ignored' },
   reopen: { from: ['resolved', 'ignored'], to: 'unresolved' },
@@ -141,7 +141,7 @@ export async function transitionIssue(db: Queryable, projectId: string, groupId:
  * One transition for several issues at once (the console's bulk actions): a single conditional UPDATE, so
  * each issue moves at most once; the ones not in a state the action leaves from are named with their status.
  */
-export async function transitionIssues(db: Queryable, projectId: string, groupIds: string[], action: keyof typeof TRANSITIONS) {
+export async function transitionIssues(db: Queryable, projectId: string, groupIds: string[], action: IssueAction): Promise<BulkIssuesAnswer> {
   const t = TRANSITIONS[action];
   const ids = [...new Set(groupIds)];
   const r = await db.query<GroupRow>(
@@ -168,13 +168,13 @@ async function ensureSettings(db: Queryable, projectId: string): Promise<void> {
   await db.query('INSERT INTO error_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
 }
 
-export async function getErrorSettings(db: Queryable, projectId: string) {
+export async function getErrorSettings(db: Queryable, projectId: string): Promise<ErrorSettings> {
   await ensureSettings(db, projectId);
   const r = await db.query<{ paused: boolean; ingest_origins: string[] }>('SELECT paused, ingest_origins FROM error_settings WHERE project_id = $1', [projectId]);
   return { paused: r.rows[0]!.paused, ingestOrigins: r.rows[0]!.ingest_origins ?? [] };
 }
 
-export async function updateErrorSettings(db: Queryable, projectId: string, patch: { paused?: boolean; ingestOrigins?: string[] }, now: number) {
+export async function updateErrorSettings(db: Queryable, projectId: string, patch: ErrorSettingsPatch, now: number): Promise<ErrorSettings> {
   await ensureSettings(db, projectId);
   await db.query(
     `UPDATE error_settings SET paused = COALESCE($2, paused), ingest_origins = COALESCE($3::text[], ingest_origins), updated_at = $4 WHERE project_id = $1`,
@@ -183,7 +183,7 @@ export async function updateErrorSettings(db: Queryable, projectId: string, patc
   return getErrorSettings(db, projectId);
 }
 
-export async function getAlertSettings(db: Queryable, projectId: string) {
+export async function getAlertSettings(db: Queryable, projectId: string): Promise<AlertSettings> {
   await ensureSettings(db, projectId);
   const s = await db.query<{ alerts_enabled: boolean }>('SELECT alerts_enabled FROM error_settings WHERE project_id = $1', [projectId]);
   const r = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
@@ -193,9 +193,9 @@ export async function getAlertSettings(db: Queryable, projectId: string) {
 export async function updateAlertSettings(
   db: Queryable & { transaction?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> },
   projectId: string,
-  patch: { enabled?: boolean; recipients?: string[] },
+  patch: AlertSettingsPatch,
   now: number,
-) {
+): Promise<AlertSettings> {
   const apply = async (tx: Queryable) => {
     await ensureSettings(tx, projectId);
     if (patch.enabled !== undefined) {

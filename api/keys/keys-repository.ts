@@ -2,28 +2,15 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX, type Scope } from '../../schemas/scopes.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
+import type { ApiKey, KeyKind } from '../../schemas/api/keys.ts';
 
 /**
  * Project API keys (`cx_live_`, `cx_test_`, with scopes) and ingest keys (`cak_live_`, write-only,
  * no scopes). The token exists in clear only in the create response; the table keeps its
  * SHA-256 and a short hint (the first characters after the prefix) to tell keys apart.
  */
-export type KeyKind = 'live' | 'test' | 'ingest';
 export const KEY_PREFIX: Record<KeyKind, string> = { live: TOKEN_PREFIX.liveKey, test: TOKEN_PREFIX.testKey, ingest: TOKEN_PREFIX.ingestKey };
 const HINT_CHARS = 4;
-
-export interface ApiKey {
-  id: string;
-  kind: KeyKind;
-  name: string;
-  /** e.g. `cx_live_Ab3x…`: enough to recognise a key, never enough to use it. */
-  hint: string;
-  scopes: Scope[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-  revoked: boolean;
-}
 
 interface KeyRow {
   id: string;

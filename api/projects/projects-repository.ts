@@ -2,17 +2,9 @@ import type { Queryable, RelationalStore } from '../../platform/ports/relational
 import { newId } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { randomBytes } from 'node:crypto';
+import { SLUG_PATTERN, type PatchProjectBody, type Project } from '../../schemas/api/projects.ts';
 
 /** Projects, their members and domains. The creator becomes the owner member. */
-export interface Project {
-  id: string;
-  slug: string;
-  name: string;
-  defaultBranch: string;
-  domains: { production: string[]; preview: string[] };
-  createdAt: string;
-}
-
 interface ProjectRow {
   id: string;
   slug: string;
@@ -32,8 +24,6 @@ export const toProject = (r: ProjectRow): Project => ({
   domains: { production: r.production_domains ?? [], preview: r.preview_domains ?? [] },
   createdAt: new Date(r.created_at).toISOString(),
 });
-
-export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 
 /** A slug from a name: lowercase a-z0-9 and hyphens, 3 to 40 characters. */
 export function slugFromName(name: string): string {
@@ -95,7 +85,7 @@ export async function getProject(db: Queryable, id: string): Promise<Project | n
 export async function updateProject(
   db: Queryable,
   id: string,
-  patch: { name?: string; defaultBranch?: string; domains?: { production?: string[]; preview?: string[] } },
+  patch: PatchProjectBody,
 ): Promise<Project> {
   const { rows } = await db.query<ProjectRow>(
     `UPDATE projects SET name = COALESCE($2, name), default_branch = COALESCE($3, default_branch),

@@ -1,15 +1,14 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { createProject, getProject, listProjectsOfUser, projectCounts, updateProject } from './projects-repository.ts';
 import { deploysRollup } from '../deploys/deploys-repository.ts';
 import { servedAt } from '../deploys/deploys-routes.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
-import { CreateProjectBodySchema, PatchProjectBodySchema, ProjectRollupSchema, ProjectSchema, SlugParamsSchema } from './projects-schemas.ts';
+import { CreateProjectBody, PatchProjectBody, ProjectAnswer, ProjectList, ProjectRollupAnswer } from '../../schemas/api/projects.ts';
+import { errorAnswers, SlugParams } from '../../schemas/api/common.ts';
 
 /** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
 export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
@@ -20,7 +19,7 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/projects',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['projects'], summary: 'Create a project', body: CreateProjectBodySchema, response: { 201: z.object({ project: ProjectSchema }), 409: ErrorBodySchema } },
+        schema: { tags: ['projects'], summary: 'Create a project', body: CreateProjectBody, response: { 201: ProjectAnswer, ...errorAnswers(409) } },
       },
       async (request, reply) => {
         const project = await createProject(db, { ownerId: userIdOf(request), ...request.body });
@@ -30,7 +29,7 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/projects',
-      { config: { auth: AUTH.user }, schema: { tags: ['projects'], summary: "The signed-in user's projects", response: { 200: z.object({ projects: z.array(ProjectSchema) }) } } },
+      { config: { auth: AUTH.user }, schema: { tags: ['projects'], summary: "The signed-in user's projects", response: { 200: ProjectList } } },
       async (request) => ({ projects: await listProjectsOfUser(db, userIdOf(request)) }),
     );
 
@@ -38,7 +37,7 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/projects/:slug',
       {
         config: { auth: AUTH.project('project:read') },
-        schema: { tags: ['projects'], summary: 'Dashboard rollup of one project', params: SlugParamsSchema, response: { 200: z.object({ project: ProjectRollupSchema }), 404: ErrorBodySchema } },
+        schema: { tags: ['projects'], summary: 'Dashboard rollup of one project', params: SlugParams, response: { 200: ProjectRollupAnswer, ...errorAnswers(404) } },
       },
       async (request) => {
         const ref = projectOf(request);
@@ -63,7 +62,7 @@ export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/projects/:slug',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['projects'], summary: 'Change name, default branch or domains', params: SlugParamsSchema, body: PatchProjectBodySchema, response: { 200: z.object({ project: ProjectSchema }) } },
+        schema: { tags: ['projects'], summary: 'Change name, default branch or domains', params: SlugParams, body: PatchProjectBody, response: { 200: ProjectAnswer } },
       },
       async (request) => ({ project: await updateProject(db, projectOf(request).id, request.body) }),
     );

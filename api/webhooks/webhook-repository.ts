@@ -2,6 +2,7 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId, newToken } from '../../platform/tokens.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
+import type { Attempt, Delivery, Endpoint, PatchEndpointBody } from '../../schemas/api/webhooks.ts';
 
 /**
  * Project webhook endpoints and their delivery log, for the console routes (spec §4.3). The
@@ -9,18 +10,6 @@ import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
  * Secrets are stored readable because every send signs with them; they leave the API only in the
  * answers to create and rotate-secret.
  */
-
-export interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  maxAttempts: number;
-  createdAt: string;
-  updatedAt: string;
-  /** While a rotation overlaps: when the previous secret stops signing. */
-  previousSecretExpiresAt: string | null;
-}
 
 const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 
@@ -69,7 +58,7 @@ export async function updateEndpoint(
   db: Queryable,
   projectId: string,
   id: string,
-  patch: { url?: string; events?: string[]; maxAttempts?: number; description?: string },
+  patch: PatchEndpointBody,
   now: number,
 ): Promise<Endpoint | null> {
   const { rows } = await db.query<Record<string, unknown>>(
@@ -98,25 +87,8 @@ export async function rotateSecret(db: Queryable, projectId: string, id: string,
   return rows[0] ? { endpoint: mapEndpoint(rows[0], now), secret } : null;
 }
 
-export interface AttemptEntry {
-  deliveryId: string;
-  eventId: string;
-  event: string;
-  /** The attempt's number for its delivery, counting across replays. */
-  attempt: number;
-  status: 'succeeded' | 'failed';
-  responseCode: number | null;
-  error: string | null;
-  startedAt: string;
-  finishedAt: string;
-  /** When the delivery's next attempt was scheduled after this one (null: none). */
-  nextAttemptAt: string | null;
-  /** The delivery's state now: pending, sending, succeeded, dead. */
-  deliveryStatus: string;
-}
-
 /** The endpoint's last 100 attempts, newest first (older ones are pruned as new ones are recorded). */
-export async function listAttempts(db: Queryable, endpointId: string): Promise<AttemptEntry[]> {
+export async function listAttempts(db: Queryable, endpointId: string): Promise<Attempt[]> {
   const { rows } = await db.query<Record<string, unknown>>(
     `SELECT a.delivery_id, d.event_id, d.event, a.attempt, a.status, a.response_code, a.error, a.started_at, a.finished_at, a.next_attempt_at, d.status AS delivery_status
      FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
@@ -136,21 +108,6 @@ export async function listAttempts(db: Queryable, endpointId: string): Promise<A
     nextAttemptAt: r.next_attempt_at == null ? null : iso(r.next_attempt_at),
     deliveryStatus: r.delivery_status as string,
   }));
-}
-
-export interface Delivery {
-  id: string;
-  endpointId: string;
-  eventId: string;
-  event: string;
-  status: string;
-  attempts: number;
-  maxAttempts: number;
-  nextAttemptAt: string;
-  lastError: string | null;
-  lastResponseCode: number | null;
-  createdAt: string;
-  updatedAt: string;
 }
 
 function mapDelivery(r: Record<string, unknown>): Delivery {

@@ -4,7 +4,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { createUser } from '../../api/accounts/users-repository.ts';
 import { SESSION_COOKIE } from '../../api/auth/credentials.ts';
 import type { Scope } from '../../schemas/scopes.ts';
-import type { Project } from '../../api/projects/projects-repository.ts';
+import type { Project } from '../../schemas/api/projects.ts';
 import { buildApiApp } from '../../api/app.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { createTestPlatform, type TestPlatformOptions } from './platform.ts';

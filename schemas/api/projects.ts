@@ -1,15 +1,16 @@
-import { DeploySchema } from '../deploys/deploys-routes.ts';
 import { z } from 'zod';
-import { SLUG_PATTERN } from './projects-repository.ts';
-import { hostPatternSchema } from '../../schemas/host-pattern.ts';
+import { BranchSchema } from '../deploys.ts';
+import { hostPatternSchema } from '../host-pattern.ts';
+import { DeploySchema } from './deploys.ts';
 
-/** Shapes of the projects family, shared by routes, OpenAPI and tests. */
+/** Projects (spec §1, §4.1): create, list, the dashboard rollup, and settings (name, branch, domains). */
 const MAX_DOMAINS = 50;
 
+/** A project's slug: lowercase a-z0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen. */
+export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 export const SlugSchema = z.string().regex(SLUG_PATTERN, 'lowercase a-z, 0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen');
-export const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'a hostname, optionally with a leading "*." and a port' });
+const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'a hostname, optionally with a leading "*." and a port' });
 const DomainListSchema = z.array(HostnameSchema).max(MAX_DOMAINS).transform((l) => [...new Set(l)]);
-export const BranchSchema = z.string().min(1).max(255).regex(/^(?!-)[A-Za-z0-9._/-]+$/, 'a git branch name');
 
 export const DomainsSchema = z.object({ production: z.array(z.string()), preview: z.array(z.string()) }).describe('hostnames; "*.x" matches subdomains of x; "host:port" matches only that port, "host" any port');
 
@@ -21,21 +22,26 @@ export const ProjectSchema = z.object({
   domains: DomainsSchema,
   createdAt: z.string(),
 });
+export type Project = z.infer<typeof ProjectSchema>;
+export const ProjectAnswer = z.object({ project: ProjectSchema });
+export const ProjectList = z.object({ projects: z.array(ProjectSchema) });
 
-export const CreateProjectBodySchema = z.object({
+export const CreateProjectBody = z.object({
   name: z.string().trim().min(1).max(100),
   slug: SlugSchema.optional().describe('derived from the name when omitted'),
   defaultBranch: BranchSchema.optional().describe('default "main"; hooks on it deploy production'),
   domains: z.object({ production: DomainListSchema.default([]), preview: DomainListSchema.default([]) }).optional(),
 });
+export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 
-export const PatchProjectBodySchema = z
+export const PatchProjectBody = z
   .object({
     name: z.string().trim().min(1).max(100).optional(),
     defaultBranch: BranchSchema.optional(),
     domains: z.object({ production: DomainListSchema.optional(), preview: DomainListSchema.optional() }).optional().describe('each list given replaces the stored one'),
   })
   .strict();
+export type PatchProjectBody = z.infer<typeof PatchProjectBody>;
 
 export const ProjectRollupSchema = ProjectSchema.extend({
   keys: z.object({ live: z.number(), test: z.number(), ingest: z.number() }).describe('active (unrevoked) keys by kind'),
@@ -49,5 +55,5 @@ export const ProjectRollupSchema = ProjectSchema.extend({
   }),
   links: z.record(z.string(), z.string()),
 });
-
-export const SlugParamsSchema = z.object({ slug: z.string() });
+export type ProjectRollup = z.infer<typeof ProjectRollupSchema>;
+export const ProjectRollupAnswer = z.object({ project: ProjectRollupSchema });

@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { BranchSchema } from '../deploys.ts';
+import { LIMITS } from '../limits.ts';
+import { pageOf } from './common.ts';
+
+/** Deploys (spec §4.1 "builds and rollback", §4.4): build settings, deploys, their logs and share links, deploy hooks. */
+export const DeployParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
+
+export const DeploySchema = z.object({
+  id: z.string().describe('`dep_...`'),
+  projectId: z.string(),
+  branch: z.string(),
+  environment: z.enum(['production', 'preview']),
+  status: z.string().describe('queued -> building -> ready | failed | canceled'),
+  gitSha: z.string().nullable(),
+  trigger: z.object({ kind: z.string().describe('hook, api or rollback'), id: z.string().nullable().describe('the hook id, or the user who asked') }),
+  createdAt: z.string(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  failureReason: z.string().nullable().describe('checkout_failed, build_failed (see exitCode), timeout, output_missing, builder_lost, source_missing'),
+  exitCode: z.number().int().nullable(),
+  url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
+});
+/** A deploy as the API answers with it. */
+export type Deploy = z.infer<typeof DeploySchema>;
+/** A deploy as it is stored: everything but where it is served, which the API adds (api/deploys/deploys-routes.ts servedAt). */
+export type StoredDeploy = Omit<Deploy, 'url'>;
+export const DeployAnswer = z.object({ deploy: DeploySchema });
+export const QueuedDeployAnswer = z.object({ deploy: DeploySchema, deduplicated: z.boolean() });
+export const LiveDeployAnswer = z.object({ live: DeploySchema });
+export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe('defaults to the project\'s default branch') }).strict();
+export const DeployListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(LIMITS.deploys.listMax).default(LIMITS.deploys.listDefault),
+  cursor: z.string().max(512).optional(),
+});
+export const DeployPage = pageOf(DeploySchema);
+
+const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
+export const BuildSettingsSchema = z.object({
+  repoUrl: z.string().nullable(),
+  defaultBranch: z.string().describe('deploys of this branch are production; every other branch is a preview'),
+  buildCommand: z.string(),
+  outputDir: z.string(),
+  env: z.array(z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() })),
+});
+export type BuildSettings = z.infer<typeof BuildSettingsSchema>;
+export const BuildSettingsAnswer = z.object({ settings: BuildSettingsSchema });
+export const BuildSettingsPatch = z
+  .object({
+    repoUrl: z.string().max(2048).optional().describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
+    defaultBranch: BranchSchema.optional(),
+    buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
+    outputDir: z.string().max(1024).optional().describe('relative to the tree; kept as the deploy\'s artifact and served'),
+    env: z.record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable()).optional().describe('set or replace these variables; null removes one'),
+  })
+  .strict();
+export type BuildSettingsPatch = z.infer<typeof BuildSettingsPatch>;
+
+export const LogLineSchema = z.object({ seq: z.number().int(), at: z.string(), stream: z.string().describe('stdout, stderr or system (the builder\'s own notes)'), line: z.string() });
+export type LogLine = z.infer<typeof LogLineSchema>;
+export const LogPageQuery = z.object({ from: z.coerce.number().int().min(0).default(0) });
+export const LogPageSchema = z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() });
+export type LogPage = z.infer<typeof LogPageSchema>;
+export const LogShareAnswer = z.object({ share: z.object({ token: z.string(), url: z.string(), expiresAt: z.string() }) });
+/** `GET /v1/deploy-logs/:slug/:deployId?token=`: the share link's own route. */
+export const SharedLogParams = z.object({ slug: z.string().max(100), deployId: z.string().max(64) });
+export const SharedLogQuery = LogPageQuery.extend({ token: z.string().max(200).optional() });
+
+export const DeployHookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
+export type DeployHook = z.infer<typeof DeployHookSchema>;
+export const CreateDeployHookBody = z.object({ name: z.string().trim().min(1).max(100), branch: BranchSchema }).strict();
+export const CreatedDeployHookAnswer = z.object({ hook: DeployHookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }) });
+export const DeployHookList = z.object({ hooks: z.array(DeployHookSchema) });
+/** `POST /v1/hooks/:token`: the hook call itself. */
+export const HookCallParams = z.object({ token: z.string().max(200) });
+export const HookCallAnswer = z.object({ deployId: z.string(), deduplicated: z.boolean() });

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits.ts';
+import { PROJECT_EVENT_NAMES } from '../project-event-names.ts';
+
+/** Outbound project webhooks (spec §4.3): endpoints, the delivery log, replay, test events and secret rotation. */
+const { maxAttempts: MA } = LIMITS.webhook;
+
+export const WebhookIdParams = z.object({ slug: z.string(), id: z.string() });
+
+const EventsSchema = z
+  .array(z.string().max(64))
+  .max(PROJECT_EVENT_NAMES.length * 2)
+  .describe(`event names (${PROJECT_EVENT_NAMES.join(', ')}) or families with a trailing * (deploy.*); empty = every event except email.received`);
+
+export const CreateEndpointBody = z.object({
+  url: z.string().max(2048).describe('https only; private, loopback and other non-public hosts are refused'),
+  events: EventsSchema.default([]),
+  maxAttempts: z.number().int().min(MA.min).max(MA.max).default(MA.default),
+  description: z.string().max(500).default(''),
+});
+export type CreateEndpointBody = z.infer<typeof CreateEndpointBody>;
+export const PatchEndpointBody = z.object({
+  url: z.string().max(2048).optional(),
+  events: EventsSchema.optional(),
+  maxAttempts: z.number().int().min(MA.min).max(MA.max).optional(),
+  description: z.string().max(500).optional(),
+});
+export type PatchEndpointBody = z.infer<typeof PatchEndpointBody>;
+
+export const EndpointSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  description: z.string(),
+  events: z.array(z.string()),
+  maxAttempts: z.number(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  previousSecretExpiresAt: z.string().nullable().describe('during a rotation: when the previous secret stops signing'),
+});
+export type Endpoint = z.infer<typeof EndpointSchema>;
+export const EndpointAnswer = z.object({ endpoint: EndpointSchema });
+export const EndpointList = z.object({ endpoints: z.array(EndpointSchema) });
+export const EndpointWithSecretAnswer = z.object({ endpoint: EndpointSchema.extend({ secret: z.string().describe('whsec_...; shown only in this answer') }) });
+
+export const AttemptSchema = z.object({
+  deliveryId: z.string(),
+  eventId: z.string(),
+  event: z.string(),
+  attempt: z.number().describe('the attempt\'s number for its delivery, counting across replays'),
+  status: z.enum(['succeeded', 'failed']),
+  responseCode: z.number().nullable(),
+  error: z.string().nullable(),
+  startedAt: z.string(),
+  finishedAt: z.string(),
+  nextAttemptAt: z.string().nullable().describe('when the delivery\'s next attempt was scheduled after this one (null: none)'),
+  deliveryStatus: z.string().describe('pending, sending, succeeded or dead'),
+});
+export type Attempt = z.infer<typeof AttemptSchema>;
+export const AttemptList = z.object({ deliveries: z.array(AttemptSchema) });
+
+export const DeliverySchema = z.object({
+  id: z.string(),
+  endpointId: z.string(),
+  eventId: z.string(),
+  event: z.string(),
+  status: z.string(),
+  attempts: z.number(),
+  maxAttempts: z.number(),
+  nextAttemptAt: z.string(),
+  lastError: z.string().nullable(),
+  lastResponseCode: z.number().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Delivery = z.infer<typeof DeliverySchema>;
+export const DeliveryAnswer = z.object({ delivery: DeliverySchema });
+export const TestEventAnswer = z.object({ event: z.object({ id: z.string(), event: z.string() }) });
