@@ -1,6 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import { BusUnavailableError } from '../platform/ports/bus.ts';
 import { ERROR_CODES, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 
@@ -10,15 +9,6 @@ import { ERROR_CODES, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody,
  * size, content type, malformed JSON) are mapped to our codes; anything else is a 500 whose
  * details go to the log, never to the caller.
  */
-
-/** The error body schema, for OpenAPI. */
-export const ErrorBodySchema = z
-  .object({
-    error: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).describe('machine-readable code: the contract'),
-    message: z.string().describe('for people; may change'),
-    fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('invalid_request: the offending fields'),
-  })
-  .passthrough();
 
 /** When a 429 carries no Retry-After of its own (a route forgot it), clients still get one. */
 const DEFAULT_RETRY_AFTER_SEC = 60;

@@ -1,6 +1,5 @@
 import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
@@ -8,17 +7,16 @@ import { AUTH } from '../auth/route-auth.ts';
 import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { assertNotCrossSite, userIdOf } from '../auth/auth-plugin.ts';
 import { dummyPasswordHash, verifyPassword } from '../auth/passwords.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { rememberDevice, signInGate } from './sign-in-limits.ts';
 import { createSession, findUserForSignIn, getUser, normalizeEmail, revokeSession } from './users-repository.ts';
+import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
+import { MeAnswer, SignedInAnswer, SignInBody } from '../../schemas/api/accounts.ts';
 
 /**
  * Console accounts: sign-in (sets the session cookie), sign-out (ends the session server-side),
  * and the current user. There is no public sign-up: the first start creates the owner
  * (service/bootstrap.ts); an open sign-up on a self-hosted instance would let anyone in.
  */
-export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
-export const SignInBodySchema = z.object({ email: z.email().max(320), password: z.string().min(1).max(1024) });
 
 export function sessionCookieOptions(platform: Platform) {
   return {
@@ -44,8 +42,8 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
           tags: ['auth'],
           summary: 'Sign in with email and password; sets the cx_session cookie',
           description: `Rate limited per 15 minutes (429 rate_limited with Retry-After): ${LIMITS.signIn.perEmailAndIpPer15Min} attempts per email and IP and ${LIMITS.signIn.perIpPer15Min} per IP; a browser that signed in to the account before (the \`cx_device\` cookie) counts only against itself (${LIMITS.signIn.perDevicePer15Min}), so guesses from a shared IP cannot lock its owner out.`,
-          body: SignInBodySchema,
-          response: { 200: z.object({ user: UserSchema }), 401: ErrorBodySchema, 429: ErrorBodySchema },
+          body: SignInBody,
+          response: { 200: SignedInAnswer, ...errorAnswers(401, 429) },
         },
       },
       async (request, reply) => {
@@ -67,12 +65,12 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
 
     app.post(
       '/v1/auth/sign-out',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['auth'], summary: 'End the current console session (server-side)', response: { 204: z.undefined() } } },
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['auth'], summary: 'End the current console session (server-side)', response: { 204: NoContent } } },
       async (request, reply) => {
         const cred = request.credential;
         if (cred?.kind === 'session') await revokeSession(db, cred.sessionId, clock.now());
         reply.clearCookie(SESSION_COOKIE, sessionCookieOptions(platform));
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
 
@@ -80,7 +78,7 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/auth/me',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['auth'], summary: 'The signed-in user', response: { 200: z.object({ user: UserSchema, credential: z.object({ kind: z.enum(['session', 'cli']) }) }) } },
+        schema: { tags: ['auth'], summary: 'The signed-in user', response: { 200: MeAnswer } },
       },
       async (request) => {
         const user = await getUser(db, userIdOf(request));

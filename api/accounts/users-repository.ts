@@ -4,15 +4,9 @@ import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import type { User } from '../../schemas/api/accounts.ts';
 
 /** Users and their console sessions. Emails are stored lower-cased: one account per address. */
-export interface User {
-  id: string;
-  email: string;
-  name: string | null;
-  createdAt: string;
-}
-
 interface UserRow {
   id: string;
   email: string;

@@ -1,4 +1,5 @@
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
+import type { BreakdownRow, CountPoint, Interval, RawEvent, TopEvent, Totals } from '../../schemas/api/analytics.ts';
 
 /**
  * Reading analytics back (ClickHouse `analytics_events`, written by processor/analytics/). Every query reads FINAL,
@@ -34,14 +35,8 @@ function where(r: AnalyticsRange): { sql: string; params: Record<string, unknown
   return { sql: parts.join(' AND '), params };
 }
 
-export interface CountPoint {
-  bucket: string;
-  events: number;
-  uniqueUsers: number;
-}
-
 /** Events and distinct users per hour or day (UTC) over the range; empty buckets included. */
-export async function trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: 'hour' | 'day'): Promise<CountPoint[]> {
+export async function trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: Interval): Promise<CountPoint[]> {
   const w = where(r);
   const fn = interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay';
   const rows = await analytics.query<{ bucket: string; events: number | string; users: number | string }>(
@@ -60,11 +55,6 @@ export async function trends(analytics: AnalyticalStore, r: AnalyticsRange, inte
   return out;
 }
 
-export interface Totals {
-  events: number;
-  uniqueUsers: number;
-}
-
 export async function totals(analytics: AnalyticalStore, r: AnalyticsRange): Promise<Totals> {
   const w = where(r);
   const [row] = await analytics.query<{ events: number | string; users: number | string }>(`SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`, w.params);
@@ -72,7 +62,7 @@ export async function totals(analytics: AnalyticalStore, r: AnalyticsRange): Pro
 }
 
 /** The most frequent event names in the range. */
-export async function topEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<Array<{ event: string } & Totals>> {
+export async function topEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<TopEvent[]> {
   const w = where(r);
   const rows = await analytics.query<{ event: string; events: number | string; users: number | string }>(
     `SELECT event, count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}
@@ -83,7 +73,7 @@ export async function topEvents(analytics: AnalyticalStore, r: AnalyticsRange, l
 }
 
 /** One event's counts by the values of one property (`null` for events without it). */
-export async function breakdown(analytics: AnalyticalStore, r: AnalyticsRange & { event: string }, key: string, limit: number): Promise<Array<{ value: string | null } & Totals>> {
+export async function breakdown(analytics: AnalyticalStore, r: AnalyticsRange & { event: string }, key: string, limit: number): Promise<BreakdownRow[]> {
   const w = where(r);
   const rows = await analytics.query<{ value: string; has: number | string; events: number | string; users: number | string }>(
     `SELECT properties[{bk:String}] AS value, mapContains(properties, {bk:String}) AS has, count() AS events, uniqExact(distinct_id) AS users
@@ -91,18 +81,6 @@ export async function breakdown(analytics: AnalyticalStore, r: AnalyticsRange & 
     { ...w.params, bk: key, limit },
   );
   return rows.map((x) => ({ value: Number(x.has) ? x.value : null, events: Number(x.events), uniqueUsers: Number(x.users) }));
-}
-
-export interface RawEvent {
-  uuid: string;
-  event: string;
-  distinctId: string;
-  timestamp: string;
-  receivedAt: string;
-  environment: string;
-  sessionId: string | null;
-  path: string | null;
-  properties: Record<string, string>;
 }
 
 /** The newest events, newest first. */

@@ -4,6 +4,7 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
+import type { CliToken } from '../../schemas/api/accounts.ts';
 
 /**
  * CLI device login (RFC 8628 shape): start -> approve in a signed-in console session -> poll.
@@ -102,7 +103,7 @@ interface CliTokenRow {
   revoked_at: Date | string | null;
 }
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const toCliToken = (r: CliTokenRow) => ({
+const toCliToken = (r: CliTokenRow): CliToken => ({
   id: r.id,
   name: r.name,
   hint: `${TOKEN_PREFIX.cliToken}${r.hint}…`,

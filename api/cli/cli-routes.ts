@@ -1,22 +1,31 @@
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { userIdOf } from '../auth/auth-plugin.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
-import { UserSchema } from '../accounts/accounts-routes.ts';
 import { getUser } from '../accounts/users-repository.ts';
 import { approveDeviceLogin, formatUserCode, listCliTokens, pollDeviceLogin, revokeCliToken, startDeviceLogin } from './cli-repository.ts';
+import { errorAnswers } from '../../schemas/api/common.ts';
+import {
+  CliTokenAnswer,
+  CliTokenList,
+  DeviceApproveAnswer,
+  DeviceApproveBody,
+  DeviceStartAnswer,
+  DeviceStartBody,
+  DeviceTokenAnswer,
+  DeviceTokenBody,
+  IdParams,
+  WhoamiAnswer,
+} from '../../schemas/api/accounts.ts';
 
 /**
  * `/v1/cli`: the device login and the CLI session. Field names of the device flow follow
  * RFC 8628 (device_code, user_code, ...), which device-flow clients already speak. Project API
  * keys are refused on this whole family (spec §5.2 rule 2; enforced by the auth hook).
  */
-const CliTokenSchema = z.object({ id: z.string(), name: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), revoked: z.boolean() });
 const SERVICE_TOKEN_NOTE = 'CLI clients send the token as `Authorization: Bearer cx_cli_...`; they also read it from the SERVICE_TOKEN environment variable (CI use).';
 
 const DEVICE_START_WINDOW_MS = 10 * 60 * 1000;
@@ -33,10 +42,10 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
           tags: ['cli'],
           summary: 'Start a CLI device login',
           description: `Show user_code to the person and open verification_uri_complete; poll POST /v1/cli/device/token every \`interval\` seconds. Public, so limited to ${LIMITS.cliDeviceCode.startsPerIpPer10Min} starts per caller IP per 10 minutes (429 rate_limited with Retry-After). ${SERVICE_TOKEN_NOTE}`,
-          body: z.object({ client_name: z.string().trim().max(100).optional() }).optional(),
+          body: DeviceStartBody,
           response: {
-            200: z.object({ device_code: z.string(), user_code: z.string(), verification_uri: z.string(), verification_uri_complete: z.string(), interval: z.number(), expires_in: z.number() }),
-            429: ErrorBodySchema,
+            200: DeviceStartAnswer,
+            ...errorAnswers(429),
           },
         },
       },
@@ -60,7 +69,7 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/cli/device/approve',
       {
         config: { auth: AUTH.sessionOnly },
-        schema: { tags: ['cli'], summary: 'Approve a CLI login (console session)', body: z.object({ user_code: z.string().min(1).max(20) }), response: { 200: z.object({ approved: z.literal(true), client_name: z.string() }), 404: ErrorBodySchema, 410: ErrorBodySchema } },
+        schema: { tags: ['cli'], summary: 'Approve a CLI login (console session)', body: DeviceApproveBody, response: { 200: DeviceApproveAnswer, ...errorAnswers(404, 410) } },
       },
       async (request) => {
         const { clientName } = await approveDeviceLogin(db, request.body.user_code, userIdOf(request), clock.now());
@@ -76,8 +85,8 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
           tags: ['cli'],
           summary: 'Poll for the CLI token',
           description: `428 authorization_pending until approved; then the cx_cli_ token, once; 410 expired_token when the code expired or was already used. ${SERVICE_TOKEN_NOTE}`,
-          body: z.object({ device_code: z.string().min(1).max(200) }),
-          response: { 200: z.object({ access_token: z.string(), token_type: z.literal('Bearer'), token_id: z.string() }), 404: ErrorBodySchema, 410: ErrorBodySchema, 428: ErrorBodySchema },
+          body: DeviceTokenBody,
+          response: { 200: DeviceTokenAnswer, ...errorAnswers(404, 410, 428) },
         },
       },
       async (request) => {
@@ -90,7 +99,7 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
       '/v1/cli/whoami',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['cli'], summary: 'Who the CLI token (or session) belongs to', description: SERVICE_TOKEN_NOTE, response: { 200: z.object({ user: UserSchema, credential: z.object({ kind: z.enum(['session', 'cli']), tokenId: z.string().optional() }) }) } },
+        schema: { tags: ['cli'], summary: 'Who the CLI token (or session) belongs to', description: SERVICE_TOKEN_NOTE, response: { 200: WhoamiAnswer } },
       },
       async (request) => {
         const user = await getUser(db, userIdOf(request));
@@ -102,13 +111,13 @@ export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
 
     app.get(
       '/v1/cli/tokens',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['cli'], summary: "The user's CLI tokens (hints only)", response: { 200: z.object({ tokens: z.array(CliTokenSchema) }) } } },
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['cli'], summary: "The user's CLI tokens (hints only)", response: { 200: CliTokenList } } },
       async (request) => ({ tokens: await listCliTokens(db, userIdOf(request)) }),
     );
 
     app.delete(
       '/v1/cli/tokens/:id',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['cli'], summary: 'Revoke a CLI token', params: z.object({ id: z.string() }), response: { 200: z.object({ token: CliTokenSchema }), 404: ErrorBodySchema } } },
+      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['cli'], summary: 'Revoke a CLI token', params: IdParams, response: { 200: CliTokenAnswer, ...errorAnswers(404) } } },
       async (request) => ({ token: await revokeCliToken(db, userIdOf(request), request.params.id, clock.now()) }),
     );
   };

@@ -1,16 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { ProjectDomain } from '../../schemas/api/domains.ts';
 
 /** Custom domains of a project and their proof of control (migration 0016). */
 export const CHALLENGE_PREFIX = '_service-challenge';
-
-export interface ProjectDomain {
-  domain: string;
-  verified: boolean;
-  verifiedAt: string | null;
-  createdAt: string;
-  verification: { type: 'TXT'; name: string; value: string };
-}
 
 interface Row {
   domain: string;

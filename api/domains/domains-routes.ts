@@ -1,13 +1,12 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { serviceHostRule } from '../../platform/sites/service-hosts.ts';
-import { hostPatternSchema } from '../../schemas/host-pattern.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
-import { ErrorBodySchema } from '../http-errors.ts';
 import { domainsRepository } from './domains-repository.ts';
+import { errorAnswers, NoContent, SlugParams } from '../../schemas/api/common.ts';
+import { ClaimDomainBody, DomainParams, ProjectDomainAnswer, ProjectDomainList } from '../../schemas/api/domains.ts';
 
 /**
  * `/v1/projects/:slug/domains`: custom domains a project's production site answers on (spec §4.1 "domains"), as
@@ -19,18 +18,6 @@ import { domainsRepository } from './domains-repository.ts';
  *   3. list / remove
  * A domain serves nothing until verified (platform/sites/site-server.ts).
  */
-const DomainNameSchema = hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine((d) => !d.includes(':'), 'a hostname without a port');
-
-export const ProjectDomainSchema = z.object({
-  domain: z.string(),
-  verified: z.boolean(),
-  verifiedAt: z.string().nullable(),
-  createdAt: z.string(),
-  verification: z.object({ type: z.literal('TXT'), name: z.string(), value: z.string() }).describe('the DNS record that proves control: add it, then POST .../verify'),
-});
-
-const Params = z.object({ slug: z.string() });
-const DomainParams = z.object({ slug: z.string(), domain: z.string().max(300) });
 
 export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
   const { db, clock } = platform;
@@ -38,7 +25,7 @@ export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
   return async (app) => {
     app.get(
       '/v1/projects/:slug/domains',
-      { config: { auth: AUTH.project('project:read') }, schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: Params, response: { 200: z.object({ domains: z.array(ProjectDomainSchema) }) } } },
+      { config: { auth: AUTH.project('project:read') }, schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: SlugParams, response: { 200: ProjectDomainList } } },
       async (request) => ({ domains: await domainsRepository.list(db, projectOf(request).id) }),
     );
 
@@ -50,9 +37,9 @@ export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
           tags: ['domains'],
           summary: 'Claim a custom domain; it serves once verified',
           description: 'The service\'s own hosts, localhost, IP addresses and SITES_DOMAIN with its subdomains are refused (400 domain_reserved). A domain another project serves is 409 domain_taken.',
-          params: Params,
-          body: z.object({ domain: DomainNameSchema }).strict(),
-          response: { 201: z.object({ domain: ProjectDomainSchema }), 400: ErrorBodySchema, 409: ErrorBodySchema },
+          params: SlugParams,
+          body: ClaimDomainBody,
+          response: { 201: ProjectDomainAnswer, ...errorAnswers(400, 409) },
         },
       },
       async (request, reply) => {
@@ -74,7 +61,7 @@ export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
           tags: ['domains'],
           summary: 'Check the TXT record and, when it holds the token, serve the domain',
           params: DomainParams,
-          response: { 200: z.object({ domain: ProjectDomainSchema }), 404: ErrorBodySchema, 409: ErrorBodySchema },
+          response: { 200: ProjectDomainAnswer, ...errorAnswers(404, 409) },
         },
       },
       async (request) => {
@@ -98,10 +85,10 @@ export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
 
     app.delete(
       '/v1/projects/:slug/domains/:domain',
-      { config: { auth: AUTH.user }, schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: z.undefined(), 404: ErrorBodySchema } } },
+      { config: { auth: AUTH.user }, schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: NoContent, ...errorAnswers(404) } } },
       async (request, reply) => {
         if (!(await domainsRepository.remove(db, projectOf(request).id, request.params.domain.toLowerCase()))) throw new ServiceError('not_found', 'no such domain on this project');
-        return reply.code(204).send();
+        return reply.code(204).send(null);
       },
     );
   };

@@ -2,13 +2,9 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import type { FlagDefinition } from '../../schemas/flags.ts';
+import type { Flag } from '../../schemas/api/flags.ts';
 
 /** Feature flags in Postgres: one validated definition (schemas/flags.ts) per (project, key). */
-export interface StoredFlag extends FlagDefinition {
-  id: string;
-  createdAt: string;
-  updatedAt: string;
-}
 
 interface Row {
   id: string;
@@ -17,25 +13,25 @@ interface Row {
   updated_at: Date | string;
 }
 
-const toFlag = (r: Row): StoredFlag => ({
+const toFlag = (r: Row): Flag => ({
   id: r.id,
   ...(typeof r.definition === 'string' ? (JSON.parse(r.definition) as FlagDefinition) : r.definition),
   createdAt: new Date(r.created_at).toISOString(),
   updatedAt: new Date(r.updated_at).toISOString(),
 });
 
-export async function listFlags(db: Queryable, projectId: string): Promise<StoredFlag[]> {
+export async function listFlags(db: Queryable, projectId: string): Promise<Flag[]> {
   const r = await db.query<Row>('SELECT id, definition, created_at, updated_at FROM feature_flags WHERE project_id = $1 ORDER BY key', [projectId]);
   return r.rows.map(toFlag);
 }
 
-export async function getFlag(db: Queryable, projectId: string, key: string): Promise<StoredFlag> {
+export async function getFlag(db: Queryable, projectId: string, key: string): Promise<Flag> {
   const r = await db.query<Row>('SELECT id, definition, created_at, updated_at FROM feature_flags WHERE project_id = $1 AND key = $2', [projectId, key]);
   if (!r.rows[0]) throw new ServiceError('not_found', `no flag ${key} in this project`);
   return toFlag(r.rows[0]);
 }
 
-export async function createFlag(db: Queryable, projectId: string, def: FlagDefinition, now: number): Promise<StoredFlag> {
+export async function createFlag(db: Queryable, projectId: string, def: FlagDefinition, now: number): Promise<Flag> {
   const r = await db.query<Row>(
     `INSERT INTO feature_flags (id, project_id, key, definition, created_at, updated_at) VALUES ($1, $2, $3, $4::jsonb, $5, $5)
      ON CONFLICT (project_id, key) DO NOTHING RETURNING id, definition, created_at, updated_at`,
@@ -45,7 +41,7 @@ export async function createFlag(db: Queryable, projectId: string, def: FlagDefi
   return toFlag(r.rows[0]);
 }
 
-export async function replaceFlag(db: Queryable, projectId: string, def: FlagDefinition, now: number): Promise<StoredFlag> {
+export async function replaceFlag(db: Queryable, projectId: string, def: FlagDefinition, now: number): Promise<Flag> {
   const r = await db.query<Row>(
     `UPDATE feature_flags SET definition = $3::jsonb, updated_at = $4 WHERE project_id = $1 AND key = $2 RETURNING id, definition, created_at, updated_at`,
     [projectId, def.key, JSON.stringify(def), new Date(now)],

@@ -1,9 +1,9 @@
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { edgeOpenApiPaths } from './edge-openapi.ts';
+import { ApiIndexSchema } from '../../schemas/api/meta.ts';
 
 /** `GET /v1/` (spec §1: a small index of the API) and the OpenAPI document. Both public. */
 export const API_VERSION = '1.0.0';
@@ -27,15 +27,6 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'flags', path: '/v1/projects/:slug/flags', description: 'feature flags: rollouts, variants, payloads, conditions' },
   { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
 ];
-
-export const ApiIndexSchema = z.object({
-  name: z.string(),
-  version: z.string(),
-  apiVersion: z.literal('v1'),
-  openapi: z.string().describe('URL of the OpenAPI document'),
-  families: z.array(z.object({ name: z.string(), path: z.string(), description: z.string() })),
-  credentials: z.array(z.object({ kind: z.string(), carriedAs: z.string(), reaches: z.string() })),
-});
 
 export function metaRoutes(platform: Platform): FastifyPluginAsyncZod {
   return async (app) => {

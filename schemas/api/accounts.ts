@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Console accounts (spec §4.1): sign-in, sign-out, the current user; and the CLI's device login and tokens (§4.8). */
+export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
+export type User = z.infer<typeof UserSchema>;
+export const SignInBody = z.object({ email: z.email().max(320), password: z.string().min(1).max(1024) });
+export type SignInBody = z.infer<typeof SignInBody>;
+export const SignedInAnswer = z.object({ user: UserSchema });
+export const CredentialKindSchema = z.enum(['session', 'cli']);
+export const MeAnswer = z.object({ user: UserSchema, credential: z.object({ kind: CredentialKindSchema }) });
+export type Me = z.infer<typeof MeAnswer>;
+
+/** The device login of RFC 8628 (device_code, user_code, ...), which device-flow clients already speak. */
+export const DeviceStartBody = z.object({ client_name: z.string().trim().max(100).optional() }).optional();
+export const DeviceStartAnswer = z.object({ device_code: z.string(), user_code: z.string(), verification_uri: z.string(), verification_uri_complete: z.string(), interval: z.number(), expires_in: z.number() });
+export type DeviceStart = z.infer<typeof DeviceStartAnswer>;
+export const DeviceApproveBody = z.object({ user_code: z.string().min(1).max(20) });
+export const DeviceApproveAnswer = z.object({ approved: z.literal(true), client_name: z.string() });
+export type DeviceApproval = z.infer<typeof DeviceApproveAnswer>;
+export const DeviceTokenBody = z.object({ device_code: z.string().min(1).max(200) });
+export const DeviceTokenAnswer = z.object({ access_token: z.string(), token_type: z.literal('Bearer'), token_id: z.string() });
+export type DeviceToken = z.infer<typeof DeviceTokenAnswer>;
+export const WhoamiAnswer = z.object({ user: UserSchema, credential: z.object({ kind: CredentialKindSchema, tokenId: z.string().optional() }) });
+export type Whoami = z.infer<typeof WhoamiAnswer>;
+
+export const CliTokenSchema = z.object({ id: z.string(), name: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), revoked: z.boolean() });
+export type CliToken = z.infer<typeof CliTokenSchema>;
+export const CliTokenList = z.object({ tokens: z.array(CliTokenSchema) });
+export const CliTokenAnswer = z.object({ token: CliTokenSchema });
+export const IdParams = z.object({ id: z.string() });

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+/**
+ * Reading analytics back (spec §4.6): every query takes a time range (`from`, `to`: ISO-8601 or epoch ms), optionally
+ * one event name and one property filter (`property=plan&value=pro`).
+ */
+const time = z.union([z.coerce.number().int().nonnegative(), z.string().max(40)]).transform((v, ctx) => {
+  const ms = typeof v === 'number' ? v : /^\d+$/.test(v) ? Number(v) : Date.parse(v);
+  if (!Number.isFinite(ms) || ms < 0 || ms > Date.UTC(2299, 11, 31)) {
+    ctx.addIssue({ code: 'custom', message: 'an ISO-8601 time or epoch milliseconds' });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const RangeQuery = z.object({
+  from: time.optional(),
+  to: time.optional(),
+  event: z.string().min(1).max(200).optional(),
+  property: z.string().min(1).max(200).optional(),
+  value: z.string().max(1000).optional(),
+});
+export type RangeQuery = z.infer<typeof RangeQuery>;
+
+export const TotalsSchema = z.object({ events: z.number().int(), uniqueUsers: z.number().int().describe('distinct distinctIds') });
+export type Totals = z.infer<typeof TotalsSchema>;
+const RangeEcho = z.object({ from: z.string(), to: z.string() });
+
+export const IntervalSchema = z.enum(['hour', 'day']);
+export type Interval = z.infer<typeof IntervalSchema>;
+export const TrendsQuery = RangeQuery.extend({ interval: IntervalSchema.default('day') });
+export const CountPointSchema = TotalsSchema.extend({ bucket: z.string() });
+export type CountPoint = z.infer<typeof CountPointSchema>;
+export const TrendsAnswer = z.object({ range: RangeEcho, interval: IntervalSchema, totals: TotalsSchema, series: z.array(CountPointSchema) });
+export type Trends = z.infer<typeof TrendsAnswer>;
+
+export const TopEventsQuery = RangeQuery.omit({ event: true }).extend({ limit: z.coerce.number().int().min(1).max(100).default(10) });
+export const TopEventSchema = TotalsSchema.extend({ event: z.string() });
+export type TopEvent = z.infer<typeof TopEventSchema>;
+export const TopEventsAnswer = z.object({ range: RangeEcho, data: z.array(TopEventSchema) });
+
+export const BreakdownQuery = RangeQuery.extend({ event: z.string().min(1).max(200), by: z.string().min(1).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const BreakdownRowSchema = TotalsSchema.extend({ value: z.string().nullable() });
+export type BreakdownRow = z.infer<typeof BreakdownRowSchema>;
+export const BreakdownAnswer = z.object({ range: RangeEcho, event: z.string(), by: z.string(), data: z.array(BreakdownRowSchema) });
+
+export const RawEventsQuery = RangeQuery.extend({ limit: z.coerce.number().int().min(1).max(100).default(50) });
+export const RawEventSchema = z.object({
+  uuid: z.string(),
+  event: z.string(),
+  distinctId: z.string(),
+  timestamp: z.string(),
+  receivedAt: z.string(),
+  environment: z.string(),
+  sessionId: z.string().nullable(),
+  path: z.string().nullable(),
+  properties: z.record(z.string(), z.string()),
+});
+export type RawEvent = z.infer<typeof RawEventSchema>;
+export const RawEventsAnswer = z.object({ range: RangeEcho, data: z.array(RawEventSchema) });
