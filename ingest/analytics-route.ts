@@ -6,6 +6,8 @@ import { LIMITS } from '../schemas/limits.ts';
 import { secondsToMonthEnd } from '../schemas/usage-month.ts';
 import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
 import { refusal, type Refusal } from './refusals.ts';
+import { EDGE_PATHS } from '../schemas/api/edge.ts';
+import type { AnalyticsAcceptedAnswer } from '../schemas/api/edge.ts';
 
 /**
  * `POST /v1/analytics/i` (spec §4.2; payload ours, issue 16): PostHog-style capture batches onto the analytics
@@ -13,10 +15,10 @@ import { refusal, type Refusal } from './refusals.ts';
  * own monthly quota and rate limits. Each event is checked on its own: a malformed one is dropped and named in the
  * answer (`rejected`), the rest are stamped (uuid, clamped timestamp) and published as one message.
  */
-export const ANALYTICS_INGEST_PATH = '/v1/analytics/i';
+export const ANALYTICS_INGEST_PATH = EDGE_PATHS.analytics;
 export const ANALYTICS_INGEST_HEALTH_PATH = '/v1/analytics/i/health';
 /** The same on a site's own host, for cx.js: the edge attaches the project's ingest key. */
-export const SITE_ANALYTICS_PATH = '/service/v1/analytics/i';
+export const SITE_ANALYTICS_PATH = EDGE_PATHS.siteAnalytics;
 const MINUTE_MS = 60_000;
 
 /** Pure: the body as one stamped batch, or why it is refused whole. */
@@ -69,6 +71,6 @@ export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['p
     rateLimitedMessage: 'too many analytics requests for this ingest key',
     parse: (read, ctx) => parseAnalyticsBatch(read.body, ctx),
     publish: deps.publish,
-    acceptedReply: (parsed) => ({ status: 202, body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] }) }),
+    acceptedReply: (parsed) => ({ status: 202, body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] } satisfies AnalyticsAcceptedAnswer) }),
   };
 }

@@ -10,6 +10,7 @@ import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
 import { siteKeyOfHost } from './site-key.ts';
 import type { KeyUsage } from './key-usage.ts';
+import type { RejectedEvent } from '../schemas/api/edge.ts';
 
 /**
  * One public batch route of the edge (`POST /v1/errors/i`, and the routes to come): a route names its
@@ -72,7 +73,7 @@ export interface Parsed {
   /** Ids of the accepted events, when the reply names them (Sentry's `{ id }`). */
   ids?: string[];
   /** Events of the body refused one by one while the rest were taken (analytics), for the reply. */
-  rejected?: Array<{ index: number; fields: Array<{ path: string; message: string }> }>;
+  rejected?: RejectedEvent[];
   dropped?: Record<string, number>;
 }
 

@@ -4,12 +4,13 @@ import { secondsToMonthEnd } from '../schemas/usage-month.ts';
 import type { BatchRoute } from './batch-route.ts';
 import { parseErrorBatch } from './error-batch.ts';
 import { refusal } from './refusals.ts';
+import { EDGE_PATHS } from '../schemas/api/edge.ts';
 
 /** `POST /v1/errors/i` (spec §4.2, §7): error batches from browsers and servers, onto the error topic. */
-export const ERRORS_INGEST_PATH = '/v1/errors/i';
+export const ERRORS_INGEST_PATH = EDGE_PATHS.errors;
 export const ERRORS_INGEST_HEALTH_PATH = '/v1/errors/i/health';
 /** §7.1: the same route on a site's own host, for cx.js; the edge attaches the project's ingest key. */
-export const SITE_ERRORS_PATH = '/service/v1/errors/i';
+export const SITE_ERRORS_PATH = EDGE_PATHS.siteErrors;
 const MINUTE_MS = 60_000;
 
 export function errorsRoute(deps: { now: () => number; publish: BatchRoute['publish'] }): BatchRoute {

@@ -14,6 +14,7 @@ import { siteKeyOfHost } from './site-key.ts';
 import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
+import { EDGE_PATHS } from '../schemas/api/edge.ts';
 
 /**
  * `GET /v1/flags/i?distinctId=...&keys=a,b[&properties={json}][&deployId=|&gitSha=]` (spec §4.2; answer ours, issue
@@ -27,12 +28,12 @@ import { TOKEN_PREFIX } from '../schemas/scopes.ts';
  *   6. `{ flags: { <key>: { enabled, variant, payload, reason } } }` with an ETag; If-None-Match answers 304
  * Unknown keys are answered `unknown_flag`, not refused. Without `keys`, every flag of the project.
  */
-export const FLAGS_PATH = '/v1/flags/i';
+export const FLAGS_PATH = EDGE_PATHS.flags;
 export const FLAGS_HEALTH_PATH = '/v1/flags/i/health';
 /** The same on a site's own host, for cx.js (§7.1's same-origin way): no key in the page. */
-export const SITE_FLAGS_PATH = '/service/v1/flags/i';
+export const SITE_FLAGS_PATH = EDGE_PATHS.siteFlags;
 const MINUTE_MS = 60_000;
-const MAX_KEYS = 100;
+const MAX_KEYS = LIMITS.flagsQuery.maxKeys;
 const MAX_PROPERTIES_CHARS = 8 * 1024;
 
 interface FlagQuery {

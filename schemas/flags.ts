@@ -81,12 +81,16 @@ export interface FlagContext {
   environment: Environment;
 }
 
-export interface FlagAnswer {
-  enabled: boolean;
-  variant: string | null;
-  payload: unknown;
-  reason: 'disabled' | 'no_condition_match' | 'out_of_rollout' | 'rollout' | 'unknown_flag';
-}
+/** Why a flag answered as it did. */
+export const FLAG_REASONS = ['disabled', 'no_condition_match', 'out_of_rollout', 'rollout', 'unknown_flag'] as const;
+/** One flag's answer to one caller, as the edge evaluates it (GET /v1/flags/i). */
+export const FlagAnswerSchema = z.object({
+  enabled: z.boolean(),
+  variant: z.string().nullable(),
+  payload: z.unknown().describe("the flag's JSON payload when enabled, else null"),
+  reason: z.enum(FLAG_REASONS),
+});
+export type FlagAnswer = z.infer<typeof FlagAnswerSchema>;
 
 export const UNKNOWN_FLAG: FlagAnswer = { enabled: false, variant: null, payload: null, reason: 'unknown_flag' };
 

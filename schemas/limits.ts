@@ -23,6 +23,8 @@ export const LIMITS = {
   analyticsIngestRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 60_000 },
   /** Flag evaluations (ours): a page asks once per load, a server per request; both cached by ETag. */
   flagsRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 120_000 },
+  /** GET /v1/flags/i: how many flag keys one request may name. */
+  flagsQuery: { maxKeys: 100 },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

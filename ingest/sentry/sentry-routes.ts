@@ -10,6 +10,7 @@ import type { Headers } from '../http/uws-reply.ts';
 import { refusal, type Refusal } from '../refusals.ts';
 import { parseEnvelope } from './sentry-envelope.ts';
 import { errorEventOfSentry } from './sentry-event.ts';
+import { EDGE_PATHS } from '../../schemas/api/edge.ts';
 
 /**
  * Sentry's SDKs as they are (issue 15): `POST /api/:projectId/envelope/` and `POST /api/:projectId/store/`, the
@@ -23,8 +24,8 @@ import { errorEventOfSentry } from './sentry-event.ts';
  * same validation and stamped bus message as `POST /v1/errors/i`. Other item types (transactions, sessions, client
  * reports, attachments, replays, ...) are taken and dropped, counted as `dropped_item_<type>`.
  */
-export const SENTRY_ENVELOPE_PATH = '/api/:projectId/envelope/';
-export const SENTRY_STORE_PATH = '/api/:projectId/store/';
+export const SENTRY_ENVELOPE_PATH = EDGE_PATHS.sentryEnvelope;
+export const SENTRY_STORE_PATH = EDGE_PATHS.sentryStore;
 export const SENTRY_HEALTH_PATH = '/api/health';
 
 const S = LIMITS.sentryIngest;

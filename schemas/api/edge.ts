@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { AnalyticsEventSchema } from '../analytics-event.ts';
+import type { RefusalReason } from '../edge-refusals.ts';
+import { ErrorBatchSchema } from '../error-event.ts';
+import { FlagAnswerSchema } from '../flags.ts';
+import { LIMITS } from '../limits.ts';
+
+/**
+ * The routes the uWebSockets.js edge serves (ingest/), which Fastify never sees: their bodies, answers and the
+ * refusals (schemas/edge-refusals.ts) each can answer with. `GET /v1/openapi.json` is written from this table
+ * (api/meta/edge-openapi.ts); the edge validates with the same schemas and answers with these shapes; a test ties
+ * each route's refusals to the ones its code can produce.
+ */
+
+/** `202 { ingested }`: how many events were taken. */
+export const IngestedAnswer = z.object({ ingested: z.number().int() });
+export type IngestedAnswer = z.infer<typeof IngestedAnswer>;
+
+/** One malformed analytics event, dropped by its index in the batch, with what is wrong with it. */
+export const RejectedEventSchema = z.object({ index: z.number().int(), fields: z.array(z.object({ path: z.string(), message: z.string() })) });
+export type RejectedEvent = z.infer<typeof RejectedEventSchema>;
+export const AnalyticsAcceptedAnswer = IngestedAnswer.extend({ rejected: z.array(RejectedEventSchema).describe('dropped events, by index; the rest were taken') });
+export type AnalyticsAcceptedAnswer = z.infer<typeof AnalyticsAcceptedAnswer>;
+/** The analytics batch as a caller sends it (each event is validated on its own: a bad one is dropped, not the batch). */
+export const AnalyticsBatchBody = z.object({ batch: z.array(AnalyticsEventSchema).min(LIMITS.analyticsBatch.minEvents).max(LIMITS.analyticsBatch.maxEvents) });
+
+export const FlagsAnswer = z.object({ flags: z.record(z.string(), FlagAnswerSchema) });
+export type FlagsAnswer = z.infer<typeof FlagsAnswer>;
+export const FlagsQuery = z.object({
+  distinctId: z.string().min(1).max(LIMITS.analyticsFields.distinctId),
+  keys: z.string().optional().describe(`comma-separated flag keys (at most ${LIMITS.flagsQuery.maxKeys}); absent: every flag`),
+  properties: z.string().optional().describe('a JSON object the conditions test'),
+  deployId: z.string().optional().describe('without an Origin: the deploy whose environment applies (or gitSha)'),
+});
+
+/** Sentry's own answer to an envelope or a store request. */
+export const SentryAnswer = z.object({ id: z.string().describe('the event id') });
+
+/** Where the edge serves each route (uWebSockets.js patterns; `:name` is a path parameter). */
+export const EDGE_PATHS = {
+  errors: '/v1/errors/i',
+  /** The same, on a site's own host: cx.js posts here and the edge attaches the project's ingest key (§7.1). */
+  siteErrors: '/service/v1/errors/i',
+  analytics: '/v1/analytics/i',
+  siteAnalytics: '/service/v1/analytics/i',
+  flags: '/v1/flags/i',
+  siteFlags: '/service/v1/flags/i',
+  sentryEnvelope: '/api/:projectId/envelope/',
+  sentryStore: '/api/:projectId/store/',
+  widget: '/v1/w/cx.js',
+} as const;
+export type EdgeRouteName = keyof typeof EDGE_PATHS;
+
+export interface EdgeAnswer {
+  description: string;
+  schema?: z.ZodType;
+}
+
+export interface EdgeRoute {
+  name: EdgeRouteName;
+  method: 'get' | 'post';
+  summary: string;
+  /** An ingest key (Authorization: Bearer, or x-service-analytics-key) is the credential. */
+  ingestKey: boolean;
+  body?: { contentType: string; schema: z.ZodType };
+  query?: z.ZodObject;
+  answers: Record<number, EdgeAnswer>;
+  /** Every refusal the route can answer with; the status and code of each come from the refusal table. */
+  refusals: readonly RefusalReason[];
+}
+
+/** What every batch route refuses with: admission (credential, origin, media type, size, paused) and publishing. */
+const BATCH_ADMISSION = ['unauthorized', 'forbidden_credential', 'origin_not_allowed', 'unsupported_media_type', 'too_large', 'paused', 'rate_limited', 'limiter_unavailable', 'bus_unavailable', 'internal'] as const;
+/** The same-origin routes on a site's host: the host must be a site, and its project must have an ingest key to attach. */
+const SITE = ['not_a_site', 'no_site_key'] as const;
+const paused: EdgeAnswer = { description: 'the project is paused: taken and dropped' };
+const SITE_NOTE = " On a site's own host, with no credential: the platform attaches the project's ingest key (§7.1).";
+
+const errors = {
+  method: 'post',
+  summary: `Error ingest (§7.2): ${LIMITS.errorBatch.minEvents}-${LIMITS.errorBatch.maxEvents} events, at most ${LIMITS.errorBatch.maxBodyBytes} bytes`,
+  body: { contentType: 'application/json', schema: ErrorBatchSchema },
+  answers: { 202: { description: 'accepted', schema: IngestedAnswer }, 204: paused },
+  refusals: [...BATCH_ADMISSION, 'invalid_request', 'capped'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
+
+const sentry = {
+  method: 'post',
+  ingestKey: false,
+  body: { contentType: 'application/x-sentry-envelope', schema: z.string() },
+  answers: { 200: { description: "Sentry's answer", schema: SentryAnswer }, 204: paused },
+  refusals: [...BATCH_ADMISSION, 'invalid_request', 'capped', 'project_mismatch', 'too_large_decompressed', 'unsupported_encoding'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'summary'>;
+
+const analytics = {
+  method: 'post',
+  summary: `Analytics capture: ${LIMITS.analyticsBatch.minEvents}-${LIMITS.analyticsBatch.maxEvents} events, at most ${LIMITS.analyticsBatch.maxBodyBytes} bytes; a malformed event is dropped and named in \`rejected\`, the rest are taken`,
+  body: { contentType: 'application/json', schema: AnalyticsBatchBody },
+  answers: { 202: { description: 'accepted', schema: AnalyticsAcceptedAnswer }, 204: paused },
+  refusals: [...BATCH_ADMISSION, 'invalid_request', 'quota_exceeded'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
+
+const flags = {
+  method: 'get',
+  summary: "The caller's feature flags, evaluated on the edge; unknown keys answer unknown_flag; ETag / If-None-Match",
+  query: FlagsQuery,
+  answers: { 200: { description: 'the answers', schema: FlagsAnswer }, 304: { description: 'the same answer as the ETag given' } },
+  refusals: ['unauthorized', 'forbidden_credential', 'origin_not_allowed', 'invalid_request', 'rate_limited', 'limiter_unavailable', 'internal'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
+
+export const EDGE_ROUTES: readonly EdgeRoute[] = [
+  { name: 'errors', ingestKey: true, ...errors },
+  { name: 'siteErrors', ingestKey: false, ...errors, summary: errors.summary + SITE_NOTE, refusals: [...errors.refusals, ...SITE] },
+  { name: 'sentryEnvelope', ...sentry, summary: "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br; event items become error events, other items are dropped" },
+  { name: 'sentryStore', ...sentry, body: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) }, summary: "Sentry SDKs' older store endpoint: one event as JSON, the key as for envelopes" },
+  { name: 'analytics', ingestKey: true, ...analytics },
+  { name: 'siteAnalytics', ingestKey: false, ...analytics, summary: analytics.summary + SITE_NOTE, refusals: [...analytics.refusals, ...SITE] },
+  { name: 'flags', ingestKey: true, ...flags },
+  { name: 'siteFlags', ingestKey: false, ...flags, summary: flags.summary + SITE_NOTE, refusals: [...flags.refusals, ...SITE] },
+  {
+    name: 'widget',
+    method: 'get',
+    summary: 'The browser client (also at the versioned, immutable URL /v1/w/manifest.json names)',
+    ingestKey: false,
+    answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
+    refusals: [],
+  },
+];
