@@ -35,6 +35,8 @@ export const AnalyticsEventSchema = z.object({
   environment: z.unknown().optional(),
 });
 export type AnalyticsEvent = z.infer<typeof AnalyticsEventSchema>;
+/** An analytics event as a client sends it (the SDKs build these). */
+export type AnalyticsEventInput = z.input<typeof AnalyticsEventSchema>;
 
 const UUID = z.regexes.uuid();
 const str = (v: unknown, min: number, max: number): v is string => typeof v === 'string' && v.length >= min && v.length <= max;

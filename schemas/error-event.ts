@@ -66,6 +66,8 @@ export const ErrorEventSchema = z.object({
   runtime: z.enum(['browser', 'node']).optional(),
 });
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>;
+/** An error event as a client sends it (the SDKs build these). */
+export type ErrorEventInput = z.input<typeof ErrorEventSchema>;
 
 export const ErrorBatchSchema = z.object({
   batch: z.array(ErrorEventSchema).min(LIMITS.errorBatch.minEvents).max(LIMITS.errorBatch.maxEvents),

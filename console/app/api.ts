@@ -3,10 +3,7 @@
  * an ordinary client). Every failure becomes an ApiError carrying the API's `error` code and `message`; a 429 also
  * carries when to retry (Retry-After), so every screen can say it in words.
  */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+import type { FieldError } from '../../schemas/api/common.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -39,7 +36,11 @@ export function onSignedOut(fn: () => void): () => void {
   return () => signedOutListeners.delete(fn);
 }
 
-export async function api<T = any>(method: string, path: string, body?: unknown): Promise<T> {
+/**
+ * `T` is the answer's type from schemas/api/; a call that names none gets `unknown`, which nothing can read without
+ * saying what it is.
+ */
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   let res: Response;
   try {
     res = await fetch(`/v1${path}`, {
@@ -68,10 +69,10 @@ export async function api<T = any>(method: string, path: string, body?: unknown)
   throw err;
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
-export const post = <T = any>(path: string, body: unknown = {}) => api<T>('POST', path, body);
-export const patch = <T = any>(path: string, body: unknown) => api<T>('PATCH', path, body);
-export const del = <T = any>(path: string) => api<T>('DELETE', path);
+export const get = <T>(path: string) => api<T>('GET', path);
+export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
+export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);
+export const del = <T>(path: string) => api<T>('DELETE', path);
 
 /** `/projects/<slug>` with the slug escaped. */
 export const projectPath = (slug: string, rest = '') => `/projects/${encodeURIComponent(slug)}${rest}`;
@@ -83,30 +84,7 @@ export function query(params: Record<string, string | number | undefined | null>
   return s ? `?${s}` : '';
 }
 
-// The shapes the console reads (the OpenAPI document at /v1/openapi.json is the full contract).
-export type IssueStatus = 'unresolved' | 'resolved' | 'ignored';
-export interface IssueSummary {
-  groupId: string;
-  name: string;
-  message: string;
-  status: IssueStatus;
-  count: number;
-  envCounts: Record<string, number>;
-  firstSeen: string;
-  lastSeen: string;
-  regressionCount: number;
-  culprit: string | null;
-  suggestion: string | null;
-}
-export interface Issue extends IssueSummary {
-  fingerprint: string;
-  stack: string;
-  samples: Array<Record<string, unknown>>;
-}
-export interface Project {
-  id: string;
-  slug: string;
-  name: string;
-  defaultBranch: string;
-  createdAt: string;
-}
+// The shapes the console reads are the API's own (schemas/api/), imported as types only: no zod reaches the browser,
+// and a change to an API shape fails the console's typecheck until the console follows.
+export type { IssueStatus, IssueSummary, Issue } from '../../schemas/api/errors.ts';
+export type { Project } from '../../schemas/api/projects.ts';

@@ -16,23 +16,19 @@ import { Deploys, DeployDetail } from './pages/deploys.tsx';
 import { Analytics } from './pages/analytics.tsx';
 import { Flags } from './pages/flags.tsx';
 import './styles.css';
+import type { MeAnswer, User } from '../../schemas/api/accounts.ts';
 
 /**
  * The console: an ordinary client of the public /v1 API (spec §1). The shell asks who is signed in
  * (GET /v1/auth/me); without a session every page shows the sign-in form in place, and returns to the same
  * page after signing in. Pages are one file each under pages/.
  */
-interface User {
-  id: string;
-  email: string;
-}
-
 function App() {
   const [user, setUser] = useState<User | null | undefined>(undefined);
   const [failure, setFailure] = useState<unknown>(null);
   const check = async () => {
     try {
-      const me = await get<{ user: User }>('/auth/me');
+      const me = await get<MeAnswer>('/auth/me');
       setUser(me.user);
       setFailure(null);
     } catch (err: any) {

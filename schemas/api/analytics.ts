@@ -32,17 +32,20 @@ export const TrendsQuery = RangeQuery.extend({ interval: IntervalSchema.default(
 export const CountPointSchema = TotalsSchema.extend({ bucket: z.string() });
 export type CountPoint = z.infer<typeof CountPointSchema>;
 export const TrendsAnswer = z.object({ range: RangeEcho, interval: IntervalSchema, totals: TotalsSchema, series: z.array(CountPointSchema) });
+export type TrendsAnswer = z.infer<typeof TrendsAnswer>;
 export type Trends = z.infer<typeof TrendsAnswer>;
 
 export const TopEventsQuery = RangeQuery.omit({ event: true }).extend({ limit: z.coerce.number().int().min(1).max(100).default(10) });
 export const TopEventSchema = TotalsSchema.extend({ event: z.string() });
 export type TopEvent = z.infer<typeof TopEventSchema>;
 export const TopEventsAnswer = z.object({ range: RangeEcho, data: z.array(TopEventSchema) });
+export type TopEventsAnswer = z.infer<typeof TopEventsAnswer>;
 
 export const BreakdownQuery = RangeQuery.extend({ event: z.string().min(1).max(200), by: z.string().min(1).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) });
 export const BreakdownRowSchema = TotalsSchema.extend({ value: z.string().nullable() });
 export type BreakdownRow = z.infer<typeof BreakdownRowSchema>;
 export const BreakdownAnswer = z.object({ range: RangeEcho, event: z.string(), by: z.string(), data: z.array(BreakdownRowSchema) });
+export type BreakdownAnswer = z.infer<typeof BreakdownAnswer>;
 
 export const RawEventsQuery = RangeQuery.extend({ limit: z.coerce.number().int().min(1).max(100).default(50) });
 export const RawEventSchema = z.object({
@@ -58,3 +61,4 @@ export const RawEventSchema = z.object({
 });
 export type RawEvent = z.infer<typeof RawEventSchema>;
 export const RawEventsAnswer = z.object({ range: RangeEcho, data: z.array(RawEventSchema) });
+export type RawEventsAnswer = z.infer<typeof RawEventsAnswer>;

@@ -26,14 +26,18 @@ export type Deploy = z.infer<typeof DeploySchema>;
 /** A deploy as it is stored: everything but where it is served, which the API adds (api/deploys/deploys-routes.ts servedAt). */
 export type StoredDeploy = Omit<Deploy, 'url'>;
 export const DeployAnswer = z.object({ deploy: DeploySchema });
+export type DeployAnswer = z.infer<typeof DeployAnswer>;
 export const QueuedDeployAnswer = z.object({ deploy: DeploySchema, deduplicated: z.boolean() });
+export type QueuedDeployAnswer = z.infer<typeof QueuedDeployAnswer>;
 export const LiveDeployAnswer = z.object({ live: DeploySchema });
+export type LiveDeployAnswer = z.infer<typeof LiveDeployAnswer>;
 export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe('defaults to the project\'s default branch') }).strict();
 export const DeployListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.deploys.listMax).default(LIMITS.deploys.listDefault),
   cursor: z.string().max(512).optional(),
 });
 export const DeployPage = pageOf(DeploySchema);
+export type DeployPage = z.infer<typeof DeployPage>;
 
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
 export const BuildSettingsSchema = z.object({
@@ -45,6 +49,7 @@ export const BuildSettingsSchema = z.object({
 });
 export type BuildSettings = z.infer<typeof BuildSettingsSchema>;
 export const BuildSettingsAnswer = z.object({ settings: BuildSettingsSchema });
+export type BuildSettingsAnswer = z.infer<typeof BuildSettingsAnswer>;
 export const BuildSettingsPatch = z
   .object({
     repoUrl: z.string().max(2048).optional().describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
@@ -62,6 +67,7 @@ export const LogPageQuery = z.object({ from: z.coerce.number().int().min(0).defa
 export const LogPageSchema = z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() });
 export type LogPage = z.infer<typeof LogPageSchema>;
 export const LogShareAnswer = z.object({ share: z.object({ token: z.string(), url: z.string(), expiresAt: z.string() }) });
+export type LogShareAnswer = z.infer<typeof LogShareAnswer>;
 /** `GET /v1/deploy-logs/:slug/:deployId?token=`: the share link's own route. */
 export const SharedLogParams = z.object({ slug: z.string().max(100), deployId: z.string().max(64) });
 export const SharedLogQuery = LogPageQuery.extend({ token: z.string().max(200).optional() });
@@ -70,7 +76,10 @@ export const DeployHookSchema = z.object({ id: z.string().describe('`dhk_...`'),
 export type DeployHook = z.infer<typeof DeployHookSchema>;
 export const CreateDeployHookBody = z.object({ name: z.string().trim().min(1).max(100), branch: BranchSchema }).strict();
 export const CreatedDeployHookAnswer = z.object({ hook: DeployHookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }) });
+export type CreatedDeployHookAnswer = z.infer<typeof CreatedDeployHookAnswer>;
 export const DeployHookList = z.object({ hooks: z.array(DeployHookSchema) });
+export type DeployHookList = z.infer<typeof DeployHookList>;
 /** `POST /v1/hooks/:token`: the hook call itself. */
 export const HookCallParams = z.object({ token: z.string().max(200) });
 export const HookCallAnswer = z.object({ deployId: z.string(), deduplicated: z.boolean() });
+export type HookCallAnswer = z.infer<typeof HookCallAnswer>;

@@ -14,5 +14,7 @@ export const ProjectDomainSchema = z.object({
 });
 export type ProjectDomain = z.infer<typeof ProjectDomainSchema>;
 export const ProjectDomainAnswer = z.object({ domain: ProjectDomainSchema });
+export type ProjectDomainAnswer = z.infer<typeof ProjectDomainAnswer>;
 export const ProjectDomainList = z.object({ domains: z.array(ProjectDomainSchema) });
+export type ProjectDomainList = z.infer<typeof ProjectDomainList>;
 export const ClaimDomainBody = z.object({ domain: DomainNameSchema }).strict();

@@ -35,6 +35,7 @@ export const FlagsQuery = z.object({
 
 /** Sentry's own answer to an envelope or a store request. */
 export const SentryAnswer = z.object({ id: z.string().describe('the event id') });
+export type SentryAnswer = z.infer<typeof SentryAnswer>;
 
 /** Where the edge serves each route (uWebSockets.js patterns; `:name` is a path parameter). */
 export const EDGE_PATHS = {

@@ -33,6 +33,7 @@ export const IssueSchema = IssueSummarySchema.extend({
 });
 export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });
+export type IssueAnswer = z.infer<typeof IssueAnswer>;
 
 export const IssueListQuery = z.object({
   status: IssueStatusSchema.default('unresolved'),
@@ -44,6 +45,7 @@ export const IssueListQuery = z.object({
 });
 export type IssueListQuery = z.infer<typeof IssueListQuery>;
 export const IssuePage = pageOf(IssueSummarySchema);
+export type IssuePage = z.infer<typeof IssuePage>;
 
 export const IssueActionSchema = z.enum(['resolve', 'ignore', 'reopen']);
 export type IssueAction = z.infer<typeof IssueActionSchema>;
@@ -89,3 +91,4 @@ export const AlertSettingsPatch = z
   .strict();
 export type AlertSettingsPatch = z.infer<typeof AlertSettingsPatch>;
 export const TestAlertAnswer = z.object({ sent: z.literal(true), to: z.array(z.string()) });
+export type TestAlertAnswer = z.infer<typeof TestAlertAnswer>;

@@ -19,7 +19,9 @@ export const FlagSchema = z.object({
 /** A flag as stored and answered: its definition, its id and when it was made and last changed. */
 export type Flag = FlagDefinition & { id: string; createdAt: string; updatedAt: string };
 export const FlagAnswer = z.object({ flag: FlagSchema });
+export type FlagAnswer = z.infer<typeof FlagAnswer>;
 export const FlagList = z.object({ data: z.array(FlagSchema) });
+export type FlagList = z.infer<typeof FlagList>;
 export const CreateFlagBody = FlagDefinitionSchema.strict();
 export type CreateFlagBody = z.input<typeof CreateFlagBody>;
 
@@ -36,3 +38,4 @@ export const PatchFlagBody = z
   .strict();
 export type PatchFlagBody = z.infer<typeof PatchFlagBody>;
 export const DeletedAnswer = z.object({ deleted: z.literal(true) });
+export type DeletedAnswer = z.infer<typeof DeletedAnswer>;

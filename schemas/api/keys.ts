@@ -19,7 +19,9 @@ export const ApiKeySchema = z.object({
 });
 export type ApiKey = z.infer<typeof ApiKeySchema>;
 export const ApiKeyAnswer = z.object({ key: ApiKeySchema });
+export type ApiKeyAnswer = z.infer<typeof ApiKeyAnswer>;
 export const ApiKeyList = z.object({ keys: z.array(ApiKeySchema) });
+export type ApiKeyList = z.infer<typeof ApiKeyList>;
 
 export const CreateKeyBody = z.discriminatedUnion('kind', [
   z.object({
@@ -37,3 +39,4 @@ export const CreatedKeySchema = ApiKeySchema.extend({
 });
 export type CreatedKey = z.infer<typeof CreatedKeySchema>;
 export const CreatedKeyAnswer = z.object({ key: CreatedKeySchema });
+export type CreatedKeyAnswer = z.infer<typeof CreatedKeyAnswer>;

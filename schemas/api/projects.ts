@@ -24,7 +24,9 @@ export const ProjectSchema = z.object({
 });
 export type Project = z.infer<typeof ProjectSchema>;
 export const ProjectAnswer = z.object({ project: ProjectSchema });
+export type ProjectAnswer = z.infer<typeof ProjectAnswer>;
 export const ProjectList = z.object({ projects: z.array(ProjectSchema) });
+export type ProjectList = z.infer<typeof ProjectList>;
 
 export const CreateProjectBody = z.object({
   name: z.string().trim().min(1).max(100),
@@ -57,3 +59,4 @@ export const ProjectRollupSchema = ProjectSchema.extend({
 });
 export type ProjectRollup = z.infer<typeof ProjectRollupSchema>;
 export const ProjectRollupAnswer = z.object({ project: ProjectRollupSchema });
+export type ProjectRollupAnswer = z.infer<typeof ProjectRollupAnswer>;

@@ -39,8 +39,11 @@ export const EndpointSchema = z.object({
 });
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export const EndpointAnswer = z.object({ endpoint: EndpointSchema });
+export type EndpointAnswer = z.infer<typeof EndpointAnswer>;
 export const EndpointList = z.object({ endpoints: z.array(EndpointSchema) });
+export type EndpointList = z.infer<typeof EndpointList>;
 export const EndpointWithSecretAnswer = z.object({ endpoint: EndpointSchema.extend({ secret: z.string().describe('whsec_...; shown only in this answer') }) });
+export type EndpointWithSecretAnswer = z.infer<typeof EndpointWithSecretAnswer>;
 
 export const AttemptSchema = z.object({
   deliveryId: z.string(),
@@ -57,6 +60,7 @@ export const AttemptSchema = z.object({
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 export const AttemptList = z.object({ deliveries: z.array(AttemptSchema) });
+export type AttemptList = z.infer<typeof AttemptList>;
 
 export const DeliverySchema = z.object({
   id: z.string(),
@@ -74,4 +78,6 @@ export const DeliverySchema = z.object({
 });
 export type Delivery = z.infer<typeof DeliverySchema>;
 export const DeliveryAnswer = z.object({ delivery: DeliverySchema });
+export type DeliveryAnswer = z.infer<typeof DeliveryAnswer>;
 export const TestEventAnswer = z.object({ event: z.object({ id: z.string(), event: z.string() }) });
+export type TestEventAnswer = z.infer<typeof TestEventAnswer>;

@@ -1,3 +1,5 @@
+import { LIMITS } from '../../schemas/limits.ts';
+
 /**
  * cx.js: the browser client (spec §7.1), served by the service at `/v1/w/cx.js` (and under a versioned, immutable
  * name). It talks only to `/service/v1/...` on the page's own origin, where the platform attaches the project's ingest
@@ -27,7 +29,8 @@ type Ev = Record<string, unknown> & { k?: string };
 const BASE = '/service/v1/';
 const FLUSH_MS = 2000;
 const FLUSH_AT = 10;
-const BYTES_MAX = 64000;
+/** Under the edge's request limits (schemas/limits.ts) and the keepalive budget of a page being left. */
+const BYTES_MAX = Math.min(64000, LIMITS.errorBatch.maxBodyBytes, LIMITS.analyticsBatch.maxBodyBytes);
 const KEEPALIVE_BUDGET = 60000;
 const QUEUE_MAX = 100;
 
@@ -155,8 +158,8 @@ function queue(route: string, perRequest: number, dropNote: (e: Ev, n: number) =
 /** The queue's own bookkeeping never leaves the page. */
 const strip = (key: string, value: unknown) => (key === 'k' ? undefined : value);
 
-const errorsQueue = queue('errors/i', 20, (e, n) => (((e.extra as Record<string, unknown>) ||= {}).cxDropped = n));
-const eventsQueue = queue('analytics/i', 100, (e, n) => (((e.properties as Record<string, unknown>) ||= {}).$dropped = n));
+const errorsQueue = queue('errors/i', LIMITS.errorBatch.maxEvents, (e, n) => (((e.extra as Record<string, unknown>) ||= {}).cxDropped = n));
+const eventsQueue = queue('analytics/i', LIMITS.analyticsBatch.maxEvents, (e, n) => (((e.properties as Record<string, unknown>) ||= {}).$dropped = n));
 
 function errorEvent(name: unknown, message: unknown, stack: unknown, opts: Options = {}): Ev {
   const e: Ev = { name: cut(name || 'Error', 200), message: cut(message, 2000) || '(no message)', stack: stack ? cut(stack, 8192) : undefined, path: opts.path ? cut(opts.path, 2048) : here(), timestamp: Date.now(), runtime: 'browser' };

@@ -1,15 +1,12 @@
+import type { FlagAnswer } from '../../schemas/flags.ts';
+
 /**
  * Feature flags for a Node server: asks the service (`GET /v1/flags/i` with the ingest key) and keeps each answer for
  * `cacheMs` (30 s), revalidating with its ETag. A deploy's builds set SERVICE_DEPLOY_ID / SERVICE_GIT_SHA, which
  * name the deploy so conditions on the environment apply (§7.4). When the service cannot answer, a flag is off (or
  * the last answer known) and nothing is thrown into the app.
  */
-export interface FlagAnswer {
-  enabled: boolean;
-  variant: string | null;
-  payload: unknown;
-  reason: string;
-}
+export type { FlagAnswer };
 
 export interface FlagsClient {
   /** Every flag's answer for this caller (or only `keys`). */

@@ -21,6 +21,9 @@
 import { randomUUID } from 'node:crypto';
 import { createBatchSender } from './batch-sender.ts';
 import { createFlagsClient, type FlagsClient } from './flags-client.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import type { AnalyticsEventInput } from '../../schemas/analytics-event.ts';
+import type { ErrorEventInput } from '../../schemas/error-event.ts';
 
 export type { FlagsClient } from './flags-client.ts';
 
@@ -59,33 +62,14 @@ export interface NodeClient {
   close(): Promise<void>;
 }
 
-const MAX_EVENTS = 20;
-const MAX_ANALYTICS_EVENTS = 100;
-const MAX_BYTES = 64 * 1024;
+/** The edge's limits per request (schemas/limits.ts): a batch the SDK sends is never refused for its size. */
+const ERRORS = LIMITS.errorBatch;
+const ANALYTICS = LIMITS.analyticsBatch;
 const SEND_AT = 10;
 
-interface WireAnalyticsEvent {
-  event: string;
-  distinctId: string;
-  uuid: string;
-  timestamp: number;
-  properties?: Record<string, unknown>;
-  deployId?: string;
-  gitSha?: string;
-}
-
-interface WireEvent {
-  name: string;
-  message: string;
-  stack?: string;
-  runtime: 'node';
-  timestamp: number;
-  deployId?: string;
-  gitSha?: string;
-  path?: string;
-  userId?: string;
-  extra?: Record<string, unknown>;
-}
+/** What the SDK sends: the edge's own event shapes (schemas/), imported as types. */
+type WireAnalyticsEvent = AnalyticsEventInput & { uuid: string; timestamp: number };
+type WireEvent = ErrorEventInput & { name: string; runtime: 'node'; timestamp: number };
 
 export function init(options: NodeClientOptions = {}): NodeClient {
   const env = process.env;
@@ -98,8 +82,8 @@ export function init(options: NodeClientOptions = {}): NodeClient {
   const onError = options.onError ?? ((err: unknown) => process.stderr.write(`[service sdk] could not send errors: ${(err as Error)?.message ?? err}\n`));
   const sender = (path: string, maxEvents: number, maxBytes: number) =>
     createBatchSender<WireEvent | WireAnalyticsEvent>({ url: `${baseUrl}${path}`, ingestKey, maxEvents, maxBytes, sendAt: SEND_AT, maxQueue, flushIntervalMs: options.flushIntervalMs ?? 2_000, fetch: doFetch, onError });
-  const errors = sender('/v1/errors/i', MAX_EVENTS, MAX_BYTES);
-  const analytics = sender('/v1/analytics/i', MAX_ANALYTICS_EVENTS, MAX_BYTES);
+  const errors = sender('/v1/errors/i', ERRORS.maxEvents, ERRORS.maxBodyBytes);
+  const analytics = sender('/v1/analytics/i', ANALYTICS.maxEvents, ANALYTICS.maxBodyBytes);
   const flags = createFlagsClient({ baseUrl, ingestKey, fetch: doFetch, deployId, gitSha, onError });
   const enqueue = (e: WireEvent) => errors.enqueue(e);
   const flush = async (timeoutMs = 5_000) => (await Promise.all([errors.flush(timeoutMs), analytics.flush(timeoutMs)])).every(Boolean);

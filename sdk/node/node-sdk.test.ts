@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init, type NodeClient } from './index.ts';
+import { LIMITS } from '../../schemas/limits.ts';
 
 /** A stand-in for the edge: records every POST /v1/errors/i and answers what `answers` says, in turn. */
 let server: Server;
@@ -55,12 +56,13 @@ describe('Node SDK', () => {
     ]);
   });
 
-  it('splits by the edge limits: 20 events and 64 KB per request', async () => {
+  it('splits by the edge limits (schemas/limits.ts): events and bytes per request', async () => {
     const c = client();
     for (let i = 0; i < 45; i++) c.captureMessage(`m${i}`);
     for (let i = 0; i < 3; i++) c.captureMessage('x'.repeat(30_000));
     await c.flush();
-    expect(received.every((r) => r.batch.length <= 20 && Buffer.byteLength(JSON.stringify({ batch: r.batch })) <= 64 * 1024)).toBe(true);
+    expect(received.every((r) => r.batch.length <= LIMITS.errorBatch.maxEvents && Buffer.byteLength(JSON.stringify({ batch: r.batch })) <= LIMITS.errorBatch.maxBodyBytes)).toBe(true);
+    expect(received.length).toBeGreaterThanOrEqual(Math.ceil(45 / LIMITS.errorBatch.maxEvents));
     expect(accepted()).toHaveLength(48);
   });
 

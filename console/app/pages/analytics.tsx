@@ -2,36 +2,12 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, projectPath, query } from '../api.ts';
 import { Badge, Loaded, PageHead, Table, Time, useResource, countOf } from '../ui.tsx';
+import type { CountPoint, RawEvent, RawEventsAnswer, TopEvent, TopEventsAnswer, Trends } from '../../../schemas/api/analytics.ts';
 
 /**
  * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a
  * range, the most frequent events (a click filters by one), and the newest raw events.
  */
-interface Bucket {
-  bucket: string;
-  events: number;
-  uniqueUsers: number;
-}
-interface Trends {
-  interval: 'hour' | 'day';
-  totals: { events: number; uniqueUsers: number };
-  series: Bucket[];
-}
-interface TopEvent {
-  event: string;
-  events: number;
-  uniqueUsers: number;
-}
-interface RawEvent {
-  uuid: string;
-  event: string;
-  distinctId: string;
-  timestamp: string;
-  environment: string;
-  path: string | null;
-  properties: Record<string, string>;
-}
-
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, interval: 'hour' },
   '7d': { label: 'Last 7 days', ms: 7 * 86400_000, interval: 'day' },
@@ -39,7 +15,7 @@ const RANGES = {
 } as const;
 type RangeKey = keyof typeof RANGES;
 
-function caption(series: Bucket[], interval: 'hour' | 'day', max: number): string {
+function caption(series: CountPoint[], interval: 'hour' | 'day', max: number): string {
   const when = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'medium' });
   const span = series.length ? `, ${when(series[0]!.bucket)} to ${when(series[series.length - 1]!.bucket)}` : '';
   return `Events per ${interval}${span}; peak ${max.toLocaleString()}`;
@@ -57,7 +33,7 @@ function ticks(length: number, n: number): number[] {
  * (every one when few, else about six), and an empty bucket keeps a faint stub on the baseline, so a week with
  * events on one day still reads as seven days.
  */
-function Bars({ series, interval }: { series: Bucket[]; interval: 'hour' | 'day' }) {
+function Bars({ series, interval }: { series: CountPoint[]; interval: 'hour' | 'day' }) {
   const max = Math.max(1, ...series.map((b) => b.events));
   const w = 100 / Math.max(1, series.length);
   const label = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric' });
@@ -105,8 +81,8 @@ export function Analytics() {
   const from = new Date(to.getTime() - RANGES[range].ms);
   const q = { from: from.toISOString(), to: to.toISOString() };
   const trends = useResource(() => get<Trends>(`${projectPath(slug, '/analytics/trends')}${query({ ...q, interval: RANGES[range].interval, event })}`), [slug, range, event]);
-  const top = useResource(() => get<{ data: TopEvent[] }>(`${projectPath(slug, '/analytics/top-events')}${query({ ...q, limit: 10 })}`), [slug, range]);
-  const raw = useResource(() => get<{ data: RawEvent[] }>(`${projectPath(slug, '/analytics/events')}${query({ ...q, event, limit: 20 })}`), [slug, range, event]);
+  const top = useResource(() => get<TopEventsAnswer>(`${projectPath(slug, '/analytics/top-events')}${query({ ...q, limit: 10 })}`), [slug, range]);
+  const raw = useResource(() => get<RawEventsAnswer>(`${projectPath(slug, '/analytics/events')}${query({ ...q, event, limit: 20 })}`), [slug, range, event]);
   return (
     <div>
       <PageHead title="Analytics" />

@@ -2,6 +2,9 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import type { BuildSettings, BuildSettingsAnswer, CreatedDeployHookAnswer, Deploy, DeployHook, DeployAnswer, DeployHookList, DeployPage, LogLine, LogPage, LogShareAnswer } from '../../../schemas/api/deploys.ts';
+import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
+export type { Deploy };
 
 /**
  * Deploys (§3.3, §4.4): the list with states, a deploy of a branch, rollback to an earlier ready production deploy,
@@ -9,36 +12,6 @@ import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, 
  * read page by page from GET .../deploys/:id/logs?from=<seq> until the build is done: the same JSON route every
  * client has, which works through any proxy (the route's Server-Sent Events form is there for CLIs).
  */
-export interface Deploy {
-  id: string;
-  branch: string;
-  environment: 'production' | 'preview';
-  status: string;
-  gitSha: string | null;
-  trigger: { kind: string; id: string | null };
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  failureReason: string | null;
-  exitCode: number | null;
-  /** Where this deploy is served (its own host), once ready. */
-  url: string | null;
-}
-interface Hook {
-  id: string;
-  name: string;
-  branch: string;
-  hint: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-interface BuildSettings {
-  repoUrl: string | null;
-  defaultBranch: string;
-  buildCommand: string;
-  outputDir: string;
-}
-
 const STATUS_KIND: Record<string, string> = { ready: 'ok', failed: 'bad', canceled: 'muted', building: 'busy', queued: 'busy' };
 export function DeployStatus({ d }: { d: Deploy }) {
   return <Badge kind={`deploy ${STATUS_KIND[d.status] ?? ''}`}>{d.status}</Badge>;
@@ -48,8 +21,8 @@ export function Deploys() {
   const { params } = useRoute();
   const slug = params.slug!;
   const [cursor, setCursor] = useState<string | null>(null);
-  const list = useResource(() => get<{ data: Deploy[]; hasMore: boolean; nextCursor: string | null }>(`${projectPath(slug, '/deploys')}${query({ cursor, limit: 20 })}`), [slug, cursor]);
-  const live = useResource(() => get<{ project: { deploys: { live: Deploy | null } } }>(projectPath(slug)), [slug]);
+  const list = useResource(() => get<DeployPage>(`${projectPath(slug, '/deploys')}${query({ cursor, limit: 20 })}`), [slug, cursor]);
+  const live = useResource(() => get<ProjectRollupAnswer>(projectPath(slug)), [slug]);
   const [branch, setBranch] = useState('');
   const act = useAction();
   const liveId = live.data?.project.deploys.live?.id;
@@ -164,7 +137,7 @@ export function Deploys() {
 }
 
 function DeployHooks({ slug }: { slug: string }) {
-  const r = useResource(() => get<{ hooks: Hook[] }>(projectPath(slug, '/deploys/hooks')), [slug]);
+  const r = useResource(() => get<DeployHookList>(projectPath(slug, '/deploys/hooks')), [slug]);
   const [name, setName] = useState('');
   const [branch, setBranch] = useState('main');
   const [created, setCreated] = useState<{ url: string; branch: string } | null>(null);
@@ -172,13 +145,13 @@ function DeployHooks({ slug }: { slug: string }) {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<{ hook: Hook & { url: string } }>(projectPath(slug, '/deploys/hooks'), { name, branch });
+      const res = await post<CreatedDeployHookAnswer>(projectPath(slug, '/deploys/hooks'), { name, branch });
       setCreated({ url: res.hook.url, branch: res.hook.branch });
       setName('');
       await r.reload();
     });
   };
-  const remove = (h: Hook) => {
+  const remove = (h: DeployHook) => {
     if (!confirm(`Delete the hook "${h.name}"? Its URL stops working at once.`)) return;
     void act.run(async () => {
       await del(projectPath(slug, `/deploys/hooks/${h.id}`));
@@ -233,21 +206,24 @@ function DeployHooks({ slug }: { slug: string }) {
   );
 }
 
+/** The form edits the build source; variables are set through the API or CLI. */
+type SourceForm = Omit<BuildSettings, 'env'>;
+
 function BuildSource({ slug }: { slug: string }) {
-  const r = useResource(() => get<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings')), [slug]);
-  const [form, setForm] = useState<BuildSettings>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '' });
+  const r = useResource(() => get<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings')), [slug]);
+  const [form, setForm] = useState<SourceForm>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '' });
   const [saved, setSaved] = useState(false);
   const act = useAction();
   useEffect(() => {
     if (r.data) setForm({ ...r.data.settings, repoUrl: r.data.settings.repoUrl ?? '' });
   }, [r.data]);
-  const set = (k: keyof BuildSettings) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
+  const set = (k: keyof SourceForm) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
       const { repoUrl, defaultBranch, buildCommand, outputDir } = form;
-      r.setData(await patch<{ settings: BuildSettings }>(projectPath(slug, '/deploys/settings'), { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir }));
+      r.setData(await patch<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings'), { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir }));
       setSaved(true);
     });
   };
@@ -284,18 +260,11 @@ function BuildSource({ slug }: { slug: string }) {
   );
 }
 
-interface LogLine {
-  seq: number;
-  at: string;
-  stream: string;
-  line: string;
-}
-
 export function DeployDetail() {
   const { params } = useRoute();
   const slug = params.slug!;
   const deployId = params.deployId!;
-  const r = useResource(() => get<{ deploy: Deploy }>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}`)), [slug, deployId]);
+  const r = useResource(() => get<DeployAnswer>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}`)), [slug, deployId]);
   const [lines, setLines] = useState<LogLine[]>([]);
   const [done, setDone] = useState(false);
   const [logError, setLogError] = useState<unknown>(null);
@@ -312,7 +281,7 @@ export function DeployDetail() {
     const step = async () => {
       while (!stop) {
         try {
-          const page = await get<{ status: string; lines: LogLine[]; nextSeq: number; done: boolean }>(`${projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/logs`)}?from=${next}`);
+          const page = await get<LogPage>(`${projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/logs`)}?from=${next}`);
           setLogError(null);
           if (page.lines.length) setLines((l) => [...l, ...page.lines]);
           next = page.nextSeq;
@@ -338,7 +307,7 @@ export function DeployDetail() {
 
   const getShare = () =>
     share.run(async () => {
-      const res = await get<{ share: { url: string } }>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/share`));
+      const res = await get<LogShareAnswer>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/share`));
       setShareUrl(res.share.url);
     });
 

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { post } from '../api.ts';
 import { ErrorNote, PageHead, useAction } from '../ui.tsx';
+import type { DeviceApproveAnswer } from '../../../schemas/api/accounts.ts';
 
 /**
  * CLI device login (POST /v1/cli/device/approve): the CLI prints a code and this page's URL
@@ -15,7 +16,7 @@ export function DeviceApproval() {
   const submit = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const r = await post<{ approved: true; client_name: string }>('/cli/device/approve', { user_code: code.trim() });
+      const r = await post<DeviceApproveAnswer>('/cli/device/approve', { user_code: code.trim() });
       setApproved(r.client_name);
     });
   };

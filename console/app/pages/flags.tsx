@@ -2,27 +2,17 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
+import type { Flag, FlagList } from '../../../schemas/api/flags.ts';
 
 /**
  * Feature flags (GET/POST /v1/projects/:slug/flags, PATCH/DELETE .../flags/:key): the list with an on/off switch and
  * the rollout, a new flag, and per flag its variants, payload and conditions edited as JSON (the API checks them and
  * its message says what is wrong). Changes reach the edge's evaluation within seconds.
  */
-interface Flag {
-  key: string;
-  description: string;
-  enabled: boolean;
-  rolloutPercentage: number;
-  variants: Array<{ key: string; weight: number }>;
-  payload?: unknown;
-  conditions: unknown[];
-  updatedAt: string;
-}
-
 export function Flags() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<{ data: Flag[] }>(projectPath(slug, '/flags')), [slug]);
+  const r = useResource(() => get<FlagList>(projectPath(slug, '/flags')), [slug]);
   const [key, setKey] = useState('');
   const [description, setDescription] = useState('');
   const [rollout, setRollout] = useState(100);

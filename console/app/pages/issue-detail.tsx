@@ -4,6 +4,7 @@ import { get, post, projectPath, type Issue } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
+import type { IssueAnswer } from '../../../schemas/api/errors.ts';
 
 /**
  * One issue (GET /v1/projects/:slug/errors/:groupId): the stack with the app's own frames set apart from library
@@ -14,13 +15,13 @@ export function IssueDetail() {
   const { params } = useRoute();
   const slug = params.slug!;
   const groupId = params.groupId!;
-  const r = useResource(() => get<{ issue: Issue }>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}`)), [slug, groupId]);
+  const r = useResource(() => get<IssueAnswer>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}`)), [slug, groupId]);
   const act = useAction();
   const issue = r.data?.issue;
   const apply = (action: 'resolve' | 'ignore' | 'reopen') => {
     if (!issue || !ACTIONS_FOR[issue.status].includes(action)) return;
     void act.run(async () => {
-      const res = await post<{ issue: Issue }>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}/${action}`));
+      const res = await post<IssueAnswer>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}/${action}`));
       r.setData(res);
     });
   };

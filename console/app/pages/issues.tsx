@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { get, post, projectPath, query, type IssueStatus, type IssueSummary } from '../api.ts';
 import { Badge, ErrorNote, Loading, PageHead, Time, useAction, useResource } from '../ui.tsx';
+import type { BulkIssuesAnswer, IssuePage } from '../../../schemas/api/errors.ts';
 
 /**
  * The issue inbox (GET /v1/projects/:slug/errors): status tabs, environment filter, search, sort, cursor pages;
@@ -21,12 +22,6 @@ export const ACTIONS_FOR: Record<IssueStatus, Array<'resolve' | 'ignore' | 'reop
 export const ACTION_LABEL = { resolve: 'Resolve', ignore: 'Ignore', reopen: 'Reopen' } as const;
 const ACTION_KEY = { resolve: 'r', ignore: 'i', reopen: 'u' } as const;
 
-interface Page {
-  data: IssueSummary[];
-  hasMore: boolean;
-  nextCursor: string | null;
-}
-
 export function Issues() {
   const { params } = useRoute();
   const slug = params.slug!;
@@ -44,7 +39,7 @@ export function Issues() {
   const cursor = cursors[cursors.length - 1] ?? null;
 
   const r = useResource(
-    () => get<Page>(`${projectPath(slug, '/errors')}${query({ status, environment, sort, query: search, limit: PAGE_SIZE, cursor })}`),
+    () => get<IssuePage>(`${projectPath(slug, '/errors')}${query({ status, environment, sort, query: search, limit: PAGE_SIZE, cursor })}`),
     [filterKey, cursor],
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -71,7 +66,7 @@ export function Issues() {
   const apply = (action: 'resolve' | 'ignore' | 'reopen', ids: string[]) => {
     if (!ids.length || !ACTIONS_FOR[status].includes(action)) return;
     void act.run(async () => {
-      const res = await post<{ updated: IssueSummary[]; skipped: Array<{ groupId: string; message: string }> }>(projectPath(slug, '/errors/bulk'), { action, groupIds: ids });
+      const res = await post<BulkIssuesAnswer>(projectPath(slug, '/errors/bulk'), { action, groupIds: ids });
       const done = { resolve: 'resolved', ignore: 'ignored', reopen: 'reopened' }[action];
       const skipped = res.skipped.length ? ` ${res.skipped.length} skipped: ${[...new Set(res.skipped.map((s) => s.message))].join('; ')}.` : '';
       setOutcome(`${res.updated.length} ${res.updated.length === 1 ? 'issue' : 'issues'} ${done}.${skipped}`);

@@ -3,34 +3,20 @@ import { useRoute } from 'preact-iso';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../../schemas/scopes.ts';
 import { del, get, post, projectPath } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
+import type { ApiKey, ApiKeyList, CreatedKey, CreatedKeyAnswer } from '../../../schemas/api/keys.ts';
 
 /**
  * Project keys (POST/GET/DELETE /v1/projects/:slug/keys): API keys (cx_live_, cx_test_) with scopes, and ingest keys
  * (cak_live_) for the clients. A new key's token (and an ingest key's Sentry DSN) is shown once, with how to use it.
  */
-interface Key {
-  id: string;
-  kind: 'live' | 'test' | 'ingest';
-  name: string;
-  hint: string;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revoked: boolean;
-}
-interface NewKey extends Key {
-  token: string;
-  dsn?: string;
-}
-
 export function Keys() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<{ keys: Key[] }>(projectPath(slug, '/keys')), [slug]);
-  const [kind, setKind] = useState<Key['kind']>('ingest');
+  const r = useResource(() => get<ApiKeyList>(projectPath(slug, '/keys')), [slug]);
+  const [kind, setKind] = useState<ApiKey['kind']>('ingest');
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<Scope>>(new Set(['errors:read']));
-  const [created, setCreated] = useState<NewKey | null>(null);
+  const [created, setCreated] = useState<CreatedKey | null>(null);
   const act = useAction();
   const revoke = useAction();
 
@@ -38,13 +24,13 @@ export function Keys() {
     e.preventDefault();
     void act.run(async () => {
       const body = kind === 'ingest' ? { kind, name: name || undefined } : { kind, name: name || undefined, scopes: [...scopes] };
-      const res = await post<{ key: NewKey }>(projectPath(slug, '/keys'), body);
+      const res = await post<CreatedKeyAnswer>(projectPath(slug, '/keys'), body);
       setCreated(res.key);
       setName('');
       await r.reload();
     });
   };
-  const doRevoke = (k: Key) => {
+  const doRevoke = (k: ApiKey) => {
     if (!confirm(`Revoke "${k.name || k.hint}"? Everything using it is refused at once.`)) return;
     void revoke.run(async () => {
       await del(projectPath(slug, `/keys/${encodeURIComponent(k.id)}`));

@@ -1,22 +1,15 @@
 import { useRoute } from 'preact-iso';
-import { get, projectPath, query, type IssueSummary, type Project } from '../api.ts';
+import { get, projectPath, query } from '../api.ts';
 import { Badge, Loaded, PageHead, Time, useResource, countOf } from '../ui.tsx';
-import { DeployStatus, type Deploy } from './deploys.tsx';
-
-/** The dashboard rollup of one project (GET /v1/projects/:slug, §1) and its most recent open issues. */
-interface Rollup extends Project {
-  domains: { production: string[]; preview: string[] };
-  keys: { live: number; test: number; ingest: number };
-  errors: { open: number; openByEnvironment: Record<string, number> };
-  deploys: { live: Deploy | null; previews: Deploy[] };
-  links: Record<string, string> & { site?: string };
-}
+import { DeployStatus } from './deploys.tsx';
+import type { IssuePage } from '../../../schemas/api/errors.ts';
+import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
 
 export function Overview() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<{ project: Rollup }>(projectPath(slug)), [slug]);
-  const recent = useResource(() => get<{ data: IssueSummary[] }>(`${projectPath(slug, '/errors')}${query({ sort: 'lastSeen', limit: 5 })}`), [slug]);
+  const r = useResource(() => get<ProjectRollupAnswer>(projectPath(slug)), [slug]);
+  const recent = useResource(() => get<IssuePage>(`${projectPath(slug, '/errors')}${query({ sort: 'lastSeen', limit: 5 })}`), [slug]);
   return (
     <Loaded r={r} what="the project">
       {({ project: p }) => (

@@ -2,10 +2,11 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { get, post, projectPath, type Project } from '../api.ts';
 import { ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
+import type { ProjectAnswer, ProjectList } from '../../../schemas/api/projects.ts';
 
 /** GET /v1/projects and POST /v1/projects. */
 export function Projects() {
-  const r = useResource(() => get<{ projects: Project[] }>('/projects'), []);
+  const r = useResource(() => get<ProjectList>('/projects'), []);
   const { route } = useLocation();
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
@@ -13,7 +14,7 @@ export function Projects() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<{ project: Project }>('/projects', slug.trim() ? { name, slug: slug.trim() } : { name });
+      const res = await post<ProjectAnswer>('/projects', slug.trim() ? { name, slug: slug.trim() } : { name });
       route(projectPath(res.project.slug));
     });
   };

@@ -2,6 +2,9 @@ import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
+import type { AlertSettings, ErrorSettings, TestAlertAnswer } from '../../../schemas/api/errors.ts';
+import type { ProjectDomain, ProjectDomainAnswer, ProjectDomainList } from '../../../schemas/api/domains.ts';
+import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
 
 /**
  * Environments (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
@@ -9,15 +12,6 @@ import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitR
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test).
  * The API validates; the console shows its message, field by field.
  */
-interface ErrorSettings {
-  paused: boolean;
-  ingestOrigins: string[];
-}
-interface AlertSettings {
-  enabled: boolean;
-  recipients: string[];
-}
-
 export function Settings() {
   const { params } = useRoute();
   const slug = params.slug!;
@@ -98,7 +92,7 @@ function AlertSettingsForm({ slug }: { slug: string }) {
   const sendTest = () => {
     setSent(null);
     void test.run(async () => {
-      const res = await post<{ sent: true; to: string[] }>(projectPath(slug, '/error-alerts/test'));
+      const res = await post<TestAlertAnswer>(projectPath(slug, '/error-alerts/test'));
       setSent(`Test alert sent to ${res.to.join(', ')}.`);
     });
   };
@@ -138,36 +132,27 @@ function AlertSettingsForm({ slug }: { slug: string }) {
   );
 }
 
-/** A custom domain as `GET .../domains` lists it (api/domains/domains-routes.ts, ProjectDomainSchema). */
-interface ProjectDomain {
-  domain: string;
-  verified: boolean;
-  verifiedAt: string | null;
-  createdAt: string;
-  verification: { type: 'TXT'; name: string; value: string };
-}
-
 /**
  * Custom domains: claim one, add the TXT record shown, verify. Until verified a domain serves nothing; the API's
  * message says why a claim or a verification was refused (reserved, taken, record missing).
  */
 function CustomDomains({ slug }: { slug: string }) {
-  const r = useResource(() => get<{ domains: ProjectDomain[] }>(projectPath(slug, '/domains')), [slug]);
+  const r = useResource(() => get<ProjectDomainList>(projectPath(slug, '/domains')), [slug]);
   const [domain, setDomain] = useState('');
   const add = useAction();
   const row = useAction();
-  const reload = async () => r.setData(await get<{ domains: ProjectDomain[] }>(projectPath(slug, '/domains')));
+  const reload = async () => r.setData(await get<ProjectDomainList>(projectPath(slug, '/domains')));
   const submit = (e: Event) => {
     e.preventDefault();
     void add.run(async () => {
-      await post<{ domain: ProjectDomain }>(projectPath(slug, '/domains'), { domain: domain.trim() });
+      await post<ProjectDomainAnswer>(projectPath(slug, '/domains'), { domain: domain.trim() });
       setDomain('');
       await reload();
     });
   };
   const verify = (d: ProjectDomain) => void row.run(async () => {
     try {
-      await post<{ domain: ProjectDomain }>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
+      await post<ProjectDomainAnswer>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
     } finally {
       await reload();
     }
@@ -230,18 +215,13 @@ function CustomDomains({ slug }: { slug: string }) {
   );
 }
 
-/** The project's host patterns that stamp environments (PATCH /v1/projects/:slug { domains }). */
-interface ProjectDomainPatterns {
-  domains: { production: string[]; preview: string[] };
-}
-
 /**
  * Which hosts are production and which preview, for events sent from browsers. The platform's own hosts of the
  * project (its site, verified domains, deploy hosts) count without being listed; these are the other hosts the
  * project's apps run on.
  */
 function EnvironmentDomains({ slug }: { slug: string }) {
-  const r = useResource(() => get<{ project: ProjectDomainPatterns }>(projectPath(slug)), [slug]);
+  const r = useResource(() => get<ProjectAnswer>(projectPath(slug)), [slug]);
   const [production, setProduction] = useState('');
   const [preview, setPreview] = useState('');
   const [saved, setSaved] = useState(false);
@@ -255,7 +235,7 @@ function EnvironmentDomains({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      const res = await patch<{ project: ProjectDomainPatterns }>(projectPath(slug), { domains: { production: lines(production), preview: lines(preview) } });
+      const res = await patch<ProjectAnswer>(projectPath(slug), { domains: { production: lines(production), preview: lines(preview) } });
       r.setData(res);
       setSaved(true);
     });

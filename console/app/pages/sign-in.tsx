@@ -1,16 +1,17 @@
 import { useState } from 'preact/hooks';
 import { post } from '../api.ts';
 import { ErrorNote, useAction } from '../ui.tsx';
+import type { SignedInAnswer, User } from '../../../schemas/api/accounts.ts';
 
 /** POST /v1/auth/sign-in sets the session cookie; the page the person asked for then renders. */
-export function SignIn({ onSignedIn }: { onSignedIn: (user: { id: string; email: string }) => void }) {
+export function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const act = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const r = await post<{ user: { id: string; email: string } }>('/auth/sign-in', { email, password });
+      const r = await post<SignedInAnswer>('/auth/sign-in', { email, password });
       onSignedIn(r.user);
     });
   };

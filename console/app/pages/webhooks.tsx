@@ -3,32 +3,12 @@ import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
 import { del, get, patch, post, projectPath } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import type { Attempt, AttemptList, Endpoint, EndpointAnswer, EndpointList, EndpointWithSecretAnswer, TestEventAnswer } from '../../../schemas/api/webhooks.ts';
 
 /**
  * Project webhooks (§4.3): endpoints (create with the secret shown once, edit events, delete), a test event, and per
  * endpoint the delivery log (the last 100 attempts, each with its status and error) with replay, and secret rotation.
  */
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  maxAttempts: number;
-  createdAt: string;
-  previousSecretExpiresAt: string | null;
-}
-interface Attempt {
-  deliveryId: string;
-  event: string;
-  attempt: number;
-  status: 'succeeded' | 'failed';
-  responseCode: number | null;
-  error: string | null;
-  startedAt: string;
-  nextAttemptAt: string | null;
-  deliveryStatus: string;
-}
-
 const eventsText = (events: string[]) => (events.length ? events.join(', ') : 'every event except email.received');
 
 function EventPicker({ value, onChange }: { value: Set<string>; onChange: (v: Set<string>) => void }) {
@@ -59,7 +39,7 @@ function EventPicker({ value, onChange }: { value: Set<string>; onChange: (v: Se
 export function Webhooks() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<{ endpoints: Endpoint[] }>(projectPath(slug, '/webhooks')), [slug]);
+  const r = useResource(() => get<EndpointList>(projectPath(slug, '/webhooks')), [slug]);
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<Set<string>>(new Set());
@@ -71,7 +51,7 @@ export function Webhooks() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<{ endpoint: Endpoint & { secret: string } }>(projectPath(slug, '/webhooks'), { url: url.trim(), description, events: [...events], maxAttempts });
+      const res = await post<EndpointWithSecretAnswer>(projectPath(slug, '/webhooks'), { url: url.trim(), description, events: [...events], maxAttempts });
       setCreated(res.endpoint);
       setUrl('');
       setDescription('');
@@ -80,7 +60,7 @@ export function Webhooks() {
   };
   const sendTest = () =>
     test.run(async () => {
-      const res = await post<{ event: { id: string } }>(projectPath(slug, '/webhooks/test'));
+      const res = await post<TestEventAnswer>(projectPath(slug, '/webhooks/test'));
       setFired(`webhook.test sent (${res.event.id}). Each subscribed endpoint's log shows its delivery.`);
     });
   return (
@@ -157,8 +137,8 @@ export function WebhookDetail() {
   const { route } = useLocation();
   const slug = params.slug!;
   const id = params.id!;
-  const ep = useResource(() => get<{ endpoint: Endpoint }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`)), [slug, id]);
-  const log = useResource(() => get<{ deliveries: Attempt[] }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/deliveries`)), [slug, id]);
+  const ep = useResource(() => get<EndpointAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`)), [slug, id]);
+  const log = useResource(() => get<AttemptList>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/deliveries`)), [slug, id]);
   const [events, setEvents] = useState<Set<string>>(new Set());
   const [saved, setSaved] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
@@ -177,14 +157,14 @@ export function WebhookDetail() {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      ep.setData(await patch<{ endpoint: Endpoint }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`), { events: [...events] }));
+      ep.setData(await patch<EndpointAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`), { events: [...events] }));
       setSaved(true);
     });
   };
   const rotate = () => {
     if (!confirm('Rotate the signing secret? The previous secret keeps signing for 24 hours.')) return;
     void act.run(async () => {
-      const res = await post<{ endpoint: Endpoint & { secret: string } }>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/rotate-secret`));
+      const res = await post<EndpointWithSecretAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/rotate-secret`));
       setSecret(res.endpoint.secret);
       ep.setData({ endpoint: res.endpoint });
     });
