@@ -27,7 +27,7 @@ import { systemClock } from '../platform/clock.ts';
 import { createLogger } from '../platform/logger.ts';
 import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser } from './support/error-load.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
-import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../schemas/bus/error-events.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
 
 const BATCHES = numberArg('batches', 30);

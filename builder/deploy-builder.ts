@@ -1,7 +1,7 @@
 /**
  * The builder role: takes queued deploys and builds them.
  *
- *   1. wake       on a bus message (TOPICS.deployRequests) naming a queued deploy, when a build ends, and
+ *   1. wake       on a bus message (schemas/bus/deploy-requests.ts) naming a queued deploy, when a build ends, and
  *                 every POLL_MS. Postgres holds the queue: a repeated message changes nothing, and a deploy
  *                 whose message was lost (or taken by a builder that died) is found by the poll once it has
  *                 waited ORPHAN_AFTER_MS
@@ -24,9 +24,10 @@ import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../platform/project-event-publisher.ts';
 import { siteUrls } from '../platform/sites/site-urls.ts';
 import { validateWebhookUrl } from '../platform/webhook-url-guard.ts';
-import { CONSUMER_GROUPS, TOPICS } from '../schemas/topics.ts';
+import { CONSUMER_GROUPS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
-import { DeployRequestedSchema, type DeployFailureReason } from '../schemas/deploys.ts';
+import type { DeployFailureReason } from '../schemas/deploys.ts';
+import * as deployRequests from '../schemas/bus/deploy-requests.ts';
 import { createBuildLog } from './build-log.ts';
 import { runBuild, type BuildIsolation } from './build-run.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
@@ -276,10 +277,10 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
   sweepTimer.unref();
   void sweep();
 
-  const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.deployRequests, opts.consumerGroup ?? CONSUMER_GROUPS.builder, async (messages) => {
+  const sub = await platform.bus.subscribe(opts.topic ?? deployRequests.TOPIC, opts.consumerGroup ?? CONSUMER_GROUPS.builder, async (messages) => {
     for (const m of messages) {
-      const parsed = DeployRequestedSchema.safeParse(safeJson(m.value));
-      if (parsed.success) told.add(parsed.data.deployId);
+      const request = deployRequests.decode(m.value);
+      if (request) told.add(request.deployId);
       else log.warn({ offset: m.offset }, 'undecodable deploy request skipped');
     }
     // Not awaited: the claim reads Postgres, and a publish (in-process: resolved once handled) never
@@ -310,12 +311,4 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
       await Promise.all([...building.values()].map((b) => b.done));
     },
   };
-}
-
-function safeJson(b: Buffer): unknown {
-  try {
-    return JSON.parse(b.toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }

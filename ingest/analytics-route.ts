@@ -1,13 +1,14 @@
 import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent, type StampedAnalyticsBatch, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
+import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { secondsToMonthEnd } from '../schemas/usage-month.ts';
 import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
 import type { AnalyticsAcceptedAnswer } from '../schemas/api/edge.ts';
+import * as analyticsEvents from '../schemas/bus/analytics-events.ts';
 
 /**
  * `POST /v1/analytics/i` (spec §4.2; payload ours, issue 16): PostHog-style capture batches onto the analytics
@@ -53,8 +54,8 @@ export function parseAnalyticsBatch(body: Buffer, ctx: Pick<ParseContext, 'proje
     events.push(stamped);
   });
   if (!events.length) return refusal('invalid_request', 'no event in the batch is valid', { fields: rejected.flatMap((r) => r.fields.map((f) => ({ path: `batch.${r.index}.${f.path}`, message: f.message }))).slice(0, 20) });
-  const message: StampedAnalyticsBatch & { batchId: string } = { v: 1, batchId: randomUUID(), projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, events };
-  return { ok: true, events: events.length, value: Buffer.from(JSON.stringify(message)), rejected, dropped: rejected.length ? { invalid_event: rejected.length } : undefined };
+  const value = analyticsEvents.encode({ v: 1, batchId: randomUUID(), projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, events });
+  return { ok: true, events: events.length, value, rejected, dropped: rejected.length ? { invalid_event: rejected.length } : undefined };
 }
 
 export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['publish'] }): BatchRoute {

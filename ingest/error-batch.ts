@@ -1,7 +1,7 @@
 import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
-import { encodeErrorBatchEnvelope, type EnvelopeRoom } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import { encodeErrorBatchEnvelope, type EnvelopeRoom } from '../schemas/bus/error-events.ts';
 import { ErrorBatchSchema } from '../schemas/error-event.ts';
 
 /**

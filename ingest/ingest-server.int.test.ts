@@ -3,7 +3,7 @@ import type { Platform } from '../platform/platform.ts';
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import type { Mailer } from '../platform/ports/mailer.ts';
 import { newId } from '../platform/tokens.ts';
-import { decodeErrorBatch } from '../platform/bus-envelopes/error-batch-envelope.ts';
+import { decodeErrorBatch } from '../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { TOPICS } from '../schemas/topics.ts';

@@ -1,6 +1,7 @@
 import uWS from 'uWebSockets.js';
 import type { Platform } from '../platform/platform.ts';
-import { TOPICS } from '../schemas/topics.ts';
+import * as errorEvents from '../schemas/bus/error-events.ts';
+import * as analyticsEvents from '../schemas/bus/analytics-events.ts';
 import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
@@ -38,9 +39,9 @@ export interface IngestServerOptions {
    * the difference in one run.
    */
   publishMode?: 'coalesced' | 'per-request';
-  /** Defaults to TOPICS.errorEvents; tests sharing one Kafka cluster use a topic of their own. */
+  /** Defaults to errorEvents.TOPIC; tests sharing one Kafka cluster use a topic of their own. */
   topic?: string;
-  /** Defaults to TOPICS.analyticsEvents. */
+  /** Defaults to analyticsEvents.TOPIC. */
   analyticsTopic?: string;
 }
 
@@ -59,7 +60,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const log = platform.logger.child({ component: 'ingest' });
   const cache = await startProjectCache(platform);
   const { bus, clock } = platform;
-  const topic = opts.topic ?? TOPICS.errorEvents;
+  const topic = opts.topic ?? errorEvents.TOPIC;
   const publisher = opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
   const counters = createRefusalCounters();
   const sentryCounters = createRefusalCounters();
@@ -72,7 +73,7 @@ export async function startIngestServer(platform: Platform, opts: IngestServerOp
   const edge = { app, platform, cache, counters, log, sites, keyUsage };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
-  const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? TOPICS.analyticsEvents);
+  const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? analyticsEvents.TOPIC);
   const analytics = analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) });
   registerBatchRoute({ ...edge, counters: analyticsCounters }, analytics);
   registerBatchRoute({ ...edge, counters: analyticsCounters }, { ...analytics, path: SITE_ANALYTICS_PATH, healthPath: undefined, siteKeyed: true });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Platform } from './platform.ts';
-import { EmailReceivedDataSchema, ProjectEventSchema, type ProjectEvent } from '../schemas/project-events.ts';
-import { TOPICS } from '../schemas/topics.ts';
+import * as projectEvents from '../schemas/bus/project-events.ts';
+import type { ProjectEvent } from '../schemas/project-events.ts';
 
 /**
  * The one producer of outbound project events (spec §6.1). Any part of the platform (deploys,
@@ -19,8 +19,7 @@ export async function publishProjectEvent(
   platform: Platform,
   event: Omit<ProjectEvent, 'id' | 'occurredAt'> & { id?: string },
 ): Promise<ProjectEvent> {
-  const full = ProjectEventSchema.parse({ ...event, id: event.id ?? `evt_${randomUUID().replace(/-/g, '')}`, occurredAt: platform.clock.now() });
-  if (full.event === 'email.received') EmailReceivedDataSchema.parse(full.data);
-  await platform.bus.publish(TOPICS.projectEvents, [{ key: full.projectId, value: Buffer.from(JSON.stringify(full)) }]);
+  const full: ProjectEvent = { ...event, id: event.id ?? `evt_${randomUUID().replace(/-/g, '')}`, occurredAt: platform.clock.now() };
+  await platform.bus.publish(projectEvents.TOPIC, [{ key: full.projectId, value: projectEvents.encode(full) }]);
   return full;
 }

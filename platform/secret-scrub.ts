@@ -5,7 +5,7 @@
  * Only the secret itself becomes `[Filtered]`, so the rest of a line (a stack frame's file path, the
  * words of a message) stays readable.
  */
-import { setOwn } from './storable-text.ts';
+import { setOwn } from '../schemas/storable-text.ts';
 
 export const FILTERED = '[Filtered]';
 

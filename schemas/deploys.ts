@@ -54,9 +54,6 @@ export type DeployFailureReason = (typeof DEPLOY_FAILURE_REASONS)[number];
 export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback'] as const;
 export type DeployTrigger = (typeof DEPLOY_TRIGGERS)[number];
 
-/** On the bus (TOPICS.deployRequests, key deployId): "build this queued deploy". */
-export const DeployRequestedSchema = z.object({ v: z.literal(1), deployId: z.string(), projectId: z.string() });
-export type DeployRequested = z.infer<typeof DeployRequestedSchema>;
 
 /** A git branch name as git check-ref-format allows it (a subset: no `..`, no leading `-`, printable). */
 export const BranchSchema = z

@@ -4,8 +4,8 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
-import { TOPICS } from '../../schemas/topics.ts';
-import type { DeployRequested, DeployTrigger } from '../../schemas/deploys.ts';
+import type { DeployTrigger } from '../../schemas/deploys.ts';
+import * as deployRequests from '../../schemas/bus/deploy-requests.ts';
 import type { BuildSettings, BuildSettingsPatch, DeployHook, StoredDeploy } from '../../schemas/api/deploys.ts';
 
 /**
@@ -62,7 +62,7 @@ export interface QueueRequest {
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
  * holds no production slot) and the caller gets 503.
  */
-export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = TOPICS.deployRequests): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
+export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = deployRequests.TOPIC): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
   const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
   if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
@@ -75,10 +75,9 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
     );
     const row = inserted.rows[0];
     if (row) {
-      const message: DeployRequested = { v: 1, deployId: row.id, projectId: row.project_id };
       try {
         // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
-        await bus.publish(topic, [{ key: row.id, value: Buffer.from(JSON.stringify(message)) }]);
+        await bus.publish(topic, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
       } catch (err) {
         await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [row.id]);
         throw err;

@@ -6,7 +6,7 @@ import type { Subscription } from '../../platform/ports/bus.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { batch, event } from '../../processor/errors/error-pipeline.scenarios.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import { encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
 /** The errors API (spec §4.5, §3.1) over events that went through the real pipeline. */

@@ -2,7 +2,7 @@ import type uWS from 'uWebSockets.js';
 import { STATUS_CODES } from 'node:http';
 import type { FileHandle } from 'node:fs/promises';
 import { ERROR_CODES, type ErrorBody, type ErrorCode } from '../../schemas/error-codes.ts';
-import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { ENVELOPE_HEAD_ROOM, type EnvelopeRoom } from '../../schemas/bus/error-events.ts';
 
 /**
  * The uWS plumbing every edge route shares. uWS's rules, kept here once: a response is touched only while

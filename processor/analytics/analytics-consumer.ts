@@ -1,11 +1,12 @@
 import type { Platform } from '../../platform/platform.ts';
 import type { ConsumedMessage } from '../../platform/ports/bus.ts';
-import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
+import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import { createAnalyticsPipeline, type AnalyticsBatchInput, type AnalyticsBatchSummary } from './analytics-pipeline.ts';
 import { pruneAnalyticsLedger } from './steps/usage-step.ts';
+import * as analyticsEvents from '../../schemas/bus/analytics-events.ts';
 
 /**
- * The analytics consumer: subscribes to TOPICS.analyticsEvents as CONSUMER_GROUPS.analyticsPipeline and feeds the
+ * The analytics consumer: subscribes to the analytics topic (schemas/bus/analytics-events.ts) as CONSUMER_GROUPS.analyticsPipeline and feeds the
  * analytics pipeline (analytics-pipeline.ts). Per delivery:
  *   1. decode     each bus message (JSON, v1, with a batch id and events); one that does not decode is counted as
  *                 invalid_message and skipped (retrying cannot help)
@@ -27,17 +28,6 @@ const PRUNE_MS = 10 * 60_000;
 export interface AnalyticsConsumer {
   stats(): AnalyticsBatchSummary;
   stop(): Promise<void>;
-}
-
-function decode(value: Buffer): AnalyticsBatchInput | undefined {
-  try {
-    const m = JSON.parse(value.toString('utf8')) as Partial<AnalyticsBatchInput>;
-    if (m?.v !== 1 || typeof m.batchId !== 'string' || typeof m.projectId !== 'string' || typeof m.receivedAt !== 'number' || !Array.isArray(m.events)) return undefined;
-    if (!m.events.every((e) => e && typeof e.uuid === 'string' && typeof e.event === 'string' && typeof e.distinctId === 'string' && typeof e.timestamp === 'number')) return undefined;
-    return { ...m, originHost: m.originHost ?? null } as AnalyticsBatchInput;
-  } catch {
-    return undefined;
-  }
 }
 
 /**
@@ -62,11 +52,11 @@ export async function startAnalyticsConsumer(platform: Platform, opts: { topic?:
     for (const [k, v] of Object.entries(s.dropped)) totals.dropped[k] = (totals.dropped[k] ?? 0) + v;
   };
 
-  const sub = await platform.bus.subscribe(opts.topic ?? TOPICS.analyticsEvents, opts.consumerGroup ?? CONSUMER_GROUPS.analyticsPipeline, async (messages: ConsumedMessage[]) => {
+  const sub = await platform.bus.subscribe(opts.topic ?? analyticsEvents.TOPIC, opts.consumerGroup ?? CONSUMER_GROUPS.analyticsPipeline, async (messages: ConsumedMessage[]) => {
     // 1. decode
     const batches: AnalyticsBatchInput[] = [];
     for (const m of messages) {
-      const b = decode(m.value);
+      const b = analyticsEvents.decode(m.value);
       if (b) batches.push(b);
       else {
         totals.dropped.invalid_message = (totals.dropped.invalid_message ?? 0) + 1;

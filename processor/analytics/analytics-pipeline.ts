@@ -4,6 +4,7 @@ import { createEnvironmentResolver } from '../environment/environment-resolver.t
 import { scrubStep } from './steps/scrub-step.ts';
 import { analyticsRow, createStoreStep } from './steps/store-step.ts';
 import { claimBatches, countUsage } from './steps/usage-step.ts';
+import type { AnalyticsBatchMessage } from '../../schemas/bus/analytics-events.ts';
 
 /**
  * The analytics pipeline, for one delivery of stamped batches (analytics-consumer.ts decodes them):
@@ -25,7 +26,7 @@ export interface AnalyticsBatchSummary {
   dropped: Record<string, number>;
 }
 
-export type AnalyticsBatchInput = StampedAnalyticsBatch & { batchId: string };
+export type AnalyticsBatchInput = AnalyticsBatchMessage;
 
 export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analytics' | 'clock'> & { config?: Pick<Platform['config'], 'SITES_DOMAIN'> }) {
   const resolveEnvironment = createEnvironmentResolver({ db: platform.db, clock: platform.clock, sitesDomain: platform.config?.SITES_DOMAIN });

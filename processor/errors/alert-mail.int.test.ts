@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
-import { encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';

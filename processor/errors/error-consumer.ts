@@ -1,9 +1,10 @@
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { ConsumedMessage } from '../../platform/ports/bus.ts';
-import { decodeErrorBatch, encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import * as errorEvents from '../../schemas/bus/error-events.ts';
+import { decodeErrorBatch, encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
-import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
+import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import { createErrorPipeline, type BatchSummary } from './error-pipeline.ts';
 import { schedulePruning } from './ledger-retention.ts';
 import { addSummaries, handleIsolatingPoison } from './poison-isolation.ts';
@@ -12,7 +13,7 @@ import { scrubValue } from '../../platform/secret-scrub.ts';
 import type { ErrorCaps } from './steps/caps-step.ts';
 
 /**
- * The error consumer: subscribes to TOPICS.errorEvents as CONSUMER_GROUPS.errorPipeline and feeds the error
+ * The error consumer: subscribes to the error events topic (schemas/bus/error-events.ts) as CONSUMER_GROUPS.errorPipeline and feeds the error
  * pipeline (error-pipeline.ts). Per delivery:
  *   1. decode     each bus message (platform/bus-envelopes); an undecodable one is counted as
  *                 invalid_message and never retried, a v1 event that fails the checks as invalid_event
@@ -36,7 +37,7 @@ const TOTALS_LOG_MS = 60_000;
 export interface StartErrorConsumerOptions {
   /** Defaults to LIMITS.errorCaps. */
   caps?: ErrorCaps;
-  /** Defaults to TOPICS.errorEvents; tests sharing one Kafka cluster use a topic of their own. */
+  /** Defaults to errorEvents.TOPIC; tests sharing one Kafka cluster use a topic of their own. */
   topic?: string;
   /** Defaults to CONSUMER_GROUPS.errorPipeline. */
   consumerGroup?: string;
@@ -80,7 +81,7 @@ export async function startErrorConsumer(platform: Platform, opts: StartErrorCon
   };
 
   const sub = await platform.bus.subscribe(
-    opts.topic ?? TOPICS.errorEvents,
+    opts.topic ?? errorEvents.TOPIC,
     opts.consumerGroup ?? CONSUMER_GROUPS.errorPipeline,
     async (messages: ConsumedMessage[]) => {
       // 1. decode

@@ -6,7 +6,7 @@ import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
-import { encodeErrorBatchEnvelope, encodeErrorBatchV1 } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { encodeErrorBatchEnvelope, encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import { ERROR_EVENT_TEXT_FIELD_NAMES, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';

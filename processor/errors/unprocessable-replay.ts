@@ -1,5 +1,5 @@
 import type { Platform } from '../../platform/platform.ts';
-import { TOPICS } from '../../schemas/topics.ts';
+import * as errorEvents from '../../schemas/bus/error-events.ts';
 import { unprocessableRepository, type UnprocessableEvent } from './repositories/unprocessable-repository.ts';
 
 /**
@@ -19,7 +19,7 @@ export async function replayUnprocessable(platform: Platform, opts: { eventIds?:
   // event, and one that fails again is set aside anew meanwhile. If the publish fails, they are put back.
   await unprocessableRepository.remove(platform.db, kept.map((k) => k.eventId));
   try {
-    await platform.bus.publish(opts.topic ?? TOPICS.errorEvents, kept.map((k) => ({ key: k.projectId, value: k.message })));
+    await platform.bus.publish(opts.topic ?? errorEvents.TOPIC, kept.map((k) => ({ key: k.projectId, value: k.message })));
   } catch (err) {
     for (const k of kept) await unprocessableRepository.setAside(platform.db, { eventId: k.eventId, projectId: k.projectId, message: k.message, error: k.error });
     throw err;

@@ -2,9 +2,10 @@ import type { Platform } from '../../platform/platform.ts';
 import { webhookGuardOptions } from '../../platform/webhook-url-guard.ts';
 import type { ConsumedMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { Resolver } from '../../platform/webhook-url-guard.ts';
-import { CONSUMER_GROUPS, TOPICS } from '../../schemas/topics.ts';
+import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
+import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { ProjectEventSchema, subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
+import { subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
 import { claimDue, finishAttempt, insertDeliveries, loadSendTarget, type ClaimedDelivery, type SendTarget, type Target } from './delivery-store.ts';
 import { nextDelayMs } from './backoff.ts';
 import { sendWebhook } from './webhook-sender.ts';
@@ -12,7 +13,7 @@ import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
 
 /**
  * Outbound webhook dispatch (spec §3.2, §6, §9). Phases:
- *  1. fan-out: consume TOPICS.projectEvents; per event, one delivery row per matching target
+ *  1. fan-out: consume the project events topic (schemas/bus/project-events.ts); per event, one delivery row per matching target
  *     (project endpoints by subscription, or only the event's inbox target), id derived from event
  *     and target, inserted with ON CONFLICT DO NOTHING: a re-delivered message sends nothing twice.
  *     The bus offset is committed after the rows are stored, so no event is lost.
@@ -155,17 +156,12 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
   async function handle(messages: ConsumedMessage[]): Promise<void> {
     const events: ProjectEvent[] = [];
     for (const m of messages) {
-      let parsed;
-      try {
-        parsed = ProjectEventSchema.safeParse(JSON.parse(m.value.toString('utf8')));
-      } catch {
-        parsed = undefined;
-      }
-      if (!parsed?.success) {
+      const event = projectEvents.decode(m.value);
+      if (!event) {
         log.error({ topic: m.topic, offset: m.offset }, 'dropping a malformed project event');
         continue;
       }
-      events.push(parsed.data);
+      events.push(event);
     }
     const fresh = await fanOut(events);
     if (fresh.length && !stopped) track(promptSend(fresh));
@@ -192,7 +188,7 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
     }
   }
 
-  const subscription: Subscription = await platform.bus.subscribe(opts.topic ?? TOPICS.projectEvents, opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout, handle);
+  const subscription: Subscription = await platform.bus.subscribe(opts.topic ?? projectEvents.TOPIC, opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout, handle);
 
   let sweeping: Promise<number> | undefined;
   const runSweep = () => {

@@ -3,7 +3,7 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { Bus, BusMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { RateDecision, RateLimiter } from '../../platform/ports/rate-limiter.ts';
-import { decodeErrorBatch } from '../../platform/bus-envelopes/error-batch-envelope.ts';
+import { decodeErrorBatch } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
 /**

@@ -1,8 +1,9 @@
 import { ErrorBatchSchema, isTime, stampErrorEvent, StampedErrorEventSchema, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
 import { storableText, UNSTORABLE_ESCAPE } from '../storable-text.ts';
+import { TOPICS } from '../topics.ts';
 
 /**
- * How an error batch travels on the bus as bytes (topic TOPICS.errorEvents, key projectId), in one of two
+ * How an error batch travels on the bus as bytes (key projectId), in one of two
  * versions:
  *
  * - v2, what the edge sends: a small stamped envelope around the client's own bytes,
@@ -13,6 +14,8 @@ import { storableText, UNSTORABLE_ESCAPE } from '../storable-text.ts';
  * - v1, `{"v":1, ...StampedErrorBatch}` with stamped events, for producers that build events themselves
  *   (and for replaying events set aside as unprocessable).
  */
+export const TOPIC = TOPICS.errorEvents;
+
 export interface ErrorBatchEnvelopeHeader {
   projectId: string;
   originHost: string | null;
@@ -105,3 +108,6 @@ function withDefaults(e: ReturnType<typeof StampedErrorEventSchema.parse>): Stam
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out as unknown as StampedErrorEvent;
 }
+
+/** The uniform names of a bus module (schemas/bus/README.md). */
+export const decode = decodeErrorBatch;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ERROR_EVENT_TEXT_FIELD_NAMES, stampErrorEvent, type StampedErrorBatch } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { decodeErrorBatch as decodeErrorBatchMessage, encodeErrorBatchEnvelope, encodeErrorBatchV1, ENVELOPE_HEAD_ROOM } from './error-batch-envelope.ts';
+import { decodeErrorBatch as decodeErrorBatchMessage, encodeErrorBatchEnvelope, encodeErrorBatchV1, ENVELOPE_HEAD_ROOM } from './error-events.ts';
 
 const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 1_700_000_000_000, defaultRuntime: 'browser' as const };
 
