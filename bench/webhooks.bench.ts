@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createPlatform } from '../platform/platform.ts';
-import { publishProjectEvent } from '../platform/project-event-publisher.ts';
+import { publishProjectEvent } from '../domain/project-event-publisher.ts';
 import { newId } from '../platform/tokens.ts';
 import { claimDue } from '../processor/webhooks/delivery-store.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';

@@ -1,5 +1,5 @@
 import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
-import { scrubText } from '../platform/secret-scrub.ts';
+import { scrubText } from '../domain/secret-scrub.ts';
 
 /**
  * A build's log, written while the build runs: every stdout/stderr line with its time, in order, to

@@ -21,7 +21,7 @@ import os from 'node:os';
 import { chmod, mkdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
-import { publishProjectEvent } from '../platform/project-event-publisher.ts';
+import { publishProjectEvent } from '../domain/project-event-publisher.ts';
 import { siteUrls } from '../platform/sites/site-urls.ts';
 import { validateWebhookUrl } from '../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS } from '../schemas/topics.ts';

@@ -1,5 +1,5 @@
 import type { HttpRequest } from 'uWebSockets.js';
-import { hostnameOf, matchesAny } from '../platform/host-patterns.ts';
+import { hostnameOf, matchesAny } from '../domain/host-patterns.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { bearer } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';

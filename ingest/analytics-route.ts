@@ -3,7 +3,7 @@ import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
-import { secondsToMonthEnd } from '../schemas/usage-month.ts';
+import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';

@@ -1,6 +1,6 @@
-import { environmentOfHost } from '../platform/host-patterns.ts';
+import { environmentOfHost } from '../domain/host-patterns.ts';
 import { LIMITS } from '../schemas/limits.ts';
-import { secondsToMonthEnd } from '../schemas/usage-month.ts';
+import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import type { BatchRoute } from './batch-route.ts';
 import { parseErrorBatch } from './error-batch.ts';
 import { refusal } from './refusals.ts';

@@ -1,9 +1,10 @@
 import { parseBoundedJson } from '../platform/bounded-json.ts';
 import { hash } from 'node:crypto';
 import type uWS from 'uWebSockets.js';
-import { environmentOfHost } from '../platform/host-patterns.ts';
+import { environmentOfHost } from '../domain/host-patterns.ts';
 import type { Environment } from '../schemas/error-event.ts';
-import { evaluateFlag, UNKNOWN_FLAG, type FlagAnswer, type FlagDefinition } from '../schemas/flags.ts';
+import type { FlagAnswer, FlagDefinition } from '../schemas/flags.ts';
+import { evaluateFlag, UNKNOWN_FLAG } from '../domain/flag-evaluation.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { ingestCredential, originAllowed, OTHER_CREDENTIAL_PREFIXES, type BatchRequestHeaders } from './admission.ts';
 import type { EdgeContext } from './batch-route.ts';

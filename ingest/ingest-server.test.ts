@@ -23,7 +23,7 @@ import {
 } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
 import { injectForwarder } from './forward.ts';
-import { secondsToMonthEnd } from '../schemas/usage-month.ts';
+import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import { createEnvironmentStep } from '../processor/errors/steps/environment-step.ts';
 
 const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };

@@ -1,4 +1,4 @@
-import { stampHost } from '../platform/host-patterns.ts';
+import { stampHost } from '../domain/host-patterns.ts';
 
 const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 

@@ -3,7 +3,7 @@ import { loadPlatformHosts, platformHostPatterns } from '../platform/sites/platf
 import { LIMITS } from '../schemas/limits.ts';
 import { tokenHash } from '../platform/tokens.ts';
 import { ENVIRONMENTS } from '../schemas/error-event.ts';
-import { monthlyCapFor, usageMonth } from '../schemas/usage-month.ts';
+import { monthlyCapFor, usageMonth } from '../domain/usage-month.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no

@@ -1,4 +1,4 @@
-import { LIMITS } from '../schemas/limits.ts';
+import { LIMITS } from './limits.ts';
 
 /**
  * Text Postgres can store. JSON can carry NUL and lone UTF-16 surrogates (as \u0000 and \ud800..\udfff

@@ -2,7 +2,7 @@ import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { alertRecipients } from '../../platform/alert-recipients.ts';
+import { alertRecipients } from '../../domain/alert-recipients.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import {

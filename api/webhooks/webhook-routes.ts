@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
-import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
+import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
 import { validateWebhookUrl, webhookGuardOptions, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';

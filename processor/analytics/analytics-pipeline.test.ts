@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
-import { usageMonth } from '../../schemas/usage-month.ts';
+import { usageMonth } from '../../domain/usage-month.ts';
 import { describeWith } from '../../test/support/backends.ts';
 import { createIngestProject } from '../../test/support/ingest-fixtures.ts';
 import { createTestPlatform, type TestPlatformOptions } from '../../test/support/platform.ts';

@@ -1,5 +1,5 @@
 import type { Environment } from '../../schemas/error-event.ts';
-import { environmentOfHost, type ProjectDomains } from '../../platform/host-patterns.ts';
+import { environmentOfHost, type ProjectDomains } from '../../domain/host-patterns.ts';
 
 export type { ProjectDomains };
 

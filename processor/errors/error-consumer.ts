@@ -9,7 +9,7 @@ import { createErrorPipeline, type BatchSummary } from './error-pipeline.ts';
 import { schedulePruning } from './ledger-retention.ts';
 import { addSummaries, handleIsolatingPoison } from './poison-isolation.ts';
 import { unprocessableRepository } from './repositories/unprocessable-repository.ts';
-import { scrubValue } from '../../platform/secret-scrub.ts';
+import { scrubValue } from '../../domain/secret-scrub.ts';
 import type { ErrorCaps } from './steps/caps-step.ts';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import Stripe from 'stripe';
 import type { Platform } from '../../platform/platform.ts';
 import type { ManualClock } from '../../platform/clock.ts';
-import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
+import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
 import { ManualClock } from '../../platform/clock.ts';
-import { publishProjectEvent } from '../../platform/project-event-publisher.ts';
+import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
 import { describeWith } from '../../test/support/backends.ts';
 import { allowAllLimiter } from '../../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../../test/support/platform.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ERROR_EVENT_TEXT_FIELD_NAMES, stampErrorEvent, type StampedErrorBatch } from '../../schemas/error-event.ts';
-import { LIMITS } from '../../schemas/limits.ts';
+import { ERROR_EVENT_TEXT_FIELD_NAMES, stampErrorEvent, type StampedErrorBatch } from '../error-event.ts';
+import { LIMITS } from '../limits.ts';
 import { decodeErrorBatch as decodeErrorBatchMessage, encodeErrorBatchEnvelope, encodeErrorBatchV1, ENVELOPE_HEAD_ROOM } from './error-events.ts';
 
 const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 1_700_000_000_000, defaultRuntime: 'browser' as const };

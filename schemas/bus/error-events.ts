@@ -1,4 +1,4 @@
-import { ErrorBatchSchema, isTime, stampErrorEvent, StampedErrorEventSchema, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
+import { ErrorBatchSchema, isTime, stampErrorEvent, StampedErrorEventSchema, type StampedErrorBatch, type StampedErrorEvent } from '../error-event.ts';
 import { storableText, UNSTORABLE_ESCAPE } from '../storable-text.ts';
 import { TOPICS } from '../topics.ts';
 

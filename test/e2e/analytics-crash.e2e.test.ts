@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { usageMonth } from '../../schemas/usage-month.ts';
+import { usageMonth } from '../../domain/usage-month.ts';
 import { start, type Running, type StartOptions } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';

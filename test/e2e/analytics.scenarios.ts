@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { usageMonth } from '../../schemas/usage-month.ts';
+import { usageMonth } from '../../domain/usage-month.ts';
 import { edgeKnows } from './error-tracking.scenarios.ts';
 import { eventually, http, newProject, signedInUser, type E2eProject, type ServiceUrls } from './support/http-client.ts';
 

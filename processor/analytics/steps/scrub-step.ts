@@ -1,4 +1,4 @@
-import { scrubText, scrubValue } from '../../../platform/secret-scrub.ts';
+import { scrubText, scrubValue } from '../../../domain/secret-scrub.ts';
 import type { StampedAnalyticsEvent } from '../../../schemas/analytics-event.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Queryable, RelationalStore } from '../../../platform/ports/relational-store.ts';
-import { usageMonth } from '../../../schemas/usage-month.ts';
+import { usageMonth } from '../../../domain/usage-month.ts';
 
 /**
  * The batch ledger and the monthly count the edge holds a project's quota to (LIMITS.analyticsMonthlyQuota).

@@ -5,7 +5,7 @@ import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import type { GroupsRepository } from '../repositories/groups-repository.ts';
 import type { GroupChange } from './group-step.ts';
-import { alertRecipients } from '../../../platform/alert-recipients.ts';
+import { alertRecipients } from '../../../domain/alert-recipients.ts';
 
 /**
  * Alert email (spec §7.6). A group earns an alert when this batch holds a production occurrence and

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
-import { monthlyCapFor, usageMonth } from '../../../schemas/usage-month.ts';
+import { monthlyCapFor, usageMonth } from '../../../domain/usage-month.ts';
 import type { GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
 import { bucketKey, type UsageBucket, type UsageChange, type UsageRepository } from '../repositories/usage-repository.ts';
 import { drop, ok, type DropReason, type EnvironmentStampedEvent, type StepOutcome } from './outcome.ts';

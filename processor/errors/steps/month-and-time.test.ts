@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { usageMonth as monthOf } from '../../../schemas/usage-month.ts';
+import { usageMonth as monthOf } from '../../../domain/usage-month.ts';
 import { chTime, isoTime } from '../../time-text.ts';
 
 describe('usageMonth: the UTC calendar month the monthly caps count in', () => {

@@ -1,5 +1,5 @@
 import { copyTextFields, ERROR_EVENT_TEXT_FIELDS, ERROR_EVENT_TEXT_FIELD_NAMES, type StampedErrorEvent } from '../../../schemas/error-event.ts';
-import { scrubText, scrubValue } from '../../../platform/secret-scrub.ts';
+import { scrubText, scrubValue } from '../../../domain/secret-scrub.ts';
 import { ok, type IncomingEvent, type StepOutcome } from './outcome.ts';
 
 /** The text fields the scrubber reads (schemas/error-event.ts says which), besides name, message, stack and extra. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Platform } from './platform.ts';
+import type { Platform } from '../platform/platform.ts';
 import * as projectEvents from '../schemas/bus/project-events.ts';
 import type { ProjectEvent } from '../schemas/project-events.ts';
 

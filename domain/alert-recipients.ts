@@ -1,4 +1,4 @@
-import type { Queryable } from './ports/relational-store.ts';
+import type { Queryable } from '../platform/ports/relational-store.ts';
 
 /**
  * The project's alert recipients; when the list is empty, the project owner (so a fresh project

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { bucket, evaluateFlag, FlagDefinitionSchema, flagProblems, type FlagContext } from './flags.ts';
+import { FlagDefinitionSchema, flagProblems } from '../schemas/flags.ts';
+import { bucket, evaluateFlag, type FlagContext } from './flag-evaluation.ts';
 
 const flag = (over: Record<string, unknown>) => FlagDefinitionSchema.parse({ key: 'new-checkout', enabled: true, ...over });
 const ctx = (distinctId: string, over: Partial<FlagContext> = {}): FlagContext => ({ distinctId, properties: {}, environment: 'production', ...over });

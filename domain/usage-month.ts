@@ -1,4 +1,4 @@
-import type { Environment } from './error-event.ts';
+import type { Environment } from '../schemas/error-event.ts';
 
 /**
  * Monthly caps (spec §7.5) count per UTC calendar month by the edge's receive time, and `unknown` is not
