@@ -14,6 +14,7 @@ import type { BuildLog } from '../builder/build-log.ts';
 import { runBuild, type BuildIsolation } from '../builder/build-run.ts';
 import { probeSandbox } from '../builder/sandbox/sandbox.ts';
 import { numberArg } from './support/cli-args.ts';
+import { createPublicInternetGuard } from '../platform/adapters/outbound/public-internet-guard.ts';
 
 const BUILDS = numberArg('builds', 20);
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
@@ -46,6 +47,7 @@ async function main() {
     diskBytes: 8 * 1024 ** 3,
     tmpBytes: 512 * 1024 ** 2,
     artifact: { maxBytes: 1024 ** 3, maxFiles: 20_000, maxFileBytes: 256 * 1024 ** 2 },
+    guard: createPublicInternetGuard(),
   });
   const times: Record<'sandboxed' | 'nodeRelay' | 'plain', number[]> = { sandboxed: [], nodeRelay: [], plain: [] };
   for (let i = 0; i < BUILDS + 2; i++) {

@@ -23,6 +23,7 @@ import { claimDue } from '../processor/webhooks/delivery-store.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { makeSelfSignedCert } from '../test/support/https-receiver.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
+import { createTestOutboundGuard } from '../platform/adapters/outbound/test-guard.ts';
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 3000);
@@ -75,7 +76,7 @@ async function main() {
     analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
     limiter: allowAllLimiter,
     mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
-    testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert },
+    outbound: createTestOutboundGuard({ ca: receiver.cert }),
   });
   const { db } = platform;
   const userId = newId('usr_');

@@ -3,7 +3,7 @@ import { chmod, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts';
-import type { Resolver } from '../platform/webhook-url-guard.ts';
+import type { OutboundUrlGuard } from '../platform/ports/outbound-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
 import { copyArtifact } from './artifact-copy.ts';
 import { createBuildCgroup, type BuildCgroup } from './sandbox/build-cgroup.ts';
@@ -54,9 +54,8 @@ export interface BuildIsolation {
   artifact: ArtifactLimits;
   /** The sandbox's relay to the egress proxy (sandbox.ts); tests run both. */
   relay?: 'auto' | 'node';
-  /** Test-only: the egress proxy admits loopback (a stand-in registry). */
-  allowLoopbackEgress?: boolean;
-  resolve?: Resolver;
+  /** What the egress proxy admits (ports/outbound-url-guard.ts, use build_egress). */
+  guard: OutboundUrlGuard;
 }
 
 export type BuildOutcome = { ok: true; gitSha: string; files: number; bytes: number } | { ok: false; reason: DeployFailureReason; exitCode?: number };
@@ -83,8 +82,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     if (iso.sandbox && iso.network === 'proxy') {
       proxy = await startEgressProxy({
         socketPath: path.join(job.workDir, 'egress.sock'),
-        allowLoopback: iso.allowLoopbackEgress,
-        resolve: iso.resolve,
+        guard: iso.guard,
         onRefused: (dest, why) => job.log.line('system', `network: refused ${dest}: ${why}`),
       });
     }

@@ -23,7 +23,6 @@ import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../domain/project-event-publisher.ts';
 import { siteUrls } from '../platform/sites/site-urls.ts';
-import { validateWebhookUrl } from '../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import type { DeployFailureReason } from '../schemas/deploys.ts';
@@ -48,6 +47,8 @@ export interface StartBuilderOptions {
   consumerGroup?: string;
   /** Defaults to LIMITS.deploys.leaseMs (tests shorten it to see builder_lost quickly). */
   leaseMs?: number;
+  /** The bubblewrap binary to probe (tests name a missing one to see sandbox_unavailable). */
+  bwrap?: string;
 }
 
 export interface Builder {
@@ -79,15 +80,14 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     diskBytes: config.BUILD_DISK_MB * 1024 * 1024,
     tmpBytes: config.BUILD_TMP_MB * 1024 * 1024,
     artifact: { maxBytes: config.ARTIFACT_MAX_BYTES, maxFiles: config.ARTIFACT_MAX_FILES, maxFileBytes: config.ARTIFACT_MAX_FILE_BYTES },
-    allowLoopbackEgress: platform.testing?.allowLoopbackEgress === true,
-    resolve: platform.testing?.webhookResolve,
+    guard: platform.outbound,
   };
   // Said at every start, on stderr as well as in the log, whatever LOG_LEVEL is.
   if (config.BUILD_SANDBOX === 'off') {
     log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
     process.stderr.write('WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service\'s user (single-tenant machines only)\n');
   } else {
-    const probe = await probeSandbox(config.BUILD_UID, platform.testing?.bwrap);
+    const probe = await probeSandbox(config.BUILD_UID, opts.bwrap);
     if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
     else {
       log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
@@ -160,7 +160,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
     });
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     const refused = source && (await repositoryRefusal(source.repoUrl));
-    const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, platform.testing?.bwrap) : undefined;
+    const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, opts.bwrap) : undefined;
     if (sandbox && !sandbox.available) {
       buildLog.line('system', `builds cannot be sandboxed on this builder: ${sandbox.message}`);
       outcome = { status: 'failed', reason: 'sandbox_unavailable' };
@@ -204,13 +204,13 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
 
   /**
    * The repository checked again right before the clone: an https host must still resolve to public addresses
-   * only (the webhook URL guard), as when the settings were saved, and a local one still needs ALLOW_LOCAL_REPOS.
+   * only (the outbound URL guard), as when the settings were saved, and a local one still needs ALLOW_LOCAL_REPOS.
    * git resolves the name itself afterwards, so a sandboxed builder's own egress rules remain the real fence.
    */
   async function repositoryRefusal(repoUrl: string): Promise<string | undefined> {
     if (repoUrl.startsWith('/') || repoUrl.startsWith('file://')) return config.ALLOW_LOCAL_REPOS ? undefined : 'local repositories need ALLOW_LOCAL_REPOS=true';
     try {
-      await validateWebhookUrl(repoUrl, { allowLoopback: platform.testing?.allowLoopbackWebhooks === true, resolve: platform.testing?.webhookResolve });
+      await platform.outbound.checkUrl(repoUrl, 'repository');
       return undefined;
     } catch (err) {
       return (err as Error).message;

@@ -26,6 +26,7 @@ import { request as httpRequest } from 'node:http';
  * HTTP); the Kafka hand-off and builders in processes of their own are test/e2e/deploys.e2e.test.ts.
  */
 import type { TestPlatformOptions } from '../test/support/platform.ts';
+import { steerableGuard, type SteerableGuard } from '../test/support/outbound-guard.ts';
 
 export function defineDeployScenarios(backends: { real?: TestPlatformOptions['real'] } = {}): void {
   const SECRET = 'sup3r-s3cret-build-value';
@@ -34,6 +35,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
   let platform: Platform;
   let owner: SignedInUser;
   let receiver: HttpsReceiver;
+  let outbound: SteerableGuard;
   let repo: string;
   const events: ProjectEvent[] = [];
 
@@ -73,12 +75,13 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
   beforeAll(async () => {
     repo = makeRepo();
     receiver = await startHttpsReceiver();
+    outbound = steerableGuard({ ca: receiver.cert });
     // processors: the error pipeline, the webhook dispatcher and a builder, as in the single process.
     api = await buildTestApi({
       real: backends.real,
       processors: true,
       env: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '8000', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'deploy-data-')) },
-      overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert } },
+      overrides: { outbound: outbound.guard },
     });
     app = api.app;
     platform = api.platform;
@@ -374,18 +377,17 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
 
     it('checks an https repository again before cloning: a host that now resolves to a private address fails checkout_failed', async () => {
       const p = await projectWithSource();
-      const resolveBefore = platform.testing!.webhookResolve;
-      platform.testing!.webhookResolve = async (host) => [{ address: host === 'git.rebinding.test' ? '93.184.216.34' : '127.0.0.1', family: 4 }];
+      outbound.resolveWith = async (host) => [{ address: host === 'git.rebinding.test' ? '93.184.216.34' : '127.0.0.1', family: 4 }];
       try {
         const saved = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { repoUrl: 'https://git.rebinding.test/app.git' } });
         expect(saved.statusCode).toBe(200);
         // The name now points at a private address (DNS rebinding): the builder refuses before git runs.
-        platform.testing!.webhookResolve = async () => [{ address: '10.0.0.5', family: 4 }];
+        outbound.resolveWith = async () => [{ address: '10.0.0.5', family: 4 }];
         const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
         expect(d).toMatchObject({ status: 'failed', failureReason: 'checkout_failed' });
         await vi.waitFor(async () => expect((await logLines(d.id)).some((l) => l.startsWith('repository refused:'))).toBe(true), { timeout: 10_000 });
       } finally {
-        platform.testing!.webhookResolve = resolveBefore;
+        outbound.resolveWith = undefined;
       }
     });
 

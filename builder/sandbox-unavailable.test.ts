@@ -20,7 +20,7 @@ beforeAll(async () => {
   writeFileSync(path.join(repo, 'build.sh'), 'mkdir -p out && echo ran > out/index.html && touch /tmp/ran-unsandboxed');
   git('add', '.');
   git('commit', '-q', '-m', 'one');
-  t = await buildTestApi({ processors: true, env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'nosandbox-data-')) }, overrides: { testing: { bwrap: '/nonexistent/bwrap' } } });
+  t = await buildTestApi({ processors: true, env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'nosandbox-data-')) }, builder: { bwrap: '/nonexistent/bwrap' } });
   owner = await signUpAndSignIn(t.app, t.platform);
 });
 afterAll(async () => t?.close());

@@ -10,6 +10,8 @@ import type { Bus } from './ports/bus.ts';
 import type { RateLimiter } from './ports/rate-limiter.ts';
 import type { Mailer } from './ports/mailer.ts';
 import { migrateAnalytical, migrateRelational } from './migrate.ts';
+import type { OutboundUrlGuard } from './ports/outbound-url-guard.ts';
+import { createPublicInternetGuard } from './adapters/outbound/public-internet-guard.ts';
 
 /**
  * Everything a role needs, behind ports. Steps and routes see this, never a driver client.
@@ -26,19 +28,8 @@ export interface Platform {
   mailer: Mailer;
   /** DNS TXT lookups (custom domain verification). */
   txt: TxtResolver;
-  /** Test-only switches; production configuration cannot set them (they are not env variables). */
-  testing?: {
-    /** The bubblewrap binary builders probe (tests name a missing one to see sandbox_unavailable). */
-    bwrap?: string;
-    /** Let builds' egress proxy connect to loopback (the tests' stand-in registry). Nothing else private. */
-    allowLoopbackEgress?: boolean;
-    /** Let webhook endpoints on loopback through the SSRF guard (the test receiver). */
-    allowLoopbackWebhooks?: boolean;
-    /** Extra CA certificates trusted for webhook delivery (the test receiver's self-signed cert). */
-    webhookCa?: string | Buffer;
-    /** Name resolution for the webhook SSRF guard (tests point names at chosen addresses). */
-    webhookResolve?: (hostname: string) => Promise<Array<{ address: string; family: number }>>;
-  };
+  /** Every address dialled on a tenant's behalf (webhooks, repositories, builds' egress) passes this guard. */
+  outbound: OutboundUrlGuard;
   close(): Promise<void>;
 }
 
@@ -94,7 +85,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
     limiter,
     mailer,
     txt: overrides.txt ?? systemTxtResolver,
-    testing: overrides.testing,
+    outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocalWebhooks: config.ALLOW_LOCAL_WEBHOOKS }),
     async close() {
       await bus.close().catch(() => undefined);
       await limiter.close().catch(() => undefined);

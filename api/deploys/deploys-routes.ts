@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { validateWebhookUrl, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
+import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
 import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
@@ -267,7 +267,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
   };
 }
 
-/** https:// through the webhook URL guard (public hosts only); local paths and file:// only when the setting allows. */
+/** https:// through the outbound URL guard (public hosts only); local paths and file:// only when the setting allows. */
 async function checkRepoUrl(platform: Platform, raw: string): Promise<string> {
   const local = raw.startsWith('/') || raw.startsWith('file://');
   if (local) {
@@ -275,9 +275,9 @@ async function checkRepoUrl(platform: Platform, raw: string): Promise<string> {
     return raw;
   }
   try {
-    return (await validateWebhookUrl(raw, { allowLoopback: platform.testing?.allowLoopbackWebhooks === true, resolve: platform.testing?.webhookResolve })).href;
+    return (await platform.outbound.checkUrl(raw, 'repository')).href;
   } catch (err) {
-    if (err instanceof WebhookUrlError) throw new ServiceError(err.code, `repoUrl: ${err.message}`);
+    if (err instanceof OutboundUrlError) throw new ServiceError(err.code, `repoUrl: ${err.message}`);
     throw err;
   }
 }

@@ -9,6 +9,7 @@ import { bearer, buildTestApi, createCliToken, createKey, createProject, session
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/webhooks/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
+import { steerableGuard, type SteerableGuard } from '../../test/support/outbound-guard.ts';
 
 const stripe = Stripe.webhooks;
 const resolveTable: Record<string, string[]> = {
@@ -25,21 +26,16 @@ let platform: Platform;
 let dispatcher: WebhookDispatcher;
 const clock = new ManualClock(Date.now());
 let owner: SignedInUser;
+let outbound: SteerableGuard;
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
+  outbound = steerableGuard({ ca: receiver.cert, unknownNames: 'fail' });
+  outbound.table = resolveTable;
   api = await buildTestApi({
     overrides: {
       clock,
-      testing: {
-        allowLoopbackWebhooks: true,
-        webhookCa: receiver.cert,
-        webhookResolve: async (host) => {
-          const a = resolveTable[host];
-          if (!a) throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
-          return a.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-        },
-      },
+      outbound: outbound.guard,
     },
   });
   app = api.app;
@@ -57,7 +53,7 @@ afterAll(async () => {
 beforeEach(() => {
   receiver.requests.length = 0;
   receiver.respond = () => ({ status: 200 });
-  platform.testing!.allowLoopbackWebhooks = true;
+  outbound.loopback = true;
   clock.set(Date.now());
 });
 
@@ -131,7 +127,7 @@ describe('endpoint management', () => {
   });
 
   it('refuses every non-public host form at creation (SSRF table)', async () => {
-    platform.testing!.allowLoopbackWebhooks = false;
+    outbound.loopback = false;
     const { slug } = await createProject(app, owner.cookie);
     const hosts = [
       '127.0.0.1', '127.1.2.3', 'localhost', 'api.localhost', '0x7f.1', '2130706433', '017700000001', '0177.0.0.1', '0x7f000001', '127.1',

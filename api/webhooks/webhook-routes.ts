@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
 import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
-import { validateWebhookUrl, webhookGuardOptions, WebhookUrlError } from '../../platform/webhook-url-guard.ts';
+import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
@@ -51,10 +51,10 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
 
 async function checkUrl(platform: Platform, url: string): Promise<string> {
   try {
-    const parsed = await validateWebhookUrl(url, webhookGuardOptions(platform));
+    const parsed = await platform.outbound.checkUrl(url, 'webhook');
     return parsed.href;
   } catch (err) {
-    if (err instanceof WebhookUrlError) throw new ServiceError(err.code, err.message);
+    if (err instanceof OutboundUrlError) throw new ServiceError(err.code, err.message);
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { chmod, rm } from 'node:fs/promises';
-import { checkResolvedHost, type Resolver } from '../../platform/webhook-url-guard.ts';
+import type { OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
 
 /**
  * A build's only way out: an HTTP proxy (CONNECT for https, absolute-URI requests for http) on a Unix socket that
@@ -20,9 +20,8 @@ export interface EgressProxy {
 
 export interface EgressProxyOptions {
   socketPath: string;
-  /** Test-only: admit loopback destinations (the tests' stand-in registry). */
-  allowLoopback?: boolean;
-  resolve?: Resolver;
+  /** Which destinations are dialable: the outbound guard's rules for builds' egress. */
+  guard: OutboundUrlGuard;
   onRefused(destination: string, why: string): void;
 }
 
@@ -36,7 +35,7 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
   /** The first public address of host, or why there is none. */
   async function dialable(host: string): Promise<{ address: string } | { refused: string }> {
     try {
-      const addrs = await checkResolvedHost(host.replace(/^\[(.*)\]$/, '$1'), { allowLoopback: o.allowLoopback, resolve: o.resolve });
+      const addrs = await o.guard.resolveHost(host, 'build_egress');
       return { address: addrs[0]!.address };
     } catch (err) {
       return { refused: (err as Error).message };

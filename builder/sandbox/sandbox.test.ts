@@ -7,6 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildLog } from '../build-log.ts';
 import { runBuild, type BuildIsolation, type BuildOutcome } from '../build-run.ts';
 import { probeSandbox } from './sandbox.ts';
+import { createPublicInternetGuard } from '../../platform/adapters/outbound/public-internet-guard.ts';
+import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
+/** The tests' stand-in registry listens on loopback: the only private destination these builds may reach. */
+const loopbackRegistry = createTestOutboundGuard({ loopback: ['build_egress'] });
 
 /**
  * The sandbox plays against a hostile tenant (issue 22, rows 3-5 and the sandbox's own rules): what a build can
@@ -67,6 +71,8 @@ const isolation = (over: Partial<BuildIsolation> = {}): BuildIsolation => ({
   diskBytes: 512 * 1024 * 1024,
   tmpBytes: 64 * 1024 * 1024,
   artifact: { maxBytes: 10 * 1024 * 1024, maxFiles: 100, maxFileBytes: 1024 * 1024 },
+  // builds' egress reaches only public addresses, as in production
+  guard: createPublicInternetGuard(),
   ...over,
 });
 
@@ -189,13 +195,13 @@ describe('what a sandboxed build can read and write', () => {
         'mkdir -p out && echo ok > out/index.html',
       ].join('\n'),
     );
-    const allowed = await build('fetch', { iso: { allowLoopbackEgress: true } });
+    const allowed = await build('fetch', { iso: { guard: loopbackRegistry } });
     expect(allowed.log).toContain('fetched: 200 stand-in registry');
     expect(allowed.log).toContain('proxy=http://127.0.0.1:3128');
     // The same through the node relay (machines without socat).
-    const viaNode = await build('fetch', { iso: { allowLoopbackEgress: true, relay: 'node' } });
+    const viaNode = await build('fetch', { iso: { guard: loopbackRegistry, relay: 'node' } });
     expect(viaNode.log).toContain('fetched: 200 stand-in registry');
-    const none = await build('fetch', { iso: { allowLoopbackEgress: true, network: 'none' } });
+    const none = await build('fetch', { iso: { guard: loopbackRegistry, network: 'none' } });
     expect(none.log).toContain('fetch-error-ECONNREFUSED');
     expect(none.log).toContain('proxy=none');
   });

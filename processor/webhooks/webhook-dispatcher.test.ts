@@ -9,6 +9,7 @@ import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
 import { deliveryId } from './delivery-store.ts';
+import { steerableGuard, type SteerableGuard } from '../../test/support/outbound-guard.ts';
 
 const stripe = Stripe.webhooks;
 
@@ -16,21 +17,15 @@ let receiver: HttpsReceiver;
 let platform: Platform & { clock: ManualClock };
 let dispatcher: WebhookDispatcher;
 const resolveTable: Record<string, string[]> = {};
+let outbound: SteerableGuard;
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
-  platform = await createWebhookTestPlatform({ ca: receiver.cert });
-  dispatcher = await startWebhookDispatcher(platform, {
-    sweepIntervalMs: false,
-    attemptTimeoutMs: 1_000,
-    // Names under .test resolve through this table (rebinding tests); the rest through the system.
-    resolve: async (host) => {
-      const addrs = resolveTable[host];
-      if (addrs) return addrs.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
-      const dns = await import('node:dns');
-      return dns.promises.lookup(host, { all: true });
-    },
-  });
+  // Names under .test resolve through resolveTable (rebinding tests); the rest through the system.
+  outbound = steerableGuard({ ca: receiver.cert });
+  outbound.table = resolveTable;
+  platform = await createWebhookTestPlatform({ outbound: outbound.guard });
+  dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 1_000 });
 });
 
 afterAll(async () => {
@@ -42,7 +37,7 @@ afterAll(async () => {
 beforeEach(() => {
   receiver.requests.length = 0;
   receiver.respond = () => ({ status: 200 });
-  platform.testing!.allowLoopbackWebhooks = true;
+  outbound.loopback = true;
   platform.clock.set(Date.now());
 });
 
@@ -304,7 +299,7 @@ describe('SSRF at send time', () => {
     resolveTable['rebind-to-loopback.test'] = ['127.0.0.1'];
     resolveTable['rebind-mixed.test'] = ['93.184.216.34', '127.0.0.1'];
     resolveTable['rebind-metadata.test'] = ['169.254.169.254'];
-    platform.testing!.allowLoopbackWebhooks = false;
+    outbound.loopback = false;
     const { projectId } = await insertProject(platform);
     const eps = [];
     for (const url of forms(receiver.port)) eps.push({ url, ...(await insertEndpoint(platform, { projectId, url })) });

@@ -1,7 +1,5 @@
 import type { Platform } from '../../platform/platform.ts';
-import { webhookGuardOptions } from '../../platform/webhook-url-guard.ts';
 import type { ConsumedMessage, Subscription } from '../../platform/ports/bus.ts';
-import type { Resolver } from '../../platform/webhook-url-guard.ts';
 import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { LIMITS } from '../../schemas/limits.ts';
@@ -39,8 +37,6 @@ export interface DispatcherOptions {
   batchSize?: number;
   /** Sends in flight at once per processor. */
   concurrency?: number;
-  /** Name resolution for the SSRF guard (tests point names at chosen addresses). */
-  resolve?: Resolver;
   random?: () => number;
   /** Whole-attempt deadline; default LIMITS.webhook.attemptTimeoutMs (10 s). */
   attemptTimeoutMs?: number;
@@ -99,9 +95,7 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
       },
       {
         timeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
-        ...webhookGuardOptions(platform),
-        ca: platform.testing?.webhookCa,
-        resolve: opts.resolve ?? platform.testing?.webhookResolve,
+        guard: platform.outbound,
       },
     );
     const finishedAt = clock.now();

@@ -8,6 +8,7 @@ import { createTestPlatform } from '../../test/support/platform.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
+import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
 
 /**
  * The production shape: events through Kafka (at-least-once), deliveries in Postgres. A message the
@@ -27,7 +28,7 @@ describeWith(['postgres', 'kafka'], 'webhooks through Kafka and Postgres', () =>
         analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
         limiter: allowAllLimiter,
         mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
-        testing: { allowLoopbackWebhooks: true, webhookCa: receiver.cert },
+        outbound: createTestOutboundGuard({ ca: receiver.cert }),
       },
     });
     dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false });

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import { guardedLookup, hostOf, parseWebhookUrl, WebhookUrlError, blockedReason, type GuardOptions, type Resolver } from '../../platform/webhook-url-guard.ts';
+import { OutboundUrlError, type OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
 import net from 'node:net';
 
 /**
@@ -27,25 +27,20 @@ export interface SendResult {
   error?: string;
 }
 
-export interface SenderOptions extends GuardOptions {
+export interface SenderOptions {
   timeoutMs: number;
-  resolve?: Resolver;
-  /** Extra trusted CA (tests only, Platform.testing.webhookCa). */
-  ca?: string | Buffer;
+  /** The outbound guard: the URL's form before dialling, every resolved address inside the dial. */
+  guard: OutboundUrlGuard;
 }
 
 export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<SendResult> {
   let url: URL;
   try {
-    url = parseWebhookUrl(req.url, opts);
+    url = opts.guard.parseUrl(req.url, 'webhook');
   } catch (err) {
     return Promise.resolve({ ok: false, error: `refused: ${(err as Error).message}` });
   }
-  const host = hostOf(url);
-  if (net.isIP(host)) {
-    const why = blockedReason(host, opts);
-    if (why) return Promise.resolve({ ok: false, error: `refused: ${host} is not a public address (${why})` });
-  }
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     const done = (r: SendResult) => {
@@ -60,9 +55,9 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       port: url.port ? Number(url.port) : url.protocol === 'http:' ? 80 : 443,
       path: url.pathname + url.search,
       headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
-      lookup: guardedLookup(opts),
+      lookup: opts.guard.lookup('webhook'),
       servername: net.isIP(host) ? undefined : host,
-      secureContext: opts.ca ? testSecureContext(opts.ca) : undefined,
+      secureContext: opts.guard.extraCa ? extraCaContext(opts.guard.extraCa) : undefined,
       agent: false,
     };
     // http:// only gets here when the guard allowed it (ALLOW_LOCAL_WEBHOOKS).
@@ -81,7 +76,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       request.destroy();
     }, opts.timeoutMs);
     request.on('error', (err: NodeJS.ErrnoException) => {
-      if (err instanceof WebhookUrlError || String(err.code).startsWith('url_')) return done({ ok: false, error: `refused: ${err.message}` });
+      if (err instanceof OutboundUrlError || String(err.code).startsWith('url_')) return done({ ok: false, error: `refused: ${err.message}` });
       done({ ok: false, error: describeNetworkError(err) });
     });
     request.end(req.body);
@@ -90,7 +85,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
 
 // Building a context from the ~150 public roots costs milliseconds of CPU: once per CA, not per send.
 const contexts = new Map<string, tls.SecureContext>();
-function testSecureContext(ca: string | Buffer): tls.SecureContext {
+function extraCaContext(ca: string | Buffer): tls.SecureContext {
   const key = ca.toString();
   let ctx = contexts.get(key);
   if (!ctx) {

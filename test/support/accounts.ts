@@ -95,7 +95,7 @@ export async function createCliToken(app: FastifyInstance, cookie: string): Prom
  * `processors: true` also starts the error pipeline, the webhook dispatcher and a builder, as the single
  * process does, so routes that publish to the in-process bus have consumers.
  */
-export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[]; processors?: boolean } = {}) {
+export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[]; processors?: boolean; builder?: { bwrap?: string } } = {}) {
   const platform = await createTestPlatform(opts);
   const stops: Array<() => Promise<void>> = [];
   if (opts.processors) {
@@ -104,7 +104,7 @@ export async function buildTestApi(opts: TestPlatformOptions & { plugins?: Fasti
     const { startBuilder } = await import('../../builder/deploy-builder.ts');
     const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
-    const builder = await startBuilder(platform);
+    const builder = await startBuilder(platform, opts.builder);
     stops.push(() => errors.stop(), () => webhooks.stop(), () => builder.stop());
   }
   const app = await buildApiApp(platform, { plugins: opts.plugins });

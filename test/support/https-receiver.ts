@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 /**
  * A real HTTPS receiver on loopback for webhook tests: a self-signed certificate made at test time
  * with openssl (CN=localhost, SANs localhost and 127.0.0.1), trusted by the test through
- * Platform.testing.webhookCa. Records every request with its raw body; `respond` chooses the answer.
+ * the test outbound guard's `ca`. Records every request with its raw body; `respond` chooses the answer.
  */
 export interface ReceivedRequest {
   method: string;

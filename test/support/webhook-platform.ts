@@ -5,6 +5,8 @@ import type { Mailer } from '../../platform/ports/mailer.ts';
 import { newId } from '../../platform/tokens.ts';
 import { allowAllLimiter } from './ingest-fixtures.ts';
 import { createTestPlatform } from './platform.ts';
+import type { OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
+import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
 
 /**
  * A platform for webhook tests: relational store (PGlite in memory, or the real Postgres), the
@@ -14,14 +16,14 @@ import { createTestPlatform } from './platform.ts';
 const inertAnalytics: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
 const inertMailer: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
-export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?: string; clock?: ManualClock; keepAnalytics?: boolean } = {}): Promise<Platform & { clock: ManualClock }> {
+export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?: string; outbound?: OutboundUrlGuard; clock?: ManualClock; keepAnalytics?: boolean } = {}): Promise<Platform & { clock: ManualClock }> {
   const clock = opts.clock ?? new ManualClock(Date.now());
   const platform = await createTestPlatform({
     real: { postgres: opts.postgres },
     overrides: {
       clock,
       ...(opts.keepAnalytics ? {} : { analytics: inertAnalytics, limiter: allowAllLimiter, mailer: inertMailer }),
-      testing: { allowLoopbackWebhooks: true, webhookCa: opts.ca },
+      outbound: opts.outbound ?? createTestOutboundGuard({ ca: opts.ca }),
     },
   });
   return platform as Platform & { clock: ManualClock };

@@ -6,6 +6,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { start, type Running } from '../../../service/service.ts';
+import { createTestOutboundGuard } from '../../../platform/adapters/outbound/test-guard.ts';
 
 /**
  * The whole service as `npm start` runs it (every role in one process, embedded engines, a fresh data dir), for the
@@ -58,7 +59,7 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
   });
   const running = await start('all', config, createLogger('silent', 'console'), {
     testing: {
-      overrides: { testing: { allowLoopbackWebhooks: true, webhookCa: opts.webhookCa }, txt: { resolveTxt: async (name) => opts.txt?.get(name) ?? [] } },
+      overrides: { outbound: createTestOutboundGuard({ ca: opts.webhookCa }), txt: { resolveTxt: async (name) => opts.txt?.get(name) ?? [] } },
       webhookSweepIntervalMs: 1_000,
       quietFirstStart: true,
     },

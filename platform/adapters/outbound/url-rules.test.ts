@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { blockedReason, embeddedIPv4, guardedLookup, parseWebhookUrl, validateWebhookUrl } from './webhook-url-guard.ts';
+import { blockedReason, embeddedIPv4, guardedLookup, parseWebhookUrl, validateWebhookUrl } from './url-rules.ts';
 
 describe('webhook URL guard', () => {
   it('classifies addresses: only public unicast passes', () => {

@@ -1,13 +1,13 @@
 import net from 'node:net';
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import type { ErrorCode } from '../schemas/error-codes.ts';
+import { OutboundUrlError } from '../../ports/outbound-url-guard.ts';
 
 /**
- * The SSRF guard for outbound webhooks (spec §2.1, §9: https only, private and loopback hosts
- * refused). Used twice: by the API when an endpoint is created or changed, and by the sender inside
- * the connection's DNS lookup at every attempt, on every address a name resolves to, so a name that
- * later resolves (rebinds) to a private address is still refused where it matters: the dial.
+ * The rules of the outbound URL guard (ports/outbound-url-guard.ts), which its adapters apply: https only, no
+ * credentials, and every address a name resolves to public, checked when a URL is saved and again inside the
+ * connection's DNS lookup at every dial, so a name that later resolves (rebinds) to a private address is still
+ * refused where it matters.
  *
  * Only globally routable unicast is allowed. IPv6 forms that carry an IPv4 address (IPv4-mapped,
  * IPv4-compatible, NAT64 64:ff9b::/96 and 64:ff9b:1::/48, 6to4 2002::/16) are judged by the IPv4
@@ -16,18 +16,7 @@ import type { ErrorCode } from '../schemas/error-codes.ts';
  * parser to dotted quads before any check, and node's resolver would read them the same way.
  */
 
-export type UrlRefusal = Extract<ErrorCode, 'url_not_https' | 'url_has_credentials' | 'url_private_host' | 'url_unresolvable' | 'invalid_request'>;
-
-export class WebhookUrlError extends Error {
-  constructor(
-    readonly code: UrlRefusal,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** Test-only relaxation; production configuration cannot set it (Platform.testing). */
+/** The relaxations an adapter may apply: ALLOW_LOCAL_WEBHOOKS (loopback and http://), or the tests' loopback stand-ins. */
 export interface GuardOptions {
   /** Let loopback addresses (127.0.0.0/8, ::1) through: the tests' local receiver. Nothing else private. */
   allowLoopback?: boolean;
@@ -156,17 +145,17 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
   try {
     url = new URL(raw);
   } catch {
-    throw new WebhookUrlError('invalid_request', 'url is not a valid absolute URL');
+    throw new OutboundUrlError('invalid_request', 'url is not a valid absolute URL');
   }
-  if (url.protocol !== 'https:' && !(opts.allowHttp && url.protocol === 'http:')) throw new WebhookUrlError('url_not_https', opts.allowHttp ? 'url must use https or http' : 'url must use https');
-  if (url.username || url.password) throw new WebhookUrlError('url_has_credentials', 'url must not carry credentials (user:password@)');
+  if (url.protocol !== 'https:' && !(opts.allowHttp && url.protocol === 'http:')) throw new OutboundUrlError('url_not_https', opts.allowHttp ? 'url must use https or http' : 'url must use https');
+  if (url.username || url.password) throw new OutboundUrlError('url_has_credentials', 'url must not carry credentials (user:password@)');
   const host = hostOf(url);
-  if (!host) throw new WebhookUrlError('url_unresolvable', 'url has no host');
+  if (!host) throw new OutboundUrlError('url_unresolvable', 'url has no host');
   if (net.isIP(host)) {
     const why = blockedReason(host, opts);
-    if (why) throw new WebhookUrlError('url_private_host', `url host ${host} is not a public address (${why})`);
+    if (why) throw new OutboundUrlError('url_private_host', `url host ${host} is not a public address (${why})`);
   } else if (host === 'localhost' || host.endsWith('.localhost')) {
-    if (!opts.allowLoopback) throw new WebhookUrlError('url_private_host', `url host ${host} is loopback`);
+    if (!opts.allowLoopback) throw new OutboundUrlError('url_private_host', `url host ${host} is loopback`);
   }
   return url;
 }
@@ -180,19 +169,19 @@ export function hostOf(url: URL): string {
 export async function checkResolvedHost(host: string, opts: GuardOptions & { resolve?: Resolver } = {}): Promise<LookupAddress[]> {
   if (net.isIP(host)) {
     const why = blockedReason(host, opts);
-    if (why) throw new WebhookUrlError('url_private_host', `${host} is not a public address (${why})`);
+    if (why) throw new OutboundUrlError('url_private_host', `${host} is not a public address (${why})`);
     return [{ address: host, family: net.isIP(host) }];
   }
   let addrs: LookupAddress[];
   try {
     addrs = await (opts.resolve ?? systemResolver)(host);
   } catch (err) {
-    throw new WebhookUrlError('url_unresolvable', `url host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new OutboundUrlError('url_unresolvable', `url host ${host} does not resolve (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
-  if (!addrs.length) throw new WebhookUrlError('url_unresolvable', `url host ${host} does not resolve`);
+  if (!addrs.length) throw new OutboundUrlError('url_unresolvable', `url host ${host} does not resolve`);
   for (const a of addrs) {
     const why = blockedReason(a.address, opts);
-    if (why) throw new WebhookUrlError('url_private_host', `url host ${host} resolves to ${a.address} (${why})`);
+    if (why) throw new OutboundUrlError('url_private_host', `url host ${host} resolves to ${a.address} (${why})`);
   }
   return addrs;
 }
@@ -218,19 +207,7 @@ export function guardedLookup(opts: GuardOptions & { resolve?: Resolver } = {}):
         if (options?.all) callback(null, wanted);
         else callback(null, wanted[0].address, wanted[0].family);
       },
-      (err: WebhookUrlError) => callback(Object.assign(err, { code: err.code }) as NodeJS.ErrnoException, ''),
+      (err: OutboundUrlError) => callback(Object.assign(err, { code: err.code }) as NodeJS.ErrnoException, ''),
     );
   }) as unknown as net.LookupFunction;
-}
-
-/**
- * The guard's relaxations in force: ALLOW_LOCAL_WEBHOOKS (a developer trying webhooks on one machine: http:// and
- * loopback receivers; private ranges and link-local metadata addresses stay refused) and the tests' allowances.
- */
-export function webhookGuardOptions(platform: {
-  config: { ALLOW_LOCAL_WEBHOOKS: boolean };
-  testing?: { allowLoopbackWebhooks?: boolean; webhookResolve?: Resolver };
-}): GuardOptions & { resolve?: Resolver } {
-  const local = platform.config.ALLOW_LOCAL_WEBHOOKS;
-  return { allowLoopback: local || platform.testing?.allowLoopbackWebhooks === true, allowHttp: local, resolve: platform.testing?.webhookResolve };
 }
