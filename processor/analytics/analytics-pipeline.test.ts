@@ -35,21 +35,21 @@ function scenarios(options: TestPlatformOptions) {
     const { projectId } = await createIngestProject(platform);
     const handle = createAnalyticsPipeline(platform);
     const batch = batchOf(projectId, 50);
-    expect(await handle([batch])).toEqual({ stored: 50, redelivered: 0, dropped: {} });
+    expect(await handle([batch])).toEqual({ accepted: 50, duplicates: 0, dropped: {} });
     // The same delivery again, and again through a new pipeline (a replacement processor).
-    expect(await handle([batch])).toEqual({ stored: 0, redelivered: 1, dropped: {} });
-    expect(await createAnalyticsPipeline(platform)([batch])).toEqual({ stored: 0, redelivered: 1, dropped: {} });
+    expect(await handle([batch])).toEqual({ accepted: 0, duplicates: 50, dropped: {} });
+    expect(await createAnalyticsPipeline(platform)([batch])).toEqual({ accepted: 0, duplicates: 50, dropped: {} });
     expect(await rows(projectId)).toBe(50);
     expect(await usage(projectId)).toBe(50);
     // A delivery holding a new batch and a re-delivered one: only the new one adds rows and counts.
     const second = batchOf(projectId, 10);
-    expect(await handle([second, batch])).toEqual({ stored: 10, redelivered: 1, dropped: {} });
+    expect(await handle([second, batch])).toEqual({ accepted: 10, duplicates: 50, dropped: {} });
     expect(await rows(projectId)).toBe(60);
     expect(await usage(projectId)).toBe(60);
   });
 
   it('drops events of a project that no longer exists, counted by reason', async () => {
-    expect(await createAnalyticsPipeline(platform)([batchOf('prj_gone', 3)])).toEqual({ stored: 0, redelivered: 0, dropped: { unknown_project: 3 } });
+    expect(await createAnalyticsPipeline(platform)([batchOf('prj_gone', 3)])).toEqual({ accepted: 0, duplicates: 0, dropped: { unknown_project: 3 } });
   });
 
   it('sets the retention TTL once, from ANALYTICS_RETENTION_DAYS', async () => {

@@ -1,5 +1,6 @@
 import type { Platform } from '../../platform/platform.ts';
-import type { StampedAnalyticsBatch, StoredAnalyticsEvent } from '../../schemas/analytics-event.ts';
+import type { StoredAnalyticsEvent } from '../../schemas/analytics-event.ts';
+import type { BatchSummary } from '../batch-summary.ts';
 import { createEnvironmentResolver } from '../environment/environment-resolver.ts';
 import { scrubStep } from './steps/scrub-step.ts';
 import { analyticsRow, createStoreStep } from './steps/store-step.ts';
@@ -19,12 +20,9 @@ import type { AnalyticsBatchMessage } from '../../schemas/bus/analytics-events.t
  * same rows under the same token: no new rows; grouped otherwise, the uuid key collapses them); after the commit a
  * re-delivery stores nothing.
  */
-export interface AnalyticsBatchSummary {
-  stored: number;
-  /** Batches seen before (re-delivered), skipped. */
-  redelivered: number;
-  dropped: Record<string, number>;
-}
+/** What one delivery did: events accepted, events of batches stored before (re-delivered: skipped), dropped by reason. */
+export type AnalyticsDropReason = 'unknown_project' | 'invalid_message';
+export type AnalyticsBatchSummary = BatchSummary<AnalyticsDropReason>;
 
 export type AnalyticsBatchInput = AnalyticsBatchMessage;
 
@@ -33,7 +31,7 @@ export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analyti
   const store = createStoreStep({ analytics: platform.analytics });
 
   return async function handle(batches: AnalyticsBatchInput[]): Promise<AnalyticsBatchSummary> {
-    // 2. scrub
+    // 1. scrub
     const scrubbed = batches.map((b) => ({ ...b, events: b.events.map(scrubStep) }));
     // 2. stamp (read-only, before the transaction: the embedded store has one connection)
     const flat = scrubbed.flatMap((b, bi) => b.events.map((e) => ({ b, bi, e })));
@@ -60,8 +58,9 @@ export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analyti
       // 5. count
       await countUsage(tx)(fresh.map(({ b, rows: r }) => ({ projectId: b.projectId, receivedAt: b.receivedAt, events: r.length })));
       const unknown = fresh.reduce((n, f) => n + f.unknown, 0);
-      const dropped: Record<string, number> = unknown ? { unknown_project: unknown } : {};
-      return { stored: rows.length, redelivered: batches.length - fresh.length, dropped };
+      const dropped: AnalyticsBatchSummary['dropped'] = unknown ? { unknown_project: unknown } : {};
+      const seenBefore = batches.filter((b) => !claimed.has(b.batchId)).reduce((n, b) => n + b.events.length, 0);
+      return { accepted: rows.length, duplicates: seenBefore, dropped };
     });
   };
 }

@@ -41,6 +41,7 @@ import { createGroupStep } from './steps/group-step.ts';
 import { createOccurrenceStep, occurrenceRow } from './steps/occurrence-step.ts';
 import type { DropReason, EnvironmentStampedEvent, FingerprintedEvent, IncomingEvent } from './steps/outcome.ts';
 import { createScrubStep } from './steps/scrub-step.ts';
+import type { BatchSummary as SharedBatchSummary } from '../batch-summary.ts';
 
 export interface ErrorPipelineDeps {
   db: RelationalStore;
@@ -56,12 +57,8 @@ export interface ErrorPipelineDeps {
   sitesDomain?: string;
 }
 
-export interface BatchSummary {
-  accepted: number;
-  /** Events of this delivery that an earlier delivery already consumed. */
-  duplicates: number;
-  dropped: Partial<Record<DropReason, number>>;
-}
+/** What one delivery did: accepted, duplicates (consumed by an earlier delivery), dropped by DropReason. */
+export type BatchSummary = SharedBatchSummary<DropReason>;
 
 export interface ErrorPipeline {
   handleBatch(batches: StampedErrorBatch[]): Promise<BatchSummary>;

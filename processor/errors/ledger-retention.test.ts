@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import type { Platform } from '../../platform/platform.ts';
 import { createTestPlatform } from '../../test/support/platform.ts';
-import { pruneConsumedLedger, schedulePruning } from './ledger-retention.ts';
+import { pruneConsumedLedger } from './ledger-retention.ts';
 
 let platform: Platform;
 beforeAll(async () => {
@@ -34,25 +33,5 @@ describe('consumed-events ledger retention', () => {
     const fresh = await ledgerRows(3, 1 * DAY);
     expect(await pruneConsumedLedger(platform.db, { keepMs: 7 * DAY, batchSize: 10 })).toBeGreaterThanOrEqual(25);
     expect(await left([...old, ...fresh])).toEqual([...fresh].sort());
-  });
-
-  it('prunes on a schedule until stopped (timers under the test clock)', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
-    try {
-      const s = schedulePruning(platform.db, pino({ level: 'silent' }), 60_000);
-      const first = await ledgerRows(5, 8 * DAY);
-      // The first run falls somewhere within the first interval; the next one interval later.
-      await vi.advanceTimersByTimeAsync(60_000);
-      await vi.waitFor(async () => expect(await left(first)).toEqual([]));
-      const second = await ledgerRows(5, 8 * DAY);
-      await vi.advanceTimersByTimeAsync(60_000);
-      await vi.waitFor(async () => expect(await left(second)).toEqual([]));
-      await s.stop();
-      const after = await ledgerRows(5, 8 * DAY);
-      await vi.advanceTimersByTimeAsync(5 * 60_000);
-      expect(await left(after)).toEqual([...after].sort());
-    } finally {
-      vi.useRealTimers();
-    }
   });
 });

@@ -1,4 +1,3 @@
-import type { Logger } from '../../platform/logger.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ledgerRepository } from './repositories/ledger-repository.ts';
 
@@ -29,27 +28,4 @@ export async function pruneConsumedLedger(db: Queryable, opts: { keepMs?: number
     total += n;
     if (n < batchSize) return total;
   }
-}
-
-/** Prune every `intervalMs` (the first time after a random part of it, so processors spread out). */
-export function schedulePruning(db: Queryable, logger: Logger, intervalMs = LEDGER_RETENTION.intervalMs): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  let timer: NodeJS.Timeout;
-  let stopped = false;
-  const run = () => {
-    running = pruneConsumedLedger(db)
-      .then((n) => n && logger.info({ pruned: n }, 'consumed-events ledger pruned'))
-      .catch((err) => logger.warn({ err }, 'pruning the consumed-events ledger failed; retried next time'))
-      .finally(() => {
-        if (!stopped) timer = setTimeout(run, intervalMs).unref();
-      });
-  };
-  timer = setTimeout(run, Math.random() * intervalMs).unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await running;
-    },
-  };
 }

@@ -2,6 +2,7 @@ import type { Logger } from '../../platform/logger.ts';
 import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import type { BatchSummary, ErrorPipeline } from './error-pipeline.ts';
+import { addSummaries } from '../batch-summary.ts';
 
 /**
  * A batch that fails because of what it holds fails on every delivery, and the consumer retries it in
@@ -42,12 +43,6 @@ export async function handleIsolatingPoison(deps: PoisonIsolationDeps, batches: 
     const b = await handleIsolatingPoison(deps, events.slice(half));
     return addSummaries(a, b);
   }
-}
-
-export function addSummaries(a: BatchSummary, b: BatchSummary): BatchSummary {
-  const dropped: BatchSummary['dropped'] = { ...a.dropped };
-  for (const [k, n] of Object.entries(b.dropped) as Array<[keyof BatchSummary['dropped'], number]>) dropped[k] = (dropped[k] ?? 0) + n;
-  return { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
 }
 
 /**

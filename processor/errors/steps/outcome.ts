@@ -1,8 +1,9 @@
+import { drop as sharedDrop, ok as sharedOk, type StepOutcome as SharedStepOutcome } from '../../batch-summary.ts';
 import type { StampedErrorEvent, Environment } from '../../../schemas/error-event.ts';
 import type { StackFrame } from '../stack-parser.ts';
 
-/** What a step says about one event: carry on with a (possibly changed) value, or drop it for a reason. */
-export type StepOutcome<T> = { kind: 'ok'; value: T } | { kind: 'drop'; reason: DropReason };
+/** What a step says about one event (the processor's shared outcome type, ../../batch-summary.ts), with the error reasons. */
+export type StepOutcome<T> = SharedStepOutcome<T, DropReason>;
 
 /**
  * Every reason an event is not stored, snake_case. Each is counted (the pipeline's drop counters); the
@@ -10,7 +11,6 @@ export type StepOutcome<T> = { kind: 'ok'; value: T } | { kind: 'drop'; reason: 
  * - unknown_project, monthly_cap, open_groups_cap: the spec's rules (§7.4, §7.5);
  * - invalid_message: a bus message that does not decode (counted per event it held, or 1 when unreadable);
  * - invalid_event: an event of a v1 message that fails the event checks;
- * - unscrubbable, unfingerprintable: an event the scrub or fingerprint step refused;
  * - unprocessable: an event no store would take, set aside for replay (poison-isolation.ts).
  */
 export const DROP_REASONS = [
@@ -19,14 +19,12 @@ export const DROP_REASONS = [
   'open_groups_cap',
   'invalid_message',
   'invalid_event',
-  'unscrubbable',
-  'unfingerprintable',
   'unprocessable',
 ] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
-export const ok = <T>(value: T): StepOutcome<T> => ({ kind: 'ok', value });
-export const drop = <T>(reason: DropReason): StepOutcome<T> => ({ kind: 'drop', reason });
+export const ok = <T>(value: T): StepOutcome<T> => sharedOk(value);
+export const drop = <T>(reason: DropReason): StepOutcome<T> => sharedDrop(reason);
 
 /** One event as it enters the pipeline: the edge's stamp plus the event. */
 export interface IncomingEvent {
