@@ -37,7 +37,7 @@ import { consoleRoutes } from './console/console-routes.ts';
  */
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The ports, for route families that read them from the app (errors, webhooks, tests' probes). */
+    /** The ports, for tests' probes: route families take theirs as an argument (one way of passing dependencies). */
     platform: Platform;
   }
 }
@@ -76,7 +76,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
     if (!isUtf8(bytes)) return done(new ServiceError('invalid_request', 'the body is not valid UTF-8'), undefined);
     const text = bytes.toString('utf8');
     if (jsonDepthExceededAt(text) !== -1) return done(new ServiceError('invalid_request', `the body is ${JSON_TOO_DEEP_MESSAGE}`), undefined);
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 
   await app.register(cookie);
@@ -126,8 +126,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(domainsRoutes(platform));
   await app.register(keysRoutes(platform));
   await app.register(cliRoutes(platform));
-  await app.register(errorRoutes);
-  await app.register(webhookRoutes);
+  await app.register(errorRoutes(platform));
+  await app.register(webhookRoutes(platform));
   await app.register(deploysRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(hookRoutes(platform, { deployTopic: opts.deployTopic }));
   await app.register(deployLogShareRoutes(platform));

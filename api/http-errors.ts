@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { BusUnavailableError } from '../platform/ports/bus.ts';
-import { ERROR_CODES, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+import { ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 
 /**
  * One wire shape for every failure (spec §8.1): `{ error, message }`, plus `fields` on

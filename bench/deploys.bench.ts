@@ -52,7 +52,7 @@ async function signIn(base: string, running: Running): Promise<string> {
 
 async function api(base: string, cookie: string, method: string, url: string, body?: unknown) {
   const res = await fetch(`${base}${url}`, { method, headers: { cookie, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return res.json() as Promise<any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  return res.json() as Promise<any>;
 }
 
 function git(cwd: string, ...a: string[]) {

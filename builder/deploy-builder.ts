@@ -60,7 +60,7 @@ export interface Builder {
   stop(): Promise<void>;
 }
 
-export async function startBuilder(platform: Platform, opts: StartBuilderOptions = {}): Promise<Builder> {
+export async function startBuilder(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'outbound'>, opts: StartBuilderOptions = {}): Promise<Builder> {
   const { db, clock, config } = platform;
   const log = platform.logger.child({ component: 'builder' });
   // The pid in the owner id tells an operator (and the kill -9 test) which process holds a build.
@@ -105,7 +105,7 @@ export async function startBuilder(platform: Platform, opts: StartBuilderOptions
 
   // 1-2. wake and claim while there is room
   function wake(): Promise<void> {
-    if (waking) {
+    if (waking !== undefined) {
       wakeAgain = true;
       return waking;
     }

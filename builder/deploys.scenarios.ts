@@ -96,14 +96,14 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     await receiver?.close();
   });
 
-  const S = () => sessionHeaders(owner.cookie);
+  const asOwner = () => sessionHeaders(owner.cookie);
 
   async function projectWithSource() {
     const p = await createProject(app, owner.cookie, { defaultBranch: 'main' });
     const res = await app.inject({
       method: 'PATCH',
       url: `/v1/projects/${p.slug}/deploys/settings`,
-      headers: S(),
+      headers: asOwner(),
       payload: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out', env: { API_TOKEN: { value: SECRET, secret: true }, PLAIN: { value: 'visible' } } },
     });
     expect(res.statusCode).toBe(200);
@@ -111,7 +111,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
   }
 
   async function createHook(slug: string, branch: string) {
-    const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/deploys/hooks`, headers: S(), payload: { name: `${branch} hook`, branch } });
+    const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/deploys/hooks`, headers: asOwner(), payload: { name: `${branch} hook`, branch } });
     expect(res.statusCode).toBe(201);
     return res.json().hook as { id: string; token: string; url: string; hint: string };
   }
@@ -120,7 +120,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     app.inject({ method: 'POST', url: `/v1/hooks/${token}`, headers: { 'content-type': 'application/json', ...headers }, payload: body });
 
   async function deployOf(slug: string, id: string) {
-    return (await app.inject({ url: `/v1/projects/${slug}/deploys/${id}`, headers: S() })).json().deploy;
+    return (await app.inject({ url: `/v1/projects/${slug}/deploys/${id}`, headers: asOwner() })).json().deploy;
   }
 
   async function finished(slug: string, id: string) {
@@ -174,7 +174,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     it('answers 409 production_deploy_busy while a production deploy is queued or building; previews of other branches still queue', async () => {
       const p = await projectWithSource();
       // The slow branch as the default branch: its production build holds the slot for a while.
-      await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { defaultBranch: 'slow' } });
+      await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { defaultBranch: 'slow' } });
       const hook = await createHook(p.slug, 'slow');
       const first = await callHook(hook.token);
       expect(first.statusCode).toBe(202);
@@ -204,13 +204,13 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     it('an unknown or deleted token is 404; hook management is session only; the list shows hints, never tokens', async () => {
       const p = await projectWithSource();
       const hook = await createHook(p.slug, 'feature');
-      const list = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: S() })).json().hooks;
+      const list = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: asOwner() })).json().hooks;
       expect(list).toEqual([expect.objectContaining({ id: hook.id, branch: 'feature', hint: hook.token.slice(0, 'cxhook_'.length + 4) + '…' })]);
       expect(JSON.stringify(list)).not.toContain(hook.token);
       const key = await createKey(app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:read', 'deploys:write'] });
       expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token) })).statusCode).toBe(403);
       expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token), payload: { name: 'x', branch: 'main' } })).statusCode).toBe(403);
-      expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/hooks/${hook.id}`, headers: S() })).statusCode).toBe(204);
+      expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/hooks/${hook.id}`, headers: asOwner() })).statusCode).toBe(204);
       expect((await callHook(hook.token)).json()).toMatchObject({ error: 'not_found' });
       expect((await callHook('cxhook_unknown')).statusCode).toBe(404);
       expect((await callHook('not-even-a-hook')).statusCode).toBe(404);
@@ -254,15 +254,15 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       git(repo, 'commit', '-q', '-am', 'second');
       const second = await finished(p.slug, (await callHook(hook.token)).json().deployId);
       await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`second ${second.gitSha}`), { timeout: 5_000, interval: 100 });
-      const rollup = (await app.inject({ url: `/v1/projects/${p.slug}`, headers: S() })).json().project;
+      const rollup = (await app.inject({ url: `/v1/projects/${p.slug}`, headers: asOwner() })).json().project;
       expect(rollup.deploys.live).toMatchObject({ id: second.id, status: 'ready' });
-      const back = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${first.id}/rollback`, headers: S() });
+      const back = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${first.id}/rollback`, headers: asOwner() });
       expect(back.json()).toMatchObject({ live: { id: first.id } });
       await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`production ${first.gitSha}`), { timeout: 5_000, interval: 100 });
       // Only a ready production deploy can be rolled back to.
       const preview = await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
-      expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${preview.id}/rollback`, headers: S() })).statusCode).toBe(409);
-      expect((await app.inject({ url: `/v1/projects/${p.slug}`, headers: S() })).json().project.deploys.previews[0]).toMatchObject({ id: preview.id });
+      expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${preview.id}/rollback`, headers: asOwner() })).statusCode).toBe(409);
+      expect((await app.inject({ url: `/v1/projects/${p.slug}`, headers: asOwner() })).json().project.deploys.previews[0]).toMatchObject({ id: preview.id });
     });
 
     it('in the single process the edge answers site hosts itself (uWebSockets.js, files from memory), and relays the rest', async () => {
@@ -297,9 +297,9 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       await vi.waitFor(async () => expect((await deployOf(p.slug, slow)).status).toBe('building'), { timeout: 20_000, interval: 50 });
       // The one build slot is busy: this one waits queued.
       const queued = (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId;
-      const cancelQueued = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${queued}/cancel`, headers: S() });
+      const cancelQueued = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${queued}/cancel`, headers: asOwner() });
       expect(cancelQueued.json()).toMatchObject({ deploy: { id: queued, status: 'canceled' } });
-      const cancelBuilding = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: S() });
+      const cancelBuilding = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: asOwner() });
       expect(cancelBuilding.json()).toMatchObject({ deploy: { id: slow, status: 'building' } });
       // The builder checks for cancels every second, well within the build's time limit (8 s here).
       const ended = await finished(p.slug, slow);
@@ -307,19 +307,19 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(ended).toMatchObject({ status: 'canceled', failureReason: null });
       expect(await logLines(slow)).toContain('canceled');
       expect(events.find((e) => e.data.deployId === slow)).toBeUndefined();
-      expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: S() })).statusCode).toBe(409);
+      expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${slow}/cancel`, headers: asOwner() })).statusCode).toBe(409);
     });
 
     it('reads the build log through the API and through a share link; a wrong or revoked token is the same 404 as no deploy', async () => {
       const p = await projectWithSource();
       const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
       await vi.waitFor(async () => expect((await logLines(d.id))).toContain('to stderr'), { timeout: 10_000 });
-      const log = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/logs`, headers: S() })).json();
+      const log = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/logs`, headers: asOwner() })).json();
       expect(log).toMatchObject({ status: 'ready', done: true });
       expect(log.lines.map((l: { line: string }) => l.line)).toContain('the token is ***');
       expect(log.lines.find((l: { line: string }) => l.line === 'to stderr')).toMatchObject({ stream: 'stderr' });
 
-      const share = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: S() })).json().share;
+      const share = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: asOwner() })).json().share;
       expect(share.url).toContain(`/v1/deploy-logs/${p.slug}/${d.id}?token=`);
       const shared = await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=${share.token}` });
       expect(shared.statusCode).toBe(200);
@@ -329,13 +329,13 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const missing = await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}` });
       expect([wrong.statusCode, missing.statusCode, none.statusCode]).toEqual([404, 404, 404]);
       expect(wrong.json()).toEqual(none.json());
-      expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: S() })).statusCode).toBe(204);
+      expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/${d.id}/share`, headers: asOwner() })).statusCode).toBe(204);
       expect((await app.inject({ url: `/v1/deploy-logs/${p.slug}/${d.id}?token=${share.token}` })).statusCode).toBe(404);
     });
 
     it('webhooks receive deploy.succeeded and deploy.failed, signed so the shipped verifier accepts them', async () => {
       const p = await projectWithSource();
-      const created = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: S(), payload: { url: receiver.url.replace('/hook', `/${p.slug}`), events: ['deploy.*'] } });
+      const created = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: asOwner(), payload: { url: receiver.url.replace('/hook', `/${p.slug}`), events: ['deploy.*'] } });
       expect(created.statusCode).toBe(201);
       const secret = created.json().endpoint.secret;
       const ok = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
@@ -368,7 +368,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     it('follows a running build live (Server-Sent Events) until it ends', async () => {
       const p = await projectWithSource();
       const d = (await callHook((await createHook(p.slug, 'slow')).token)).json().deployId;
-      const res = await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d}/logs`, headers: { ...S(), accept: 'text/event-stream' } });
+      const res = await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d}/logs`, headers: { ...asOwner(), accept: 'text/event-stream' } });
       expect(res.headers['content-type']).toBe('text/event-stream');
       const events = res.body.split('\n\n').filter(Boolean);
       expect(events.some((e) => e.includes('event: line') && e.includes('"line":"sleeping"'))).toBe(true);
@@ -379,7 +379,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const p = await projectWithSource();
       outbound.resolveWith = async (host) => [{ address: host === 'git.rebinding.test' ? '93.184.216.34' : '127.0.0.1', family: 4 }];
       try {
-        const saved = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { repoUrl: 'https://git.rebinding.test/app.git' } });
+        const saved = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { repoUrl: 'https://git.rebinding.test/app.git' } });
         expect(saved.statusCode).toBe(200);
         // The name now points at a private address (DNS rebinding): the builder refuses before git runs.
         outbound.resolveWith = async () => [{ address: '10.0.0.5', family: 4 }];
@@ -393,15 +393,15 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
 
     it('keeps secret build variables write-only, and refuses non-https or local repositories unless allowed', async () => {
       const p = await projectWithSource();
-      const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: S() })).json().settings;
+      const settings = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner() })).json().settings;
       expect(settings.env).toEqual([
         { name: 'API_TOKEN', secret: true, value: null, hint: expect.stringMatching(/^…ue \(24 chars\)$/) },
         { name: 'PLAIN', secret: false, value: 'visible', hint: null },
       ]);
       expect(JSON.stringify(settings)).not.toContain(SECRET);
-      const http = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { repoUrl: 'http://example.com/repo.git' } });
+      const http = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { repoUrl: 'http://example.com/repo.git' } });
       expect(http.json().error).toBe('url_not_https');
-      const outside = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S(), payload: { outputDir: '../etc' } });
+      const outside = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { outputDir: '../etc' } });
       expect(outside.json().error).toBe('invalid_request');
       expect(existsSync(repo)).toBe(true);
     });

@@ -16,7 +16,7 @@ import type { ProjectEvent } from '../schemas/project-events.ts';
  *   project's endpoints, publish the event once more without `inboxId`.
  */
 export async function publishProjectEvent(
-  platform: Platform,
+  platform: Pick<Platform, 'bus' | 'clock'>,
   event: Omit<ProjectEvent, 'id' | 'occurredAt'> & { id?: string },
 ): Promise<ProjectEvent> {
   const full: ProjectEvent = { ...event, id: event.id ?? `evt_${randomUUID().replace(/-/g, '')}`, occurredAt: platform.clock.now() };

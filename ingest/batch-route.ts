@@ -79,7 +79,7 @@ export interface Parsed {
 
 export interface EdgeContext {
   app: uWS.TemplatedApp;
-  platform: Platform;
+  platform: Pick<Platform, 'config' | 'limiter' | 'clock' | 'db'>;
   cache: ProjectCache;
   counters: RefusalCounters;
   log: Logger;

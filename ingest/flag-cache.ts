@@ -26,7 +26,7 @@ export interface FlagCache {
 /** Ready deploys per flagged project kept for environment stamping. */
 const DEPLOYS_PER_PROJECT = 100;
 
-async function load(platform: Platform, previous?: Loaded): Promise<Loaded> {
+async function load(platform: Pick<Platform, 'db'>, previous?: Loaded): Promise<Loaded> {
   const [flags, deploys] = await Promise.all([
     platform.db.query<{ project_id: string; definition: unknown }>('SELECT project_id, definition FROM feature_flags ORDER BY project_id, key'),
     platform.db.query<{ project_id: string; id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
@@ -65,7 +65,7 @@ interface Loaded {
   projects: Map<string, ProjectFlags>;
 }
 
-export async function startFlagCache(platform: Platform): Promise<FlagCache> {
+export async function startFlagCache(platform: Pick<Platform, 'config' | 'db' | 'logger'>): Promise<FlagCache> {
   const log = platform.logger.child({ component: 'ingest-flag-cache' });
   let snapshot = await load(platform);
   const refresh = async () => {

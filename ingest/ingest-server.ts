@@ -56,7 +56,7 @@ export interface IngestServer {
 
 export { ERRORS_INGEST_HEALTH_PATH, ERRORS_INGEST_PATH } from './errors-route.ts';
 
-export async function startIngestServer(platform: Platform, opts: IngestServerOptions): Promise<IngestServer> {
+export async function startIngestServer(platform: Pick<Platform, 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'limiter'>, opts: IngestServerOptions): Promise<IngestServer> {
   const log = platform.logger.child({ component: 'ingest' });
   const cache = await startProjectCache(platform);
   const { bus, clock } = platform;

@@ -78,7 +78,7 @@ interface Snapshot {
   siteKeys: Map<string, EdgeKey>;
 }
 
-async function loadSnapshot(platform: Platform): Promise<Snapshot> {
+async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>): Promise<Snapshot> {
   const month = usageMonth(platform.clock.now());
   const [keys, usage, analyticsUsage, hosts] = await Promise.all([
     platform.db.query<KeyRow>(
@@ -134,7 +134,7 @@ async function loadSnapshot(platform: Platform): Promise<Snapshot> {
 }
 
 /** Load the first snapshot (throws if it cannot: the edge must not listen blind), then refresh in the background. */
-export async function startProjectCache(platform: Platform, opts: { refreshMs?: number } = {}): Promise<ProjectCache> {
+export async function startProjectCache(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>, opts: { refreshMs?: number } = {}): Promise<ProjectCache> {
   const log = platform.logger.child({ component: 'ingest-project-cache' });
   const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
   let snapshot = await loadSnapshot(platform);

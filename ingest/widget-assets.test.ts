@@ -41,7 +41,7 @@ describe('cx.js, the browser client', () => {
 
   it('is sent gzipped to clients that take it; other names are a JSON 404 and writes a 405', async () => {
     const raw = await new Promise<{ encoding: string | undefined; body: Buffer }>((resolve, reject) => {
-      import('node:http').then(({ get }) =>
+      void import('node:http').then(({ get }) =>
         get(`${edge.base}/v1/w/cx.js`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c) => chunks.push(c));

@@ -7,7 +7,7 @@
  * the in-process bus always has its consumers.
  */
 import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role, publicBaseUrl } from '../platform/config.ts';
-import { createLogger, type Logger } from '../platform/logger.ts';
+import { type Logger } from '../platform/logger.ts';
 import { createPlatform, type Platform, type PlatformOverrides } from '../platform/platform.ts';
 import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';

@@ -18,7 +18,7 @@ import { MeAnswer, SignedInAnswer, SignInBody } from '../../schemas/api/accounts
  * (service/bootstrap.ts); an open sign-up on a self-hosted instance would let anyone in.
  */
 
-export function sessionCookieOptions(platform: Platform) {
+export function sessionCookieOptions(platform: Pick<Platform, 'config'>) {
   return {
     httpOnly: true,
     sameSite: 'lax' as const,

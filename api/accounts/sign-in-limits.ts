@@ -23,7 +23,7 @@ export interface SignInGate {
   retryAfterSec: number;
 }
 
-export async function signInGate(platform: Platform, request: FastifyRequest, email: string, userId: string | undefined): Promise<SignInGate> {
+export async function signInGate(platform: Pick<Platform, 'db' | 'limiter'>, request: FastifyRequest, email: string, userId: string | undefined): Promise<SignInGate> {
   const device = await knownDevice(platform, request, userId);
   const hits = device
     ? [{ key: `sign-in:device:${device}`, limit: LIMITS.signIn.perDevicePer15Min, windowMs: WINDOW_MS }]
@@ -37,7 +37,7 @@ export async function signInGate(platform: Platform, request: FastifyRequest, em
 }
 
 /** The device cookie's hash, when it names a device this user signed in from. */
-async function knownDevice(platform: Platform, request: FastifyRequest, userId: string | undefined): Promise<string | undefined> {
+async function knownDevice(platform: Pick<Platform, 'db'>, request: FastifyRequest, userId: string | undefined): Promise<string | undefined> {
   const token = request.cookies?.[DEVICE_COOKIE];
   if (!token || !userId || token.length > 200) return undefined;
   const hash = tokenHash(token);
@@ -46,7 +46,7 @@ async function knownDevice(platform: Platform, request: FastifyRequest, userId: 
 }
 
 /** After a correct password: remember this browser (a new device cookie, or the one it has refreshed). */
-export async function rememberDevice(platform: Platform, request: FastifyRequest, reply: FastifyReply, userId: string, secure: boolean): Promise<void> {
+export async function rememberDevice(platform: Pick<Platform, 'db'>, request: FastifyRequest, reply: FastifyReply, userId: string, secure: boolean): Promise<void> {
   const existing = request.cookies?.[DEVICE_COOKIE];
   const token = existing && existing.length <= 200 && (await knownDevice(platform, request, userId)) ? existing : newToken('dev_');
   await platform.db.query(

@@ -28,7 +28,7 @@ function rangeOf(projectId: string, q: RangeQuery, now: number): AnalyticsRange 
 const Errors = errorAnswers(400, 404);
 const echo = (r: AnalyticsRange) => ({ from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString() });
 
-export function analyticsRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function analyticsRoutes(platform: Pick<Platform, 'analytics' | 'clock'>): FastifyPluginAsyncZod {
   const { analytics, clock } = platform;
   const auth = { auth: AUTH.project('analytics:read') };
   return async (app) => {

@@ -101,7 +101,7 @@ function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
  * Cross-site check for cookie writes (and sign-in). `same-site` is refused on purpose: tenants'
  * apps live on sibling subdomains of a hosting platform, so "same site" is not "us".
  */
-export function assertNotCrossSite(request: FastifyRequest, platform: Platform): void {
+export function assertNotCrossSite(request: FastifyRequest, platform: Pick<Platform, 'config'>): void {
   const fetchSite = request.headers['sec-fetch-site'];
   if (fetchSite !== undefined) {
     if (fetchSite === 'same-origin' || fetchSite === 'none') return;
@@ -124,7 +124,7 @@ function assertJsonBody(request: FastifyRequest): void {
   if (type !== 'application/json') throw new ServiceError('cross_site_request', 'cookie-authenticated writes accept only application/json bodies');
 }
 
-async function loadProject(platform: Platform, cred: Credential, slug: string): Promise<ProjectRef> {
+async function loadProject(platform: Pick<Platform, 'db'>, cred: Credential, slug: string): Promise<ProjectRef> {
   if (cred.kind === 'project_key') {
     const { rows } = await platform.db.query<ProjectRef>('SELECT id, slug, name FROM projects WHERE slug = $1 AND id = $2', [slug, cred.projectId]);
     if (!rows[0]) throw new ServiceError('not_found', PROJECT_NOT_FOUND);
@@ -138,7 +138,7 @@ async function loadProject(platform: Platform, cred: Credential, slug: string): 
   return rows[0];
 }
 
-async function projectById(platform: Platform, id: string): Promise<ProjectRef | null> {
+async function projectById(platform: Pick<Platform, 'db'>, id: string): Promise<ProjectRef | null> {
   const { rows } = await platform.db.query<ProjectRef>('SELECT id, slug, name FROM projects WHERE id = $1', [id]);
   return rows[0] ?? null;
 }

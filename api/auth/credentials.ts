@@ -34,7 +34,7 @@ function stale(lastUsed: Date | string | null, now: number): boolean {
 const unauthorized = (message: string) => new ServiceError('unauthorized', message);
 
 /** Resolve the caller's credential; null when the request carries none. Throws 401/403 ServiceErrors. */
-export async function resolveCredential(platform: Platform, request: FastifyRequest): Promise<ResolvedCredential | null> {
+export async function resolveCredential(platform: Pick<Platform, 'clock' | 'db'>, request: FastifyRequest): Promise<ResolvedCredential | null> {
   const { db, clock } = platform;
   const now = clock.now();
   if (request.headers['x-service-analytics-key'] !== undefined) throw new ServiceError('forbidden', INGEST_KEY_REFUSED);

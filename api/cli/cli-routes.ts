@@ -30,7 +30,7 @@ const SERVICE_TOKEN_NOTE = 'CLI clients send the token as `Authorization: Bearer
 
 const DEVICE_START_WINDOW_MS = 10 * 60 * 1000;
 
-export function cliRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function cliRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
   const base = publicBaseUrl(platform.config);
   return async (app) => {

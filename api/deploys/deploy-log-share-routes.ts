@@ -14,7 +14,7 @@ import { LogPageSchema, SharedLogParams, SharedLogQuery } from '../../schemas/ap
 const MINUTE_MS = 60_000;
 const PER_IP_PER_MINUTE = 120;
 
-export function deployLogShareRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function deployLogShareRoutes(platform: Pick<Platform, 'analytics' | 'clock' | 'db' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
   return async (app) => {
     app.get(

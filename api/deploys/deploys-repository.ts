@@ -2,7 +2,6 @@ import type { Bus } from '../../platform/ports/bus.ts';
 import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
 import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
-import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { DeployTrigger } from '../../schemas/deploys.ts';
 import * as deployRequests from '../../schemas/bus/deploy-requests.ts';

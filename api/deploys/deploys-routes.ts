@@ -56,7 +56,7 @@ export function servedAt(config: Parameters<typeof siteUrls>[0]) {
 const FOLLOW_POLL_MS = 300;
 
 /** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
-export function deploysRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
+export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'outbound'>, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
   const { db, bus, clock, config } = platform;
   const served = servedAt(config);
   const base = publicBaseUrl(config);
@@ -268,7 +268,7 @@ export function deploysRoutes(platform: Platform, opts: { deployTopic?: string }
 }
 
 /** https:// through the outbound URL guard (public hosts only); local paths and file:// only when the setting allows. */
-async function checkRepoUrl(platform: Platform, raw: string): Promise<string> {
+async function checkRepoUrl(platform: Pick<Platform, 'config' | 'outbound'>, raw: string): Promise<string> {
   const local = raw.startsWith('/') || raw.startsWith('file://');
   if (local) {
     if (!platform.config.ALLOW_LOCAL_REPOS) throw new ServiceError('invalid_request', 'repoUrl must be an https:// repository (local paths need ALLOW_LOCAL_REPOS=true)');

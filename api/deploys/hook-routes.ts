@@ -23,7 +23,7 @@ import { HookCallAnswer, HookCallParams } from '../../schemas/api/deploys.ts';
 const MINUTE_MS = 60_000;
 const D = LIMITS.deploys;
 
-export function hookRoutes(platform: Platform, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
+export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'limiter'>, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
   const { db, bus, clock, limiter } = platform;
   return async (app) => {
     // This plugin's own parsers: every body as raw bytes (the HMAC is over exactly what was sent).

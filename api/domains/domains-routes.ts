@@ -19,7 +19,7 @@ import { ClaimDomainBody, DomainParams, ProjectDomainAnswer, ProjectDomainList }
  * A domain serves nothing until verified (platform/sites/site-server.ts).
  */
 
-export function domainsRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'txt'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   const reserved = serviceHostRule(platform.config);
   return async (app) => {

@@ -1,5 +1,6 @@
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { alertRecipients } from '../../domain/alert-recipients.ts';
@@ -29,8 +30,9 @@ import { AlertSettingsPatch, AlertSettingsSchema, BulkIssuesAnswer, BulkIssuesBo
  */
 const Errors = errorAnswers(400, 404);
 
-export const errorRoutes: FastifyPluginAsyncZod = async (app) => {
-  const { db, clock, mailer, config, logger } = app.platform;
+export function errorRoutes(platform: Pick<Platform, 'db' | 'clock' | 'mailer' | 'config' | 'logger'>): FastifyPluginAsyncZod {
+  const { db, clock, mailer, config, logger } = platform;
+  return async (app) => {
 
   app.get(
     '/v1/projects/:slug/errors',
@@ -159,4 +161,5 @@ export const errorRoutes: FastifyPluginAsyncZod = async (app) => {
       return reply.code(202).send({ sent: true as const, to });
     },
   );
-};
+  };
+}

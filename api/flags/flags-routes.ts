@@ -21,7 +21,7 @@ function checked(def: FlagDefinition): FlagDefinition {
   return def;
 }
 
-export function flagsRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function flagsRoutes(platform: Pick<Platform, 'clock' | 'db'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   const read = { auth: AUTH.project('flags:read') };
   const write = { auth: AUTH.project('flags:write') };

@@ -12,7 +12,7 @@ import { ApiKeyAnswer, ApiKeyList, CreatedKeyAnswer, CreateKeyBody } from '../..
  * `/v1/projects/:slug/keys`. Creating and revoking keys is console-session only (a leaked key or
  * CLI token must not mint more keys); listing is also open to CLI tokens and keys with `keys:read`.
  */
-export function keysRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function keysRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   return async (app) => {
     app.post(

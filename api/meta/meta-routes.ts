@@ -28,7 +28,7 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
 ];
 
-export function metaRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function metaRoutes(platform: Pick<Platform, 'config'>): FastifyPluginAsyncZod {
   return async (app) => {
     const base = publicBaseUrl(platform.config);
     app.get(

@@ -2,7 +2,7 @@ import type { Queryable, RelationalStore } from '../../platform/ports/relational
 import { newId } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { randomBytes } from 'node:crypto';
-import { SLUG_PATTERN, type PatchProjectBody, type Project } from '../../schemas/api/projects.ts';
+import { type PatchProjectBody, type Project } from '../../schemas/api/projects.ts';
 
 /** Projects, their members and domains. The creator becomes the owner member. */
 interface ProjectRow {

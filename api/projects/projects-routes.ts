@@ -11,7 +11,7 @@ import { CreateProjectBody, PatchProjectBody, ProjectAnswer, ProjectList, Projec
 import { errorAnswers, SlugParams } from '../../schemas/api/common.ts';
 
 /** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
-export function projectsRoutes(platform: Platform): FastifyPluginAsyncZod {
+export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): FastifyPluginAsyncZod {
   const { db } = platform;
   const served = servedAt(platform.config);
   return async (app) => {

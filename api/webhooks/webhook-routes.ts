@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import type { FastifyPluginAsync } from 'fastify';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
 import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
@@ -49,7 +48,7 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
   return [...new Set(events)];
 }
 
-async function checkUrl(platform: Platform, url: string): Promise<string> {
+async function checkUrl(platform: Pick<Platform, 'outbound'>, url: string): Promise<string> {
   try {
     const parsed = await platform.outbound.checkUrl(url, 'webhook');
     return parsed.href;
@@ -61,9 +60,9 @@ async function checkUrl(platform: Platform, url: string): Promise<string> {
 
 const notFound = () => new ServiceError('not_found', 'webhook endpoint not found');
 
-const routes: FastifyPluginAsyncZod = async (app) => {
-  const platform = app.platform;
+export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 'outbound'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
+  return async (app) => {
   const tags = ['webhooks'];
 
   app.post(
@@ -169,7 +168,5 @@ const routes: FastifyPluginAsyncZod = async (app) => {
       return { endpoint: { ...out.endpoint, secret: out.secret } };
     },
   );
-};
-
-/** Registered by buildApiApp; reads `app.platform`. */
-export const webhookRoutes = routes as unknown as FastifyPluginAsync;
+  };
+}

@@ -35,7 +35,7 @@ const probed = new Map<string, Promise<SandboxProbe>>();
 export function probeSandbox(uid: number, bwrap = 'bwrap'): Promise<SandboxProbe> {
   const key = `${bwrap}:${uid}`;
   let probe = probed.get(key);
-  if (probe) return probe;
+  if (probe !== undefined) return probe;
   probe = (async (): Promise<SandboxProbe> => {
     const run = promisify(execFile);
     let version: string;

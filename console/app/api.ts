@@ -53,7 +53,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     throw new ApiError(0, 'network', 'The service could not be reached. Check your connection and try again.');
   }
   const text = await res.text();
-  let json: any = null;
+  let json: { error?: unknown; message?: unknown; fields?: unknown } | null = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
@@ -64,7 +64,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const retryAfterSec = retry && /^\d+$/.test(retry) ? Number(retry) : null;
   const code = typeof json?.error === 'string' ? json.error : `http_${res.status}`;
   const message = typeof json?.message === 'string' && json.message ? json.message : `The service answered ${res.status}${code.startsWith('http_') ? '' : ` (${code})`}.`;
-  const err = new ApiError(res.status, code, message, retryAfterSec, Array.isArray(json?.fields) ? json.fields : []);
+  const err = new ApiError(res.status, code, message, retryAfterSec, Array.isArray(json?.fields) ? (json.fields as FieldError[]) : []);
   if (res.status === 401 && !path.startsWith('/auth/')) for (const fn of signedOutListeners) fn();
   throw err;
 }

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
-import { get, onSignedOut, post, projectPath } from './api.ts';
+import { ApiError, get, onSignedOut, post, projectPath } from './api.ts';
 import { ErrorNote, Loading, useAction } from './ui.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { DeviceApproval } from './pages/device.tsx';
@@ -31,11 +31,12 @@ function App() {
       const me = await get<MeAnswer>('/auth/me');
       setUser(me.user);
       setFailure(null);
-    } catch (err: any) {
-      if (err?.status === 401) setUser(null);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) setUser(null);
       else setFailure(err);
     }
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once, when the shell mounts: who is signed in
   useEffect(() => {
     void check();
     return onSignedOut(() => setUser(null));
@@ -136,6 +137,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
 
 function Home() {
   const { route, query } = useLocation();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: once: the sign-in page sends a signed-in visitor on
   useEffect(() => route(query.next && query.next.startsWith('/') && !query.next.startsWith('//') ? query.next : '/projects', true), []);
   return null;
 }

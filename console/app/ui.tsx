@@ -32,7 +32,7 @@ export function useResource<T>(fn: () => Promise<T>, deps: unknown[]): Resource<
     } finally {
       if (mine === seq.current) setLoading(false);
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on (useResource's deps)
   }, deps);
   useEffect(() => {
     void reload();

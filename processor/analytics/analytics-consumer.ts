@@ -39,7 +39,7 @@ export async function applyAnalyticsRetention(platform: Pick<Platform, 'analytic
   await platform.analytics.command(`ALTER TABLE analytics_events MODIFY TTL toDateTime(timestamp) + ${ttl} SETTINGS materialize_ttl_after_modify = 0`);
 }
 
-export async function startAnalyticsConsumer(platform: Platform, opts: { topic?: string; consumerGroup?: string } = {}): Promise<AnalyticsConsumer> {
+export async function startAnalyticsConsumer(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>, opts: { topic?: string; consumerGroup?: string } = {}): Promise<AnalyticsConsumer> {
   const logger = platform.logger.child({ component: 'analytics-pipeline' });
   await applyAnalyticsRetention(platform, platform.config.ANALYTICS_RETENTION_DAYS);
   const pipeline = createAnalyticsPipeline(platform);

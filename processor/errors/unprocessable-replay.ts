@@ -8,11 +8,11 @@ import { unprocessableRepository, type UnprocessableEvent } from './repositories
  * topic as a one-event v1 message and leaves the table; the pipeline then takes it like any other (the
  * ledger makes a second replay harmless). One that fails the same way is set aside again, one attempt more.
  */
-export async function listUnprocessable(platform: Platform, opts: { eventIds?: string[]; limit?: number } = {}): Promise<UnprocessableEvent[]> {
+export async function listUnprocessable(platform: Pick<Platform, 'db'>, opts: { eventIds?: string[]; limit?: number } = {}): Promise<UnprocessableEvent[]> {
   return unprocessableRepository.list(platform.db, opts);
 }
 
-export async function replayUnprocessable(platform: Platform, opts: { eventIds?: string[]; limit?: number; topic?: string } = {}): Promise<{ replayed: number }> {
+export async function replayUnprocessable(platform: Pick<Platform, 'bus' | 'db'>, opts: { eventIds?: string[]; limit?: number; topic?: string } = {}): Promise<{ replayed: number }> {
   const kept = await unprocessableRepository.list(platform.db, opts);
   if (!kept.length) return { replayed: 0 };
   // Removed before publishing: with the in-process bus, publish resolves only after the pipeline handled the

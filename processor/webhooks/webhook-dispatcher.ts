@@ -48,7 +48,7 @@ export interface DispatcherOptions {
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
-export async function startWebhookDispatcher(platform: Platform, opts: DispatcherOptions = {}): Promise<WebhookDispatcher> {
+export async function startWebhookDispatcher(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'outbound'>, opts: DispatcherOptions = {}): Promise<WebhookDispatcher> {
   const { db, clock, logger } = platform;
   const log = logger.child({ component: 'webhook-dispatcher' });
   const batchSize = opts.batchSize ?? 200;
@@ -158,7 +158,8 @@ export async function startWebhookDispatcher(platform: Platform, opts: Dispatche
       events.push(event);
     }
     const fresh = await fanOut(events);
-    if (fresh.length && !stopped) track(promptSend(fresh));
+    // Tracked (stop waits for it) and never rejected: each send records its own failure.
+    if (fresh.length && !stopped) void track(promptSend(fresh));
   }
 
   async function promptSend(ids: string[]): Promise<void> {

@@ -83,7 +83,7 @@ function queue(route: string, perRequest: number, dropNote: (e: Ev, n: number) =
       dropped++;
     }
     q.push(e);
-    if (q.length >= FLUSH_AT) flush();
+    if (q.length >= FLUSH_AT) void flush();
     else later();
   }
 
@@ -158,8 +158,13 @@ function queue(route: string, perRequest: number, dropNote: (e: Ev, n: number) =
 /** The queue's own bookkeeping never leaves the page. */
 const strip = (key: string, value: unknown) => (key === 'k' ? undefined : value);
 
-const errorsQueue = queue('errors/i', LIMITS.errorBatch.maxEvents, (e, n) => (((e.extra as Record<string, unknown>) ||= {}).cxDropped = n));
-const eventsQueue = queue('analytics/i', LIMITS.analyticsBatch.maxEvents, (e, n) => (((e.properties as Record<string, unknown>) ||= {}).$dropped = n));
+/** `e[field]` as an object, made when absent, to note how many events were dropped before this one. */
+const noteDropped = (e: Ev, field: 'extra' | 'properties', key: string, n: number) => {
+  const bag = (e[field] || (e[field] = {})) as Record<string, unknown>;
+  bag[key] = n;
+};
+const errorsQueue = queue('errors/i', LIMITS.errorBatch.maxEvents, (e, n) => noteDropped(e, 'extra', 'cxDropped', n));
+const eventsQueue = queue('analytics/i', LIMITS.analyticsBatch.maxEvents, (e, n) => noteDropped(e, 'properties', '$dropped', n));
 
 function errorEvent(name: unknown, message: unknown, stack: unknown, opts: Options = {}): Ev {
   const e: Ev = { name: cut(name || 'Error', 200), message: cut(message, 2000) || '(no message)', stack: stack ? cut(stack, 8192) : undefined, path: opts.path ? cut(opts.path, 2048) : here(), timestamp: Date.now(), runtime: 'browser' };

@@ -56,7 +56,7 @@ export function createBatchSender<E>(o: BatchSenderOptions): BatchSender<E> {
   }
 
   function send(): Promise<void> {
-    if (sending) return sending;
+    if (sending !== undefined) return sending;
     sending = (async () => {
       try {
         while (queue.length && Date.now() >= blockedUntil) {

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, projectPath, query } from '../api.ts';
 import { Badge, Loaded, PageHead, Table, Time, useResource, countOf } from '../ui.tsx';
-import type { CountPoint, RawEvent, RawEventsAnswer, TopEvent, TopEventsAnswer, Trends } from '../../../schemas/api/analytics.ts';
+import type { CountPoint, RawEventsAnswer, TopEventsAnswer, Trends } from '../../../schemas/api/analytics.ts';
 
 /**
  * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a

@@ -273,6 +273,7 @@ export function DeployDetail() {
   const bottom = useRef<HTMLDivElement>(null);
 
   // Follow the log: read from the next seq until the deploy finished and every line is read.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one follow per deploy; reload is a new function each render
   useEffect(() => {
     let stop = false;
     let next = 0;
@@ -303,6 +304,7 @@ export function DeployDetail() {
       stop = true;
     };
   }, [slug, deployId]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: scroll each time lines are added
   useEffect(() => bottom.current?.scrollIntoView({ block: 'nearest' }), [lines.length]);
 
   const getShare = () =>

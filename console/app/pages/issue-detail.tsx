@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { get, post, projectPath, type Issue } from '../api.ts';
+import { get, post, projectPath, } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';

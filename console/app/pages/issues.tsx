@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { get, post, projectPath, query, type IssueStatus, type IssueSummary } from '../api.ts';
+import { get, post, projectPath, query, type IssueStatus, } from '../api.ts';
 import { Badge, ErrorNote, Loading, PageHead, Time, useAction, useResource } from '../ui.tsx';
 import type { BulkIssuesAnswer, IssuePage } from '../../../schemas/api/errors.ts';
 
@@ -50,6 +50,7 @@ export function Issues() {
   const searchRef = useRef<HTMLInputElement>(null);
   const onKeyRef = useRef<(e: KeyboardEvent) => void>(() => undefined);
   const rows = r.data?.data ?? [];
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new filter or page clears the selection
   useEffect(() => {
     setSelected(new Set());
     setFocus(0);

@@ -3,7 +3,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
 import { del, get, patch, post, projectPath } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
-import type { Attempt, AttemptList, Endpoint, EndpointAnswer, EndpointList, EndpointWithSecretAnswer, TestEventAnswer } from '../../../schemas/api/webhooks.ts';
+import type { AttemptList, Endpoint, EndpointAnswer, EndpointList, EndpointWithSecretAnswer, TestEventAnswer } from '../../../schemas/api/webhooks.ts';
 
 /**
  * Project webhooks (§4.3): endpoints (create with the secret shown once, edit events, delete), a test event, and per

@@ -8,7 +8,7 @@ const { replacements } = loadKafkajs();
 const require = createRequire(import.meta.url);
 const ENCODER = require.resolve('kafkajs/src/protocol/encoder.js');
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+
 type AnyEncoder = any;
 type EncoderClass = new () => AnyEncoder;
 

@@ -11,7 +11,7 @@ import type { Scope } from '../../../schemas/scopes.ts';
 export interface HttpResult {
   status: number;
   headers: Headers;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: any;
 }
 
 export async function http(url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown } = {}): Promise<HttpResult> {
