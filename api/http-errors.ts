@@ -23,7 +23,10 @@ export function toServiceError(err: unknown): { error: ServiceError; unexpected:
   if (err instanceof ServiceError) return { error: err, unexpected: false };
   // The bus is away (Kafka down): a retry later helps, as on the edge.
   if (err instanceof BusUnavailableError) {
-    return { error: new ServiceError('unavailable', 'temporarily unavailable, retry later', { retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC }), unexpected: false };
+    return {
+      error: new ServiceError('unavailable', 'temporarily unavailable, retry later', { retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC }),
+      unexpected: false,
+    };
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const ctx = (err as { validationContext?: string }).validationContext;
@@ -31,7 +34,10 @@ export function toServiceError(err: unknown): { error: ServiceError; unexpected:
       path: [ctx, ...v.instancePath.split('/').filter(Boolean)].filter(Boolean).join('.'),
       message: v.message ?? 'invalid',
     }));
-    return { error: new ServiceError('invalid_request', `invalid ${ctx ?? 'request'}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields }), unexpected: false };
+    return {
+      error: new ServiceError('invalid_request', `invalid ${ctx ?? 'request'}: ${fields.map((f) => `${f.path}: ${f.message}`).join('; ')}`, { fields }),
+      unexpected: false,
+    };
   }
   const fe = err as Partial<FastifyError> & { validation?: Array<{ instancePath?: string; message?: string }> };
   if (fe && typeof fe === 'object' && !isResponseSerializationError(fe as never)) {
@@ -51,9 +57,22 @@ export function toServiceError(err: unknown): { error: ServiceError; unexpected:
     const status = (fe as { statusCode?: number }).statusCode;
     if (fe instanceof SyntaxError && status === 400) return { error: new ServiceError('invalid_request', 'the body is not valid JSON'), unexpected: false };
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      const byStatus: Record<number, ErrorCode> = { 400: 'invalid_request', 401: 'unauthorized', 403: 'forbidden', 404: 'not_found', 405: 'method_not_allowed', 409: 'conflict', 413: 'payload_too_large', 415: 'unsupported_media_type', 429: 'rate_limited' };
+      const byStatus: Record<number, ErrorCode> = {
+        400: 'invalid_request',
+        401: 'unauthorized',
+        403: 'forbidden',
+        404: 'not_found',
+        405: 'method_not_allowed',
+        409: 'conflict',
+        413: 'payload_too_large',
+        415: 'unsupported_media_type',
+        429: 'rate_limited',
+      };
       const code = byStatus[status] ?? 'invalid_request';
-      return { error: new ServiceError(code, fe.message || code, code === 'rate_limited' ? { retryAfterSec: DEFAULT_RETRY_AFTER_SEC } : {}), unexpected: false };
+      return {
+        error: new ServiceError(code, fe.message || code, code === 'rate_limited' ? { retryAfterSec: DEFAULT_RETRY_AFTER_SEC } : {}),
+        unexpected: false,
+      };
     }
   }
   return { error: new ServiceError('internal', 'something went wrong on our side; it has been logged'), unexpected: true };

@@ -29,7 +29,12 @@ describe('routing comes before the body', () => {
   });
 
   it('still checks the body of a known route', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', headers: { 'content-type': 'application/json' }, payload: Buffer.from([0xff, 0xfe]) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/sign-in',
+      headers: { 'content-type': 'application/json' },
+      payload: Buffer.from([0xff, 0xfe]),
+    });
     expect(res.statusCode).toBe(400);
   });
 });

@@ -69,9 +69,21 @@ function fiftyFlags() {
       key: `flag-${i}`,
       enabled: i % 10 !== 0,
       rolloutPercentage: (i * 7) % 101,
-      variants: i % 4 === 0 ? [{ key: 'control', weight: 50 }, { key: 'test', weight: 50 }] : [],
+      variants:
+        i % 4 === 0
+          ? [
+              { key: 'control', weight: 50 },
+              { key: 'test', weight: 50 },
+            ]
+          : [],
       payload: i % 5 === 0 ? { color: 'green', limit: i } : undefined,
-      conditions: i % 3 === 0 ? [{ environments: ['production'], properties: [{ key: 'plan', operator: 'eq', value: 'pro' }], rolloutPercentage: 100 }, { environments: ['preview'] }] : [],
+      conditions:
+        i % 3 === 0
+          ? [
+              { environments: ['production'], properties: [{ key: 'plan', operator: 'eq', value: 'pro' }], rolloutPercentage: 100 },
+              { environments: ['preview'] },
+            ]
+          : [],
     }),
   );
 }
@@ -97,12 +109,21 @@ function bareServer(route: { method: 'post' | 'get'; path: string; answer: strin
     });
   }
   return new Promise((resolve, reject) =>
-    app.listen('127.0.0.1', 0, (ls) => (ls ? resolve({ port: uWS.us_socket_local_port(ls as unknown as uWS.us_socket), close: () => uWS.us_listen_socket_close(ls) }) : reject(new Error('bare server could not listen')))),
+    app.listen('127.0.0.1', 0, (ls) =>
+      ls
+        ? resolve({ port: uWS.us_socket_local_port(ls as unknown as uWS.us_socket), close: () => uWS.us_listen_socket_close(ls) })
+        : reject(new Error('bare server could not listen')),
+    ),
   );
 }
 
 /** The highest evenly paced rate (of `rates`, ascending) whose p99 is at most P99_BOUND_MS, searched by halving. */
-async function latencyBoundedRate(port: number, urlPath: string, headers: Record<string, string>, hi: number): Promise<{ rate: number; p99ms: number; tried: Array<{ rate: number; p99ms: number; achieved: number }> }> {
+async function latencyBoundedRate(
+  port: number,
+  urlPath: string,
+  headers: Record<string, string>,
+  hi: number,
+): Promise<{ rate: number; p99ms: number; tried: Array<{ rate: number; p99ms: number; achieved: number }> }> {
   const tried: Array<{ rate: number; p99ms: number; achieved: number }> = [];
   let lo = 0;
   let best = { rate: 0, p99ms: Number.NaN };
@@ -129,20 +150,43 @@ async function edgeParts(result: Record<string, unknown>): Promise<void> {
 
   // 1. analytics ingest: bare vs edge (validation path)
   const bareA = await bareServer({ method: 'post', path: '/v1/analytics/i', answer: '{"ingested":50,"rejected":[]}', status: '202 Accepted' });
-  const bareIngest = await cannon(`http://127.0.0.1:${bareA.port}/v1/analytics/i`, bodyFile, { 'content-type': 'application/json' }, { duration: DURATION, connections: CONNECTIONS });
+  const bareIngest = await cannon(
+    `http://127.0.0.1:${bareA.port}/v1/analytics/i`,
+    bodyFile,
+    { 'content-type': 'application/json' },
+    { duration: DURATION, connections: CONNECTIONS },
+  );
   bareA.close();
   const platform = await edgePlatform(createRecordingBus({ record: false }));
   const project = await createIngestProject(platform);
-  for (const f of fiftyFlags()) await platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, $3, $4::jsonb)`, [newId('flg_'), project.projectId, f.key, JSON.stringify(f)]);
+  for (const f of fiftyFlags())
+    await platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, $3, $4::jsonb)`, [
+      newId('flg_'),
+      project.projectId,
+      f.key,
+      JSON.stringify(f),
+    ]);
   const edge = await startIngestServer(platform, { port: 0, host: '127.0.0.1' });
   const auth = { authorization: `Bearer ${project.ingestKey}` };
-  const edgeIngest = await cannon(`http://127.0.0.1:${edge.port}/v1/analytics/i`, bodyFile, { 'content-type': 'application/json', ...auth }, { duration: DURATION, connections: CONNECTIONS });
-  log(`analytics ingest: bare ${Math.round(bareIngest.requests.average)} req/s, edge ${Math.round(edgeIngest.requests.average)} req/s (non2xx ${edgeIngest.non2xx})`);
+  const edgeIngest = await cannon(
+    `http://127.0.0.1:${edge.port}/v1/analytics/i`,
+    bodyFile,
+    { 'content-type': 'application/json', ...auth },
+    { duration: DURATION, connections: CONNECTIONS },
+  );
+  log(
+    `analytics ingest: bare ${Math.round(bareIngest.requests.average)} req/s, edge ${Math.round(edgeIngest.requests.average)} req/s (non2xx ${edgeIngest.non2xx})`,
+  );
   result.analyticsIngest = {
     bodyBytes: Buffer.byteLength(body),
     eventsPerBatch: 50,
     bare: { rps: Math.round(bareIngest.requests.average), p99ms: bareIngest.latency.p99 },
-    edge: { rps: Math.round(edgeIngest.requests.average), eventsPerS: Math.round(edgeIngest.requests.average * 50), p99ms: bareIngest.latency.p99 && edgeIngest.latency.p99, non2xx: edgeIngest.non2xx },
+    edge: {
+      rps: Math.round(edgeIngest.requests.average),
+      eventsPerS: Math.round(edgeIngest.requests.average * 50),
+      p99ms: bareIngest.latency.p99 && edgeIngest.latency.p99,
+      non2xx: edgeIngest.non2xx,
+    },
     ratio: Number((edgeIngest.requests.average / bareIngest.requests.average).toFixed(3)),
   };
 
@@ -151,7 +195,11 @@ async function edgeParts(result: Record<string, unknown>): Promise<void> {
   const q = parseFlagQuery(flagPath.split('?')[1]!);
   if ('reason' in q) throw new Error('bad flag query');
   // In the edge's order (by key), so the bare server answers byte for byte the same JSON.
-  const flags = new Map(fiftyFlags().sort((a, b) => (a.key < b.key ? -1 : 1)).map((f) => [f.key, f]));
+  const flags = new Map(
+    fiftyFlags()
+      .sort((a, b) => (a.key < b.key ? -1 : 1))
+      .map((f) => [f.key, f]),
+  );
   const sameJson = flagsAnswer(flags, q, 'unknown').body;
   const bareF = await bareServer({ method: 'get', path: '/v1/flags/i', answer: sameJson, status: '200 OK' });
   const bareFlags = await cannon(`http://127.0.0.1:${bareF.port}${flagPath}`, undefined, {}, { duration: DURATION, connections: CONNECTIONS });
@@ -179,7 +227,12 @@ async function edgeParts(result: Record<string, unknown>): Promise<void> {
       edge: { rps: Math.round(edgeFlags.requests.average), p99ms: edgeFlags.latency.p99, non2xx: edgeFlags.non2xx },
       ratio: Number((edgeFlags.requests.average / bareFlags.requests.average).toFixed(3)),
     },
-    latencyBounded: { p99BoundMs: P99_BOUND_MS, bare: bareBounded, edge: edgeBounded, ratio: bareBounded.rate ? Number((edgeBounded.rate / bareBounded.rate).toFixed(3)) : null },
+    latencyBounded: {
+      p99BoundMs: P99_BOUND_MS,
+      bare: bareBounded,
+      edge: edgeBounded,
+      ratio: bareBounded.rate ? Number((edgeBounded.rate / bareBounded.rate).toFixed(3)) : null,
+    },
   };
   await edge.close();
   await platform.close();
@@ -202,7 +255,19 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
     cleanups.push(ch.stop);
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'bench-analytics-e2e-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
-    const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', PUBLIC_BASE_URL: 'http://localhost:8080', DATABASE_URL, CLICKHOUSE_URL: ch.url, KAFKA_BROKERS: kafka.brokers, REDIS_URL: 'redis://127.0.0.1:6379', SMTP_URL: 'smtp://127.0.0.1:1', TRUST_PROXY: 'true' };
+    const env = {
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'warn',
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+      DATABASE_URL,
+      CLICKHOUSE_URL: ch.url,
+      KAFKA_BROKERS: kafka.brokers,
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      SMTP_URL: 'smtp://127.0.0.1:1',
+      TRUST_PROXY: 'true',
+    };
     const testing = isolatedTopics('bench-analytics');
     const processor = await spawnRole('processor', env, testing, 120_000);
     cleanups.push(() => processor.stop());
@@ -221,13 +286,28 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
     const tokens: string[] = [];
     for (let k = 0; k < KEYS; k++) {
       const t = newToken(TOKEN_PREFIX.ingestKey);
-      await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash) VALUES ($1, $2, 'ingest', 'bench', $3)`, [newId('key_'), projectId, tokenHash(t)]);
+      await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash) VALUES ($1, $2, 'ingest', 'bench', $3)`, [
+        newId('key_'),
+        projectId,
+        tokenHash(t),
+      ]);
       tokens.push(t);
     }
     await new Promise((r) => setTimeout(r, 3_000)); // the edge's settings refresh
     const clickhouse = createClient({ url: ch.url });
     cleanups.push(() => clickhouse.close());
-    const stored = async () => Number(((await (await clickhouse.query({ query: `SELECT count() AS n FROM analytics_events WHERE project_id = {p:String}`, query_params: { p: projectId }, format: 'JSONEachRow' })).json()) as Array<{ n: string }>)[0]!.n);
+    const stored = async () =>
+      Number(
+        (
+          (await (
+            await clickhouse.query({
+              query: `SELECT count() AS n FROM analytics_events WHERE project_id = {p:String}`,
+              query_params: { p: projectId },
+              format: 'JSONEachRow',
+            })
+          ).json()) as Array<{ n: string }>
+        )[0]!.n,
+      );
 
     // The load: evenly paced (every 10 ms its share of the rate), keep-alive connections, each request with its own
     // key and client IP (pairs stay under the limits), a fresh uuid per event.
@@ -240,14 +320,28 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     const post = (i: number) =>
       new Promise<void>((resolve) => {
-        const req = http.request({ host: '127.0.0.1', port: ingest.port, path: '/v1/analytics/i', method: 'POST', agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens[i % KEYS]}`, 'x-forwarded-for': `10.1.${(i >> 8) & 255}.${i & 255}` } }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            if (res.statusCode === 202) accepted += 50;
-            else refused++;
-            resolve();
-          });
-        });
+        const req = http.request(
+          {
+            host: '127.0.0.1',
+            port: ingest.port,
+            path: '/v1/analytics/i',
+            method: 'POST',
+            agent,
+            headers: {
+              'content-type': 'application/json',
+              authorization: `Bearer ${tokens[i % KEYS]}`,
+              'x-forwarded-for': `10.1.${(i >> 8) & 255}.${i & 255}`,
+            },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => {
+              if (res.statusCode === 202) accepted += 50;
+              else refused++;
+              resolve();
+            });
+          },
+        );
         req.on('error', () => {
           refused++;
           resolve();
@@ -277,7 +371,9 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
     const cpuAtLoadEnd = await cpu();
     const storedAtLoadEnd = await stored();
     const loadEnd = performance.now();
-    log(`e2e load: ${accepted} events accepted in ${seconds} s (${Math.round(accepted / seconds)}/s offered ${rate}/s), ${refused} requests refused, ${storedAtLoadEnd} rows stored meanwhile`);
+    log(
+      `e2e load: ${accepted} events accepted in ${seconds} s (${Math.round(accepted / seconds)}/s offered ${rate}/s), ${refused} requests refused, ${storedAtLoadEnd} rows stored meanwhile`,
+    );
     // Until every accepted event is a row, or no row came for 10 s (the mock dropped a backlog it could not hold).
     let rows = 0;
     let lastChange = performance.now();
@@ -290,7 +386,9 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
     }
     const end = performance.now();
     const wall = (loadEnd - start) / 1000;
-    const cpuShare = Object.fromEntries(Object.entries(cpuAtLoadEnd).map(([k, v]) => [k, Number(((v - cpuBefore[k as keyof typeof cpuBefore]) / wall).toFixed(2))]));
+    const cpuShare = Object.fromEntries(
+      Object.entries(cpuAtLoadEnd).map(([k, v]) => [k, Number(((v - cpuBefore[k as keyof typeof cpuBefore]) / wall).toFixed(2))]),
+    );
     result.endToEnd = {
       cpuCoresUsedByPartWhileLoading: cpuShare,
       offeredEventsPerS: rate,

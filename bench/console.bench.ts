@@ -47,9 +47,14 @@ async function main() {
   const svc = await startConsoleService();
   try {
     const signIn = await fetch(`${svc.base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
-    const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('cx_session='))!;
+    const cookie = signIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith('cx_session='))!;
     const session = { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
-    const key = await (await fetch(`${svc.base}/v1/projects/demo/keys`, { method: 'POST', headers: session, body: JSON.stringify({ kind: 'ingest', name: 'bench' }) })).json();
+    const key = await (
+      await fetch(`${svc.base}/v1/projects/demo/keys`, { method: 'POST', headers: session, body: JSON.stringify({ kind: 'ingest', name: 'bench' }) })
+    ).json();
     const ingestKey = key.key.token as string;
 
     log(`sending ${ISSUES} distinct errors through the edge`);
@@ -98,7 +103,11 @@ async function main() {
       const first = await page.locator('.issue-row .issue-title').first().innerText();
       const started = await page.evaluate(() => performance.now());
       await page.getByRole('button', { name: 'Next page' }).click();
-      await page.waitForFunction((f) => document.querySelector('.issue-row .issue-title')?.textContent !== f && document.querySelector('.issue-list')?.getAttribute('aria-busy') === 'false', first.replace(/\n/g, ' '));
+      await page.waitForFunction(
+        (f) =>
+          document.querySelector('.issue-row .issue-title')?.textContent !== f && document.querySelector('.issue-list')?.getAttribute('aria-busy') === 'false',
+        first.replace(/\n/g, ' '),
+      );
       nextPage.push((await page.evaluate(() => performance.now())) - started);
       await context.close();
     }

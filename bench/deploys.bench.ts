@@ -46,12 +46,23 @@ async function signIn(base: string, running: Running): Promise<string> {
   const email = `bench-${Date.now()}@example.test`;
   const password = 'bench-password-1234';
   await createUser(running.platform.db, { email, password });
-  const res = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
-  return res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('cx_session='))!;
+  const res = await fetch(`${base}/v1/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
+  return res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .find((c) => c.startsWith('cx_session='))!;
 }
 
 async function api(base: string, cookie: string, method: string, url: string, body?: unknown) {
-  const res = await fetch(`${base}${url}`, { method, headers: { cookie, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { cookie, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return res.json() as Promise<any>;
 }
 
@@ -60,7 +71,12 @@ function git(cwd: string, ...a: string[]) {
 }
 
 /** Sequential hook calls to a production deploy that builds in no time: call -> `building`, each finished before the next. */
-async function hookToBuilding(base: string, running: Running, token: string, calls: number): Promise<{ calls: number; p50: number; p95: number; lastReady: string }> {
+async function hookToBuilding(
+  base: string,
+  running: Running,
+  token: string,
+  calls: number,
+): Promise<{ calls: number; p50: number; p95: number; lastReady: string }> {
   const latencies: number[] = [];
   let lastReady = '';
   for (let i = 0; i < calls; i++) {
@@ -131,7 +147,9 @@ async function kafkaLatency(): Promise<void> {
     const hook = (await api(base, cookie, 'POST', `/v1/projects/${slug}/deploys/hooks`, { name: 'prod', branch: 'main' })).hook;
     log('hook -> building latency on Kafka');
     const { lastReady: _, ...latency } = await hookToBuilding(base, running, hook.token, LATENCY_CALLS);
-    process.stdout.write(`${JSON.stringify({ machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, hookToBuildingMs: { kafka: latency } }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, hookToBuildingMs: { kafka: latency } }, null, 2)}\n`,
+    );
   } finally {
     await builder.kill();
     await running.stop();
@@ -155,14 +173,24 @@ async function main() {
   });
   const base = `http://127.0.0.1:${running.port}`;
   const cookie = await signIn(base, running);
-  const results: Record<string, unknown> = { machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, settings: { durationSec: DURATION, connections: CONNECTIONS } };
+  const results: Record<string, unknown> = {
+    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+    settings: { durationSec: DURATION, connections: CONNECTIONS },
+  };
 
   // 1. hook calls per second (embedded)
   const bare = await api(base, cookie, 'POST', '/v1/projects', { name: 'hooks', slug: `hooks-${Date.now()}` });
   const hook = await api(base, cookie, 'POST', `/v1/projects/${bare.project.slug}/deploys/hooks`, { name: 'bench', branch: 'preview-branch' });
   log('hook calls per second');
   const calls = await cannon(`${base}/v1/hooks/${hook.hook.token}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
-  results.hookCallsPerSecond = { rps: Math.round(calls.requests.average), p50ms: calls.latency.p50, p99ms: calls.latency.p99, accepted2xx: calls['2xx'], non2xx: calls.non2xx, errors: calls.errors };
+  results.hookCallsPerSecond = {
+    rps: Math.round(calls.requests.average),
+    p50ms: calls.latency.p50,
+    p99ms: calls.latency.p99,
+    accepted2xx: calls['2xx'],
+    non2xx: calls.non2xx,
+    errors: calls.errors,
+  };
 
   // 2. hook -> building latency at idle (embedded)
   const site = await api(base, cookie, 'POST', '/v1/projects', { name: 'site', slug: `site-${Date.now()}` });

@@ -20,7 +20,19 @@ import os from 'node:os';
 import path from 'node:path';
 import uWS from 'uWebSockets.js';
 import { createLogger } from '../platform/logger.ts';
-import { cannon, cpuModel, EDGE_CPU, edgePlatform, log, OTHERS_CPU, paced, pin, pinThisProcess, settingsStore, type CannonResult } from './support/edge-bench.ts';
+import {
+  cannon,
+  cpuModel,
+  EDGE_CPU,
+  edgePlatform,
+  log,
+  OTHERS_CPU,
+  paced,
+  pin,
+  pinThisProcess,
+  settingsStore,
+  type CannonResult,
+} from './support/edge-bench.ts';
 import { createKafkaBus } from '../platform/adapters/bus/kafka-bus.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
@@ -45,9 +57,10 @@ const KAFKA_DATA_PATH = flagArg('kafka-proxied') ? 'proxied' : 'direct';
 const PIN = flagArg('pin');
 
 function stack(bytes: number): string {
-  const lines: string[] = ['TypeError: Cannot read properties of undefined (reading \'id\')'];
+  const lines: string[] = ["TypeError: Cannot read properties of undefined (reading 'id')"];
   let i = 0;
-  while (lines.join('\n').length < bytes) lines.push(`    at handler${i} (https://app.example.com/assets/chunk-${(i++).toString(16)}a1b2c3.js:${100 + i}:${20 + i})`);
+  while (lines.join('\n').length < bytes)
+    lines.push(`    at handler${i} (https://app.example.com/assets/chunk-${(i++).toString(16)}a1b2c3.js:${100 + i}:${20 + i})`);
   return lines.join('\n').slice(0, bytes);
 }
 
@@ -95,7 +108,12 @@ function startBare(): Promise<{ port: number; close(): void }> {
       chunks.push(Buffer.from(new Uint8Array(chunk)));
       if (isLast && !aborted) {
         const body = Buffer.concat(chunks);
-        res.cork(() => res.writeStatus('202 Accepted').writeHeader('Content-Type', 'application/json').end(`{"ingested":${body.length > 0 ? 10 : 0}}`));
+        res.cork(() =>
+          res
+            .writeStatus('202 Accepted')
+            .writeHeader('Content-Type', 'application/json')
+            .end(`{"ingested":${body.length > 0 ? 10 : 0}}`),
+        );
       }
     });
   });
@@ -113,7 +131,12 @@ function pacedErrors(port: number, bodyFile: string, headers: Record<string, str
 }
 
 /** autocannon with this bench's default connections. */
-function cannonPost(url: string, bodyFile: string, headers: Record<string, string>, opts: { duration: number; rate?: number; connections?: number }): Promise<CannonResult> {
+function cannonPost(
+  url: string,
+  bodyFile: string,
+  headers: Record<string, string>,
+  opts: { duration: number; rate?: number; connections?: number },
+): Promise<CannonResult> {
   return cannon(url, bodyFile, headers, { ...opts, connections: opts.connections ?? CONNECTIONS });
 }
 
@@ -130,7 +153,13 @@ async function main() {
   const result: Record<string, unknown> = {
     loadAverageAtStart: os.loadavg().map((x) => Number(x.toFixed(2))),
     machine: { nproc: os.cpus().length, cpu: cpuModel(), node: process.version, platform: `${os.type()} ${os.release()}` },
-    settings: { durationSec: DURATION, connections: CONNECTIONS, soakSec: SOAK, kafkaDataPath: KAFKA_DATA_PATH, pinned: PIN ? { edge: EDGE_CPU, loadAndKafka: OTHERS_CPU } : false },
+    settings: {
+      durationSec: DURATION,
+      connections: CONNECTIONS,
+      soakSec: SOAK,
+      kafkaDataPath: KAFKA_DATA_PATH,
+      pinned: PIN ? { edge: EDGE_CPU, loadAndKafka: OTHERS_CPU } : false,
+    },
     bodyBytes: { '4kb': Buffer.byteLength(bodies['4kb']), '22kb': Buffer.byteLength(bodies['22kb']) },
   };
 
@@ -142,7 +171,12 @@ async function main() {
 
   // (a) bare uWS
   const bare = await startBare();
-  for (const size of ['4kb', '22kb']) record('bare', size, await cannonPost(`http://127.0.0.1:${bare.port}/v1/errors/i`, files[size], { 'content-type': 'application/json' }, { duration: DURATION }));
+  for (const size of ['4kb', '22kb'])
+    record(
+      'bare',
+      size,
+      await cannonPost(`http://127.0.0.1:${bare.port}/v1/errors/i`, files[size], { 'content-type': 'application/json' }, { duration: DURATION }),
+    );
   bare.close();
 
   // (b) validation path: a bus that resolves at once, a limiter that always allows
@@ -150,7 +184,8 @@ async function main() {
   const fastProject = await createIngestProject(fastPlatform);
   const fastEdge = await startIngestServer(fastPlatform, { port: 0, host: '127.0.0.1' });
   const fastHeaders = { 'content-type': 'application/json', authorization: `Bearer ${fastProject.ingestKey}` };
-  for (const size of ['4kb', '22kb']) record('validation', size, await cannonPost(`http://127.0.0.1:${fastEdge.port}/v1/errors/i`, files[size], fastHeaders, { duration: DURATION }));
+  for (const size of ['4kb', '22kb'])
+    record('validation', size, await cannonPost(`http://127.0.0.1:${fastEdge.port}/v1/errors/i`, files[size], fastHeaders, { duration: DURATION }));
   await fastEdge.close();
   await fastPlatform.close();
 
@@ -175,7 +210,8 @@ async function main() {
   // grouped sends (after, the default measured above).
   const perReq = await startIngestServer(kPlatform, { port: 0, host: '127.0.0.1', publishMode: 'per-request' });
   peaks['kafka_per_request'] = {};
-  for (const size of ['4kb', '22kb']) record('kafka_per_request', size, await cannonPost(`http://127.0.0.1:${perReq.port}/v1/errors/i`, files[size], kHeaders, { duration: DURATION }));
+  for (const size of ['4kb', '22kb'])
+    record('kafka_per_request', size, await cannonPost(`http://127.0.0.1:${perReq.port}/v1/errors/i`, files[size], kHeaders, { duration: DURATION }));
   await perReq.close();
 
   const ratios: Record<string, Record<string, number>> = { validation: {}, kafka: {}, kafka_per_request: {} };
@@ -196,11 +232,28 @@ async function main() {
     const bursts = await cannonPost(kUrl, files[size], kHeaders, { duration: DURATION, rate });
     at70[size] = {
       targetRps: Math.round(rate),
-      paced: { achievedRps: even.achievedRps, p50ms: even.latencyMs.p50, p90ms: even.latencyMs.p90, p99ms: even.latencyMs.p99, p999ms: even.latencyMs.p999, maxMs: even.latencyMs.max, statuses: even.statuses, errors: even.errors },
-      autocannonPerSecondBursts: { achievedRps: Math.round(bursts.requests.average), p50ms: bursts.latency.p50, p99ms: bursts.latency.p99, non2xx: bursts.non2xx, errors: bursts.errors + bursts.timeouts },
+      paced: {
+        achievedRps: even.achievedRps,
+        p50ms: even.latencyMs.p50,
+        p90ms: even.latencyMs.p90,
+        p99ms: even.latencyMs.p99,
+        p999ms: even.latencyMs.p999,
+        maxMs: even.latencyMs.max,
+        statuses: even.statuses,
+        errors: even.errors,
+      },
+      autocannonPerSecondBursts: {
+        achievedRps: Math.round(bursts.requests.average),
+        p50ms: bursts.latency.p50,
+        p99ms: bursts.latency.p99,
+        non2xx: bursts.non2xx,
+        errors: bursts.errors + bursts.timeouts,
+      },
       bareServerSameRatePaced: { achievedRps: floor.achievedRps, p50ms: floor.latencyMs.p50, p99ms: floor.latencyMs.p99, maxMs: floor.latencyMs.max },
     };
-    log(`kafka ${size} at 70%: paced p50 ${even.latencyMs.p50} ms, p99 ${even.latencyMs.p99} ms; autocannon -R p99 ${bursts.latency.p99} ms; bare server at the same rate p99 ${floor.latencyMs.p99} ms`);
+    log(
+      `kafka ${size} at 70%: paced p50 ${even.latencyMs.p50} ms, p99 ${even.latencyMs.p99} ms; autocannon -R p99 ${bursts.latency.p99} ms; bare server at the same rate p99 ${floor.latencyMs.p99} ms`,
+    );
   }
   bareAgain.close();
 
@@ -244,7 +297,13 @@ async function main() {
     targetRps: Math.round(soakRate),
     achievedRps: Math.round(soak.requests.average),
     non2xx: soak.non2xx,
-    rssMb: { start: mb(samples[0]), end: mb(samples[samples.length - 1]), max: mb(Math.max(...samples)), firstThirdAvg: mb(avg(samples.slice(0, third))), lastThirdAvg: mb(avg(samples.slice(-third))) },
+    rssMb: {
+      start: mb(samples[0]),
+      end: mb(samples[samples.length - 1]),
+      max: mb(Math.max(...samples)),
+      firstThirdAvg: mb(avg(samples.slice(0, third))),
+      lastThirdAvg: mb(avg(samples.slice(-third))),
+    },
   };
   process.stdout.write(JSON.stringify(result, null, 2) + '\n');
   process.exit(0);

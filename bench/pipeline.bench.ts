@@ -126,7 +126,11 @@ async function main(): Promise<void> {
       const tokens: string[] = [];
       for (let k = 0; k < keys; k++) {
         const t = newToken(TOKEN_PREFIX.ingestKey);
-        await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash) VALUES ($1, $2, 'ingest', 'bench', $3)`, [newId('key_'), pid, tokenHash(t)]);
+        await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash) VALUES ($1, $2, 'ingest', 'bench', $3)`, [
+          newId('key_'),
+          pid,
+          tokenHash(t),
+        ]);
         tokens.push(t);
       }
       return { id: pid, slug, keys: tokens };
@@ -134,7 +138,11 @@ async function main(): Promise<void> {
     for (let i = 0; i < PROJECTS; i++) projects.push(await newProject(KEYS_PER_PROJECT));
     const marker = await newProject(4);
     const apiKey = newToken(TOKEN_PREFIX.liveKey);
-    await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash, scopes) VALUES ($1, $2, 'live', 'bench', $3, '{errors:read}')`, [newId('key_'), marker.id, tokenHash(apiKey)]);
+    await db.query(`INSERT INTO api_keys (id, project_id, kind, hint, token_hash, scopes) VALUES ($1, $2, 'live', 'bench', $3, '{errors:read}')`, [
+      newId('key_'),
+      marker.id,
+      tokenHash(apiKey),
+    ]);
     const allKeys = projects.flatMap((p) => p.keys);
     const projectIds = projects.map((p) => p.id);
     log(`${projects.length} projects, ${allKeys.length} ingest keys; waiting for the edge to load them`);
@@ -143,7 +151,13 @@ async function main(): Promise<void> {
     const post = (key: string, ip: string, body: string) =>
       new Promise<number>((resolve) => {
         const req = http.request(
-          { ...ingestUrl, agent, method: 'POST', path: '/v1/errors/i', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-forwarded-for': ip } },
+          {
+            ...ingestUrl,
+            agent,
+            method: 'POST',
+            path: '/v1/errors/i',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-forwarded-for': ip },
+          },
           (res) => {
             res.resume();
             res.on('end', () => resolve(res.statusCode ?? 0));
@@ -181,9 +195,16 @@ async function main(): Promise<void> {
     // Samplers: processed (sum of group counts in Postgres, occurrence rows in ClickHouse) over time.
     const chClient = createClient({ url: ch.url });
     cleanups.push(() => chClient.close());
-    const groupsSum = async () => Number((await db.query<{ n: string | null }>('SELECT sum(count) AS n FROM error_groups WHERE project_id = ANY($1::text[])', [projectIds])).rows[0]!.n ?? 0);
+    const groupsSum = async () =>
+      Number(
+        (await db.query<{ n: string | null }>('SELECT sum(count) AS n FROM error_groups WHERE project_id = ANY($1::text[])', [projectIds])).rows[0]!.n ?? 0,
+      );
     const chRows = async () => {
-      const r = await chClient.query({ query: 'SELECT count() AS n FROM error_occurrences WHERE project_id IN {ids:Array(String)}', query_params: { ids: projectIds }, format: 'JSONEachRow' });
+      const r = await chClient.query({
+        query: 'SELECT count() AS n FROM error_occurrences WHERE project_id IN {ids:Array(String)}',
+        query_params: { ids: projectIds },
+        format: 'JSONEachRow',
+      });
       return Number(((await r.json()) as Array<{ n: string }>)[0]?.n ?? 0);
     };
     const rolePids = Object.fromEntries(Object.entries(roles).map(([r, p]) => [r, p.child.pid!]));
@@ -342,8 +363,22 @@ async function main(): Promise<void> {
     const result = {
       bench: 'pipeline',
       machine: { ...machine, loadAverageAtEnd },
-      setup: { mode: 'kafka (librdkafka mock via kcat), Postgres, ClickHouse HTTP served from chDB, Redis; ingest, processor, api and chDB server as separate processes', durationS: DURATION_S, offeredEventsPerS: RATE, eventsPerBatch: EVENTS_PER_BATCH, batchBytes: Buffer.byteLength(bodyFor(0)), projects: PROJECTS, ingestKeys: allKeys.length },
-      accepted: { events: acceptedEvents, eventsPerS: Math.round(acceptedEvents / loadSeconds), statuses: status, batchesSent: sent, ticksSkippedForBackpressure: droppedTicks },
+      setup: {
+        mode: 'kafka (librdkafka mock via kcat), Postgres, ClickHouse HTTP served from chDB, Redis; ingest, processor, api and chDB server as separate processes',
+        durationS: DURATION_S,
+        offeredEventsPerS: RATE,
+        eventsPerBatch: EVENTS_PER_BATCH,
+        batchBytes: Buffer.byteLength(bodyFor(0)),
+        projects: PROJECTS,
+        ingestKeys: allKeys.length,
+      },
+      accepted: {
+        events: acceptedEvents,
+        eventsPerS: Math.round(acceptedEvents / loadSeconds),
+        statuses: status,
+        batchesSent: sent,
+        ticksSkippedForBackpressure: droppedTicks,
+      },
       processed: {
         groupCountsPerS: rate(from.groups, to.groups),
         occurrenceRowsPerS: rate(from.occurrences, to.occurrences),
@@ -353,7 +388,14 @@ async function main(): Promise<void> {
         final: { accepted: acceptedEvents, groupCounts: finalGroups, occurrenceRows: finalOcc },
         mockLogWindow: topicOffsets,
       },
-      latency202ToApiMs: { markers: latencies.length, missed: markersMissed, skippedWhileFivePolling: markersSkipped, p50: pct(0.5), p95: pct(0.95), max: sorted.length ? Math.round(sorted[sorted.length - 1]!) : null },
+      latency202ToApiMs: {
+        markers: latencies.length,
+        missed: markersMissed,
+        skippedWhileFivePolling: markersSkipped,
+        p50: pct(0.5),
+        p95: pct(0.95),
+        max: sorted.length ? Math.round(sorted[sorted.length - 1]!) : null,
+      },
       cpuSecondsDuringLoad: Object.fromEntries(Object.keys(cpuEnd).map((r) => [r, Number((cpuEnd[r]! - (cpuStart[r] ?? 0)).toFixed(1))])),
       cpuSecondsAvailable: Number((loadSeconds * os.cpus().length).toFixed(1)),
       samples,
@@ -414,13 +456,23 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
       );
     }
     const total = MESSAGES * 10;
-    const platform = { config: loadConfig({ PUBLIC_BASE_URL: 'http://localhost:8080' }), logger, clock: systemClock, db, analytics, bus, mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined } };
+    const platform = {
+      config: loadConfig({ PUBLIC_BASE_URL: 'http://localhost:8080' }),
+      logger,
+      clock: systemClock,
+      db,
+      analytics,
+      bus,
+      mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+    };
     const t0 = performance.now();
     const sub = await startErrorConsumer(platform as never, { topic, consumerGroup: `drain-${randomUUID()}`, batchesInFlight: inFlight });
     let first: { t: number; n: number } | undefined;
     let n = 0;
     for (;;) {
-      n = Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_events_consumed WHERE project_id = ANY($1::text[])', [projectIds])).rows[0]!.n);
+      n = Number(
+        (await db.query<{ n: string }>('SELECT count(*) AS n FROM error_events_consumed WHERE project_id = ANY($1::text[])', [projectIds])).rows[0]!.n,
+      );
       if (n > 0 && !first) first = { t: performance.now(), n };
       if (n >= total || performance.now() - t0 > 180_000) break;
       await sleep(20);
@@ -438,5 +490,3 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
 function sleep(ms: number) {
   return new Promise((r) => setTimeout(r, ms));
 }
-
-

@@ -60,7 +60,10 @@ try {
       // Project and body vary independently, so each project sees all of its ~40 fingerprints, as in
       // the pipeline bench: 4,800 groups, most touched by about one event per batch.
       const body = bodies[(k + Math.floor(k / projects.length)) % bodies.length]!;
-      return encodeErrorBatchEnvelope({ projectId: projects[k % projects.length]!, originHost: null, receivedAt: Date.now(), defaultRuntime: 'node', eventIds }, body);
+      return encodeErrorBatchEnvelope(
+        { projectId: projects[k % projects.length]!, originHost: null, receivedAt: Date.now(), defaultRuntime: 'node', eventIds },
+        body,
+      );
     });
 
   const statementMs = new Map<string, number>();
@@ -97,40 +100,42 @@ try {
   });
 
   const runRound = async (round: number) => {
-  const batches = Array.from({ length: BATCHES + 3 }, envelopes);
-  log(`${BATCHES} batches of ${ENVELOPES * 10} events after 3 warm-up batches (which create the groups)`);
-  for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!));
-  statementMs.clear();
-  // BENCH_PROFILE=<file>: a V8 CPU profile of the measured batches of the first round.
-  const profiler = process.env.BENCH_PROFILE && round === 1 ? new Session() : undefined;
-  if (profiler) {
-    profiler.connect();
-    await profiler.post('Profiler.enable');
-    await profiler.post('Profiler.start');
-  }
-  const pg0 = await postgresCpuUs();
-  const cpu0 = process.cpuUsage();
-  const t0 = performance.now();
-  let events = 0;
-  for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!))).accepted;
-  const cpu = process.cpuUsage(cpu0);
-  const wallMs = performance.now() - t0;
-  const pgUs = (await postgresCpuUs()) - pg0;
-  if (profiler) {
-    const { profile } = await profiler.post('Profiler.stop');
-    writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
-    profiler.disconnect();
-  }
-  const per = (us: number) => Number((us / events).toFixed(1));
-  return {
-        round,
-        events,
-        processorCpuUsPerEvent: per(cpu.user + cpu.system),
-        postgresCpuUsPerEvent: per(pgUs),
-        eventsPerSecond: Math.round(events / (wallMs / 1000)),
-        groups: Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_groups')).rows[0]!.n),
-        ...(STATEMENTS ? { postgresUsPerEventByStatement: Object.fromEntries([...statementMs].sort((a, b) => b[1] - a[1]).map(([k, ms]) => [k, per(ms * 1000)])) } : {}),
-  };
+    const batches = Array.from({ length: BATCHES + 3 }, envelopes);
+    log(`${BATCHES} batches of ${ENVELOPES * 10} events after 3 warm-up batches (which create the groups)`);
+    for (const b of batches.slice(0, 3)) await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!));
+    statementMs.clear();
+    // BENCH_PROFILE=<file>: a V8 CPU profile of the measured batches of the first round.
+    const profiler = process.env.BENCH_PROFILE && round === 1 ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
+    const pg0 = await postgresCpuUs();
+    const cpu0 = process.cpuUsage();
+    const t0 = performance.now();
+    let events = 0;
+    for (const b of batches.slice(3)) events += (await pipeline.handleBatch(b.map((m) => decodeErrorBatch(m)!))).accepted;
+    const cpu = process.cpuUsage(cpu0);
+    const wallMs = performance.now() - t0;
+    const pgUs = (await postgresCpuUs()) - pg0;
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
+    const per = (us: number) => Number((us / events).toFixed(1));
+    return {
+      round,
+      events,
+      processorCpuUsPerEvent: per(cpu.user + cpu.system),
+      postgresCpuUsPerEvent: per(pgUs),
+      eventsPerSecond: Math.round(events / (wallMs / 1000)),
+      groups: Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_groups')).rows[0]!.n),
+      ...(STATEMENTS
+        ? { postgresUsPerEventByStatement: Object.fromEntries([...statementMs].sort((a, b) => b[1] - a[1]).map(([k, ms]) => [k, per(ms * 1000)])) }
+        : {}),
+    };
   };
   const results = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -148,7 +153,12 @@ try {
     JSON.stringify(
       {
         bench: 'processor',
-        machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model.trim(), node: process.version, loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))) },
+        machine: {
+          nproc: os.cpus().length,
+          cpu: os.cpus()[0]?.model.trim(),
+          node: process.version,
+          loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+        },
         rounds: results,
       },
       null,

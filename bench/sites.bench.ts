@@ -47,7 +47,10 @@ async function main() {
   const p = await createIngestProject(edge.platform);
   await addLiveSite(edge.platform, p.projectId, root);
   const host = `${p.slug}.localhost`;
-  const results: Record<string, unknown> = { machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version }, settings: { durationSec: DURATION, connections: CONNECTIONS } };
+  const results: Record<string, unknown> = {
+    machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
+    settings: { durationSec: DURATION, connections: CONNECTIONS },
+  };
 
   // 1. 10 KB
   log('10 KB asset: node:http from memory, then the site host');

@@ -25,11 +25,18 @@ async function freePort(): Promise<number> {
 async function startOnce(dataDir: string): Promise<number> {
   const port = await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], { env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, stdio: 'ignore', detached: true });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], {
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+    detached: true,
+  });
   try {
     for (;;) {
       if (performance.now() - t0 > 120_000) throw new Error('the service did not answer within 120 s');
-      const ok = await fetch(`http://127.0.0.1:${port}/v1/`).then((r) => r.ok, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/v1/`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) return performance.now() - t0;
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -90,7 +90,13 @@ async function main() {
     [endpointId, projectId, receiver.url, [], 'whsec_benchbenchbenchbench', now],
   );
   const out: Record<string, unknown> = {
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, loadavg: os.loadavg().map((x) => +x.toFixed(2)) },
+    machine: {
+      cpus: os.cpus().length,
+      model: os.cpus()[0]?.model,
+      memGiB: Math.round(os.totalmem() / 2 ** 30),
+      node: process.version,
+      loadavg: os.loadavg().map((x) => +x.toFixed(2)),
+    },
     database: 'postgres',
   };
 
@@ -153,7 +159,9 @@ async function main() {
     // All due: claiming one batch of 200 (the work before sending), returned to pending after.
     const claimBatch = await time(async () => {
       const claimed = await claimDue(db, later + 1000, 200);
-      await db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, lease_token = NULL WHERE id = ANY($1::text[])", [claimed.map((c) => c.id)]);
+      await db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, lease_token = NULL WHERE id = ANY($1::text[])", [
+        claimed.map((c) => c.id),
+      ]);
     }, 20);
     const plan = await db.query<Record<string, string>>(
       `EXPLAIN SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT 200 FOR UPDATE SKIP LOCKED`,

@@ -51,16 +51,22 @@ export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutc
   let bytes = 0;
 
   async function copyFile(from: string, rel: string): Promise<ArtifactOutcome | undefined> {
-    if (++files > o.limits.maxFiles) return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files (ARTIFACT_MAX_FILES)` };
+    if (++files > o.limits.maxFiles)
+      return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files (ARTIFACT_MAX_FILES)` };
     const handle = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const st = await handle.stat();
       if (!st.isFile()) return undefined;
-      if (st.size > o.limits.maxFileBytes) return { ok: false, reason: 'file_too_large', message: `${rel} is ${st.size} bytes, over ${o.limits.maxFileBytes} (ARTIFACT_MAX_FILE_BYTES)` };
-      if (bytes + st.size > o.limits.maxBytes) return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
+      if (st.size > o.limits.maxFileBytes)
+        return { ok: false, reason: 'file_too_large', message: `${rel} is ${st.size} bytes, over ${o.limits.maxFileBytes} (ARTIFACT_MAX_FILE_BYTES)` };
+      if (bytes + st.size > o.limits.maxBytes)
+        return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
       bytes += st.size;
       // Exactly st.size bytes: a file that grew since (it cannot, nothing of the build runs) is not read past it.
-      await pipeline(handle.createReadStream({ start: 0, end: Math.max(0, st.size - 1), autoClose: false }), createWriteStream(path.join(o.dest, rel), { flags: 'wx', mode: 0o644 }));
+      await pipeline(
+        handle.createReadStream({ start: 0, end: Math.max(0, st.size - 1), autoClose: false }),
+        createWriteStream(path.join(o.dest, rel), { flags: 'wx', mode: 0o644 }),
+      );
       return undefined;
     } finally {
       await handle.close();

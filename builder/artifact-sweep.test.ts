@@ -23,7 +23,10 @@ async function readyDeploy(projectId: string, minutesAgo: number, artifactDir?: 
   const id = newId('dep_');
   const dir = artifactDir ?? path.join(dataDir, 'artifacts', id);
   await mkdir(dir, { recursive: true });
-  await platform.db.query(`INSERT INTO deploys (id, project_id, branch, environment, status, artifact_dir, finished_at) VALUES ($1, $2, 'main', 'production', 'ready', $3, now() - make_interval(mins => $4))`, [id, projectId, dir, minutesAgo]);
+  await platform.db.query(
+    `INSERT INTO deploys (id, project_id, branch, environment, status, artifact_dir, finished_at) VALUES ($1, $2, 'main', 'production', 'ready', $3, now() - make_interval(mins => $4))`,
+    [id, projectId, dir, minutesAgo],
+  );
   return { id, dir };
 }
 

@@ -5,7 +5,9 @@ import { createBuildLog } from './build-log.ts';
 /** Row 8 of issue 22: one 30 MB line without a newline used to be re-joined and split on every chunk. */
 function fakeStore() {
   const rows: Array<{ seq: number; stream: string; line: string }> = [];
-  const store = { insert: async (_table: string, r: Array<{ seq: number; stream: string; line: string }>) => void rows.push(...r) } as unknown as AnalyticalStore;
+  const store = {
+    insert: async (_table: string, r: Array<{ seq: number; stream: string; line: string }>) => void rows.push(...r),
+  } as unknown as AnalyticalStore;
   return { store, rows };
 }
 

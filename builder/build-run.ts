@@ -74,7 +74,8 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
   let proxy: EgressProxy | undefined;
   try {
     // 1. prepare
-    if (!iso.sandbox) job.log.line('system', 'WARNING: this build is not sandboxed (BUILD_SANDBOX=off): it runs as the service\'s user and can read what the service can');
+    if (!iso.sandbox)
+      job.log.line('system', "WARNING: this build is not sandboxed (BUILD_SANDBOX=off): it runs as the service's user and can read what the service can");
     const { root, etcDir, initScript } = await prepareSandboxRoot(job.workDir, iso.uid);
     const src = path.join(root, 'src');
     cgroup = await createBuildCgroup(job.deployId, { memoryBytes: iso.memoryBytes, pids: iso.pids });
@@ -92,7 +93,9 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     if (iso.sandbox && local) {
       // The sandbox sees no host path: a local repository's branch comes in as a bundle, read-only.
       const bundle = path.join(job.workDir, 'source.bundle');
-      const made = await promisify(execFile)('git', ['-C', job.repoUrl.replace(/^file:\/\//, ''), 'bundle', 'create', bundle, `refs/heads/${job.branch}`], { env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1', HOME: job.workDir } }).then(
+      const made = await promisify(execFile)('git', ['-C', job.repoUrl.replace(/^file:\/\//, ''), 'bundle', 'create', bundle, `refs/heads/${job.branch}`], {
+        env: { ...BASE_ENV, GIT_CONFIG_NOSYSTEM: '1', HOME: job.workDir },
+      }).then(
         () => true,
         () => false,
       );
@@ -141,7 +144,16 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     job.log.line('system', `checking out ${job.branch}`);
     const gitEnv = { ...BASE_ENV, ...(local ? {} : netEnv), HOME: inBuild.home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
     const clone = await step(
-      ['/bin/sh', '-c', 'git -c core.hooksPath=/dev/null clone --quiet --depth 1 --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"', 'checkout', job.branch, source, inBuild.src, path.join(inBuild.root, SHA_FILE)],
+      [
+        '/bin/sh',
+        '-c',
+        'git -c core.hooksPath=/dev/null clone --quiet --depth 1 --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"',
+        'checkout',
+        job.branch,
+        source,
+        inBuild.src,
+        path.join(inBuild.root, SHA_FILE),
+      ],
       inBuild.root,
       gitEnv,
       !local,
@@ -156,14 +168,28 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     // 3. build
     if (job.buildCommand.trim()) {
       job.log.line('system', `running: ${job.buildCommand}`);
-      const env = { ...BASE_ENV, ...netEnv, HOME: inBuild.home, ...job.env, SERVICE_DEPLOY_ID: job.deployId, SERVICE_GIT_SHA: sha, SERVICE_ENVIRONMENT: job.environment };
+      const env = {
+        ...BASE_ENV,
+        ...netEnv,
+        HOME: inBuild.home,
+        ...job.env,
+        SERVICE_DEPLOY_ID: job.deployId,
+        SERVICE_GIT_SHA: sha,
+        SERVICE_ENVIRONMENT: job.environment,
+      };
       const build = await step(['/bin/sh', '-c', job.buildCommand], inBuild.src, env);
       const buildFailed = failed(build, 'build_failed');
       if (buildFailed) return buildFailed;
     }
 
     // 4. artifact
-    const copied = await copyArtifact({ checkout: src, outputDir: job.outputDir, dest: job.artifactDir, limits: iso.artifact, note: (t) => job.log.line('system', t) });
+    const copied = await copyArtifact({
+      checkout: src,
+      outputDir: job.outputDir,
+      dest: job.artifactDir,
+      limits: iso.artifact,
+      note: (t) => job.log.line('system', t),
+    });
     if (!copied.ok) {
       job.log.line('system', copied.message);
       await rm(job.artifactDir, { recursive: true, force: true });

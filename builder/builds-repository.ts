@@ -37,8 +37,21 @@ export const buildsRepository = {
    * Take a queued deploy, leased to `owner` until `leaseUntil`: the one named (`deployId`), or else the oldest
    * queued before `queuedBefore` (any project); undefined when there is none to take.
    */
-  async claim(db: Queryable, owner: string, now: number, leaseUntil: number, which: { deployId: string } | { queuedBefore: number }): Promise<ClaimedDeploy | undefined> {
-    const r = await db.query<{ id: string; project_id: string; slug: string; branch: string; environment: 'production' | 'preview'; created_at: Date | string }>(
+  async claim(
+    db: Queryable,
+    owner: string,
+    now: number,
+    leaseUntil: number,
+    which: { deployId: string } | { queuedBefore: number },
+  ): Promise<ClaimedDeploy | undefined> {
+    const r = await db.query<{
+      id: string;
+      project_id: string;
+      slug: string;
+      branch: string;
+      environment: 'production' | 'preview';
+      created_at: Date | string;
+    }>(
       `UPDATE deploys d SET status = 'building', started_at = $2, lease_owner = $1, lease_until = $3
          FROM projects p
         WHERE d.id = (SELECT id FROM deploys WHERE status = 'queued' AND ($4::text IS NULL OR id = $4) AND ($5::timestamptz IS NULL OR created_at < $5)
@@ -48,13 +61,20 @@ export const buildsRepository = {
       [owner, new Date(now), new Date(leaseUntil), 'deployId' in which ? which.deployId : null, 'queuedBefore' in which ? new Date(which.queuedBefore) : null],
     );
     const d = r.rows[0];
-    return d && { id: d.id, projectId: d.project_id, projectSlug: d.slug, branch: d.branch, environment: d.environment, createdAt: new Date(d.created_at).getTime() };
+    return (
+      d && { id: d.id, projectId: d.project_id, projectSlug: d.slug, branch: d.branch, environment: d.environment, createdAt: new Date(d.created_at).getTime() }
+    );
   },
 
   async source(db: Queryable, projectId: string): Promise<BuildSource | undefined> {
     const [s, env] = await Promise.all([
-      db.query<{ repo_url: string; build_command: string; output_dir: string }>('SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1', [projectId]),
-      db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [projectId]),
+      db.query<{ repo_url: string; build_command: string; output_dir: string }>(
+        'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
+        [projectId],
+      ),
+      db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [
+        projectId,
+      ]),
     ]);
     const row = s.rows[0];
     return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir, env: env.rows };
@@ -67,7 +87,11 @@ export const buildsRepository = {
   /** Extend the leases of these deploys (still building and still ours). */
   async renew(db: Queryable, owner: string, ids: string[], leaseUntil: number): Promise<void> {
     if (!ids.length) return;
-    await db.query(`UPDATE deploys SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'building'`, [owner, ids, new Date(leaseUntil)]);
+    await db.query(`UPDATE deploys SET lease_until = $3 WHERE id = ANY($2::text[]) AND lease_owner = $1 AND status = 'building'`, [
+      owner,
+      ids,
+      new Date(leaseUntil),
+    ]);
   },
 
   /** Which of these building deploys were asked to cancel. */
@@ -103,7 +127,8 @@ export const buildsRepository = {
     );
     const f = r.rows[0] && toFinished(r.rows[0]);
     // A ready production deploy goes live on the project's production hosts.
-    if (f && outcome.status === 'ready' && f.environment === 'production') await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [f.projectId, f.id]);
+    if (f && outcome.status === 'ready' && f.environment === 'production')
+      await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [f.projectId, f.id]);
     return f;
   },
 

@@ -60,7 +60,10 @@ export interface Builder {
   stop(): Promise<void>;
 }
 
-export async function startBuilder(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'outbound'>, opts: StartBuilderOptions = {}): Promise<Builder> {
+export async function startBuilder(
+  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'outbound'>,
+  opts: StartBuilderOptions = {},
+): Promise<Builder> {
   const { db, clock, config } = platform;
   const log = platform.logger.child({ component: 'builder' });
   // The pid in the owner id tells an operator (and the kill -9 test) which process holds a build.
@@ -84,8 +87,8 @@ export async function startBuilder(platform: Pick<Platform, 'analytics' | 'bus' 
   };
   // Said at every start, on stderr as well as in the log, whatever LOG_LEVEL is.
   if (config.BUILD_SANDBOX === 'off') {
-    log.warn('BUILD_SANDBOX=off: builds run unsandboxed as the service\'s user; only for a single-tenant machine');
-    process.stderr.write('WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service\'s user (single-tenant machines only)\n');
+    log.warn("BUILD_SANDBOX=off: builds run unsandboxed as the service's user; only for a single-tenant machine");
+    process.stderr.write("WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service's user (single-tenant machines only)\n");
   } else {
     const probe = await probeSandbox(config.BUILD_UID, opts.bwrap);
     if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
@@ -208,7 +211,8 @@ export async function startBuilder(platform: Pick<Platform, 'analytics' | 'bus' 
    * git resolves the name itself afterwards, so a sandboxed builder's own egress rules remain the real fence.
    */
   async function repositoryRefusal(repoUrl: string): Promise<string | undefined> {
-    if (repoUrl.startsWith('/') || repoUrl.startsWith('file://')) return config.ALLOW_LOCAL_REPOS ? undefined : 'local repositories need ALLOW_LOCAL_REPOS=true';
+    if (repoUrl.startsWith('/') || repoUrl.startsWith('file://'))
+      return config.ALLOW_LOCAL_REPOS ? undefined : 'local repositories need ALLOW_LOCAL_REPOS=true';
     try {
       await platform.outbound.checkUrl(repoUrl, 'repository');
       return undefined;
@@ -228,25 +232,31 @@ export async function startBuilder(platform: Pick<Platform, 'analytics' | 'bus' 
       durationMs: f.startedAt === null ? null : f.finishedAt - f.startedAt,
       reason: f.failureReason,
     };
-    await publishProjectEvent(platform, { id: `${succeeded ? 'deploy.succeeded' : 'deploy.failed'}:${f.id}`, projectId: f.projectId, event: succeeded ? 'deploy.succeeded' : 'deploy.failed', data }).catch((err) =>
-      log.error({ err, deployId: f.id }, 'publishing the deploy event failed'),
-    );
+    await publishProjectEvent(platform, {
+      id: `${succeeded ? 'deploy.succeeded' : 'deploy.failed'}:${f.id}`,
+      projectId: f.projectId,
+      event: succeeded ? 'deploy.succeeded' : 'deploy.failed',
+      data,
+    }).catch((err) => log.error({ err, deployId: f.id }, 'publishing the deploy event failed'));
   }
 
   // 5. leases: renew ours, fail the expired
-  const leaseTimer = setInterval(() => {
-    const now = clock.now();
-    void buildsRepository
-      .renew(db, owner, [...building.keys()], now + leaseMs)
-      .then(() => buildsRepository.failExpired(db, now))
-      .then(async (lost) => {
-        for (const f of lost) {
-          log.warn({ deployId: f.id }, 'builder lost: lease expired');
-          await announce(f);
-        }
-      })
-      .catch((err) => log.warn({ err }, 'lease upkeep failed; retried'));
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const leaseTimer = setInterval(
+    () => {
+      const now = clock.now();
+      void buildsRepository
+        .renew(db, owner, [...building.keys()], now + leaseMs)
+        .then(() => buildsRepository.failExpired(db, now))
+        .then(async (lost) => {
+          for (const f of lost) {
+            log.warn({ deployId: f.id }, 'builder lost: lease expired');
+            await announce(f);
+          }
+        })
+        .catch((err) => log.warn({ err }, 'lease upkeep failed; retried'));
+    },
+    Math.max(50, Math.floor(leaseMs / 3)),
+  );
   leaseTimer.unref();
   // Canceled builds: their process groups are killed, and they end `canceled`. Checked often (a cheap read of
   // this builder's own running deploys) so a cancel takes effect within about CANCEL_POLL_MS.

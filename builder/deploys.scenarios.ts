@@ -104,14 +104,24 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       method: 'PATCH',
       url: `/v1/projects/${p.slug}/deploys/settings`,
       headers: asOwner(),
-      payload: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out', env: { API_TOKEN: { value: SECRET, secret: true }, PLAIN: { value: 'visible' } } },
+      payload: {
+        repoUrl: repo,
+        buildCommand: 'sh build.sh',
+        outputDir: 'out',
+        env: { API_TOKEN: { value: SECRET, secret: true }, PLAIN: { value: 'visible' } },
+      },
     });
     expect(res.statusCode).toBe(200);
     return p;
   }
 
   async function createHook(slug: string, branch: string) {
-    const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/deploys/hooks`, headers: asOwner(), payload: { name: `${branch} hook`, branch } });
+    const res = await app.inject({
+      method: 'POST',
+      url: `/v1/projects/${slug}/deploys/hooks`,
+      headers: asOwner(),
+      payload: { name: `${branch} hook`, branch },
+    });
     expect(res.statusCode).toBe(201);
     return res.json().hook as { id: string; token: string; url: string; hint: string };
   }
@@ -129,7 +139,9 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
   }
 
   async function logLines(deployId: string): Promise<string[]> {
-    const rows = await platform.analytics.query<{ line: string }>('SELECT line FROM deploy_logs FINAL WHERE deploy_id = {d:String} ORDER BY seq', { d: deployId });
+    const rows = await platform.analytics.query<{ line: string }>('SELECT line FROM deploy_logs FINAL WHERE deploy_id = {d:String} ORDER BY seq', {
+      d: deployId,
+    });
     return rows.map((r) => r.line);
   }
 
@@ -143,7 +155,14 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(res.statusCode).toBe(202);
       const { deployId } = res.json();
       const d = await finished(p.slug, deployId);
-      expect(d).toMatchObject({ status: 'ready', environment: 'production', branch: 'main', gitSha: git(repo, 'rev-parse', 'main'), trigger: { kind: 'hook', id: hook.id }, failureReason: null });
+      expect(d).toMatchObject({
+        status: 'ready',
+        environment: 'production',
+        branch: 'main',
+        gitSha: git(repo, 'rev-parse', 'main'),
+        trigger: { kind: 'hook', id: hook.id },
+        failureReason: null,
+      });
 
       const artifact = path.join(platform.config.DATA_DIR, 'artifacts', deployId);
       expect(readFileSync(path.join(artifact, 'index.html'), 'utf8')).toContain(`production ${d.gitSha}`);
@@ -157,14 +176,20 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(lines.join('\n')).not.toContain(SECRET);
 
       await vi.waitFor(() => expect(events.find((e) => e.data.deployId === deployId)).toBeDefined());
-      expect(events.find((e) => e.data.deployId === deployId)).toMatchObject({ event: 'deploy.succeeded', projectId: expect.any(String), data: { branch: 'main', gitSha: d.gitSha, environment: 'production', reason: null } });
+      expect(events.find((e) => e.data.deployId === deployId)).toMatchObject({
+        event: 'deploy.succeeded',
+        projectId: expect.any(String),
+        data: { branch: 'main', gitSha: d.gitSha, environment: 'production', reason: null },
+      });
     });
 
     it('fails a build that exits non-zero with build_failed and its exit code, and one past the time limit with timeout', async () => {
       const p = await projectWithSource();
       const broken = await finished(p.slug, (await callHook((await createHook(p.slug, 'broken')).token)).json().deployId);
       expect(broken).toMatchObject({ status: 'failed', environment: 'preview', failureReason: 'build_failed', exitCode: 3 });
-      await vi.waitFor(() => expect(events.find((e) => e.data.deployId === broken.id)).toMatchObject({ event: 'deploy.failed', data: { reason: 'build_failed' } }));
+      await vi.waitFor(() =>
+        expect(events.find((e) => e.data.deployId === broken.id)).toMatchObject({ event: 'deploy.failed', data: { reason: 'build_failed' } }),
+      );
 
       const slow = await finished(p.slug, (await callHook((await createHook(p.slug, 'slow')).token)).json().deployId);
       expect(slow).toMatchObject({ status: 'failed', failureReason: 'timeout' });
@@ -195,7 +220,9 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const good = createHmac('sha256', hook.token).update(body).digest('hex');
       expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${'0'.repeat(64)}` })).json()).toMatchObject({ error: 'invalid_signature' });
       expect((await callHook(hook.token, body, { 'x-hub-signature-256': `sha256=${good}` })).statusCode).toBe(202);
-      expect((await callHook(hook.token, body, { 'x-service-signature': `sha256=${good}`, 'content-type': 'application/x-www-form-urlencoded' })).statusCode).toBe(202);
+      expect(
+        (await callHook(hook.token, body, { 'x-service-signature': `sha256=${good}`, 'content-type': 'application/x-www-form-urlencoded' })).statusCode,
+      ).toBe(202);
       // Bodies up to 1 MB (a code host's push payload); past it 413.
       const big = await callHook(hook.token, 'x'.repeat(LIMITS.deploys.hookBodyBytes + 1), { 'content-type': 'application/octet-stream' });
       expect([big.statusCode, big.json().error]).toEqual([413, 'payload_too_large']);
@@ -209,7 +236,10 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(JSON.stringify(list)).not.toContain(hook.token);
       const key = await createKey(app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:read', 'deploys:write'] });
       expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token) })).statusCode).toBe(403);
-      expect((await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token), payload: { name: 'x', branch: 'main' } })).statusCode).toBe(403);
+      expect(
+        (await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token), payload: { name: 'x', branch: 'main' } }))
+          .statusCode,
+      ).toBe(403);
       expect((await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/deploys/hooks/${hook.id}`, headers: asOwner() })).statusCode).toBe(204);
       expect((await callHook(hook.token)).json()).toMatchObject({ error: 'not_found' });
       expect((await callHook('cxhook_unknown')).statusCode).toBe(404);
@@ -244,13 +274,20 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect(home.headers['cache-control']).toBe('public, max-age=0, must-revalidate');
       expect(home.body).toContain(`production ${first.gitSha}`);
       const asset = await site(`${p.slug}.localhost`, '/assets/app.3f9a2c1b.css');
-      expect([asset.statusCode, asset.headers['content-type'], asset.headers['cache-control']]).toEqual([200, 'text/css; charset=utf-8', 'public, max-age=31536000, immutable']);
+      expect([asset.statusCode, asset.headers['content-type'], asset.headers['cache-control']]).toEqual([
+        200,
+        'text/css; charset=utf-8',
+        'public, max-age=31536000, immutable',
+      ]);
       expect((await site(`${p.slug}.localhost`, '/nope.html')).statusCode).toBe(404);
       expect((await site(`${p.slug}.localhost`, '/../../etc/passwd')).statusCode).toBe(404);
       expect((await site(`${first.id.replace('_', '-')}.localhost`)).body).toContain('production');
 
       // A second production deploy (a new commit) goes live; rolling back serves the first output again.
-      writeFileSync(path.join(repo, 'build.sh'), readFileSync(path.join(repo, 'build.sh'), 'utf8').replace('production $SERVICE_GIT_SHA', 'second $SERVICE_GIT_SHA'));
+      writeFileSync(
+        path.join(repo, 'build.sh'),
+        readFileSync(path.join(repo, 'build.sh'), 'utf8').replace('production $SERVICE_GIT_SHA', 'second $SERVICE_GIT_SHA'),
+      );
       git(repo, 'commit', '-q', '-am', 'second');
       const second = await finished(p.slug, (await callHook(hook.token)).json().deployId);
       await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`second ${second.gitSha}`), { timeout: 5_000, interval: 100 });
@@ -274,8 +311,13 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
           new Promise<{ status: number; headers: Record<string, unknown>; body: string }>((resolve, reject) => {
             httpRequest({ host: '127.0.0.1', port: edge.port, path: url, headers: { host } }, (res) => {
               let body = '';
-              res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-            }).on('error', reject).end();
+              res
+                .setEncoding('utf8')
+                .on('data', (c: string) => (body += c))
+                .on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+            })
+              .on('error', reject)
+              .end();
           });
         const page = await get(`${p.slug}.localhost:8080`, '/');
         expect([page.status, page.headers['content-type']]).toEqual([200, 'text/html; charset=utf-8']);
@@ -313,7 +355,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
     it('reads the build log through the API and through a share link; a wrong or revoked token is the same 404 as no deploy', async () => {
       const p = await projectWithSource();
       const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
-      await vi.waitFor(async () => expect((await logLines(d.id))).toContain('to stderr'), { timeout: 10_000 });
+      await vi.waitFor(async () => expect(await logLines(d.id)).toContain('to stderr'), { timeout: 10_000 });
       const log = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${d.id}/logs`, headers: asOwner() })).json();
       expect(log).toMatchObject({ status: 'ready', done: true });
       expect(log.lines.map((l: { line: string }) => l.line)).toContain('the token is ***');
@@ -335,7 +377,12 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
 
     it('webhooks receive deploy.succeeded and deploy.failed, signed so the shipped verifier accepts them', async () => {
       const p = await projectWithSource();
-      const created = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: asOwner(), payload: { url: receiver.url.replace('/hook', `/${p.slug}`), events: ['deploy.*'] } });
+      const created = await app.inject({
+        method: 'POST',
+        url: `/v1/projects/${p.slug}/webhooks`,
+        headers: asOwner(),
+        payload: { url: receiver.url.replace('/hook', `/${p.slug}`), events: ['deploy.*'] },
+      });
       expect(created.statusCode).toBe(201);
       const secret = created.json().endpoint.secret;
       const ok = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
@@ -345,24 +392,55 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const bodies = mine().map((r) => verifyWebhook(r.body, r.headers['service-signature'] as string, secret));
       expect(bodies).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ event: 'deploy.succeeded', data: expect.objectContaining({ deployId: ok.id, gitSha: ok.gitSha, environment: 'production', url: expect.stringContaining('.localhost'), reason: null }) }),
-          expect.objectContaining({ event: 'deploy.failed', data: expect.objectContaining({ deployId: bad.id, environment: 'preview', reason: 'build_failed' }) }),
+          expect.objectContaining({
+            event: 'deploy.succeeded',
+            data: expect.objectContaining({
+              deployId: ok.id,
+              gitSha: ok.gitSha,
+              environment: 'production',
+              url: expect.stringContaining('.localhost'),
+              reason: null,
+            }),
+          }),
+          expect.objectContaining({
+            event: 'deploy.failed',
+            data: expect.objectContaining({ deployId: bad.id, environment: 'preview', reason: 'build_failed' }),
+          }),
         ]),
       );
       expect(typeof bodies[0]!.data.durationMs).toBe('number');
     });
 
-    it('§7.4: a server error event naming a ready deploy (by id or git sha) is stamped with that deploy\'s environment', async () => {
+    it("§7.4: a server error event naming a ready deploy (by id or git sha) is stamped with that deploy's environment", async () => {
       const p = await projectWithSource();
       const prod = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
       const preview = await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
-      const pipeline = createErrorPipeline({ db: platform.db, analytics: platform.analytics, mailer: platform.mailer, clock: platform.clock, logger: platform.logger, publicBaseUrl: 'http://localhost' });
+      const pipeline = createErrorPipeline({
+        db: platform.db,
+        analytics: platform.analytics,
+        mailer: platform.mailer,
+        clock: platform.clock,
+        logger: platform.logger,
+        publicBaseUrl: 'http://localhost',
+      });
       const event = (name: string, over: Record<string, string>) => stampErrorEvent({ name, message: name, ...over }, `evt-${name}-${p.id}`, 'node');
       await pipeline.handleBatch([
-        { projectId: p.id, originHost: null, receivedAt: Date.now(), events: [event('ByDeployId', { deployId: prod.id }), event('ByGitSha', { gitSha: preview.gitSha }), event('Unknown', { deployId: 'dep_nope' })] },
+        {
+          projectId: p.id,
+          originHost: null,
+          receivedAt: Date.now(),
+          events: [event('ByDeployId', { deployId: prod.id }), event('ByGitSha', { gitSha: preview.gitSha }), event('Unknown', { deployId: 'dep_nope' })],
+        },
       ]);
-      const groups = await platform.db.query<{ name: string; env_counts: Record<string, number> }>('SELECT name, env_counts FROM error_groups WHERE project_id = $1 ORDER BY name', [p.id]);
-      expect(Object.fromEntries(groups.rows.map((g) => [g.name, Object.keys(g.env_counts)]))).toEqual({ ByDeployId: ['production'], ByGitSha: ['preview'], Unknown: ['unknown'] });
+      const groups = await platform.db.query<{ name: string; env_counts: Record<string, number> }>(
+        'SELECT name, env_counts FROM error_groups WHERE project_id = $1 ORDER BY name',
+        [p.id],
+      );
+      expect(Object.fromEntries(groups.rows.map((g) => [g.name, Object.keys(g.env_counts)]))).toEqual({
+        ByDeployId: ['production'],
+        ByGitSha: ['preview'],
+        Unknown: ['unknown'],
+      });
     });
 
     it('follows a running build live (Server-Sent Events) until it ends', async () => {
@@ -379,7 +457,12 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const p = await projectWithSource();
       outbound.resolveWith = async (host) => [{ address: host === 'git.rebinding.test' ? '93.184.216.34' : '127.0.0.1', family: 4 }];
       try {
-        const saved = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { repoUrl: 'https://git.rebinding.test/app.git' } });
+        const saved = await app.inject({
+          method: 'PATCH',
+          url: `/v1/projects/${p.slug}/deploys/settings`,
+          headers: asOwner(),
+          payload: { repoUrl: 'https://git.rebinding.test/app.git' },
+        });
         expect(saved.statusCode).toBe(200);
         // The name now points at a private address (DNS rebinding): the builder refuses before git runs.
         outbound.resolveWith = async () => [{ address: '10.0.0.5', family: 4 }];
@@ -399,9 +482,19 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
         { name: 'PLAIN', secret: false, value: 'visible', hint: null },
       ]);
       expect(JSON.stringify(settings)).not.toContain(SECRET);
-      const http = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { repoUrl: 'http://example.com/repo.git' } });
+      const http = await app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${p.slug}/deploys/settings`,
+        headers: asOwner(),
+        payload: { repoUrl: 'http://example.com/repo.git' },
+      });
       expect(http.json().error).toBe('url_not_https');
-      const outside = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { outputDir: '../etc' } });
+      const outside = await app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${p.slug}/deploys/settings`,
+        headers: asOwner(),
+        payload: { outputDir: '../etc' },
+      });
       expect(outside.json().error).toBe('invalid_request');
       expect(existsSync(repo)).toBe(true);
     });
@@ -410,12 +503,26 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
   describe('build log', () => {
     it('stores at most the cap, the last stored line saying the log was cut; long lines are cut; secrets masked in every line', async () => {
       const deployId = `dep_logcap_${Date.now()}`;
-      const log = createBuildLog({ analytics: platform.analytics, projectId: 'prj_logcap', deployId, secrets: ['abcd-secret', 'xy'], now: () => Date.now(), maxLines: 5, maxLineChars: 20 });
+      const log = createBuildLog({
+        analytics: platform.analytics,
+        projectId: 'prj_logcap',
+        deployId,
+        secrets: ['abcd-secret', 'xy'],
+        now: () => Date.now(),
+        maxLines: 5,
+        maxLineChars: 20,
+      });
       log.write('stdout', 'one abcd-secret\ntwo ');
       log.write('stdout', 'continued\n' + 'x'.repeat(50) + '\nthree xy\nfour\nfive\nsix\n');
       await log.close();
       const lines = await logLines(deployId);
-      expect(lines).toEqual(['one ***', 'two continued', `${'x'.repeat(20)} [line cut at 20 characters]`, 'three xy', "[log cut at 5 lines: the rest of this build's output is not stored]"]);
+      expect(lines).toEqual([
+        'one ***',
+        'two continued',
+        `${'x'.repeat(20)} [line cut at 20 characters]`,
+        'three xy',
+        "[log cut at 5 lines: the rest of this build's output is not stored]",
+      ]);
       expect(log.stored).toBe(5);
       expect(LIMITS.deploys.logLinesPerDeploy).toBe(10_000);
     });

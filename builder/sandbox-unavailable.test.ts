@@ -20,7 +20,11 @@ beforeAll(async () => {
   writeFileSync(path.join(repo, 'build.sh'), 'mkdir -p out && echo ran > out/index.html && touch /tmp/ran-unsandboxed');
   git('add', '.');
   git('commit', '-q', '-m', 'one');
-  t = await buildTestApi({ processors: true, env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'nosandbox-data-')) }, builder: { bwrap: '/nonexistent/bwrap' } });
+  t = await buildTestApi({
+    processors: true,
+    env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'nosandbox-data-')) },
+    builder: { bwrap: '/nonexistent/bwrap' },
+  });
   owner = await signUpAndSignIn(t.app, t.platform);
 });
 afterAll(async () => t?.close());
@@ -29,7 +33,16 @@ describe('a builder without bubblewrap', () => {
   it('fails the build at once with sandbox_unavailable, naming the package to install; nothing runs', async () => {
     const p = await createProject(t.app, owner.cookie);
     const S = sessionHeaders(owner.cookie);
-    expect((await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: S, payload: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out' } })).statusCode).toBe(200);
+    expect(
+      (
+        await t.app.inject({
+          method: 'PATCH',
+          url: `/v1/projects/${p.slug}/deploys/settings`,
+          headers: S,
+          payload: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out' },
+        })
+      ).statusCode,
+    ).toBe(200);
     const queued = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: S, payload: { branch: 'main' } });
     expect(queued.statusCode).toBe(202);
     const id = queued.json().deploy.id as string;

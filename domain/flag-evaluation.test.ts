@@ -26,7 +26,14 @@ describe('flag bucketing', () => {
   });
 
   it('splits variants by their weights', () => {
-    const f = flag({ variants: [{ key: 'control', weight: 50 }, { key: 'a', weight: 30 }, { key: 'b', weight: 20 }], payload: { color: 'green' } });
+    const f = flag({
+      variants: [
+        { key: 'control', weight: 50 },
+        { key: 'a', weight: 30 },
+        { key: 'b', weight: 20 },
+      ],
+      payload: { color: 'green' },
+    });
     const counts: Record<string, number> = {};
     for (let i = 0; i < 50_000; i++) {
       const a = evaluateFlag(f, ctx(`v${i}`));
@@ -70,7 +77,16 @@ describe('flag evaluation', () => {
   });
 
   it('finds the problems a definition can have', () => {
-    expect(flagProblems(flag({ variants: [{ key: 'a', weight: 60 }, { key: 'b', weight: 30 }] }))[0]!.message).toMatch(/90/);
+    expect(
+      flagProblems(
+        flag({
+          variants: [
+            { key: 'a', weight: 60 },
+            { key: 'b', weight: 30 },
+          ],
+        }),
+      )[0]!.message,
+    ).toMatch(/90/);
     expect(flagProblems(flag({ variants: [{ key: 'a', weight: 100 }], conditions: [{ variant: 'z' }] }))[0]!.path).toBe('conditions.0.variant');
     expect(flagProblems(flag({}))).toEqual([]);
   });

@@ -91,20 +91,31 @@ describe('scrubValue', () => {
   });
 
   it('scrubs key names as it scrubs values: a secret used as a key is not kept', () => {
-    const out = scrubValue({ 'postgres://u:pw@h/db': 1, nested: { 'ghp_abcdefghijklmnopqrstuvwxyz0123456789': 'x' }, plain: 'ok' });
+    const out = scrubValue({ 'postgres://u:pw@h/db': 1, nested: { ghp_abcdefghijklmnopqrstuvwxyz0123456789: 'x' }, plain: 'ok' });
     expect(out).toEqual({ [`postgres://${FILTERED}@h/db`]: 1, nested: { [FILTERED]: 'x' }, plain: 'ok' });
     expect(JSON.stringify(out)).not.toContain('pw@');
   });
 
-  it.each(['password', 'passwd', 'secret', 'token', 'api_key', 'apikey', 'authorization', 'cookie', 'session', 'credit_card', 'x-api-key', 'auth', 'client_secret'])(
-    'key %s is secret',
-    (k) => expect(isSecretKey(k)).toBe(true),
-  );
+  it.each([
+    'password',
+    'passwd',
+    'secret',
+    'token',
+    'api_key',
+    'apikey',
+    'authorization',
+    'cookie',
+    'session',
+    'credit_card',
+    'x-api-key',
+    'auth',
+    'client_secret',
+  ])('key %s is secret', (k) => expect(isSecretKey(k)).toBe(true));
   it.each(['user', 'path', 'author', 'count', 'message'])('key %s is not secret', (k) => expect(isSecretKey(k)).toBe(false));
 });
 
 describe('scrubValue keeps a key named __proto__ as data', () => {
-  it('copies it as an own key, scrubbed like any other, without touching the copy\'s prototype', () => {
+  it("copies it as an own key, scrubbed like any other, without touching the copy's prototype", () => {
     const extra = JSON.parse('{"__proto__": {"password": "hunter2", "note": "n"}, "a": 1}') as Record<string, unknown>;
     const out = scrubValue(extra) as Record<string, unknown>;
     expect(Object.getPrototypeOf(out)).toBe(Object.prototype);

@@ -43,7 +43,11 @@ const AWS_PREFIXES = ['A3T', 'AKIA', 'ASIA', 'ABIA', 'ACCA', 'AGPA', 'AIDA', 'AR
 
 const RULES: Rule[] = [
   // Private key blocks (PEM), across lines.
-  { re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g, replace: FILTERED, literals: ['-----BEGIN '] },
+  {
+    re: /-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|$)/g,
+    replace: FILTERED,
+    literals: ['-----BEGIN '],
+  },
   // Credentials in URLs: scheme://user:pass@host
   { re: /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/:@]+:[^\s/@]+@/gi, replace: `$1${FILTERED}@`, may: hasUrlUserinfo },
   // Bearer / Basic / Token / Digest credentials.
@@ -63,7 +67,11 @@ const RULES: Rule[] = [
   // Google API keys.
   { re: /\bAIza[0-9A-Za-z_-]{30,}/g, replace: FILTERED, literals: ['AIza'] },
   // Our own tokens (spec §5.1, §2.1, §2.4).
-  { re: /\b(?:cx_live_|cx_test_|cak_live_|cx_cli_|cxm_|cxs_|whsec_|cxhook_)[A-Za-z0-9_-]{6,}/g, replace: FILTERED, literals: ['cx_', 'cak_live_', 'cxm_', 'cxs_', 'whsec_', 'cxhook_'] },
+  {
+    re: /\b(?:cx_live_|cx_test_|cak_live_|cx_cli_|cxm_|cxs_|whsec_|cxhook_)[A-Za-z0-9_-]{6,}/g,
+    replace: FILTERED,
+    literals: ['cx_', 'cak_live_', 'cxm_', 'cxs_', 'whsec_', 'cxhook_'],
+  },
   // Other common providers (gitleaks): OpenAI/Anthropic, npm, GitLab, SendGrid, Twilio.
   { re: /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{20,}/g, replace: FILTERED, literals: ['sk-'] },
   { re: /\bnpm_[A-Za-z0-9]{36}\b/g, replace: FILTERED, literals: ['npm_'] },
@@ -76,7 +84,10 @@ const RULES: Rule[] = [
     // any prefix), without retrying the secret names from every position inside every word.
     re: new RegExp(String.raw`(?<![A-Za-z0-9_-])([A-Za-z0-9_-]*${SECRET_NAME}[A-Za-z0-9_-]*)("?'?\s*[:=]\s*"?'?)(?!\d+:\d+)([^\s"'&,;<>)}\]]+)`, 'gi'),
     replace: (_m, key: string, sep: string, value: string) => (value === FILTERED ? `${key}${sep}${value}` : `${key}${sep}${FILTERED}`),
-    may: ((re) => (text: string) => re.test(text))(new RegExp(SECRET_NAME, 'i')),
+    may: (
+      (re) => (text: string) =>
+        re.test(text)
+    )(new RegExp(SECRET_NAME, 'i')),
   },
 ];
 
@@ -85,7 +96,11 @@ const RULES: Rule[] = [
  * Replacements insert only `[Filtered]` (and keep a URL's scheme), which holds no literal, so a text
  * without one before scrubbing has none after any rule ran.
  */
-const ANY_LITERAL = new RegExp(RULES.flatMap((r) => r.literals ?? []).map((l) => l.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')).join('|'));
+const ANY_LITERAL = new RegExp(
+  RULES.flatMap((r) => r.literals ?? [])
+    .map((l) => l.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&'))
+    .join('|'),
+);
 
 const CARD_CANDIDATE = /\b[3-6]\d(?:[ -]?\d){11,17}\b/g;
 

@@ -83,7 +83,14 @@ export interface AdmissionRules {
 }
 
 /** Credentials of ours that are not ingest keys: a 403, not a 401 (the caller is known, the route is not theirs). */
-export const OTHER_CREDENTIAL_PREFIXES = [TOKEN_PREFIX.liveKey, TOKEN_PREFIX.testKey, TOKEN_PREFIX.cliToken, TOKEN_PREFIX.deployHook, TOKEN_PREFIX.session, 'cxm_'];
+export const OTHER_CREDENTIAL_PREFIXES = [
+  TOKEN_PREFIX.liveKey,
+  TOKEN_PREFIX.testKey,
+  TOKEN_PREFIX.cliToken,
+  TOKEN_PREFIX.deployHook,
+  TOKEN_PREFIX.session,
+  'cxm_',
+];
 
 /**
  * `siteKey`: the key a site's same-origin path attaches (the Host named the project, so step 1 is done: the
@@ -96,7 +103,8 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
     const token = rules.credential ? rules.credential(h) : ingestCredential(h);
     if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
     if (!token.startsWith(TOKEN_PREFIX.ingestKey)) {
-      if (OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))) return refusal('forbidden_credential', 'only an ingest key (cak_live_) may post to this route');
+      if (OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p)))
+        return refusal('forbidden_credential', 'only an ingest key (cak_live_) may post to this route');
       return refusal('unauthorized', 'unknown or revoked ingest key');
     }
     key = rules.cache.byToken(token);
@@ -120,7 +128,8 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   if (h.origin) {
     originHost = originHostOf(h.origin);
     const ownSite = siteKey !== undefined && originHost !== null && hostnameOf(originHost) !== '' && hostnameOf(originHost) === hostnameOf(h.host);
-    if (!ownSite && !originAllowed(project, originHost, rules.widgetHosts)) return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
+    if (!ownSite && !originAllowed(project, originHost, rules.widgetHosts))
+      return refusal('origin_not_allowed', `origin ${originHost ?? h.origin} may not post to this project`);
   }
 
   // 5. paused
@@ -141,6 +150,9 @@ export function originAllowed(project: EdgeProject, originHost: string | null, w
   return (
     project.ingestOrigins.length === 0 ||
     (originHost !== null &&
-      (matchesAny(originHost, project.productionDomains) || matchesAny(originHost, project.previewDomains) || matchesAny(originHost, widgetHosts) || matchesAny(originHost, project.ingestOrigins)))
+      (matchesAny(originHost, project.productionDomains) ||
+        matchesAny(originHost, project.previewDomains) ||
+        matchesAny(originHost, widgetHosts) ||
+        matchesAny(originHost, project.ingestOrigins)))
   );
 }

@@ -46,15 +46,31 @@ export function parseAnalyticsBatch(body: Buffer, ctx: Pick<ParseContext, 'proje
       }
       e = one.data;
     }
-    const stamped: StampedAnalyticsEvent = { uuid: e.uuid?.toLowerCase() ?? randomUUID(), event: e.event, distinctId: e.distinctId, properties: e.properties ?? {}, timestamp: clampTimestamp(e.timestamp, ctx.receivedAt) };
+    const stamped: StampedAnalyticsEvent = {
+      uuid: e.uuid?.toLowerCase() ?? randomUUID(),
+      event: e.event,
+      distinctId: e.distinctId,
+      properties: e.properties ?? {},
+      timestamp: clampTimestamp(e.timestamp, ctx.receivedAt),
+    };
     if (e.sessionId) stamped.sessionId = e.sessionId;
     if (e.path) stamped.path = e.path;
     if (e.deployId) stamped.deployId = e.deployId;
     if (e.gitSha) stamped.gitSha = e.gitSha;
     events.push(stamped);
   });
-  if (!events.length) return refusal('invalid_request', 'no event in the batch is valid', { fields: rejected.flatMap((r) => r.fields.map((f) => ({ path: `batch.${r.index}.${f.path}`, message: f.message }))).slice(0, 20) });
-  const value = analyticsEvents.encode({ v: 1, batchId: randomUUID(), projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, events });
+  if (!events.length)
+    return refusal('invalid_request', 'no event in the batch is valid', {
+      fields: rejected.flatMap((r) => r.fields.map((f) => ({ path: `batch.${r.index}.${f.path}`, message: f.message }))).slice(0, 20),
+    });
+  const value = analyticsEvents.encode({
+    v: 1,
+    batchId: randomUUID(),
+    projectId: ctx.projectId,
+    originHost: ctx.originHost,
+    receivedAt: ctx.receivedAt,
+    events,
+  });
   return { ok: true, events: events.length, value, rejected, dropped: rejected.length ? { invalid_event: rejected.length } : undefined };
 }
 
@@ -64,7 +80,12 @@ export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['p
     path: ANALYTICS_INGEST_PATH,
     healthPath: ANALYTICS_INGEST_HEALTH_PATH,
     maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes,
-    cap: (project) => (project.analyticsQuotaReached ? refusal('quota_exceeded', `this project stored its ${LIMITS.analyticsMonthlyQuota} analytics events for the month`, { retryAfterSec: secondsToMonthEnd(deps.now()) }) : undefined),
+    cap: (project) =>
+      project.analyticsQuotaReached
+        ? refusal('quota_exceeded', `this project stored its ${LIMITS.analyticsMonthlyQuota} analytics events for the month`, {
+            retryAfterSec: secondsToMonthEnd(deps.now()),
+          })
+        : undefined,
     rateLimits: (keyId, ip) => [
       { key: `analytics:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
       { key: `analytics:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
@@ -72,6 +93,9 @@ export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['p
     rateLimitedMessage: 'too many analytics requests for this ingest key',
     parse: (read, ctx) => parseAnalyticsBatch(read.body, ctx),
     publish: deps.publish,
-    acceptedReply: (parsed) => ({ status: 202, body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] } satisfies AnalyticsAcceptedAnswer) }),
+    acceptedReply: (parsed) => ({
+      status: 202,
+      body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] } satisfies AnalyticsAcceptedAnswer),
+    }),
   };
 }

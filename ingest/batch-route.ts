@@ -104,7 +104,15 @@ export const CLIENT_IP_HEADER = 'x-service-client-ip';
 export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   const { app, platform, cache, counters, log } = edge;
   const { config, limiter, clock } = platform;
-  const rules: AdmissionRules = { cache, widgetHosts: config.WIDGET_HOSTS, maxBodyBytes: route.maxBodyBytes, cap: route.cap, credential: route.credential, mediaType: route.mediaType, check: route.check };
+  const rules: AdmissionRules = {
+    cache,
+    widgetHosts: config.WIDGET_HOSTS,
+    maxBodyBytes: route.maxBodyBytes,
+    cap: route.cap,
+    credential: route.credential,
+    mediaType: route.mediaType,
+    check: route.check,
+  };
   const preflight: Headers = [
     ['Access-Control-Allow-Methods', 'POST'],
     ['Access-Control-Allow-Headers', route.corsAllowHeaders ?? DEFAULT_CORS_ALLOW_HEADERS],
@@ -114,7 +122,16 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
 
   if (route.healthPath) {
     app.get(route.healthPath, (res) => {
-      send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
+      send(
+        res,
+        immediateReply(),
+        200,
+        [
+          ['Content-Type', 'application/json'],
+          ['Cache-Control', 'no-store'],
+        ],
+        JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }),
+      );
     });
   }
 
@@ -123,7 +140,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       const origin = req.getHeader('origin');
       // A preflight carries no key, so the project (and its origin list) is unknown here: the POST
       // itself enforces §7.3 and answers 403 origin_not_allowed without CORS headers.
-      const headers: Headers = origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
+      const headers: Headers =
+        origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
       send(res, immediateReply(), 204, headers);
     });
     app.post(path, route.siteKeyed ? postToSite : post);
@@ -184,26 +202,31 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     const declared = Number(h.contentLength) || 0;
     if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
     const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
-    guarded(res, st, cors, (async () => {
-      let siteKey: EdgeKey | Refusal;
-      try {
-        siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
-      } catch (err) {
-        await body;
-        log.error({ err }, 'site lookup failed');
-        return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
-      }
-      if ('reason' in siteKey) {
-        await body;
-        return refuse(res, st, siteKey, cors);
-      }
-      const admitted = admitBatch(h, rules, siteKey);
-      if (!('ok' in admitted)) {
-        await body;
-        return refuse(res, st, admitted, cors);
-      }
-      await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
-    })());
+    guarded(
+      res,
+      st,
+      cors,
+      (async () => {
+        let siteKey: EdgeKey | Refusal;
+        try {
+          siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
+        } catch (err) {
+          await body;
+          log.error({ err }, 'site lookup failed');
+          return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+        }
+        if ('reason' in siteKey) {
+          await body;
+          return refuse(res, st, siteKey, cors);
+        }
+        const admitted = admitBatch(h, rules, siteKey);
+        if (!('ok' in admitted)) {
+          await body;
+          return refuse(res, st, admitted, cors);
+        }
+        await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
+      })(),
+    );
   }
 
   async function accept(
@@ -232,7 +255,13 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
 
     // 8. validate and stamp
     const projectId = admitted.key.project.id;
-    const outcome = route.parse(read, { projectId, originHost: admitted.originHost, receivedAt: clock.now(), hasOrigin: h.origin !== '', contentEncoding: h.contentEncoding });
+    const outcome = route.parse(read, {
+      projectId,
+      originHost: admitted.originHost,
+      receivedAt: clock.now(),
+      hasOrigin: h.origin !== '',
+      contentEncoding: h.contentEncoding,
+    });
     if (!('ok' in outcome)) return refuse(res, st, outcome, cors);
 
     // 9. hand off: one message per request, the 2xx only after the bus holds it

@@ -24,10 +24,10 @@ afterAll(async () => edge?.close());
 
 const request = (method: string, url: string, headers: Record<string, string>, body?: Buffer) => httpRequest(edge.base, method, url, headers, body);
 
-describe('the clients\' public routes under random input', () => {
+describe("the clients' public routes under random input", () => {
   it('never answer 5xx, answer JSON, and keep serving', async () => {
     const rnd = prng(15);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
     const bytes = (n: number) => Buffer.from(Array.from({ length: n }, () => Math.floor(rnd() * 256)));
     const text = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(rnd() * 0x2fff))).join('');
     const ascii = (n: number) => Array.from({ length: n }, () => String.fromCharCode(33 + Math.floor(rnd() * 93))).join('');
@@ -45,7 +45,14 @@ describe('the clients\' public routes under random input', () => {
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
       const route = pick(['envelope', 'store', 'site', 'widget', 'analytics', 'flags']);
-      let raw = pick([Buffer.from(pick(envelopes)), Buffer.from(goodEvent), bytes(Math.floor(rnd() * 2000)), Buffer.alloc(0), Buffer.from('{"batch":[{"message":"x"}]}'), Buffer.from(text(300))]);
+      let raw = pick([
+        Buffer.from(pick(envelopes)),
+        Buffer.from(goodEvent),
+        bytes(Math.floor(rnd() * 2000)),
+        Buffer.alloc(0),
+        Buffer.from('{"batch":[{"message":"x"}]}'),
+        Buffer.from(text(300)),
+      ]);
       const headers: Record<string, string> = {};
       const encoding = pick(['', '', 'gzip', 'deflate', 'br', 'x-unknown', 'gzip, gzip']);
       if (encoding) {
@@ -54,7 +61,14 @@ describe('the clients\' public routes under random input', () => {
       }
       const contentType = pick(['application/json', 'text/plain;charset=UTF-8', 'application/x-sentry-envelope', '', ascii(10)]);
       if (contentType) headers['content-type'] = contentType;
-      if (rnd() < 0.5) headers['x-sentry-auth'] = pick([`Sentry sentry_key=${key}, sentry_version=7`, `Sentry sentry_key=${ascii(20)}`, 'Sentry', ascii(40), `sentry_key=${'0'.repeat(64)}`]);
+      if (rnd() < 0.5)
+        headers['x-sentry-auth'] = pick([
+          `Sentry sentry_key=${key}, sentry_version=7`,
+          `Sentry sentry_key=${ascii(20)}`,
+          'Sentry',
+          ascii(40),
+          `sentry_key=${'0'.repeat(64)}`,
+        ]);
       if (rnd() < 0.3) headers.origin = pick(['https://app.example.com', 'null', ascii(15), 'http://[::1]:1']);
       const method = pick(['POST', 'POST', 'POST', 'GET', 'HEAD', 'PUT', 'OPTIONS', 'DELETE']);
       let url: string;
@@ -62,7 +76,13 @@ describe('the clients\' public routes under random input', () => {
         const id = pick([number, number, '0', ascii(5).replace(/[/?#%]/g, 'x'), '99999999999999999999', `${number}abc`]);
         url = `/api/${id}/${route}/${pick(['', `?sentry_key=${key}`, `?sentry_key=${encodeURIComponent(text(10))}`, '?sentry_key=%zz', '?a=b&&sentry_key'])}`;
       } else if (route === 'site') {
-        headers.host = pick([`${p.slug}.localhost`, `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`, 'localhost', ascii(20).replace(/[/?#@\\]/g, 'x'), `dep-${ascii(8)}.localhost`]);
+        headers.host = pick([
+          `${p.slug}.localhost`,
+          `${p.slug}.localhost:${rnd() < 0.5 ? 80 : 99999}`,
+          'localhost',
+          ascii(20).replace(/[/?#@\\]/g, 'x'),
+          `dep-${ascii(8)}.localhost`,
+        ]);
         url = '/service/v1/errors/i';
       } else if (route === 'flags') {
         if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;
@@ -71,7 +91,25 @@ describe('the clients\' public routes under random input', () => {
       } else if (route === 'analytics') {
         url = '/v1/analytics/i';
         if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;
-        if (rnd() < 0.5) raw = Buffer.from(JSON.stringify({ batch: Array.from({ length: Math.floor(rnd() * 5) }, () => pick<unknown>([{ event: text(5), distinctId: text(5), properties: { [text(3)]: text(8) }, timestamp: pick([rnd() * 1e13, text(10), -1]), uuid: pick([randomUUID(), text(10)]) }, { event: 1 }, null, text(4)])) }));
+        if (rnd() < 0.5)
+          raw = Buffer.from(
+            JSON.stringify({
+              batch: Array.from({ length: Math.floor(rnd() * 5) }, () =>
+                pick<unknown>([
+                  {
+                    event: text(5),
+                    distinctId: text(5),
+                    properties: { [text(3)]: text(8) },
+                    timestamp: pick([rnd() * 1e13, text(10), -1]),
+                    uuid: pick([randomUUID(), text(10)]),
+                  },
+                  { event: 1 },
+                  null,
+                  text(4),
+                ]),
+              ),
+            }),
+          );
       } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
       const res = await request(method, url, headers, method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
       seen.set(res.status, (seen.get(res.status) ?? 0) + 1);

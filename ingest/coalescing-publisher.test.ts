@@ -85,7 +85,7 @@ describe('coalescing publisher: size of a send', () => {
     await Promise.all([first, ...queued, big, last]);
   });
 
-  it('keeps to the bus\'s limit, which for Kafka is under the broker\'s default 1 MiB message.max.bytes', async () => {
+  it("keeps to the bus's limit, which for Kafka is under the broker's default 1 MiB message.max.bytes", async () => {
     expect(MAX_PUBLISH_BYTES).toBeLessThan(1024 * 1024);
     const { bus, sends } = controlledBus(MAX_PUBLISH_BYTES);
     const pub = createCoalescingPublisher(bus, 't');

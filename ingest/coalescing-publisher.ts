@@ -61,17 +61,23 @@ export function createCoalescingPublisher(bus: Bus, topic: string, opts: Coalesc
     while (queue.length && inFlight < maxInFlight) {
       const batch = take();
       inFlight++;
-      bus.publish(topic, batch.map((p) => p.message)).then(
-        () => {
-          for (const p of batch) p.resolve();
-        },
-        (err) => {
-          for (const p of batch) p.reject(err);
-        },
-      ).finally(() => {
-        inFlight--;
-        if (queue.length) schedule();
-      });
+      bus
+        .publish(
+          topic,
+          batch.map((p) => p.message),
+        )
+        .then(
+          () => {
+            for (const p of batch) p.resolve();
+          },
+          (err) => {
+            for (const p of batch) p.reject(err);
+          },
+        )
+        .finally(() => {
+          inFlight--;
+          if (queue.length) schedule();
+        });
     }
   };
   const schedule = () => {

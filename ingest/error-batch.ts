@@ -27,7 +27,10 @@ export function parseErrorBatch(body: Buffer, ctx: StampContext, room?: Envelope
   // JSON is UTF-8 (RFC 8259): bytes that are not are refused, not replaced with U+FFFD (the API's rule too).
   if (!isUtf8(body)) return { ok: false, reason: 'invalid_request', message: 'body is not valid UTF-8' };
   const bounded = parseBoundedJson(body.toString('utf8'));
-  if (!bounded.ok) return bounded.reason === 'too_deep' ? { ok: false, reason: 'invalid_request', message: `body is ${bounded.message}` } : { ok: false, reason: 'invalid_json', message: 'body is not valid JSON' };
+  if (!bounded.ok)
+    return bounded.reason === 'too_deep'
+      ? { ok: false, reason: 'invalid_request', message: `body is ${bounded.message}` }
+      : { ok: false, reason: 'invalid_json', message: 'body is not valid JSON' };
   const json = bounded.value;
   const parsed = ErrorBatchSchema.safeParse(json);
   if (!parsed.success) {

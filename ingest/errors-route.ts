@@ -36,7 +36,11 @@ export function errorsRoute(deps: { now: () => number; publish: BatchRoute['publ
     rateLimitedMessage: 'too many requests for this ingest key',
 
     parse(read, ctx) {
-      const outcome = parseErrorBatch(read.body, { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, defaultRuntime: ctx.hasOrigin ? 'browser' : 'node' }, read.room);
+      const outcome = parseErrorBatch(
+        read.body,
+        { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, defaultRuntime: ctx.hasOrigin ? 'browser' : 'node' },
+        read.room,
+      );
       return outcome.ok ? outcome : refusal('invalid_request', outcome.message, { fields: outcome.fields });
     },
 

@@ -71,11 +71,15 @@ export async function startFlagCache(platform: Pick<Platform, 'config' | 'db' | 
   const refresh = async () => {
     snapshot = await load(platform, snapshot);
   };
-  const timer = setInterval(() => refresh().catch((err) => log.error({ err }, 'flag refresh failed; keeping the last good copy')), platform.config.SETTINGS_REFRESH_MS);
+  const timer = setInterval(
+    () => refresh().catch((err) => log.error({ err }, 'flag refresh failed; keeping the last good copy')),
+    platform.config.SETTINGS_REFRESH_MS,
+  );
   timer.unref();
   return {
     of: (projectId) => snapshot.projects.get(projectId),
-    environmentOfDeploy: (projectId, ref) => snapshot.projects.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.projects.get(projectId)?.deploys.get(ref),
+    environmentOfDeploy: (projectId, ref) =>
+      snapshot.projects.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.projects.get(projectId)?.deploys.get(ref),
     refresh,
     stop: () => clearInterval(timer),
   };

@@ -52,18 +52,34 @@ export function parseFlagQuery(query: string): FlagQuery | Refusal {
     return refusal('invalid_request', 'the query string does not parse');
   }
   const distinctId = q.get('distinctId') ?? '';
-  if (!distinctId || distinctId.length > LIMITS.analyticsFields.distinctId) return refusal('invalid_request', `distinctId is required (at most ${LIMITS.analyticsFields.distinctId} characters)`, { fields: [{ path: 'distinctId', message: 'required' }] });
+  if (!distinctId || distinctId.length > LIMITS.analyticsFields.distinctId)
+    return refusal('invalid_request', `distinctId is required (at most ${LIMITS.analyticsFields.distinctId} characters)`, {
+      fields: [{ path: 'distinctId', message: 'required' }],
+    });
   const keysText = q.get('keys');
-  const keys = keysText === null ? undefined : [...new Set(keysText.split(',').map((k) => k.trim()).filter(Boolean))];
+  const keys =
+    keysText === null
+      ? undefined
+      : [
+          ...new Set(
+            keysText
+              .split(',')
+              .map((k) => k.trim())
+              .filter(Boolean),
+          ),
+        ];
   if (keys && keys.length > MAX_KEYS) return refusal('invalid_request', `at most ${MAX_KEYS} keys`, { fields: [{ path: 'keys', message: 'too many' }] });
   let properties: Record<string, unknown> = {};
   const propsText = q.get('properties');
   if (propsText) {
-    if (propsText.length > MAX_PROPERTIES_CHARS) return refusal('invalid_request', `properties at most ${MAX_PROPERTIES_CHARS} characters`, { fields: [{ path: 'properties', message: 'too long' }] });
+    if (propsText.length > MAX_PROPERTIES_CHARS)
+      return refusal('invalid_request', `properties at most ${MAX_PROPERTIES_CHARS} characters`, { fields: [{ path: 'properties', message: 'too long' }] });
     const parsed = parseBoundedJson(propsText);
-    if (!parsed.ok && parsed.reason === 'too_deep') return refusal('invalid_request', `properties are ${parsed.message}`, { fields: [{ path: 'properties', message: 'too deep' }] });
+    if (!parsed.ok && parsed.reason === 'too_deep')
+      return refusal('invalid_request', `properties are ${parsed.message}`, { fields: [{ path: 'properties', message: 'too deep' }] });
     const value = parsed.ok ? parsed.value : undefined;
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) return refusal('invalid_request', 'properties must be a JSON object', { fields: [{ path: 'properties', message: 'not a JSON object' }] });
+    if (value === null || typeof value !== 'object' || Array.isArray(value))
+      return refusal('invalid_request', 'properties must be a JSON object', { fields: [{ path: 'properties', message: 'not a JSON object' }] });
     properties = value as Record<string, unknown>;
   }
   const deploy = q.get('deployId') || q.get('gitSha') || undefined;
@@ -107,7 +123,13 @@ export function flagsAnswer(flags: Map<string, FlagDefinition> | undefined, q: F
 const MAX_CACHED_ANSWERS = 5_000;
 const answers = new Map<string, { from: ProjectFlags | undefined; body: string; etag: string }>();
 
-function cachedAnswer(projectId: string, project: ProjectFlags | undefined, query: string, q: FlagQuery, environment: Environment): { body: string; etag: string } {
+function cachedAnswer(
+  projectId: string,
+  project: ProjectFlags | undefined,
+  query: string,
+  q: FlagQuery,
+  environment: Environment,
+): { body: string; etag: string } {
   const key = `${projectId}\n${environment}\n${query}`;
   const hit = answers.get(key);
   if (hit && hit.from === project) return hit;
@@ -116,7 +138,6 @@ function cachedAnswer(projectId: string, project: ProjectFlags | undefined, quer
   answers.set(key, made);
   return made;
 }
-
 
 /** A site's Host as an origin host: with its port when it names one; without, it matches port-less patterns. */
 function siteOriginHost(host: string): string | null {
@@ -144,15 +165,34 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
   const rate = LIMITS.flagsRate;
 
   app.get(FLAGS_HEALTH_PATH, (res) => {
-    send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-store']], JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }));
+    send(
+      res,
+      immediateReply(),
+      200,
+      [
+        ['Content-Type', 'application/json'],
+        ['Cache-Control', 'no-store'],
+      ],
+      JSON.stringify({ status: 'ok', settingsLoads: cache.loads, counters: counters.counts }),
+    );
   });
 
-  for (const [path, siteKeyed] of [[FLAGS_PATH, false], [SITE_FLAGS_PATH, true]] as const) {
+  for (const [path, siteKeyed] of [
+    [FLAGS_PATH, false],
+    [SITE_FLAGS_PATH, true],
+  ] as const) {
     app.options(path, (res, req) => {
       const origin = req.getHeader('origin');
-      const headers: Headers = origin && originHostOf(origin)
-        ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ['Access-Control-Allow-Methods', 'GET'], ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'], ['Access-Control-Max-Age', '600']]
-        : [['Vary', 'Origin']];
+      const headers: Headers =
+        origin && originHostOf(origin)
+          ? [
+              ['Access-Control-Allow-Origin', origin],
+              ['Vary', 'Origin'],
+              ['Access-Control-Allow-Methods', 'GET'],
+              ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'],
+              ['Access-Control-Max-Age', '600'],
+            ]
+          : [['Vary', 'Origin']];
       send(res, immediateReply(), 204, headers);
     });
     app.get(path, (res, req) => {
@@ -166,9 +206,19 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
         query: req.getQuery() ?? '',
         ip: clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY),
       };
-      const cors: Headers = r.origin ? [['Access-Control-Allow-Origin', r.origin], ['Vary', 'Origin'], ['Access-Control-Expose-Headers', 'ETag, Retry-After']] : [];
+      const cors: Headers = r.origin
+        ? [
+            ['Access-Control-Allow-Origin', r.origin],
+            ['Vary', 'Origin'],
+            ['Access-Control-Expose-Headers', 'ETag, Retry-After'],
+          ]
+        : [];
       const key = siteKeyed ? siteKeyOfHost(edge.sites, cache, r.host) : tokenKey(r);
-      if (key instanceof Promise) void key.then((k) => answer(res, st, r, k, cors, siteKeyed), () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors));
+      if (key instanceof Promise)
+        void key.then(
+          (k) => answer(res, st, r, k, cors, siteKeyed),
+          () => counters.refuse(res, st, refusal('limiter_unavailable', 'flags are temporarily unavailable, retry later'), cors),
+        );
       else answer(res, st, r, key, cors, siteKeyed);
     });
     app.any(path, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use GET', [['Allow', 'GET, OPTIONS']]));
@@ -180,14 +230,17 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
     const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
     if (key) return key;
-    return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p)) ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags') : refusal('unauthorized', 'unknown or revoked ingest key');
+    return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))
+      ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags')
+      : refusal('unauthorized', 'unknown or revoked ingest key');
   }
 
   function answer(res: uWS.HttpResponse, st: ReplyState, r: FlagRequest, key: EdgeKey | Refusal, cors: Headers, siteKeyed: boolean): void {
     if ('reason' in key) return counters.refuse(res, st, key, cors);
     // 2. origin (a same-origin GET carries none: on a site, the page's origin is the Host)
     const originHost = r.origin ? originHostOf(r.origin) : siteKeyed ? siteOriginHost(r.host) : null;
-    if (r.origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS)) return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? r.origin} may not use this project`), cors);
+    if (r.origin && !originAllowed(key.project, originHost, config.WIDGET_HOSTS))
+      return counters.refuse(res, st, refusal('origin_not_allowed', `origin ${originHost ?? r.origin} may not use this project`), cors);
     // 3. query
     const q = parseFlagQuery(r.query);
     if ('reason' in q) return counters.refuse(res, st, q, cors);
@@ -201,9 +254,19 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
       .then(
         (decisions) => {
           const refused = decisions.filter((d) => !d.allowed);
-          if (refused.length) return counters.refuse(res, st, refusal('rate_limited', 'too many flag requests for this ingest key', { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
+          if (refused.length)
+            return counters.refuse(
+              res,
+              st,
+              refusal('rate_limited', 'too many flag requests for this ingest key', { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }),
+              cors,
+            );
           // 5. evaluate
-          const environment: Environment = originHost ? (environmentOfHost(key.project, originHost) ?? 'unknown') : q.deploy ? (flags.environmentOfDeploy(projectId, q.deploy) ?? 'unknown') : 'unknown';
+          const environment: Environment = originHost
+            ? (environmentOfHost(key.project, originHost) ?? 'unknown')
+            : q.deploy
+              ? (flags.environmentOfDeploy(projectId, q.deploy) ?? 'unknown')
+              : 'unknown';
           const a = cachedAnswer(projectId, flags.of(projectId), r.query, q, environment);
           // 6. answer
           counters.accepted(1);

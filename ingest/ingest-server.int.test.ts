@@ -13,7 +13,13 @@ import { createTestPlatform } from '../test/support/platform.ts';
 import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
 
-const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const analyticsStub: AnalyticalStore = {
+  adapter: 'chdb',
+  command: async () => undefined,
+  query: async () => [],
+  insert: async () => undefined,
+  close: async () => undefined,
+};
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 function event(message: string) {
@@ -21,7 +27,11 @@ function event(message: string) {
 }
 
 async function post(url: string, key: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/errors/i`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, headers: res.headers, json: await res.json().catch(() => undefined) };
 }
 
@@ -33,7 +43,11 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
 
   beforeAll(async () => {
     // Two edges, each with its own Kafka producer and Redis connection, behind one trusted proxy.
-    const opts = { real: { postgres: true, kafka: true, redis: true }, env: { TRUST_PROXY: 'true', SETTINGS_REFRESH_MS: '200' }, overrides: { analytics: analyticsStub, mailer: mailerStub } };
+    const opts = {
+      real: { postgres: true, kafka: true, redis: true },
+      env: { TRUST_PROXY: 'true', SETTINGS_REFRESH_MS: '200' },
+      overrides: { analytics: analyticsStub, mailer: mailerStub },
+    };
     a = await createTestPlatform(opts);
     b = await createTestPlatform(opts);
     edgeA = await startIngestServer(a, { port: 0, host: '127.0.0.1' });
@@ -57,7 +71,12 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
     const p = await createIngestProject(a);
     await refreshed(`http://127.0.0.1:${edgeA.port}`);
     const marker = newId('m_');
-    const res = await post(`http://127.0.0.1:${edgeA.port}`, p.ingestKey, { batch: [event(marker), event(`${marker}-2`)] }, { origin: 'https://app.example.com' });
+    const res = await post(
+      `http://127.0.0.1:${edgeA.port}`,
+      p.ingestKey,
+      { batch: [event(marker), event(`${marker}-2`)] },
+      { origin: 'https://app.example.com' },
+    );
     expect(res.status).toBe(202);
     expect(res.json).toEqual({ ingested: 2 });
 

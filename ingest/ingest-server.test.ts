@@ -26,7 +26,13 @@ import { injectForwarder } from './forward.ts';
 import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import { createEnvironmentStep } from '../processor/errors/steps/environment-step.ts';
 
-const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const analyticsStub: AnalyticalStore = {
+  adapter: 'chdb',
+  command: async () => undefined,
+  query: async () => [],
+  insert: async () => undefined,
+  close: async () => undefined,
+};
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0));
@@ -59,7 +65,11 @@ function event(over: Record<string, unknown> = {}) {
 async function post(key: string | null, body: unknown, headers: Record<string, string> = {}, url = base) {
   const h: Record<string, string> = { 'content-type': 'application/json', ...headers };
   if (key) h.authorization = `Bearer ${key}`;
-  const res = await fetch(`${url}/v1/errors/i`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body) });
+  const res = await fetch(`${url}/v1/errors/i`, {
+    method: 'POST',
+    headers: h,
+    body: typeof body === 'string' ? body : Buffer.isBuffer(body) ? new Uint8Array(body) : JSON.stringify(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 }
@@ -123,7 +133,9 @@ describe('POST /v1/errors/i: accepting', () => {
   it('cuts over-long name, message and stack and marks them truncated instead of refusing', async () => {
     const p = await freshProject();
     const F = LIMITS.errorFields;
-    const res = await post(p.ingestKey, { batch: [event({ name: 'N'.repeat(F.name + 50), message: 'm'.repeat(F.message + 1), stack: 's'.repeat(F.stack + 10) }), event()] });
+    const res = await post(p.ingestKey, {
+      batch: [event({ name: 'N'.repeat(F.name + 50), message: 'm'.repeat(F.message + 1), stack: 's'.repeat(F.stack + 10) }), event()],
+    });
     expect(res.status).toBe(202);
     const [batch] = publishedFor(p.projectId);
     expect(batch.events[0].name).toHaveLength(F.name);
@@ -264,18 +276,22 @@ describe('POST /v1/errors/i: body size', () => {
     const chunk = Buffer.alloc(8 * 1024, 'a');
     const huge = 4 * 1024 * 1024;
     let stop = false;
-    const res = await rawPost(server.port, { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, async (req) => {
-      req.on('response', () => (stop = true));
-      req.on('close', () => (stop = true));
-      let sent = 0;
-      req.write(Buffer.from('{"batch":["'));
-      while (!stop && sent < huge) {
-        if (!req.write(chunk)) await new Promise((r) => setTimeout(r, 5));
-        sent += chunk.length;
-        await new Promise((r) => setImmediate(r));
-      }
-      if (!stop) req.end();
-    });
+    const res = await rawPost(
+      server.port,
+      { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' },
+      async (req) => {
+        req.on('response', () => (stop = true));
+        req.on('close', () => (stop = true));
+        let sent = 0;
+        req.write(Buffer.from('{"batch":["'));
+        while (!stop && sent < huge) {
+          if (!req.write(chunk)) await new Promise((r) => setTimeout(r, 5));
+          sent += chunk.length;
+          await new Promise((r) => setImmediate(r));
+        }
+        if (!stop) req.end();
+      },
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body).error).toBe('payload_too_large');
     await res.closed;
@@ -292,7 +308,13 @@ describe('POST /v1/errors/i: origins (§7.3)', () => {
     expect(refused.json.error).toBe('origin_not_allowed');
     // The page can read why (issue 23): the refusal carries the CORS headers, and its code.
     expect(refused.headers.get('access-control-allow-origin')).toBe('https://evil.example.net');
-    for (const origin of ['https://app.example.com', 'https://pr-7.preview.example.com', 'https://widgets.example.net', 'https://shop.example.org:8443', 'https://a.cdn.example.org']) {
+    for (const origin of [
+      'https://app.example.com',
+      'https://pr-7.preview.example.com',
+      'https://widgets.example.net',
+      'https://shop.example.org:8443',
+      'https://a.cdn.example.org',
+    ]) {
       expect((await post(p.ingestKey, { batch: [event()] }, { origin })).status, origin).toBe(202);
     }
     expect((await post(p.ingestKey, { batch: [event()] })).status).toBe(202); // no Origin: server to server
@@ -315,7 +337,9 @@ describe('POST /v1/errors/i: origins (§7.3)', () => {
     // What the processor stamps from the edge's envelope.
     const environmentStep = createEnvironmentStep({ db: platform.db });
     const stamped = async (projectId: string) => {
-      const incoming = publishedFor(projectId).flatMap((b) => b.events.map((e) => ({ projectId, originHost: b.originHost, receivedAt: b.receivedAt, event: e, fingerprint: 'f', groupId: 'g' })));
+      const incoming = publishedFor(projectId).flatMap((b) =>
+        b.events.map((e) => ({ projectId, originHost: b.originHost, receivedAt: b.receivedAt, event: e, fingerprint: 'f', groupId: 'g' })),
+      );
       const outcomes = await environmentStep(incoming);
       return Object.fromEntries(outcomes.map((o, i) => [incoming[i].event.message, o.kind === 'ok' ? o.value.environment : o.reason]));
     };
@@ -329,7 +353,10 @@ describe('POST /v1/errors/i: origins (§7.3)', () => {
   });
 
   it('answers the CORS preflight for the ingest route', async () => {
-    const res = await fetch(`${base}/v1/errors/i`, { method: 'OPTIONS', headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' } });
+    const res = await fetch(`${base}/v1/errors/i`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+    });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(res.headers.get('access-control-allow-methods')).toBe('POST');
@@ -488,7 +515,11 @@ describe('every other route', () => {
       expect(res.status).toBe(201);
       expect(res.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
       expect(await res.json()).toEqual({ q: { x: '1' }, h: 'yes', body: { hello: 'world' }, ip: '127.0.0.1' });
-      const big = await fetch(`http://127.0.0.1:${edge.port}/v1/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'x'.repeat(1024 * 1024 + 1) });
+      const big = await fetch(`http://127.0.0.1:${edge.port}/v1/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: 'x'.repeat(1024 * 1024 + 1),
+      });
       expect(big.status).toBe(413);
       expect((await big.json()).error).toBe('payload_too_large');
     } finally {

@@ -56,12 +56,16 @@ export interface IngestServer {
 
 export { ERRORS_INGEST_HEALTH_PATH, ERRORS_INGEST_PATH } from './errors-route.ts';
 
-export async function startIngestServer(platform: Pick<Platform, 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'limiter'>, opts: IngestServerOptions): Promise<IngestServer> {
+export async function startIngestServer(
+  platform: Pick<Platform, 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'limiter'>,
+  opts: IngestServerOptions,
+): Promise<IngestServer> {
   const log = platform.logger.child({ component: 'ingest' });
   const cache = await startProjectCache(platform);
   const { bus, clock } = platform;
   const topic = opts.topic ?? errorEvents.TOPIC;
-  const publisher = opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
+  const publisher =
+    opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
   const counters = createRefusalCounters();
   const sentryCounters = createRefusalCounters();
   const analyticsCounters = createRefusalCounters();
@@ -107,6 +111,11 @@ export async function startIngestServer(platform: Pick<Platform, 'bus' | 'clock'
       await keyUsage.stop();
     },
     keyUsage,
-    stats: () => ({ ...counters.counts, ...prefixed('sentry', sentryCounters.counts), ...prefixed('analytics', analyticsCounters.counts), ...prefixed('flags', flagsCounters.counts) }),
+    stats: () => ({
+      ...counters.counts,
+      ...prefixed('sentry', sentryCounters.counts),
+      ...prefixed('analytics', analyticsCounters.counts),
+      ...prefixed('flags', flagsCounters.counts),
+    }),
   };
 }

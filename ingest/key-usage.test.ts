@@ -9,15 +9,21 @@ beforeAll(async () => {
 });
 afterAll(async () => edge?.close());
 
-const lastUsed = async (keyId: string) => (await edge.platform.db.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [keyId])).rows[0]!.last_used_at;
+const lastUsed = async (keyId: string) =>
+  (await edge.platform.db.query<{ last_used_at: Date | null }>('SELECT last_used_at FROM api_keys WHERE id = $1', [keyId])).rows[0]!.last_used_at;
 
-describe('ingest keys\' last use', () => {
+describe("ingest keys' last use", () => {
   it('is recorded for keys of accepted requests (errors, analytics, flags), in one write per flush, not for refused ones', async () => {
     const used = await createIngestProject(edge.platform);
     const flagsOnly = await createIngestProject(edge.platform);
     const refused = await createIngestProject(edge.platform);
     await edge.settingsRefreshed();
-    const post = (key: string, path: string, body: unknown) => fetch(`${edge.base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = (key: string, path: string, body: unknown) =>
+      fetch(`${edge.base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     for (let i = 0; i < 5; i++) expect((await post(used.ingestKey, '/v1/errors/i', { batch: [{ name: 'E', message: `m${i}` }] })).status).toBe(202);
     expect((await post(used.ingestKey, '/v1/analytics/i', { batch: [{ event: 'e', distinctId: 'u' }] })).status).toBe(202);
     expect((await fetch(`${edge.base}/v1/flags/i?distinctId=u`, { headers: { authorization: `Bearer ${flagsOnly.ingestKey}` } })).status).toBe(200);

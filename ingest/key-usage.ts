@@ -23,12 +23,17 @@ export function startKeyUsage(platform: Pick<Platform, 'db' | 'clock' | 'logger'
     const ids = [...noted];
     noted = new Set();
     writing = writing
-      .then(() => platform.db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2)', [ids, new Date(platform.clock.now())]))
+      .then(() =>
+        platform.db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2)', [
+          ids,
+          new Date(platform.clock.now()),
+        ]),
+      )
       .then(
         () => undefined,
         (err) => {
           for (const id of ids) noted.add(id);
-          platform.logger.warn({ err }, 'recording ingest keys\' last use failed; retried at the next flush');
+          platform.logger.warn({ err }, "recording ingest keys' last use failed; retried at the next flush");
         },
       );
     return writing;

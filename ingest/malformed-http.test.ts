@@ -19,7 +19,13 @@ import { startIngestServer, type IngestServer } from './ingest-server.ts';
  *   nothing in JavaScript can answer them; the reverse proxy in front (deploy/Caddyfile) speaks HTTP/1.1
  *   upstream and refuses malformed headers itself.
  */
-const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const analyticsStub: AnalyticalStore = {
+  adapter: 'chdb',
+  command: async () => undefined,
+  query: async () => [],
+  insert: async () => undefined,
+  close: async () => undefined,
+};
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 /** uWebSockets.js closes an idle HTTP connection after 10 s (HTTP_IDLE_TIMEOUT_S); a little slack. */
 const IDLE_TIMEOUT_MS = 10_000;
@@ -30,7 +36,11 @@ let server: IngestServer;
 beforeAll(async () => {
   platform = await createTestPlatform({ overrides: { bus: createRecordingBus(), analytics: analyticsStub, mailer: mailerStub } });
   // Single-process mode: every other request is relayed (here to a stand-in API that answers 200).
-  server = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward: async () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"ok":true}') }) });
+  server = await startIngestServer(platform, {
+    port: 0,
+    host: '127.0.0.1',
+    forward: async () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"ok":true}') }),
+  });
 });
 
 afterAll(async () => {

@@ -95,7 +95,10 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
         WHERE month = $1`,
       [month],
     ),
-    platform.db.query<{ project_id: string }>(`SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2`, [month, LIMITS.analyticsMonthlyQuota]),
+    platform.db.query<{ project_id: string }>(`SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2`, [
+      month,
+      LIMITS.analyticsMonthlyQuota,
+    ]),
     loadPlatformHosts(platform.db, null),
   ]);
   const overQuota = new Set(analyticsUsage.rows.map((r) => r.project_id));
@@ -134,7 +137,10 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
 }
 
 /** Load the first snapshot (throws if it cannot: the edge must not listen blind), then refresh in the background. */
-export async function startProjectCache(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>, opts: { refreshMs?: number } = {}): Promise<ProjectCache> {
+export async function startProjectCache(
+  platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>,
+  opts: { refreshMs?: number } = {},
+): Promise<ProjectCache> {
   const log = platform.logger.child({ component: 'ingest-project-cache' });
   const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
   let snapshot = await loadSnapshot(platform);

@@ -22,14 +22,22 @@ beforeAll(async () => {
 afterAll(async () => edge?.close());
 
 /** A POST with our own Host header (fetch may not set one). */
-function postAs(host: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: { error?: string; ingested?: number } }> {
+function postAs(
+  host: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; json: { error?: string; ingested?: number } }> {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request(`${edge.base}/service/v1/errors/i`, { method: 'POST', headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (c) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : {} }));
-    });
+    const req = http.request(
+      `${edge.base}/service/v1/errors/i`,
+      { method: 'POST', headers: { host, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : {} }));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -38,11 +46,13 @@ function postAs(host: string, body: unknown, headers: Record<string, string> = {
 const batch = { batch: [{ name: 'TypeError', message: 'x is undefined', stack: 'TypeError: x\n    at render (https://shop.example.com/app.js:1:2)' }] };
 
 describe('the same-origin path on site hosts', () => {
-  it('takes a batch on a site host with the project\'s oldest live ingest key attached, stamped like any other', async () => {
+  it("takes a batch on a site host with the project's oldest live ingest key attached, stamped like any other", async () => {
     const p = await createIngestProject(edge.platform, { productionDomains: ['shop.example.com'] });
     const { deployId } = await addLiveSite(edge.platform, p.projectId, artifact);
     // A custom domain is a site once its project verified it (api/domains/).
-    await edge.platform.db.query(`INSERT INTO project_domains (project_id, domain, token, verified_at) VALUES ($1, 'shop.example.com', 't', now())`, [p.projectId]);
+    await edge.platform.db.query(`INSERT INTO project_domains (project_id, domain, token, verified_at) VALUES ($1, 'shop.example.com', 't', now())`, [
+      p.projectId,
+    ]);
     const later = await addIngestKey(edge.platform, p.projectId);
     await edge.settingsRefreshed();
 
@@ -89,7 +99,11 @@ describe('the same-origin path on site hosts', () => {
     const { deployId } = await addLiveSite(edge.platform, p.projectId, artifact);
     await edge.settingsRefreshed();
     const deployHost = `${deployId.replace(/_/g, '-')}.sites.test`;
-    for (const [host, origin] of [[`${p.slug}.sites.test`, `https://${p.slug}.sites.test`], [`${p.slug}.sites.test:8080`, `http://${p.slug}.sites.test:8080`], [deployHost, `https://${deployHost}`]]) {
+    for (const [host, origin] of [
+      [`${p.slug}.sites.test`, `https://${p.slug}.sites.test`],
+      [`${p.slug}.sites.test:8080`, `http://${p.slug}.sites.test:8080`],
+      [deployHost, `https://${deployHost}`],
+    ]) {
       expect((await postAs(host!, batch, { origin: origin! })).status, host).toBe(202);
     }
     expect((await postAs(`${p.slug}.sites.test`, batch, { origin: `https://${keyless.slug}.sites.test` })).status).toBe(403);

@@ -28,7 +28,16 @@ export const WIDGET_PREFIX = '/v1/w/';
 
 /** The minified bundle of a browser entry point (also what the size test reads). */
 export async function bundleBrowserScript(entry: string): Promise<Buffer> {
-  const out = await build({ entryPoints: [entry], bundle: true, minify: true, format: 'iife', target: 'es2019', write: false, legalComments: 'none', logLevel: 'silent' });
+  const out = await build({
+    entryPoints: [entry],
+    bundle: true,
+    minify: true,
+    format: 'iife',
+    target: 'es2019',
+    write: false,
+    legalComments: 'none',
+    logLevel: 'silent',
+  });
   return Buffer.from(out.outputFiles[0]!.contents);
 }
 
@@ -50,7 +59,17 @@ export function registerWidgetAssets(app: uWS.TemplatedApp, assets: WidgetAsset[
   const manifest = JSON.stringify({ files: Object.fromEntries(assets.map((a) => [a.name, `${WIDGET_PREFIX}${a.versionedName}`])) });
 
   app.get(`${WIDGET_PREFIX}manifest.json`, (res) => {
-    send(res, immediateReply(), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'no-cache'], ['Access-Control-Allow-Origin', '*']], manifest);
+    send(
+      res,
+      immediateReply(),
+      200,
+      [
+        ['Content-Type', 'application/json'],
+        ['Cache-Control', 'no-cache'],
+        ['Access-Control-Allow-Origin', '*'],
+      ],
+      manifest,
+    );
   });
 
   app.any(`${WIDGET_PREFIX}*`, (res, req) => {

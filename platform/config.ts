@@ -11,16 +11,25 @@ const optionalUrl = (schemes: string[]) =>
     emptyAsUndefined,
     z
       .string()
-      .refine((v) => {
-        try {
-          return schemes.includes(new URL(v).protocol.replace(':', ''));
-        } catch {
-          return false;
-        }
-      }, `must be a URL with scheme ${schemes.join(' or ')}`)
+      .refine(
+        (v) => {
+          try {
+            return schemes.includes(new URL(v).protocol.replace(':', ''));
+          } catch {
+            return false;
+          }
+        },
+        `must be a URL with scheme ${schemes.join(' or ')}`,
+      )
       .optional(),
   );
-const bool = z.preprocess((v) => (v === undefined || v === '' ? undefined : String(v).toLowerCase()), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1').optional());
+const bool = z.preprocess(
+  (v) => (v === undefined || v === '' ? undefined : String(v).toLowerCase()),
+  z
+    .enum(['true', 'false', '1', '0'])
+    .transform((v) => v === 'true' || v === '1')
+    .optional(),
+);
 
 export const ConfigSchema = z.object({
   /** PORT: the HTTP port. In the single process every /v1 route answers here. */
@@ -38,7 +47,10 @@ export const ConfigSchema = z.object({
   /** KAFKA_BROKERS: comma-separated host:port list; unset = in-process bus. */
   KAFKA_BROKERS: z.preprocess(
     emptyAsUndefined,
-    z.string().regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]').optional(),
+    z
+      .string()
+      .regex(/^[^\s,]+:\d+(,[^\s,]+:\d+)*$/, 'must be host:port[,host:port...]')
+      .optional(),
   ),
   /** KAFKA_CLIENT_ID: client id prefix for Kafka connections. */
   KAFKA_CLIENT_ID: z.string().default('service'),
@@ -54,13 +66,25 @@ export const ConfigSchema = z.object({
   OWNER_EMAIL: z.string().email().default('owner@example.com'),
   OWNER_PASSWORD: z.preprocess(emptyAsUndefined, z.string().min(12).optional()),
   /** WIDGET_HOSTS: comma-separated hosts always allowed to post errors from browsers (§7.3). */
-  WIDGET_HOSTS: z.string().default('').transform((v) => v.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)),
+  WIDGET_HOSTS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   /** SETTINGS_REFRESH_MS: how often the edge refreshes keys, settings and caps from Postgres. */
   SETTINGS_REFRESH_MS: z.coerce.number().int().min(100).default(2000),
   /** TRUST_PROXY: take the client IP from X-Forwarded-For (behind the reverse proxy). */
   TRUST_PROXY: bool.default(false),
   /** BUILD_TIMEOUT_MS: wall-clock limit of one build; past it the build's process group is killed. */
-  BUILD_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10 * 60 * 1000),
+  BUILD_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1000)
+    .default(10 * 60 * 1000),
   /**
    * BUILD_SANDBOX: `on` runs every build in a bubblewrap sandbox (README, "Tenants are strangers"); where bwrap is
    * missing, builds fail with sandbox_unavailable. `off` runs builds as plain processes of the service's user:
@@ -72,7 +96,12 @@ export const ConfigSchema = z.object({
   /** BUILD_DIR: where builds run (checkouts; removed after each build). Only traversable by others (0711). */
   BUILD_DIR: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** BUILD_UID: the unprivileged host user sandboxed builds run as (when the service runs as root). */
-  BUILD_UID: z.coerce.number().int().min(1).max(2 ** 31).default(65534),
+  BUILD_UID: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2 ** 31)
+    .default(65534),
   /** BUILD_MEMORY_MB: memory of one build, every process included (cgroup); past it: memory_limit. */
   BUILD_MEMORY_MB: z.coerce.number().int().min(16).default(2048),
   /** BUILD_PIDS: processes one build may have at once (cgroup); a fork past it fails, the build: process_limit. */
@@ -84,11 +113,19 @@ export const ConfigSchema = z.object({
   /** BUILD_TMP_MB: size of a sandboxed build's private /tmp (memory-backed, counted in BUILD_MEMORY_MB). */
   BUILD_TMP_MB: z.coerce.number().int().min(1).default(512),
   /** ARTIFACT_MAX_BYTES: total bytes of a deploy's output; past it: artifact_too_large. */
-  ARTIFACT_MAX_BYTES: z.coerce.number().int().min(1).default(1024 ** 3),
+  ARTIFACT_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(1024 ** 3),
   /** ARTIFACT_MAX_FILES: files in a deploy's output; past it: too_many_files. */
   ARTIFACT_MAX_FILES: z.coerce.number().int().min(1).default(20_000),
   /** ARTIFACT_MAX_FILE_BYTES: one file of a deploy's output; past it: file_too_large. */
-  ARTIFACT_MAX_FILE_BYTES: z.coerce.number().int().min(1).default(256 * 1024 ** 2),
+  ARTIFACT_MAX_FILE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(256 * 1024 ** 2),
   /** ARTIFACTS_KEPT: per project, the newest ready deploys whose artifacts are kept (the live one always is). */
   ARTIFACTS_KEPT: z.coerce.number().int().min(1).default(10),
   /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
@@ -119,7 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
   if (parsed.data.ALLOW_LOCAL_WEBHOOKS && parsed.data.PUBLIC_BASE_URL?.startsWith('https:')) {
-    throw new ConfigError('invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)');
+    throw new ConfigError(
+      'invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)',
+    );
   }
   return parsed.data;
 }

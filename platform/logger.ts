@@ -8,7 +8,10 @@ export function createLogger(level: string, name = 'service'): Logger {
     {
       name,
       level,
-      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-service-analytics-key"]', '*.password', '*.token', '*.secret'], censor: '[Filtered]' },
+      redact: {
+        paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-service-analytics-key"]', '*.password', '*.token', '*.secret'],
+        censor: '[Filtered]',
+      },
     },
     // Written synchronously, in order with what the service prints itself (the first start's credentials box comes
     // last): nothing logs per request at info, so the cost is a few lines at start.

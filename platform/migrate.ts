@@ -40,7 +40,9 @@ export async function migrateRelational(db: RelationalStore, logger?: Logger): P
 
 export async function migrateAnalytical(ch: AnalyticalStore, logger?: Logger): Promise<string[]> {
   const files = await migrationFiles('analytical');
-  await ch.command('CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime64(3) DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY version');
+  await ch.command(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version String, applied_at DateTime64(3) DEFAULT now64(3)) ENGINE = ReplacingMergeTree ORDER BY version',
+  );
   const done = new Set((await ch.query<{ version: string }>('SELECT version FROM schema_migrations FINAL')).map((r) => r.version));
   const applied: string[] = [];
   for (const f of files) {

@@ -55,7 +55,11 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
   const bus =
     overrides.bus ??
     (config.KAFKA_BROKERS
-      ? await (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({ brokers: config.KAFKA_BROKERS.split(','), clientId: config.KAFKA_CLIENT_ID, logger })
+      ? await (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({
+          brokers: config.KAFKA_BROKERS.split(','),
+          clientId: config.KAFKA_CLIENT_ID,
+          logger,
+        })
       : (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus());
   const limiter =
     overrides.limiter ??

@@ -30,7 +30,10 @@ describe('the pipeline consumer scaffold', () => {
         },
       },
     );
-    await bus.publish('t', [{ key: 'k', value: Buffer.from('[2,3,-1]') }, { key: 'k', value: Buffer.from('"no"') }]);
+    await bus.publish('t', [
+      { key: 'k', value: Buffer.from('[2,3,-1]') },
+      { key: 'k', value: Buffer.from('"no"') },
+    ]);
     await bus.publish('t', [{ key: 'k', value: Buffer.from('[4]') }]);
     await vi.waitFor(() => expect(consumer.stats()).toEqual({ accepted: 2, duplicates: 0, dropped: { odd: 1, invalid_event: 1, invalid_message: 1 } }));
     expect(handled).toEqual([[2, 3], [4]]);
@@ -46,7 +49,16 @@ describe('the pipeline consumer scaffold', () => {
     try {
       const consumer = await startPipelineConsumer(
         { bus, logger },
-        { name: 'p', topic: 't', group: 'g', maxInFlight: 1, decode: () => undefined, handle: async () => ({ accepted: 0, duplicates: 0, dropped: {} }), prune: { intervalMs: 60_000, run: async () => ++runs }, idle: async () => void (idled = true) },
+        {
+          name: 'p',
+          topic: 't',
+          group: 'g',
+          maxInFlight: 1,
+          decode: () => undefined,
+          handle: async () => ({ accepted: 0, duplicates: 0, dropped: {} }),
+          prune: { intervalMs: 60_000, run: async () => ++runs },
+          idle: async () => void (idled = true),
+        },
       );
       await vi.advanceTimersByTimeAsync(60_000);
       expect(runs).toBe(1);

@@ -37,7 +37,10 @@ export interface PipelineConsumer<Reason extends string> {
   stop(): Promise<void>;
 }
 
-export async function startPipelineConsumer<Batch, Reason extends string>(deps: { bus: Bus; logger: Logger }, spec: PipelineSpec<Batch, Reason | 'invalid_message'>): Promise<PipelineConsumer<Reason | 'invalid_message'>> {
+export async function startPipelineConsumer<Batch, Reason extends string>(
+  deps: { bus: Bus; logger: Logger },
+  spec: PipelineSpec<Batch, Reason | 'invalid_message'>,
+): Promise<PipelineConsumer<Reason | 'invalid_message'>> {
   type R = Reason | 'invalid_message';
   const logger = deps.logger;
   let totals = emptySummary<R>();

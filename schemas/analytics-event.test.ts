@@ -6,7 +6,7 @@ import { prng } from '../test/support/prng.ts';
 describe('the analytics event check', () => {
   it('the written-out check and the zod schema agree on 20,000 random events, valid and not', () => {
     const rnd = prng(16);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
     const text = (n: number) => 'x'.repeat(n);
     const value = (): unknown =>
       pick<unknown>([

@@ -68,7 +68,12 @@ export function validAnalyticsEvent(raw: unknown): AnalyticsEvent | undefined {
     if (typeof r.uuid !== 'string' || !UUID.test(r.uuid)) return undefined;
     out.uuid = r.uuid;
   }
-  for (const [k, max] of [['sessionId', F.sessionId], ['path', F.path], ['deployId', 256], ['gitSha', 64]] as const) {
+  for (const [k, max] of [
+    ['sessionId', F.sessionId],
+    ['path', F.path],
+    ['deployId', 256],
+    ['gitSha', 64],
+  ] as const) {
     const v = r[k];
     if (v === undefined) continue;
     if (!str(v, 0, max)) return undefined;

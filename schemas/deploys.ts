@@ -54,7 +54,6 @@ export type DeployFailureReason = (typeof DEPLOY_FAILURE_REASONS)[number];
 export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback'] as const;
 export type DeployTrigger = (typeof DEPLOY_TRIGGERS)[number];
 
-
 /** A git branch name as git check-ref-format allows it (a subset: no `..`, no leading `-`, printable). */
 export const BranchSchema = z
   .string()

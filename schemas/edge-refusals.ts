@@ -40,4 +40,3 @@ export const REFUSALS = {
 
 export type RefusalReason = keyof typeof REFUSALS;
 export const REFUSAL_REASONS = Object.keys(REFUSALS) as RefusalReason[];
-

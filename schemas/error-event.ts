@@ -168,7 +168,10 @@ export const StampedErrorEventSchema = z.object({
   ...textFieldShape(() => z.string().optional()),
   extra: z.record(z.string(), z.unknown()).optional(),
   // Out of range: dropped, as the edge drops it.
-  clientTime: z.unknown().optional().transform((t) => (isTime(t) ? t : undefined)),
+  clientTime: z
+    .unknown()
+    .optional()
+    .transform((t) => (isTime(t) ? t : undefined)),
   runtime: z.enum(['browser', 'node']).optional(),
   truncated: z.array(z.enum(['name', 'message', 'stack'])).optional(),
 });

@@ -49,9 +49,11 @@ export function flagProblems(f: Pick<FlagDefinition, 'variants' | 'conditions' |
     if (new Set(f.variants.map((v) => v.key)).size !== f.variants.length) out.push({ path: 'variants', message: 'variant keys must be unique' });
   }
   f.conditions.forEach((c, i) => {
-    if (c.variant !== undefined && !f.variants.some((v) => v.key === c.variant)) out.push({ path: `conditions.${i}.variant`, message: `no variant ${c.variant}` });
+    if (c.variant !== undefined && !f.variants.some((v) => v.key === c.variant))
+      out.push({ path: `conditions.${i}.variant`, message: `no variant ${c.variant}` });
   });
-  if (f.payload !== undefined && Buffer.byteLength(JSON.stringify(f.payload) ?? '') > 16 * 1024) out.push({ path: 'payload', message: 'at most 16 KB as JSON' });
+  if (f.payload !== undefined && Buffer.byteLength(JSON.stringify(f.payload) ?? '') > 16 * 1024)
+    out.push({ path: 'payload', message: 'at most 16 KB as JSON' });
   return out;
 }
 

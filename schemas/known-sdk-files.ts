@@ -8,4 +8,5 @@
  *   - ours: cx.js however it is served (`/v1/w/cx.js`, `cx.<hash>.js`)
  * Matched against a frame's file, lower-cased, query string removed. zod-free: the console imports it too.
  */
-export const KNOWN_SDK_FILE = /(^|[\/\\])@sentry[\/\\]|sentry-cdn\.com\/|(^|[\/\\])(\w+[-.~])?sentry(\.min|\.bundle|[.-][0-9a-f]{6,})*\.m?js$|(^|[\/\\])posthog(\.min|\.full|[.-][0-9a-f]{6,})*\.m?js$|\.i\.posthog\.com\/|(^|[\/\\])cx(\.min|\.[0-9a-f]{8,})?\.js$/;
+export const KNOWN_SDK_FILE =
+  /(^|[\/\\])@sentry[\/\\]|sentry-cdn\.com\/|(^|[\/\\])(\w+[-.~])?sentry(\.min|\.bundle|[.-][0-9a-f]{6,})*\.m?js$|(^|[\/\\])posthog(\.min|\.full|[.-][0-9a-f]{6,})*\.m?js$|\.i\.posthog\.com\/|(^|[\/\\])cx(\.min|\.[0-9a-f]{8,})?\.js$/;

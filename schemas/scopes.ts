@@ -9,7 +9,7 @@ export const SCOPES = {
   'deploys:read': 'list deploys',
   'deploys:write': 'queue and roll back deploys',
   'webhooks:send': 'fire a webhook.test event (POST .../webhooks/test)',
-  'keys:read': 'list the project\'s keys (never their secrets)',
+  'keys:read': "list the project's keys (never their secrets)",
   'analytics:read': 'read analytics: trends, top events, breakdowns and recent events',
   'flags:read': 'list and read feature flags',
   'flags:write': 'create, change and delete feature flags',

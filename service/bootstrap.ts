@@ -27,19 +27,33 @@ export interface FirstStart {
 export async function bootstrapInstance(platform: Platform): Promise<FirstStart | null> {
   const { db, config, clock, logger } = platform;
   const result = await db.transaction(async (tx) => {
-    const marker = await tx.query('INSERT INTO instance_bootstrap (id, done_at) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id', [new Date(clock.now())]);
+    const marker = await tx.query('INSERT INTO instance_bootstrap (id, done_at) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id', [
+      new Date(clock.now()),
+    ]);
     if (marker.rowCount !== 1 || !marker.rows.length) return null;
     const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
     const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
     // The demo's production domain is the host npm start serves its site on (<slug>.<SITES_DOMAIN>, any port).
     // Deploy hosts need no pattern: the platform stamps its own hosts (platform/sites/platform-hosts.ts).
-    const input = (slug: string) => ({ ownerId: owner.id, name: 'Demo', defaultBranch: 'main', domains: { production: [`${slug}.${config.SITES_DOMAIN.toLowerCase()}`], preview: [] } });
+    const input = (slug: string) => ({
+      ownerId: owner.id,
+      name: 'Demo',
+      defaultBranch: 'main',
+      domains: { production: [`${slug}.${config.SITES_DOMAIN.toLowerCase()}`], preview: [] },
+    });
     const fallback = `demo-${randomBytes(3).toString('hex')}`;
     let project = await insertProject(tx, input('demo'), 'demo');
     if (!project) project = await insertProject(tx, input(fallback), fallback);
     if (!project) throw new Error('could not create the demo project');
     const ingest = await createKey(tx, { projectId: project.id, kind: 'ingest', name: 'demo ingest key', createdBy: owner.id, now: clock.now() });
-    const api = await createKey(tx, { projectId: project.id, kind: 'live', name: 'demo API key (every scope)', scopes: [...ALL_SCOPES], createdBy: owner.id, now: clock.now() });
+    const api = await createKey(tx, {
+      projectId: project.id,
+      kind: 'live',
+      name: 'demo API key (every scope)',
+      scopes: [...ALL_SCOPES],
+      createdBy: owner.id,
+      now: clock.now(),
+    });
     const dsn = ingestDsn(ingest.token, await projectNumber(tx, project.id), publicBaseUrl(config));
     return { email: owner.email, password, projectSlug: project.slug, ingestKey: ingest.token, dsn, apiKey: api.token };
   });

@@ -78,7 +78,11 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => errors.stop());
       const analytics = await startAnalyticsConsumer(platform, { topic: t.analyticsTopic, consumerGroup: t.analyticsConsumerGroup });
       stops.push(() => analytics.stop());
-      const webhooks = await startWebhookDispatcher(platform, { topic: t.projectEventsTopic, consumerGroup: t.webhookConsumerGroup, sweepIntervalMs: t.webhookSweepIntervalMs });
+      const webhooks = await startWebhookDispatcher(platform, {
+        topic: t.projectEventsTopic,
+        consumerGroup: t.webhookConsumerGroup,
+        sweepIntervalMs: t.webhookSweepIntervalMs,
+      });
       stops.push(() => webhooks.stop());
     }
     if (role === 'all' || role === 'builder') {
@@ -138,4 +142,3 @@ function printFirstStart(config: Config, c: NonNullable<Awaited<ReturnType<typeo
     ].join('\n'),
   );
 }
-

@@ -82,7 +82,8 @@ describe('architecture: who may import whom', () => {
           const where = `${relative(ROOT, file)} -> ${target}`;
           if (!allowed.includes(top)) offenders.push(where);
           else if (NO_ADAPTERS.has(folder) && target.startsWith(join('platform', 'adapters'))) offenders.push(`${where} (an adapter)`);
-          else if (CLIENTS.has(folder) && top === 'schemas' && !typeOnly && reachesZod(target)) offenders.push(`${where} (zod in a client: import it as a type)`);
+          else if (CLIENTS.has(folder) && top === 'schemas' && !typeOnly && reachesZod(target))
+            offenders.push(`${where} (zod in a client: import it as a type)`);
         }
       }
       expect(seen).toBeGreaterThan(0);
@@ -93,7 +94,13 @@ describe('architecture: who may import whom', () => {
   it('nothing imports a bench', () => {
     const offenders = Object.keys(ALLOWED)
       .filter((f) => f !== 'bench')
-      .flatMap((folder) => files(join(ROOT, folder)).flatMap((file) => imports(file).filter((i) => i.target.startsWith('bench')).map((i) => `${relative(ROOT, file)} -> ${i.target}`)));
+      .flatMap((folder) =>
+        files(join(ROOT, folder)).flatMap((file) =>
+          imports(file)
+            .filter((i) => i.target.startsWith('bench'))
+            .map((i) => `${relative(ROOT, file)} -> ${i.target}`),
+        ),
+      );
     expect(offenders).toEqual([]);
   });
 

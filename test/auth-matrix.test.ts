@@ -59,7 +59,8 @@ afterAll(async () => t.close());
 async function credentialsFor(route: DeclaredRoute) {
   const { platform } = t;
   const now = platform.clock.now();
-  const newProject = async () => (await platform.db.transaction((tx) => insertProject(tx, { ownerId: owner.id, name: 'matrix' }, `m-${newId('').slice(0, 16)}`)))!;
+  const newProject = async () =>
+    (await platform.db.transaction((tx) => insertProject(tx, { ownerId: owner.id, name: 'matrix' }, `m-${newId('').slice(0, 16)}`)))!;
   const project = await newProject();
   const other = await newProject();
   const scope = route.auth.keyScope ?? 'project:read';
@@ -92,38 +93,39 @@ describe('auth matrix', () => {
     expect(t.app.declaredRoutes.length).toBeGreaterThanOrEqual(18);
   });
 
-  for (const route of t.app.declaredRoutes) it(`${route.method} ${route.url} allows or denies each credential kind as it declares`, async () => {
-    const failures: string[] = [];
-    {
-      const creds = await credentialsFor(route);
-      const url = route.url.replace(':slug', creds.slug).replace(/:([A-Za-z]+)/g, (_m, p: string) => `x_${p}_missing`);
-      for (const kind of KINDS) {
-        const hasBody = ['POST', 'PUT', 'PATCH'].includes(route.method);
-        const res = await t.app.inject({ method: route.method as 'GET', url, headers: creds.headers[kind], ...(hasBody ? { payload: {} } : {}) });
-        const body = (() => {
-          try {
-            return res.json();
-          } catch {
-            return {};
+  for (const route of t.app.declaredRoutes)
+    it(`${route.method} ${route.url} allows or denies each credential kind as it declares`, async () => {
+      const failures: string[] = [];
+      {
+        const creds = await credentialsFor(route);
+        const url = route.url.replace(':slug', creds.slug).replace(/:([A-Za-z]+)/g, (_m, p: string) => `x_${p}_missing`);
+        for (const kind of KINDS) {
+          const hasBody = ['POST', 'PUT', 'PATCH'].includes(route.method);
+          const res = await t.app.inject({ method: route.method as 'GET', url, headers: creds.headers[kind], ...(hasBody ? { payload: {} } : {}) });
+          const body = (() => {
+            try {
+              return res.json();
+            } catch {
+              return {};
+            }
+          })();
+          const exp = expected(route, kind);
+          const authDenial =
+            res.statusCode === 401 ||
+            (res.statusCode === 403 && ['forbidden', 'session_required', 'insufficient_scope', 'cross_site_request'].includes(body.error)) ||
+            (res.statusCode === 404 && body.message === PROJECT_NOT_FOUND);
+          const where = `${route.method} ${route.url} as ${kind}: got ${res.statusCode} ${res.body.slice(0, 160)}`;
+          if (exp.allow) {
+            if (authDenial) failures.push(`${where} (expected allowed)`);
+            if (res.statusCode >= 500) failures.push(`${where} (5xx)`);
+          } else if (res.statusCode !== exp.status || !exp.codes.includes(body.error)) {
+            failures.push(`${where} (expected ${exp.status} ${exp.codes.join('|')})`);
           }
-        })();
-        const exp = expected(route, kind);
-        const authDenial =
-          res.statusCode === 401 ||
-          (res.statusCode === 403 && ['forbidden', 'session_required', 'insufficient_scope', 'cross_site_request'].includes(body.error)) ||
-          (res.statusCode === 404 && body.message === PROJECT_NOT_FOUND);
-        const where = `${route.method} ${route.url} as ${kind}: got ${res.statusCode} ${res.body.slice(0, 160)}`;
-        if (exp.allow) {
-          if (authDenial) failures.push(`${where} (expected allowed)`);
-          if (res.statusCode >= 500) failures.push(`${where} (5xx)`);
-        } else if (res.statusCode !== exp.status || !exp.codes.includes(body.error)) {
-          failures.push(`${where} (expected ${exp.status} ${exp.codes.join('|')})`);
+          if (kind === 'ingest' && !exp.allow) expect(body.message).toMatch(/ingest/);
         }
-        if (kind === 'ingest' && !exp.allow) expect(body.message).toMatch(/ingest/);
       }
-    }
-    expect(failures).toEqual([]);
-  });
+      expect(failures).toEqual([]);
+    });
 
   it('a route without an auth declaration fails at start-up', async () => {
     const noAuth: FastifyPluginAsync = async (app) => {

@@ -93,7 +93,12 @@ describe('sign-in', () => {
     expect((await from('198.51.100.9', u.password)).statusCode).toBe(200);
     // A cookie of another account's device is no pass.
     const other = await signUpAndSignIn(t.app, t.platform);
-    const otherFirst = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: '192.0.2.50', payload: { email: other.email, password: other.password } });
+    const otherFirst = await t.app.inject({
+      method: 'POST',
+      url: '/v1/auth/sign-in',
+      remoteAddress: '192.0.2.50',
+      payload: { email: other.email, password: other.password },
+    });
     const otherDevice = otherFirst.cookies.find((c) => c.name === 'cx_device')!;
     expect((await from(shared, u.password, `cx_device=${otherDevice.value}`)).statusCode).toBe(429);
   });
@@ -102,7 +107,12 @@ describe('sign-in', () => {
     const ip = '192.0.2.99';
     let last;
     for (let i = 0; i < LIMITS.signIn.perIpPer15Min + 1; i++) {
-      last = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', remoteAddress: ip, payload: { email: `spray-${i}@example.test`, password: 'wrong-password-x' } });
+      last = await t.app.inject({
+        method: 'POST',
+        url: '/v1/auth/sign-in',
+        remoteAddress: ip,
+        payload: { email: `spray-${i}@example.test`, password: 'wrong-password-x' },
+      });
     }
     expect(last!.statusCode).toBe(429);
   });

@@ -65,7 +65,10 @@ export function accountsRoutes(platform: Platform): FastifyPluginAsyncZod {
 
     app.post(
       '/v1/auth/sign-out',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['auth'], summary: 'End the current console session (server-side)', response: { 204: NoContent } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags: ['auth'], summary: 'End the current console session (server-side)', response: { 204: NoContent } },
+      },
       async (request, reply) => {
         const cred = request.credential;
         if (cred?.kind === 'session') await revokeSession(db, cred.sessionId, clock.now());

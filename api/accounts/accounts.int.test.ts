@@ -29,7 +29,12 @@ describeWith(['postgres'], 'accounts and credentials on Postgres', () => {
     await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/keys/${key.id}`, headers: sessionHeaders(user.cookie) });
     expect((await t.app.inject({ url: `/v1/projects/${p.slug}`, headers: bearer(key.token) })).statusCode).toBe(401);
 
-    const cross = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: { cookie: user.cookie, 'sec-fetch-site': 'cross-site' }, payload: { name: 'x' } });
+    const cross = await t.app.inject({
+      method: 'POST',
+      url: '/v1/projects',
+      headers: { cookie: user.cookie, 'sec-fetch-site': 'cross-site' },
+      payload: { name: 'x' },
+    });
     expect(cross.json().error).toBe('cross_site_request');
 
     const out = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-out', headers: sessionHeaders(user.cookie) });

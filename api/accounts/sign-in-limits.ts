@@ -23,7 +23,12 @@ export interface SignInGate {
   retryAfterSec: number;
 }
 
-export async function signInGate(platform: Pick<Platform, 'db' | 'limiter'>, request: FastifyRequest, email: string, userId: string | undefined): Promise<SignInGate> {
+export async function signInGate(
+  platform: Pick<Platform, 'db' | 'limiter'>,
+  request: FastifyRequest,
+  email: string,
+  userId: string | undefined,
+): Promise<SignInGate> {
   const device = await knownDevice(platform, request, userId);
   const hits = device
     ? [{ key: `sign-in:device:${device}`, limit: LIMITS.signIn.perDevicePer15Min, windowMs: WINDOW_MS }]
@@ -46,12 +51,18 @@ async function knownDevice(platform: Pick<Platform, 'db'>, request: FastifyReque
 }
 
 /** After a correct password: remember this browser (a new device cookie, or the one it has refreshed). */
-export async function rememberDevice(platform: Pick<Platform, 'db'>, request: FastifyRequest, reply: FastifyReply, userId: string, secure: boolean): Promise<void> {
+export async function rememberDevice(
+  platform: Pick<Platform, 'db'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  secure: boolean,
+): Promise<void> {
   const existing = request.cookies?.[DEVICE_COOKIE];
   const token = existing && existing.length <= 200 && (await knownDevice(platform, request, userId)) ? existing : newToken('dev_');
-  await platform.db.query(
-    `INSERT INTO sign_in_devices (token_hash, user_id) VALUES ($1, $2) ON CONFLICT (token_hash) DO UPDATE SET last_used_at = now()`,
-    [tokenHash(token), userId],
-  );
+  await platform.db.query(`INSERT INTO sign_in_devices (token_hash, user_id) VALUES ($1, $2) ON CONFLICT (token_hash) DO UPDATE SET last_used_at = now()`, [
+    tokenHash(token),
+    userId,
+  ]);
   reply.setCookie(DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: '/v1/auth', secure, maxAge: Math.floor(DEVICE_TTL_MS / 1000) });
 }

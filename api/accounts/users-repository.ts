@@ -33,7 +33,9 @@ export async function createUser(db: Queryable, input: { email: string; password
 }
 
 export async function findUserForSignIn(db: Queryable, email: string): Promise<(User & { passwordHash: string }) | null> {
-  const { rows } = await db.query<UserRow & { password_hash: string }>('SELECT id, email, name, created_at, password_hash FROM users WHERE email = $1', [normalizeEmail(email)]);
+  const { rows } = await db.query<UserRow & { password_hash: string }>('SELECT id, email, name, created_at, password_hash FROM users WHERE email = $1', [
+    normalizeEmail(email),
+  ]);
   const r = rows[0];
   return r ? { ...toUser(r), passwordHash: r.password_hash } : null;
 }
@@ -48,7 +50,13 @@ export async function createSession(db: Queryable, userId: string, now: number):
   const id = newId('ses_');
   const token = newToken(TOKEN_PREFIX.session);
   const expiresAt = new Date(now + LIMITS.sessionTtlMs);
-  await db.query('INSERT INTO sessions (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [id, tokenHash(token), userId, new Date(now), expiresAt]);
+  await db.query('INSERT INTO sessions (id, token_hash, user_id, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)', [
+    id,
+    tokenHash(token),
+    userId,
+    new Date(now),
+    expiresAt,
+  ]);
   return { id, token, expiresAt };
 }
 

@@ -21,7 +21,7 @@ const chTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').repl
 const isoOf = (t: string) => `${t.replace(' ', 'T')}Z`;
 
 function where(r: AnalyticsRange): { sql: string; params: Record<string, unknown> } {
-  const parts = ['project_id = {p:String}', 'timestamp >= {from:DateTime64(3, \'UTC\')}', 'timestamp < {to:DateTime64(3, \'UTC\')}'];
+  const parts = ['project_id = {p:String}', "timestamp >= {from:DateTime64(3, 'UTC')}", "timestamp < {to:DateTime64(3, 'UTC')}"];
   const params: Record<string, unknown> = { p: r.projectId, from: chTime(r.from), to: chTime(r.to) };
   if (r.event !== undefined) {
     parts.push('event = {event:String}');
@@ -57,7 +57,10 @@ export async function trends(analytics: AnalyticalStore, r: AnalyticsRange, inte
 
 export async function totals(analytics: AnalyticalStore, r: AnalyticsRange): Promise<Totals> {
   const w = where(r);
-  const [row] = await analytics.query<{ events: number | string; users: number | string }>(`SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`, w.params);
+  const [row] = await analytics.query<{ events: number | string; users: number | string }>(
+    `SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`,
+    w.params,
+  );
   return { events: Number(row?.events ?? 0), uniqueUsers: Number(row?.users ?? 0) };
 }
 
@@ -86,10 +89,30 @@ export async function breakdown(analytics: AnalyticalStore, r: AnalyticsRange & 
 /** The newest events, newest first. */
 export async function latestEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<RawEvent[]> {
   const w = where(r);
-  const rows = await analytics.query<{ event_id: string; event: string; distinct_id: string; ts: string; rcv: string; environment: string; session_id: string; path: string; properties: Record<string, string> }>(
+  const rows = await analytics.query<{
+    event_id: string;
+    event: string;
+    distinct_id: string;
+    ts: string;
+    rcv: string;
+    environment: string;
+    session_id: string;
+    path: string;
+    properties: Record<string, string>;
+  }>(
     `SELECT event_id, event, distinct_id, toString(timestamp) AS ts, toString(received_at) AS rcv, environment, session_id, path, properties
        FROM analytics_events FINAL WHERE ${w.sql} ORDER BY timestamp DESC, event_id LIMIT {limit:UInt32}`,
     { ...w.params, limit },
   );
-  return rows.map((x) => ({ uuid: x.event_id, event: x.event, distinctId: x.distinct_id, timestamp: isoOf(x.ts), receivedAt: isoOf(x.rcv), environment: x.environment, sessionId: x.session_id || null, path: x.path || null, properties: x.properties ?? {} }));
+  return rows.map((x) => ({
+    uuid: x.event_id,
+    event: x.event,
+    distinctId: x.distinct_id,
+    timestamp: isoOf(x.ts),
+    receivedAt: isoOf(x.rcv),
+    environment: x.environment,
+    sessionId: x.session_id || null,
+    path: x.path || null,
+    properties: x.properties ?? {},
+  }));
 }

@@ -5,7 +5,17 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { breakdown, latestEvents, topEvents, totals, trends, type AnalyticsRange } from './analytics-repository.ts';
 import { errorAnswers, SlugParams } from '../../schemas/api/common.ts';
-import { BreakdownAnswer, BreakdownQuery, RawEventsAnswer, RawEventsQuery, TopEventsAnswer, TopEventsQuery, TrendsAnswer, TrendsQuery, type RangeQuery } from '../../schemas/api/analytics.ts';
+import {
+  BreakdownAnswer,
+  BreakdownQuery,
+  RawEventsAnswer,
+  RawEventsQuery,
+  TopEventsAnswer,
+  TopEventsQuery,
+  TrendsAnswer,
+  TrendsQuery,
+  type RangeQuery,
+} from '../../schemas/api/analytics.ts';
 
 /**
  * Reading analytics back (issue 16): `/v1/projects/:slug/analytics/...`, for a session, a CLI token or a key with
@@ -20,8 +30,12 @@ function rangeOf(projectId: string, q: RangeQuery, now: number): AnalyticsRange 
   const to = q.to ?? now;
   const from = q.from ?? to - 7 * DAY_MS;
   if (from >= to) throw new ServiceError('invalid_request', '`from` must be before `to`', { fields: [{ path: 'from', message: 'must be before to' }] });
-  if (to - from > MAX_RANGE_MS) throw new ServiceError('invalid_request', 'a range spans at most 366 days', { fields: [{ path: 'from', message: 'range too long' }] });
-  if ((q.property === undefined) !== (q.value === undefined)) throw new ServiceError('invalid_request', '`property` and `value` go together', { fields: [{ path: q.property === undefined ? 'property' : 'value', message: 'required with the other' }] });
+  if (to - from > MAX_RANGE_MS)
+    throw new ServiceError('invalid_request', 'a range spans at most 366 days', { fields: [{ path: 'from', message: 'range too long' }] });
+  if ((q.property === undefined) !== (q.value === undefined))
+    throw new ServiceError('invalid_request', '`property` and `value` go together', {
+      fields: [{ path: q.property === undefined ? 'property' : 'value', message: 'required with the other' }],
+    });
   return { projectId, from, to, event: q.event, property: q.property !== undefined ? { key: q.property, value: q.value! } : undefined };
 }
 
@@ -47,7 +61,10 @@ export function analyticsRoutes(platform: Pick<Platform, 'analytics' | 'clock'>)
       async (request) => {
         const q = request.query;
         const r = rangeOf(projectOf(request).id, q, clock.now());
-        if ((r.to - r.from) / (q.interval === 'hour' ? 3_600_000 : DAY_MS) > 10_000) throw new ServiceError('invalid_request', 'at most 10,000 buckets: use interval=day', { fields: [{ path: 'interval', message: 'too many buckets' }] });
+        if ((r.to - r.from) / (q.interval === 'hour' ? 3_600_000 : DAY_MS) > 10_000)
+          throw new ServiceError('invalid_request', 'at most 10,000 buckets: use interval=day', {
+            fields: [{ path: 'interval', message: 'too many buckets' }],
+          });
         const [series, sum] = await Promise.all([trends(analytics, r, q.interval), totals(analytics, r)]);
         return { range: echo(r), interval: q.interval, totals: sum, series };
       },

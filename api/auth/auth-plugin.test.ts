@@ -8,7 +8,9 @@ const probe: FastifyPluginAsync = async (app) => {
   app.get('/v1/test-probe/boom', { config: { auth: AUTH.public } }, async () => {
     throw new Error('db password is hunter2 at 10.0.0.5');
   });
-  app.get('/v1/test-probe/busy', { config: { auth: AUTH.public } }, async (_req, reply) => reply.code(429).send({ error: 'rate_limited', message: 'slow down' }));
+  app.get('/v1/test-probe/busy', { config: { auth: AUTH.public } }, async (_req, reply) =>
+    reply.code(429).send({ error: 'rate_limited', message: 'slow down' }),
+  );
   app.post('/v1/test-probe/echo', { config: { auth: AUTH.user }, bodyLimit: 1024 }, async (req) => ({ got: req.body, by: req.credential?.kind }));
 };
 
@@ -52,7 +54,12 @@ describe('cookie-authenticated writes', () => {
       ['application/x-www-form-urlencoded', 'name=x'],
       ['multipart/form-data; boundary=z', '--z\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--z--'],
     ]) {
-      const res = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: { cookie: user.cookie, 'sec-fetch-site': 'same-origin', 'content-type': type }, payload: body });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/v1/projects',
+        headers: { cookie: user.cookie, 'sec-fetch-site': 'same-origin', 'content-type': type },
+        payload: body,
+      });
       expect(res.statusCode, type).toBe(403);
       expect(res.json().error).toBe('cross_site_request');
     }
@@ -60,14 +67,25 @@ describe('cookie-authenticated writes', () => {
 
   it('do not concern Bearer credentials', async () => {
     const cli = await createCliToken(t.app, user.cookie);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/projects', headers: { ...bearer(cli.token), origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' }, payload: { name: 'from ci' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/projects',
+      headers: { ...bearer(cli.token), origin: 'https://elsewhere.example', 'sec-fetch-site': 'cross-site' },
+      payload: { name: 'from ci' },
+    });
     expect(res.statusCode).toBe(201);
   });
 });
 
 describe('credentials', () => {
   it('401 for no credential, a malformed header, an unknown token or a bad cookie', async () => {
-    for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer cx_live_short' }, { authorization: 'Bearer cx_cli_' + 'A'.repeat(43) }, { cookie: 'cx_session=cxs_nope' }]) {
+    for (const headers of [
+      {},
+      { authorization: 'Basic abc' },
+      { authorization: 'Bearer cx_live_short' },
+      { authorization: 'Bearer cx_cli_' + 'A'.repeat(43) },
+      { cookie: 'cx_session=cxs_nope' },
+    ]) {
       const res = await t.app.inject({ url: '/v1/projects', headers });
       expect(res.statusCode).toBe(401);
       expect(res.json().error).toBe('unauthorized');
@@ -122,12 +140,22 @@ describe('error shape', () => {
     expect([bad.statusCode, bad.json().error]).toEqual([400, 'invalid_request']);
     const big = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: JSON.stringify({ a: 'x'.repeat(4096) }) });
     expect([big.statusCode, big.json().error]).toEqual([413, 'payload_too_large']);
-    const form = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: { ...bearer(cli.token), 'content-type': 'application/x-www-form-urlencoded' }, payload: 'a=1' });
+    const form = await t.app.inject({
+      method: 'POST',
+      url: '/v1/test-probe/echo',
+      headers: { ...bearer(cli.token), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'a=1',
+    });
     expect([form.statusCode, form.json().error]).toEqual([415, 'unsupported_media_type']);
     const ok = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: '{"a":1}' });
     expect(ok.json()).toEqual({ got: { a: 1 }, by: 'cli' });
     // Not UTF-8: refused, as the edge refuses it, rather than stored with U+FFFD in place of the bytes.
-    const latin1 = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]) });
+    const latin1 = await t.app.inject({
+      method: 'POST',
+      url: '/v1/test-probe/echo',
+      headers: h,
+      payload: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xe9, 0x22, 0x7d]),
+    });
     expect([latin1.statusCode, latin1.json().error, latin1.json().message]).toEqual([400, 'invalid_request', 'the body is not valid UTF-8']);
     const utf8 = await t.app.inject({ method: 'POST', url: '/v1/test-probe/echo', headers: h, payload: Buffer.from('{"a":"é"}') });
     expect(utf8.json()).toEqual({ got: { a: 'é' }, by: 'cli' });
@@ -162,7 +190,7 @@ describe('index and OpenAPI', () => {
     }
   });
 
-  it('the OpenAPI document comes from the zod schemas and names each route\'s credentials', async () => {
+  it("the OpenAPI document comes from the zod schemas and names each route's credentials", async () => {
     const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
     expect(doc.openapi).toMatch(/^3\./);
     const signIn = doc.paths['/v1/auth/sign-in'].post;

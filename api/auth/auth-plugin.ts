@@ -92,7 +92,8 @@ function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
         if (sessionOnly) throw new ServiceError('session_required', 'this route needs a signed-in console session; project API keys are refused');
         throw new ServiceError('forbidden', 'project API keys cannot use this route; it needs a user credential (session or CLI token)');
       }
-      if (!cred.scopes.includes(auth.keyScope)) throw new ServiceError('insufficient_scope', `this API key lacks the scope ${auth.keyScope}`, { body: { requiredScope: auth.keyScope } });
+      if (!cred.scopes.includes(auth.keyScope))
+        throw new ServiceError('insufficient_scope', `this API key lacks the scope ${auth.keyScope}`, { body: { requiredScope: auth.keyScope } });
       return;
   }
 }

@@ -29,7 +29,9 @@ export const formatUserCode = (c: string) => `${c.slice(0, 4)}-${c.slice(4)}`;
 export async function startDeviceLogin(db: Queryable, clientName: string, now: number) {
   // Unused codes do not pile up: each start deletes some that expired a while ago (an expired code still
   // answers expired_token to a late poll for keepExpiredMs, then it is gone). Bounded per start.
-  await db.query('DELETE FROM cli_device_codes WHERE id IN (SELECT id FROM cli_device_codes WHERE expires_at < $1 LIMIT 100)', [new Date(now - LIMITS.cliDeviceCode.keepExpiredMs)]);
+  await db.query('DELETE FROM cli_device_codes WHERE id IN (SELECT id FROM cli_device_codes WHERE expires_at < $1 LIMIT 100)', [
+    new Date(now - LIMITS.cliDeviceCode.keepExpiredMs),
+  ]);
   const deviceCode = newToken(DEVICE_CODE_PREFIX);
   const expiresAt = new Date(now + LIMITS.cliDeviceCode.ttlMs);
   for (let attempt = 0; ; attempt++) {
@@ -71,7 +73,10 @@ export async function pollDeviceLogin(db: RelationalStore, deviceCode: string, n
     if (new Date(row.expires_at).getTime() <= now) throw new ServiceError('expired_token', 'the device code expired; start a new login');
     await tx.query('UPDATE cli_device_codes SET last_polled_at = $2 WHERE id = $1', [row.id, new Date(now)]);
     if (row.status !== 'approved' || !row.user_id) {
-      throw new ServiceError('authorization_pending', 'waiting for approval in the console', { retryAfterSec: LIMITS.cliDeviceCode.pollIntervalSec, body: { interval: LIMITS.cliDeviceCode.pollIntervalSec } });
+      throw new ServiceError('authorization_pending', 'waiting for approval in the console', {
+        retryAfterSec: LIMITS.cliDeviceCode.pollIntervalSec,
+        body: { interval: LIMITS.cliDeviceCode.pollIntervalSec },
+      });
     }
     const consumed = await tx.query("UPDATE cli_device_codes SET status = 'consumed' WHERE id = $1 AND status = 'approved'", [row.id]);
     if (consumed.rowCount !== 1) throw new ServiceError('expired_token', 'this device code was already exchanged for a token; start a new login');
@@ -114,7 +119,10 @@ const toCliToken = (r: CliTokenRow): CliToken => ({
 });
 
 export async function listCliTokens(db: Queryable, userId: string) {
-  const { rows } = await db.query<CliTokenRow>('SELECT id, name, hint, created_at, last_used_at, revoked_at FROM cli_tokens WHERE user_id = $1 ORDER BY created_at DESC, id', [userId]);
+  const { rows } = await db.query<CliTokenRow>(
+    'SELECT id, name, hint, created_at, last_used_at, revoked_at FROM cli_tokens WHERE user_id = $1 ORDER BY created_at DESC, id',
+    [userId],
+  );
   return rows.map(toCliToken);
 }
 

@@ -13,9 +13,11 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const start = async (remoteAddress = '10.0.0.1') => (await t.app.inject({ method: 'POST', url: '/v1/cli/device', payload: { client_name: 'laptop' }, remoteAddress })).json();
+const start = async (remoteAddress = '10.0.0.1') =>
+  (await t.app.inject({ method: 'POST', url: '/v1/cli/device', payload: { client_name: 'laptop' }, remoteAddress })).json();
 const poll = (device_code: string) => t.app.inject({ method: 'POST', url: '/v1/cli/device/token', payload: { device_code } });
-const approve = (user_code: string, cookie = user.cookie) => t.app.inject({ method: 'POST', url: '/v1/cli/device/approve', headers: sessionHeaders(cookie), payload: { user_code } });
+const approve = (user_code: string, cookie = user.cookie) =>
+  t.app.inject({ method: 'POST', url: '/v1/cli/device/approve', headers: sessionHeaders(cookie), payload: { user_code } });
 
 describe('CLI device login', () => {
   it('limits starts per caller IP (429 with Retry-After), and other addresses still start', async () => {
@@ -36,7 +38,9 @@ describe('CLI device login', () => {
     expect((await poll(recent.device_code)).json().error).toBe('expired_token');
     clock.advance(LIMITS.cliDeviceCode.keepExpiredMs);
     await start('10.8.0.3');
-    const left = await t.platform.db.query('SELECT 1 FROM cli_device_codes WHERE device_code_hash = ANY($1::text[])', [[tokenHash(old.device_code), tokenHash(recent.device_code)]]);
+    const left = await t.platform.db.query('SELECT 1 FROM cli_device_codes WHERE device_code_hash = ANY($1::text[])', [
+      [tokenHash(old.device_code), tokenHash(recent.device_code)],
+    ]);
     expect(left.rows).toHaveLength(0);
   });
 

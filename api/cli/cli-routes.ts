@@ -26,7 +26,8 @@ import {
  * RFC 8628 (device_code, user_code, ...), which device-flow clients already speak. Project API
  * keys are refused on this whole family (spec §5.2 rule 2; enforced by the auth hook).
  */
-const SERVICE_TOKEN_NOTE = 'CLI clients send the token as `Authorization: Bearer cx_cli_...`; they also read it from the SERVICE_TOKEN environment variable (CI use).';
+const SERVICE_TOKEN_NOTE =
+  'CLI clients send the token as `Authorization: Bearer cx_cli_...`; they also read it from the SERVICE_TOKEN environment variable (CI use).';
 
 const DEVICE_START_WINDOW_MS = 10 * 60 * 1000;
 
@@ -51,7 +52,8 @@ export function cliRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | '
       },
       async (request) => {
         const rate = await limiter.hit(`cli-device:${request.ip}`, LIMITS.cliDeviceCode.startsPerIpPer10Min, DEVICE_START_WINDOW_MS);
-        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many device logins started from this address; try again later', { retryAfterSec: rate.retryAfterSec });
+        if (!rate.allowed)
+          throw new ServiceError('rate_limited', 'too many device logins started from this address; try again later', { retryAfterSec: rate.retryAfterSec });
         const started = await startDeviceLogin(db, request.body?.client_name ?? 'cli', clock.now());
         const userCode = formatUserCode(started.userCode);
         return {
@@ -69,7 +71,12 @@ export function cliRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | '
       '/v1/cli/device/approve',
       {
         config: { auth: AUTH.sessionOnly },
-        schema: { tags: ['cli'], summary: 'Approve a CLI login (console session)', body: DeviceApproveBody, response: { 200: DeviceApproveAnswer, ...errorAnswers(404, 410) } },
+        schema: {
+          tags: ['cli'],
+          summary: 'Approve a CLI login (console session)',
+          body: DeviceApproveBody,
+          response: { 200: DeviceApproveAnswer, ...errorAnswers(404, 410) },
+        },
       },
       async (request) => {
         const { clientName } = await approveDeviceLogin(db, request.body.user_code, userIdOf(request), clock.now());
@@ -117,7 +124,10 @@ export function cliRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | '
 
     app.delete(
       '/v1/cli/tokens/:id',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['cli'], summary: 'Revoke a CLI token', params: IdParams, response: { 200: CliTokenAnswer, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags: ['cli'], summary: 'Revoke a CLI token', params: IdParams, response: { 200: CliTokenAnswer, ...errorAnswers(404) } },
+      },
       async (request) => ({ token: await revokeCliToken(db, userIdOf(request), request.params.id, clock.now()) }),
     );
   };

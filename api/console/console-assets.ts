@@ -63,7 +63,12 @@ export async function buildConsole(): Promise<ConsoleBundle> {
     const ext = path.extname(file.path);
     const body = Buffer.from(file.contents);
     const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-    const asset: ConsoleAsset = { name: `console.${hash}${ext}`, contentType: TYPES[ext] ?? 'application/octet-stream', body, gzip: gzipSync(body, { level: 9 }) };
+    const asset: ConsoleAsset = {
+      name: `console.${hash}${ext}`,
+      contentType: TYPES[ext] ?? 'application/octet-stream',
+      body,
+      gzip: gzipSync(body, { level: 9 }),
+    };
     assets.set(asset.name, asset);
     if (ext === '.js') script = asset;
     if (ext === '.css') style = asset;

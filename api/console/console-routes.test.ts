@@ -24,7 +24,15 @@ const JS_BUDGET_GZIP_BYTES = 100 * 1024;
 
 describe('the console is served by the API', () => {
   it('answers every console page with index.html, never cached, under a strict CSP', async () => {
-    for (const url of ['/', '/sign-in', '/cli/device?user_code=ABCD-EFGH', '/projects', `/projects/${slug}/errors`, `/projects/${slug}/errors/grp_1`, '/projects/x/deploys/dep_1']) {
+    for (const url of [
+      '/',
+      '/sign-in',
+      '/cli/device?user_code=ABCD-EFGH',
+      '/projects',
+      `/projects/${slug}/errors`,
+      `/projects/${slug}/errors/grp_1`,
+      '/projects/x/deploys/dep_1',
+    ]) {
       const res = await t.app.inject({ url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -75,13 +83,19 @@ describe('the console is served by the API', () => {
 describe('the console routes and its API additions under random input', () => {
   it('never answer 5xx, and answer JSON errors with a code', async () => {
     const rnd = prng(17);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
     const text = (n: number) => Array.from({ length: n }, () => String.fromCharCode(Math.floor(rnd() * 0x2fff))).join('');
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
       const method = pick<'GET' | 'HEAD' | 'POST' | 'PUT' | 'DELETE'>(['GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE']);
-      const asset = await t.app.inject({ method, url: `/console/assets/${pick([encodeURIComponent(text(12)), '..%2F..%2Fpackage.json', 'console.js', '%00', 'a'.repeat(400)])}` });
-      const pageRes = await t.app.inject({ method, url: `/projects/${encodeURIComponent(text(8))}/${pick(['errors', 'deploys/x', encodeURIComponent(text(5))])}?${pick(['', `q=${encodeURIComponent(text(10))}`, '%%%'])}` });
+      const asset = await t.app.inject({
+        method,
+        url: `/console/assets/${pick([encodeURIComponent(text(12)), '..%2F..%2Fpackage.json', 'console.js', '%00', 'a'.repeat(400)])}`,
+      });
+      const pageRes = await t.app.inject({
+        method,
+        url: `/projects/${encodeURIComponent(text(8))}/${pick(['errors', 'deploys/x', encodeURIComponent(text(5))])}?${pick(['', `q=${encodeURIComponent(text(10))}`, '%%%'])}`,
+      });
       const list = await t.app.inject({
         url: `/v1/projects/${slug}/errors?${pick(['sort=', 'sort=lastSeen', 'sort=' + encodeURIComponent(text(4)), ''])}&${pick(['query=' + encodeURIComponent(text(Math.floor(rnd() * 260))), 'query=%25_%5C', 'cursor=' + encodeURIComponent(text(20)), 'cursor=WzEsImEiXQ', 'cursor=WyJ4IiwiYSJd', ''])}`,
         headers: sessionHeaders(cookie),
@@ -91,7 +105,10 @@ describe('the console routes and its API additions under random input', () => {
         url: `/v1/projects/${slug}/errors/bulk`,
         headers: { ...sessionHeaders(cookie), 'content-type': 'application/json' },
         payload: pick([
-          JSON.stringify({ action: pick(['resolve', 'ignore', 'reopen', text(5)]), groupIds: Array.from({ length: Math.floor(rnd() * 120) }, () => pick(['grp_1', text(10), '', 'x'.repeat(70)])) }),
+          JSON.stringify({
+            action: pick(['resolve', 'ignore', 'reopen', text(5)]),
+            groupIds: Array.from({ length: Math.floor(rnd() * 120) }, () => pick(['grp_1', text(10), '', 'x'.repeat(70)])),
+          }),
           JSON.stringify({ action: 'resolve' }),
           JSON.stringify([1, 2]),
           text(40),

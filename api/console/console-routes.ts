@@ -32,7 +32,12 @@ export function consoleRoutes(bundle: ConsoleBundle): FastifyPluginAsync {
     app.get<{ Params: { name: string } }>(`${CONSOLE_ASSET_PREFIX}:name`, { config: { auth: AUTH.public }, schema: { hide: true } }, async (request, reply) => {
       const asset = bundle.assets.get(request.params.name);
       if (!asset) return reply.code(404).send({ error: 'not_found', message: 'no such console file' });
-      reply.headers({ 'content-type': asset.contentType, 'cache-control': 'public, max-age=31536000, immutable', vary: 'Accept-Encoding', 'x-content-type-options': 'nosniff' });
+      reply.headers({
+        'content-type': asset.contentType,
+        'cache-control': 'public, max-age=31536000, immutable',
+        vary: 'Accept-Encoding',
+        'x-content-type-options': 'nosniff',
+      });
       if (/\bgzip\b/i.test(String(request.headers['accept-encoding'] ?? ''))) return reply.header('content-encoding', 'gzip').send(asset.gzip);
       return reply.send(asset.body);
     });

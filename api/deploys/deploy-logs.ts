@@ -40,10 +40,14 @@ export interface LogShare {
 
 /** The deploy's live share token, made (or remade, once expired) on first ask. */
 export async function shareOf(db: Queryable, projectId: string, deployId: string, now: number): Promise<LogShare> {
-  const current = await db.query<{ share_token: string | null; share_expires_at: Date | string | null }>('SELECT share_token, share_expires_at FROM deploys WHERE id = $1 AND project_id = $2', [deployId, projectId]);
+  const current = await db.query<{ share_token: string | null; share_expires_at: Date | string | null }>(
+    'SELECT share_token, share_expires_at FROM deploys WHERE id = $1 AND project_id = $2',
+    [deployId, projectId],
+  );
   const row = current.rows[0];
   if (!row) throw new ServiceError('not_found', 'no such deploy');
-  if (row.share_token && row.share_expires_at && new Date(row.share_expires_at).getTime() > now) return { token: row.share_token, expiresAt: new Date(row.share_expires_at).toISOString() };
+  if (row.share_token && row.share_expires_at && new Date(row.share_expires_at).getTime() > now)
+    return { token: row.share_token, expiresAt: new Date(row.share_expires_at).toISOString() };
   const token = SHARE_PREFIX + randomBytes(24).toString('base64url');
   const expires = new Date(now + SHARE_TTL_MS);
   await db.query('UPDATE deploys SET share_token = $3, share_expires_at = $4 WHERE id = $1 AND project_id = $2', [deployId, projectId, token, expires]);
@@ -56,7 +60,13 @@ export async function revokeShare(db: Queryable, projectId: string, deployId: st
 }
 
 /** The deploy a share link opens, or undefined: a wrong, revoked or expired token reads like no deploy at all. */
-export async function deployByShare(db: Queryable, slug: string, deployId: string, token: string, now: number): Promise<{ projectId: string; status: string } | undefined> {
+export async function deployByShare(
+  db: Queryable,
+  slug: string,
+  deployId: string,
+  token: string,
+  now: number,
+): Promise<{ projectId: string; status: string } | undefined> {
   if (!token.startsWith(SHARE_PREFIX)) return undefined;
   const r = await db.query<{ project_id: string; status: string }>(
     `SELECT d.project_id, d.status FROM deploys d JOIN projects p ON p.id = d.project_id

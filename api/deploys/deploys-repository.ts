@@ -27,7 +27,8 @@ interface DeployRow {
   failure_reason: string | null;
   exit_code: number | null;
 }
-const DEPLOY_COLUMNS = 'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
+const DEPLOY_COLUMNS =
+  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 const toDeploy = (r: DeployRow): StoredDeploy => ({
   id: r.id,
@@ -61,7 +62,12 @@ export interface QueueRequest {
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
  * holds no production slot) and the caller gets 503.
  */
-export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest, topic: string = deployRequests.TOPIC): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
+export async function queueDeploy(
+  db: RelationalStore,
+  bus: Bus,
+  req: QueueRequest,
+  topic: string = deployRequests.TOPIC,
+): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
   const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
   if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
@@ -84,11 +90,18 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
       return { deploy: toDeploy(row), deduplicated: false };
     }
     if (environment === 'production') {
-      const active = await db.query<{ id: string }>(`SELECT id FROM deploys WHERE project_id = $1 AND environment = 'production' AND status IN ('queued', 'building')`, [req.projectId]);
+      const active = await db.query<{ id: string }>(
+        `SELECT id FROM deploys WHERE project_id = $1 AND environment = 'production' AND status IN ('queued', 'building')`,
+        [req.projectId],
+      );
       const id = active.rows[0]?.id;
-      if (id) throw new ServiceError('production_deploy_busy', 'a production deploy of this project is already queued or building', { body: { activeDeployId: id } });
+      if (id)
+        throw new ServiceError('production_deploy_busy', 'a production deploy of this project is already queued or building', { body: { activeDeployId: id } });
     } else {
-      const queued = await db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND branch = $2 AND environment = 'preview' AND status = 'queued'`, [req.projectId, req.branch]);
+      const queued = await db.query<DeployRow>(
+        `SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND branch = $2 AND environment = 'preview' AND status = 'queued'`,
+        [req.projectId, req.branch],
+      );
       if (queued.rows[0]) return { deploy: toDeploy(queued.rows[0]), deduplicated: true };
     }
     // The conflicting deploy moved on between the insert and the read: try again.
@@ -103,7 +116,11 @@ export async function getDeploy(db: Queryable, projectId: string, deployId: stri
 }
 
 /** Newest first; the cursor is the last item's (created_at, id). */
-export async function listDeploys(db: Queryable, projectId: string, opts: { limit: number; cursor?: string }): Promise<{ data: StoredDeploy[]; hasMore: boolean; nextCursor: string | null }> {
+export async function listDeploys(
+  db: Queryable,
+  projectId: string,
+  opts: { limit: number; cursor?: string },
+): Promise<{ data: StoredDeploy[]; hasMore: boolean; nextCursor: string | null }> {
   let after: { at: string; id: string } | undefined;
   if (opts.cursor) {
     try {
@@ -134,8 +151,14 @@ export async function listDeploys(db: Queryable, projectId: string, opts: { limi
  * at its next lease renewal. A finished deploy cannot be canceled (409).
  */
 export async function cancelDeploy(db: Queryable, projectId: string, deployId: string, now: number): Promise<StoredDeploy> {
-  const queued = await db.query(`UPDATE deploys SET status = 'canceled', finished_at = $3 WHERE id = $1 AND project_id = $2 AND status = 'queued'`, [deployId, projectId, new Date(now)]);
-  const building = queued.rowCount ? queued : await db.query(`UPDATE deploys SET cancel_requested = true WHERE id = $1 AND project_id = $2 AND status = 'building'`, [deployId, projectId]);
+  const queued = await db.query(`UPDATE deploys SET status = 'canceled', finished_at = $3 WHERE id = $1 AND project_id = $2 AND status = 'queued'`, [
+    deployId,
+    projectId,
+    new Date(now),
+  ]);
+  const building = queued.rowCount
+    ? queued
+    : await db.query(`UPDATE deploys SET cancel_requested = true WHERE id = $1 AND project_id = $2 AND status = 'building'`, [deployId, projectId]);
   const d = await getDeploy(db, projectId, deployId);
   if (!building.rowCount) throw new ServiceError('conflict', `the deploy is already ${d.status}`);
   return d;
@@ -146,16 +169,30 @@ export async function rollbackTo(db: Queryable, projectId: string, deployId: str
   const d = await getDeploy(db, projectId, deployId);
   if (d.environment !== 'production' || d.status !== 'ready') throw new ServiceError('conflict', 'only a ready production deploy can be rolled back to');
   // Its output must still be kept (builder/artifact-sweep.ts keeps the live one and the newest few).
-  const moved = await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM deploys WHERE id = $2 AND artifact_dir IS NOT NULL)', [projectId, deployId]);
-  if (!moved.rowCount) throw new ServiceError('conflict', 'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept): deploy its commit again');
+  const moved = await db.query(
+    'UPDATE projects SET live_deploy_id = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM deploys WHERE id = $2 AND artifact_dir IS NOT NULL)',
+    [projectId, deployId],
+  );
+  if (!moved.rowCount)
+    throw new ServiceError(
+      'conflict',
+      'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept): deploy its commit again',
+    );
   return d;
 }
 
 /** The live production deploy and the newest previews, for the project rollup. */
 export async function deploysRollup(db: Queryable, projectId: string): Promise<{ live: StoredDeploy | null; previews: StoredDeploy[] }> {
   const [live, previews] = await Promise.all([
-    db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS.split(', ').map((c) => `d.${c}`).join(', ')} FROM deploys d JOIN projects p ON p.live_deploy_id = d.id WHERE p.id = $1`, [projectId]),
-    db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND environment = 'preview' ORDER BY created_at DESC, id DESC LIMIT 5`, [projectId]),
+    db.query<DeployRow>(
+      `SELECT ${DEPLOY_COLUMNS.split(', ')
+        .map((c) => `d.${c}`)
+        .join(', ')} FROM deploys d JOIN projects p ON p.live_deploy_id = d.id WHERE p.id = $1`,
+      [projectId],
+    ),
+    db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND environment = 'preview' ORDER BY created_at DESC, id DESC LIMIT 5`, [
+      projectId,
+    ]),
   ]);
   return { live: live.rows[0] ? toDeploy(live.rows[0]) : null, previews: previews.rows.map(toDeploy) };
 }
@@ -165,8 +202,13 @@ export async function deploysRollup(db: Queryable, projectId: string): Promise<{
 export async function getBuildSettings(db: Queryable, projectId: string): Promise<BuildSettings> {
   const [p, s, env] = await Promise.all([
     db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [projectId]),
-    db.query<{ repo_url: string; build_command: string; output_dir: string }>('SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1', [projectId]),
-    db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [projectId]),
+    db.query<{ repo_url: string; build_command: string; output_dir: string }>(
+      'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
+      [projectId],
+    ),
+    db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [
+      projectId,
+    ]),
   ]);
   const settings = s.rows[0];
   return {
@@ -175,7 +217,12 @@ export async function getBuildSettings(db: Queryable, projectId: string): Promis
     buildCommand: settings?.build_command ?? '',
     outputDir: settings?.output_dir ?? '.',
     // A secret's value is write-only: a hint of its length and last characters, never the value.
-    env: env.rows.map((e) => ({ name: e.name, secret: e.secret, value: e.secret ? null : e.value, hint: e.secret ? `…${e.value.slice(-2)} (${e.value.length} chars)` : null })),
+    env: env.rows.map((e) => ({
+      name: e.name,
+      secret: e.secret,
+      value: e.secret ? null : e.value,
+      hint: e.secret ? `…${e.value.slice(-2)} (${e.value.length} chars)` : null,
+    })),
   };
 }
 
@@ -215,20 +262,38 @@ interface HookRow {
   created_at: Date | string;
   last_used_at: Date | string | null;
 }
-const toHook = (r: HookRow): DeployHook => ({ id: r.id, name: r.name, branch: r.branch, hint: `${TOKEN_PREFIX.deployHook}${r.hint}…`, createdAt: new Date(r.created_at).toISOString(), lastUsedAt: iso(r.last_used_at) });
+const toHook = (r: HookRow): DeployHook => ({
+  id: r.id,
+  name: r.name,
+  branch: r.branch,
+  hint: `${TOKEN_PREFIX.deployHook}${r.hint}…`,
+  createdAt: new Date(r.created_at).toISOString(),
+  lastUsedAt: iso(r.last_used_at),
+});
 const HINT_CHARS = 4;
 
 export async function createDeployHook(db: Queryable, projectId: string, name: string, branch: string, now: number): Promise<DeployHook & { token: string }> {
   const token = newToken(TOKEN_PREFIX.deployHook);
   const r = await db.query<HookRow>(
     'INSERT INTO deploy_hooks (id, project_id, name, branch, token_hash, hint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id, name, branch, hint, created_at, last_used_at',
-    [newId('dhk_'), projectId, name, branch, tokenHash(token), token.slice(TOKEN_PREFIX.deployHook.length, TOKEN_PREFIX.deployHook.length + HINT_CHARS), new Date(now)],
+    [
+      newId('dhk_'),
+      projectId,
+      name,
+      branch,
+      tokenHash(token),
+      token.slice(TOKEN_PREFIX.deployHook.length, TOKEN_PREFIX.deployHook.length + HINT_CHARS),
+      new Date(now),
+    ],
   );
   return { ...toHook(r.rows[0]!), token };
 }
 
 export async function listDeployHooks(db: Queryable, projectId: string): Promise<DeployHook[]> {
-  const r = await db.query<HookRow>('SELECT id, name, branch, hint, created_at, last_used_at FROM deploy_hooks WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at, id', [projectId]);
+  const r = await db.query<HookRow>(
+    'SELECT id, name, branch, hint, created_at, last_used_at FROM deploy_hooks WHERE project_id = $1 AND deleted_at IS NULL ORDER BY created_at, id',
+    [projectId],
+  );
   return r.rows.map(toHook);
 }
 
@@ -246,4 +311,3 @@ export async function hookByToken(db: Queryable, token: string, now: number): Pr
   const h = r.rows[0];
   return h && { id: h.id, projectId: h.project_id, branch: h.branch };
 }
-

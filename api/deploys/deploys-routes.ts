@@ -56,14 +56,25 @@ export function servedAt(config: Parameters<typeof siteUrls>[0]) {
 const FOLLOW_POLL_MS = 300;
 
 /** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
-export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'outbound'>, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
+export function deploysRoutes(
+  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'outbound'>,
+  opts: { deployTopic?: string } = {},
+): FastifyPluginAsyncZod {
   const { db, bus, clock, config } = platform;
   const served = servedAt(config);
   const base = publicBaseUrl(config);
   return async (app) => {
     app.get(
       '/v1/projects/:slug/deploys/settings',
-      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'The build source: repository, branch, command, output, variables', params: SlugParams, response: { 200: BuildSettingsAnswer } } },
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'The build source: repository, branch, command, output, variables',
+          params: SlugParams,
+          response: { 200: BuildSettingsAnswer },
+        },
+      },
       async (request) => ({ settings: await getBuildSettings(db, projectOf(request).id) }),
     );
 
@@ -71,7 +82,13 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
       '/v1/projects/:slug/deploys/settings',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['deploys'], summary: 'Change the build source (console session or CLI)', params: SlugParams, body: BuildSettingsPatch, response: { 200: BuildSettingsAnswer, ...errorAnswers(400) } },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Change the build source (console session or CLI)',
+          params: SlugParams,
+          body: BuildSettingsPatch,
+          response: { 200: BuildSettingsAnswer, ...errorAnswers(400) },
+        },
       },
       async (request) => {
         const project = projectOf(request);
@@ -145,13 +162,24 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
 
     app.get(
       '/v1/projects/:slug/deploys/hooks',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: SlugParams, response: { 200: DeployHookList } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: SlugParams, response: { 200: DeployHookList } },
+      },
       async (request) => ({ hooks: await listDeployHooks(db, projectOf(request).id) }),
     );
 
     app.delete(
       '/v1/projects/:slug/deploys/hooks/:id',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['deploys'], summary: 'Delete a deploy hook; its URL answers 404 from now on', params: SlugIdParams, response: { 204: NoContent, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Delete a deploy hook; its URL answers 404 from now on',
+          params: SlugIdParams,
+          response: { 204: NoContent, ...errorAnswers(404) },
+        },
+      },
       async (request, reply) => {
         await deleteDeployHook(db, projectOf(request).id, request.params.id, clock.now());
         return reply.code(204).send(null);
@@ -164,7 +192,7 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
         config: { auth: AUTH.project('deploys:read') },
         schema: {
           tags: ['deploys'],
-          summary: 'A deploy\'s build log; with Accept: text/event-stream, followed live until the build ends',
+          summary: "A deploy's build log; with Accept: text/event-stream, followed live until the build ends",
           description: `JSON: up to ${LOG_PAGE} lines from \`from\` (seq), with \`nextSeq\` and \`done\`. Server-Sent Events: one \`line\` event per line as the build writes it, then \`end\` with the deploy's final status.`,
           params: DeployParams,
           querystring: LogPageQuery,
@@ -174,7 +202,8 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
       async (request, reply) => {
         const project = projectOf(request);
         const deploy = await getDeploy(db, project.id, request.params.deployId);
-        if (!String(request.headers.accept ?? '').includes('text/event-stream')) return logPage(platform.analytics, project.id, deploy.id, deploy.status, request.query.from);
+        if (!String(request.headers.accept ?? '').includes('text/event-stream'))
+          return logPage(platform.analytics, project.id, deploy.id, deploy.status, request.query.from);
         // Follow: poll the log and the deploy until it finished and every line was sent.
         reply.hijack();
         const out = reply.raw;
@@ -210,7 +239,7 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
         config: { auth: AUTH.project('deploys:read') },
         schema: {
           tags: ['deploys'],
-          summary: 'The deploy\'s shareable log link (made on first ask; valid 7 days)',
+          summary: "The deploy's shareable log link (made on first ask; valid 7 days)",
           params: DeployParams,
           response: { 200: LogShareAnswer, ...errorAnswers(404) },
         },
@@ -224,7 +253,15 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
 
     app.delete(
       '/v1/projects/:slug/deploys/:deployId/share',
-      { config: { auth: AUTH.project('deploys:write') }, schema: { tags: ['deploys'], summary: 'Revoke the shareable log link; the next ask makes a new one', params: DeployParams, response: { 204: NoContent, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.project('deploys:write') },
+        schema: {
+          tags: ['deploys'],
+          summary: 'Revoke the shareable log link; the next ask makes a new one',
+          params: DeployParams,
+          response: { 204: NoContent, ...errorAnswers(404) },
+        },
+      },
       async (request, reply) => {
         await revokeShare(db, projectOf(request).id, request.params.deployId);
         return reply.code(204).send(null);
@@ -261,7 +298,10 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
 
     app.get(
       '/v1/projects/:slug/deploys/:deployId',
-      { config: { auth: AUTH.project('deploys:read') }, schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: DeployAnswer, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: { tags: ['deploys'], summary: 'One deploy', params: DeployParams, response: { 200: DeployAnswer, ...errorAnswers(404) } },
+      },
       async (request) => ({ deploy: served(await getDeploy(db, projectOf(request).id, request.params.deployId)) }),
     );
   };
@@ -271,7 +311,8 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
 async function checkRepoUrl(platform: Pick<Platform, 'config' | 'outbound'>, raw: string): Promise<string> {
   const local = raw.startsWith('/') || raw.startsWith('file://');
   if (local) {
-    if (!platform.config.ALLOW_LOCAL_REPOS) throw new ServiceError('invalid_request', 'repoUrl must be an https:// repository (local paths need ALLOW_LOCAL_REPOS=true)');
+    if (!platform.config.ALLOW_LOCAL_REPOS)
+      throw new ServiceError('invalid_request', 'repoUrl must be an https:// repository (local paths need ALLOW_LOCAL_REPOS=true)');
     return raw;
   }
   try {
@@ -285,6 +326,7 @@ async function checkRepoUrl(platform: Pick<Platform, 'config' | 'outbound'>, raw
 /** A directory inside the checked-out tree. */
 function checkRelativeDir(dir: string): string {
   const normal = path.posix.normalize(dir.replace(/\\/g, '/'));
-  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../')) throw new ServiceError('invalid_request', 'outputDir must be a directory inside the repository');
+  if (path.posix.isAbsolute(normal) || normal === '..' || normal.startsWith('../'))
+    throw new ServiceError('invalid_request', 'outputDir must be a directory inside the repository');
   return normal;
 }

@@ -37,7 +37,7 @@ export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'li
         bodyLimit: D.hookBodyBytes,
         schema: {
           tags: ['deploys'],
-          summary: 'Deploy hook: queue a deploy of the hook\'s branch',
+          summary: "Deploy hook: queue a deploy of the hook's branch",
           description:
             `The token alone authorizes. With \`X-Hub-Signature-256: sha256=<hex>\` or \`X-Service-Signature\`, the HMAC-SHA256 of the raw body keyed with the token must match (401 invalid_signature). ` +
             `Production on the project's default branch, preview otherwise; a production deploy while one is queued or building is 409 production_deploy_busy with activeDeployId. ` +
@@ -60,9 +60,15 @@ export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'li
         if (!byToken.allowed) throw new ServiceError('rate_limited', 'too many calls of this deploy hook', { retryAfterSec: byToken.retryAfterSec });
         // 4. signature
         const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        if (checkHookSignature(raw, token, request.headers) === 'invalid') throw new ServiceError('invalid_signature', 'the signature header does not match the body (HMAC-SHA256 keyed with the hook token)');
+        if (checkHookSignature(raw, token, request.headers) === 'invalid')
+          throw new ServiceError('invalid_signature', 'the signature header does not match the body (HMAC-SHA256 keyed with the hook token)');
         // 5. queue
-        const { deploy, deduplicated } = await queueDeploy(db, bus, { projectId: hook.projectId, branch: hook.branch, trigger: 'hook', triggerId: hook.id, now }, opts.deployTopic);
+        const { deploy, deduplicated } = await queueDeploy(
+          db,
+          bus,
+          { projectId: hook.projectId, branch: hook.branch, trigger: 'hook', triggerId: hook.id, now },
+          opts.deployTopic,
+        );
         return reply.code(202).send({ deployId: deploy.id, deduplicated });
       },
     );

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkHookSignature } from './hook-signature.ts';
 
 describe('deploy hook signature (§5.2 rule 7)', () => {
-  it("matches GitHub's published test vector (secret \"It's a Secret to Everybody\", payload \"Hello, World!\")", () => {
+  it('matches GitHub\'s published test vector (secret "It\'s a Secret to Everybody", payload "Hello, World!")', () => {
     // https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries#testing-the-webhook-payload-validation
     const signature = 'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17';
     expect(checkHookSignature(Buffer.from('Hello, World!'), "It's a Secret to Everybody", { 'x-hub-signature-256': signature })).toBe('valid');

@@ -20,4 +20,3 @@ export function checkHookSignature(rawBody: Buffer, token: string, headers: Reco
   }
   return valid ? 'valid' : 'invalid';
 }
-

@@ -28,7 +28,10 @@ export const domainsRepository = {
   },
 
   async get(db: Queryable, projectId: string, domain: string): Promise<ProjectDomain | undefined> {
-    const r = await db.query<Row>('SELECT domain, token, created_at, verified_at FROM project_domains WHERE project_id = $1 AND domain = $2', [projectId, domain]);
+    const r = await db.query<Row>('SELECT domain, token, created_at, verified_at FROM project_domains WHERE project_id = $1 AND domain = $2', [
+      projectId,
+      domain,
+    ]);
     return r.rows[0] && toDomain(r.rows[0]);
   },
 
@@ -41,14 +44,22 @@ export const domainsRepository = {
   /** A pending claim (or the existing one: adding twice changes nothing). */
   async claim(db: Queryable, projectId: string, domain: string): Promise<ProjectDomain> {
     const token = `service-verify=${randomBytes(16).toString('hex')}`;
-    await db.query('INSERT INTO project_domains (project_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT (project_id, domain) DO NOTHING', [projectId, domain, token]);
+    await db.query('INSERT INTO project_domains (project_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT (project_id, domain) DO NOTHING', [
+      projectId,
+      domain,
+      token,
+    ]);
     return (await this.get(db, projectId, domain))!;
   },
 
   /** Mark verified; false when another project verified it first (the unique index decides). */
   async markVerified(db: Queryable, projectId: string, domain: string, at: number): Promise<boolean> {
     try {
-      await db.query('UPDATE project_domains SET verified_at = $3 WHERE project_id = $1 AND domain = $2 AND verified_at IS NULL', [projectId, domain, new Date(at)]);
+      await db.query('UPDATE project_domains SET verified_at = $3 WHERE project_id = $1 AND domain = $2 AND verified_at IS NULL', [
+        projectId,
+        domain,
+        new Date(at),
+      ]);
       // Other projects' pending claims of a domain that is now owned go away.
       await db.query('DELETE FROM project_domains WHERE domain = $1 AND project_id <> $2 AND verified_at IS NULL', [domain, projectId]);
       return true;

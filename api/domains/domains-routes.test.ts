@@ -28,11 +28,13 @@ async function projectWithSite(html: string) {
   return p;
 }
 
-const add = (slug: string, domain: string) => t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/domains`, headers: sessionHeaders(owner.cookie), payload: { domain } });
-const verify = (slug: string, domain: string) => t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/domains/${domain}/verify`, headers: sessionHeaders(owner.cookie) });
+const add = (slug: string, domain: string) =>
+  t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/domains`, headers: sessionHeaders(owner.cookie), payload: { domain } });
+const verify = (slug: string, domain: string) =>
+  t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/domains/${domain}/verify`, headers: sessionHeaders(owner.cookie) });
 
 describe('custom domains', () => {
-  it('the service\'s own hosts can never be claimed: 400 domain_reserved', async () => {
+  it("the service's own hosts can never be claimed: 400 domain_reserved", async () => {
     const p = await projectWithSite('<h1>evil</h1>');
     for (const domain of ['localhost', 'app.localhost', '127.0.0.1', '10.0.0.8', `${p.slug}.localhost`, 'dep-x.localhost']) {
       const res = await add(p.slug, domain);
@@ -81,9 +83,12 @@ describe('custom domains', () => {
     expect(again.json().error).toBe('domain_taken');
   });
 
-  it('even a verified row naming the service\'s host (data from before the rule) never shadows the API', async () => {
+  it("even a verified row naming the service's host (data from before the rule) never shadows the API", async () => {
     const p = await projectWithSite('<h1>takeover</h1>');
-    await t.platform.db.query(`INSERT INTO project_domains (project_id, domain, token, verified_at) VALUES ($1, 'localhost', 'x', now()), ($1, '127.0.0.1', 'y', now())`, [p.id]);
+    await t.platform.db.query(
+      `INSERT INTO project_domains (project_id, domain, token, verified_at) VALUES ($1, 'localhost', 'x', now()), ($1, '127.0.0.1', 'y', now())`,
+      [p.id],
+    );
     for (const host of ['localhost', 'localhost:8080', '127.0.0.1']) {
       const res = await t.app.inject({ method: 'GET', url: '/v1/projects', headers: { host, ...sessionHeaders(owner.cookie) } });
       expect(res.statusCode, host).toBe(200);

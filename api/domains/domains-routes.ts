@@ -25,7 +25,10 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
   return async (app) => {
     app.get(
       '/v1/projects/:slug/domains',
-      { config: { auth: AUTH.project('project:read') }, schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: SlugParams, response: { 200: ProjectDomainList } } },
+      {
+        config: { auth: AUTH.project('project:read') },
+        schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: SlugParams, response: { 200: ProjectDomainList } },
+      },
       async (request) => ({ domains: await domainsRepository.list(db, projectOf(request).id) }),
     );
 
@@ -36,7 +39,8 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
         schema: {
           tags: ['domains'],
           summary: 'Claim a custom domain; it serves once verified',
-          description: 'The service\'s own hosts, localhost, IP addresses and SITES_DOMAIN with its subdomains are refused (400 domain_reserved). A domain another project serves is 409 domain_taken.',
+          description:
+            "The service's own hosts, localhost, IP addresses and SITES_DOMAIN with its subdomains are refused (400 domain_reserved). A domain another project serves is 409 domain_taken.",
           params: SlugParams,
           body: ClaimDomainBody,
           response: { 201: ProjectDomainAnswer, ...errorAnswers(400, 409) },
@@ -73,21 +77,32 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
         try {
           records = await platform.txt.resolveTxt(found.verification.name);
         } catch (err) {
-          throw new ServiceError('domain_unverified', `the TXT record ${found.verification.name} could not be looked up (${(err as NodeJS.ErrnoException).code ?? 'error'}); try again`);
+          throw new ServiceError(
+            'domain_unverified',
+            `the TXT record ${found.verification.name} could not be looked up (${(err as NodeJS.ErrnoException).code ?? 'error'}); try again`,
+          );
         }
         if (!records.includes(found.verification.value)) {
-          throw new ServiceError('domain_unverified', `add a TXT record ${found.verification.name} with the value ${found.verification.value}, then verify again (found ${records.length ? records.map((r) => JSON.stringify(r.slice(0, 80))).join(', ') : 'no TXT record'})`);
+          throw new ServiceError(
+            'domain_unverified',
+            `add a TXT record ${found.verification.name} with the value ${found.verification.value}, then verify again (found ${records.length ? records.map((r) => JSON.stringify(r.slice(0, 80))).join(', ') : 'no TXT record'})`,
+          );
         }
-        if (!(await domainsRepository.markVerified(db, project.id, found.domain, clock.now()))) throw new ServiceError('domain_taken', `${found.domain} is already served by another project`);
+        if (!(await domainsRepository.markVerified(db, project.id, found.domain, clock.now())))
+          throw new ServiceError('domain_taken', `${found.domain} is already served by another project`);
         return { domain: (await domainsRepository.get(db, project.id, found.domain))! };
       },
     );
 
     app.delete(
       '/v1/projects/:slug/domains/:domain',
-      { config: { auth: AUTH.user }, schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: NoContent, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.user },
+        schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: NoContent, ...errorAnswers(404) } },
+      },
       async (request, reply) => {
-        if (!(await domainsRepository.remove(db, projectOf(request).id, request.params.domain.toLowerCase()))) throw new ServiceError('not_found', 'no such domain on this project');
+        if (!(await domainsRepository.remove(db, projectOf(request).id, request.params.domain.toLowerCase())))
+          throw new ServiceError('not_found', 'no such domain on this project');
         return reply.code(204).send(null);
       },
     );

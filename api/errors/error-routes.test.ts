@@ -84,7 +84,13 @@ describe('errors API', () => {
     const p = await newProject();
     const at = Date.UTC(2026, 10, 21, 12, 0, 0);
     // Old and frequent, new and rare: the two sorts disagree.
-    await publish(batch(p.id, Array.from({ length: 4 }, () => event({ name: 'OldFrequent', message: 'cart 100% full' })), { receivedAt: at }));
+    await publish(
+      batch(
+        p.id,
+        Array.from({ length: 4 }, () => event({ name: 'OldFrequent', message: 'cart 100% full' })),
+        { receivedAt: at },
+      ),
+    );
     await publish(batch(p.id, [event({ name: 'Middle', message: 'checkout_total wrong' })], { receivedAt: at + 60_000 }));
     await publish(batch(p.id, [event({ name: 'NewRare', message: 'profile missing' })], { receivedAt: at + 120_000 }));
     const names = (b: { data: Array<{ name: string }> }) => b.data.map((i) => i.name);
@@ -128,13 +134,23 @@ describe('errors API', () => {
     ]);
     const reopen = (await bulk({ action: 'reopen', groupIds: [id('A'), id('C')] })).json();
     expect(reopen.updated.map((i: { status: string }) => i.status)).toEqual(['unresolved', 'unresolved']);
-    expect((await get(`/v1/projects/${p.slug}/errors`)).json().data.map((i: { name: string }) => i.name).sort()).toEqual(['A', 'C']);
+    expect(
+      (await get(`/v1/projects/${p.slug}/errors`))
+        .json()
+        .data.map((i: { name: string }) => i.name)
+        .sort(),
+    ).toEqual(['A', 'C']);
     expect((await bulk({ action: 'delete', groupIds: [id('A')] })).json().error).toBe('invalid_request');
     expect((await bulk({ action: 'resolve', groupIds: [] })).json().error).toBe('invalid_request');
     expect((await bulk({ action: 'resolve', groupIds: Array.from({ length: 101 }, (_, i) => `grp_${i}`) })).statusCode).toBe(400);
     // an errors:read key cannot change anything
     const key = await createKey(t.app, cookie, p.slug, { kind: 'live', scopes: ['errors:read'] });
-    const denied = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/errors/bulk`, headers: bearer(key.token), payload: { action: 'resolve', groupIds: [id('A')] } });
+    const denied = await t.app.inject({
+      method: 'POST',
+      url: `/v1/projects/${p.slug}/errors/bulk`,
+      headers: bearer(key.token),
+      payload: { action: 'resolve', groupIds: [id('A')] },
+    });
     expect(denied.statusCode).toBe(403);
   });
 
@@ -203,7 +219,20 @@ describe('errors API', () => {
     expect(wild.statusCode, wild.body).toBe(200);
     expect(wild.json().ingestOrigins).toEqual(['*.localhost', '*.preview.example.com:8443', 'app.example.com']);
     await patch(url, { ingestOrigins: ['app.example.com', 'localhost', 'localhost:5173'] });
-    for (const bad of [{ ingestOrigins: ['*'] }, { ingestOrigins: ['*.'] }, { ingestOrigins: ['a.*.com'] }, { ingestOrigins: ['**.x.com'] }, { ingestOrigins: ['https://x.com'] }, { ingestOrigins: ['x.com/path'] }, { ingestOrigins: ['a b'] }, { ingestOrigins: ['x.com:'] }, { ingestOrigins: ['x.com:70000'] }, { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) }, { paused: 'yes' }, { other: 1 }]) {
+    for (const bad of [
+      { ingestOrigins: ['*'] },
+      { ingestOrigins: ['*.'] },
+      { ingestOrigins: ['a.*.com'] },
+      { ingestOrigins: ['**.x.com'] },
+      { ingestOrigins: ['https://x.com'] },
+      { ingestOrigins: ['x.com/path'] },
+      { ingestOrigins: ['a b'] },
+      { ingestOrigins: ['x.com:'] },
+      { ingestOrigins: ['x.com:70000'] },
+      { ingestOrigins: Array.from({ length: 21 }, (_, i) => `h${i}.example.com`) },
+      { paused: 'yes' },
+      { other: 1 },
+    ]) {
       const r = await patch(url, bad);
       expect(r.statusCode, JSON.stringify(bad)).toBe(400);
       expect(r.json().error).toBe('invalid_request');
@@ -216,7 +245,10 @@ describe('errors API', () => {
     const p = await newProject();
     const url = `/v1/projects/${p.slug}/error-alerts`;
     expect((await get(url)).json()).toEqual({ enabled: true, recipients: [] });
-    expect((await patch(url, { enabled: false, recipients: ['Ops@Example.test', 'dev@example.test'] })).json()).toEqual({ enabled: false, recipients: ['dev@example.test', 'ops@example.test'] });
+    expect((await patch(url, { enabled: false, recipients: ['Ops@Example.test', 'dev@example.test'] })).json()).toEqual({
+      enabled: false,
+      recipients: ['dev@example.test', 'ops@example.test'],
+    });
     expect((await patch(url, { recipients: ['not-an-email'] })).json().error).toBe('invalid_request');
     expect((await patch(url, { enabled: true })).json()).toEqual({ enabled: true, recipients: ['dev@example.test', 'ops@example.test'] });
     // disabled alerts: the pipeline sends no mail for a new production issue

@@ -1,7 +1,18 @@
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import type { Environment } from '../../schemas/error-event.ts';
-import type { AlertSettings, AlertSettingsPatch, BulkIssuesAnswer, ErrorSettings, ErrorSettingsPatch, Issue, IssueAction, IssueListQuery, IssueStatus, IssueSummary } from '../../schemas/api/errors.ts';
+import type {
+  AlertSettings,
+  AlertSettingsPatch,
+  BulkIssuesAnswer,
+  ErrorSettings,
+  ErrorSettingsPatch,
+  Issue,
+  IssueAction,
+  IssueListQuery,
+  IssueStatus,
+  IssueSummary,
+} from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
 
 /**
@@ -65,7 +76,9 @@ export function decodeCursor(cursor: string, sort: IssueSort = 'count'): { key: 
   } catch {
     // fall through
   }
-  throw new ServiceError('invalid_request', 'cursor is not one this API returned (for this sort)', { fields: [{ path: 'querystring.cursor', message: 'invalid cursor' }] });
+  throw new ServiceError('invalid_request', 'cursor is not one this API returned (for this sort)', {
+    fields: [{ path: 'querystring.cursor', message: 'invalid cursor' }],
+  });
 }
 
 /** A LIKE pattern that matches `text` literally anywhere. */
@@ -127,7 +140,12 @@ export const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueSt
 
 export async function transitionIssue(db: Queryable, projectId: string, groupId: string, action: keyof typeof TRANSITIONS) {
   const t = TRANSITIONS[action];
-  const r = await db.query<{ id: string }>(`UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`, [projectId, groupId, t.to, t.from]);
+  const r = await db.query<{ id: string }>(`UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`, [
+    projectId,
+    groupId,
+    t.to,
+    t.from,
+  ]);
   // The issue as GET shows it, its samples included (they live beside the group, not in its row).
   if (r.rows[0]) return getIssue(db, projectId, groupId);
   const current = await db.query<{ status: IssueStatus }>('SELECT status FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
@@ -152,7 +170,10 @@ export async function transitionIssues(db: Queryable, projectId: string, groupId
   const moved = new Set(r.rows.map((row) => row.id));
   const rest = ids.filter((id) => !moved.has(id));
   const current = rest.length
-    ? await db.query<{ id: string; status: IssueStatus }>('SELECT id, status FROM error_groups WHERE project_id = $1 AND id = ANY($2::text[])', [projectId, rest])
+    ? await db.query<{ id: string; status: IssueStatus }>('SELECT id, status FROM error_groups WHERE project_id = $1 AND id = ANY($2::text[])', [
+        projectId,
+        rest,
+      ])
     : { rows: [] };
   const statusOf = new Map(current.rows.map((row) => [row.id, row.status]));
   const skipped = rest.map((groupId) => {
@@ -170,7 +191,9 @@ async function ensureSettings(db: Queryable, projectId: string): Promise<void> {
 
 export async function getErrorSettings(db: Queryable, projectId: string): Promise<ErrorSettings> {
   await ensureSettings(db, projectId);
-  const r = await db.query<{ paused: boolean; ingest_origins: string[] }>('SELECT paused, ingest_origins FROM error_settings WHERE project_id = $1', [projectId]);
+  const r = await db.query<{ paused: boolean; ingest_origins: string[] }>('SELECT paused, ingest_origins FROM error_settings WHERE project_id = $1', [
+    projectId,
+  ]);
   return { paused: r.rows[0]!.paused, ingestOrigins: r.rows[0]!.ingest_origins ?? [] };
 }
 
@@ -199,12 +222,19 @@ export async function updateAlertSettings(
   const apply = async (tx: Queryable) => {
     await ensureSettings(tx, projectId);
     if (patch.enabled !== undefined) {
-      await tx.query('UPDATE error_settings SET alerts_enabled = $2, updated_at = $3 WHERE project_id = $1', [projectId, patch.enabled, new Date(now).toISOString()]);
+      await tx.query('UPDATE error_settings SET alerts_enabled = $2, updated_at = $3 WHERE project_id = $1', [
+        projectId,
+        patch.enabled,
+        new Date(now).toISOString(),
+      ]);
     }
     if (patch.recipients) {
       await tx.query('DELETE FROM project_alert_recipients WHERE project_id = $1', [projectId]);
       if (patch.recipients.length) {
-        await tx.query('INSERT INTO project_alert_recipients (project_id, email) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [projectId, patch.recipients]);
+        await tx.query('INSERT INTO project_alert_recipients (project_id, email) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [
+          projectId,
+          patch.recipients,
+        ]);
       }
     }
   };
@@ -217,9 +247,16 @@ export async function updateAlertSettings(
  * Claim the project's test-alert slot: one per `windowMs`. Returns the previous claim time (to give
  * the slot back if sending fails), or the seconds to wait.
  */
-export async function claimTestAlert(db: Queryable, projectId: string, now: number, windowMs: number): Promise<{ ok: true; previous: string | null } | { ok: false; retryAfterSec: number }> {
+export async function claimTestAlert(
+  db: Queryable,
+  projectId: string,
+  now: number,
+  windowMs: number,
+): Promise<{ ok: true; previous: string | null } | { ok: false; retryAfterSec: number }> {
   await ensureSettings(db, projectId);
-  const before = await db.query<{ last_test_alert_at: Date | string | null }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [projectId]);
+  const before = await db.query<{ last_test_alert_at: Date | string | null }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [
+    projectId,
+  ]);
   const previous = before.rows[0]?.last_test_alert_at ? iso(before.rows[0].last_test_alert_at) : null;
   const r = await db.query(
     `UPDATE error_settings SET last_test_alert_at = $2
@@ -233,5 +270,9 @@ export async function claimTestAlert(db: Queryable, projectId: string, now: numb
 }
 
 export async function releaseTestAlert(db: Queryable, projectId: string, claimedAt: number, previous: string | null): Promise<void> {
-  await db.query('UPDATE error_settings SET last_test_alert_at = $3 WHERE project_id = $1 AND last_test_alert_at = $2', [projectId, new Date(claimedAt).toISOString(), previous]);
+  await db.query('UPDATE error_settings SET last_test_alert_at = $3 WHERE project_id = $1 AND last_test_alert_at = $2', [
+    projectId,
+    new Date(claimedAt).toISOString(),
+    previous,
+  ]);
 }

@@ -26,9 +26,13 @@ export function flagsRoutes(platform: Pick<Platform, 'clock' | 'db'>): FastifyPl
   const read = { auth: AUTH.project('flags:read') };
   const write = { auth: AUTH.project('flags:write') };
   return async (app) => {
-    app.get('/v1/projects/:slug/flags', { config: read, schema: { tags: ['flags'], summary: "The project's feature flags", params: SlugParams, response: { 200: FlagList, ...Errors } } }, async (request) => ({
-      data: await listFlags(db, projectOf(request).id),
-    }));
+    app.get(
+      '/v1/projects/:slug/flags',
+      { config: read, schema: { tags: ['flags'], summary: "The project's feature flags", params: SlugParams, response: { 200: FlagList, ...Errors } } },
+      async (request) => ({
+        data: await listFlags(db, projectOf(request).id),
+      }),
+    );
 
     app.post(
       '/v1/projects/:slug/flags',
@@ -36,7 +40,8 @@ export function flagsRoutes(platform: Pick<Platform, 'clock' | 'db'>): FastifyPl
         config: write,
         schema: {
           tags: ['flags'],
-          summary: 'Create a flag: key, description, enabled, rolloutPercentage (0-100), variants with weights adding to 100, payload (JSON), conditions on properties and environments',
+          summary:
+            'Create a flag: key, description, enabled, rolloutPercentage (0-100), variants with weights adding to 100, payload (JSON), conditions on properties and environments',
           params: SlugParams,
           body: CreateFlagBody,
           response: { 201: FlagAnswer, ...Errors },
@@ -45,13 +50,26 @@ export function flagsRoutes(platform: Pick<Platform, 'clock' | 'db'>): FastifyPl
       async (request, reply) => reply.code(201).send({ flag: await createFlag(db, projectOf(request).id, checked(request.body), clock.now()) }),
     );
 
-    app.get('/v1/projects/:slug/flags/:key', { config: read, schema: { tags: ['flags'], summary: 'One flag', params: FlagKeyParams, response: { 200: FlagAnswer, ...Errors } } }, async (request) => ({
-      flag: await getFlag(db, projectOf(request).id, request.params.key),
-    }));
+    app.get(
+      '/v1/projects/:slug/flags/:key',
+      { config: read, schema: { tags: ['flags'], summary: 'One flag', params: FlagKeyParams, response: { 200: FlagAnswer, ...Errors } } },
+      async (request) => ({
+        flag: await getFlag(db, projectOf(request).id, request.params.key),
+      }),
+    );
 
     app.patch(
       '/v1/projects/:slug/flags/:key',
-      { config: write, schema: { tags: ['flags'], summary: 'Change a flag (any field but its key)', params: FlagKeyParams, body: PatchFlagBody, response: { 200: FlagAnswer, ...Errors } } },
+      {
+        config: write,
+        schema: {
+          tags: ['flags'],
+          summary: 'Change a flag (any field but its key)',
+          params: FlagKeyParams,
+          body: PatchFlagBody,
+          response: { 200: FlagAnswer, ...Errors },
+        },
+      },
       async (request) => {
         const projectId = projectOf(request).id;
         const { id: _id, createdAt: _c, updatedAt: _u, ...current } = await getFlag(db, projectId, request.params.key);
@@ -60,9 +78,13 @@ export function flagsRoutes(platform: Pick<Platform, 'clock' | 'db'>): FastifyPl
       },
     );
 
-    app.delete('/v1/projects/:slug/flags/:key', { config: write, schema: { tags: ['flags'], summary: 'Delete a flag', params: FlagKeyParams, response: { 200: DeletedAnswer, ...Errors } } }, async (request) => {
-      await deleteFlag(db, projectOf(request).id, request.params.key);
-      return { deleted: true as const };
-    });
+    app.delete(
+      '/v1/projects/:slug/flags/:key',
+      { config: write, schema: { tags: ['flags'], summary: 'Delete a flag', params: FlagKeyParams, response: { 200: DeletedAnswer, ...Errors } } },
+      async (request) => {
+        await deleteFlag(db, projectOf(request).id, request.params.key);
+        return { deleted: true as const };
+      },
+    );
   };
 }

@@ -45,7 +45,17 @@ export async function createKey(
   const { rows } = await db.query<KeyRow>(
     `INSERT INTO api_keys (id, project_id, kind, name, hint, token_hash, scopes, created_by, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-    [newId('key_'), input.projectId, input.kind, input.name ?? '', token.slice(prefix.length, prefix.length + HINT_CHARS), tokenHash(token), input.kind === 'ingest' ? [] : (input.scopes ?? []), input.createdBy ?? null, new Date(input.now)],
+    [
+      newId('key_'),
+      input.projectId,
+      input.kind,
+      input.name ?? '',
+      token.slice(prefix.length, prefix.length + HINT_CHARS),
+      tokenHash(token),
+      input.kind === 'ingest' ? [] : (input.scopes ?? []),
+      input.createdBy ?? null,
+      new Date(input.now),
+    ],
   );
   return { ...toKey(rows[0]), token };
 }
@@ -57,10 +67,11 @@ export async function listKeys(db: Queryable, projectId: string): Promise<ApiKey
 
 /** Revoke a key of the project; revoking twice is harmless and returns the same key. */
 export async function revokeKey(db: Queryable, projectId: string, id: string, now: number): Promise<ApiKey> {
-  const { rows } = await db.query<KeyRow>(
-    `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND project_id = $2 RETURNING ${COLUMNS}`,
-    [id, projectId, new Date(now)],
-  );
+  const { rows } = await db.query<KeyRow>(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3) WHERE id = $1 AND project_id = $2 RETURNING ${COLUMNS}`, [
+    id,
+    projectId,
+    new Date(now),
+  ]);
   if (!rows[0]) throw new ServiceError('not_found', 'no such key in this project');
   return toKey(rows[0]);
 }

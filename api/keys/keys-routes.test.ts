@@ -13,7 +13,8 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const post = (slug: string, payload: object) => t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/keys`, headers: sessionHeaders(user.cookie), payload });
+const post = (slug: string, payload: object) =>
+  t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/keys`, headers: sessionHeaders(user.cookie), payload });
 const list = (slug: string) => t.app.inject({ url: `/v1/projects/${slug}/keys`, headers: { cookie: user.cookie } });
 
 describe('project keys', () => {
@@ -53,7 +54,12 @@ describe('project keys', () => {
 
   it('refuses unknown scopes, scopes on ingest keys and scope-less API keys', async () => {
     const p = await createProject(t.app, user.cookie);
-    for (const payload of [{ kind: 'live', scopes: ['everything'] }, { kind: 'ingest', scopes: ['errors:read'] }, { kind: 'live', scopes: [] }, { kind: 'root' }]) {
+    for (const payload of [
+      { kind: 'live', scopes: ['everything'] },
+      { kind: 'ingest', scopes: ['errors:read'] },
+      { kind: 'live', scopes: [] },
+      { kind: 'root' },
+    ]) {
       const res = await post(p.slug, payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().error).toBe('invalid_request');
@@ -94,13 +100,18 @@ describe('project keys', () => {
   it('keys cannot manage keys (session only), and a key without the scope is refused', async () => {
     const p = await createProject(t.app, user.cookie);
     const k = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });
-    const create = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/keys`, headers: bearer(k.token), payload: { kind: 'live', scopes: ['keys:read'] } });
+    const create = await t.app.inject({
+      method: 'POST',
+      url: `/v1/projects/${p.slug}/keys`,
+      headers: bearer(k.token),
+      payload: { kind: 'live', scopes: ['keys:read'] },
+    });
     expect([create.statusCode, create.json().error]).toEqual([403, 'session_required']);
     const read = await t.app.inject({ url: `/v1/projects/${p.slug}/keys`, headers: bearer(k.token) });
     expect([read.statusCode, read.json().error]).toEqual([403, 'insufficient_scope']);
   });
 
-  it('revoking an unknown key or another project\'s key is 404', async () => {
+  it("revoking an unknown key or another project's key is 404", async () => {
     const a = await createProject(t.app, user.cookie);
     const b = await createProject(t.app, user.cookie);
     const k = await createKey(t.app, user.cookie, a.slug, { kind: 'ingest' });

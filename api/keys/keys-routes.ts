@@ -45,13 +45,24 @@ export function keysRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'>):
 
     app.get(
       '/v1/projects/:slug/keys',
-      { config: { auth: AUTH.project('keys:read') }, schema: { tags: ['keys'], summary: "The project's keys (hints only, never tokens)", params: SlugParams, response: { 200: ApiKeyList } } },
+      {
+        config: { auth: AUTH.project('keys:read') },
+        schema: { tags: ['keys'], summary: "The project's keys (hints only, never tokens)", params: SlugParams, response: { 200: ApiKeyList } },
+      },
       async (request) => ({ keys: await listKeys(db, projectOf(request).id) }),
     );
 
     app.delete(
       '/v1/projects/:slug/keys/:id',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['keys'], summary: 'Revoke a key (immediately refused everywhere)', params: SlugIdParams, response: { 200: ApiKeyAnswer, ...errorAnswers(404) } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags: ['keys'],
+          summary: 'Revoke a key (immediately refused everywhere)',
+          params: SlugIdParams,
+          response: { 200: ApiKeyAnswer, ...errorAnswers(404) },
+        },
+      },
       async (request) => ({ key: await revokeKey(db, projectOf(request).id, request.params.id, clock.now()) }),
     );
   };

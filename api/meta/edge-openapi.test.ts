@@ -35,7 +35,7 @@ function refusalsIn(step: string): string[] {
 }
 
 describe('the edge contract', () => {
-  it("lists for each route exactly the refusals its steps can produce", () => {
+  it('lists for each route exactly the refusals its steps can produce', () => {
     expect(EDGE_ROUTES.map((r) => r.name).sort()).toEqual(Object.keys(STEPS).sort());
     for (const route of EDGE_ROUTES) {
       const produced = new Set(STEPS[route.name].flatMap(refusalsIn));

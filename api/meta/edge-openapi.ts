@@ -26,7 +26,15 @@ export function refusalAnswers(reasons: readonly RefusalReason[]): Record<number
   }
   const withRetryAfter = new Set([429, 503]);
   return Object.fromEntries(
-    [...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => [status, { description: `${[...codes].join(', ')}${withRetryAfter.has(status) ? ' (Retry-After)' : ''}`, content: { 'application/json': { schema: jsonOut(ErrorBodySchema) } } }]),
+    [...byStatus]
+      .sort(([a], [b]) => a - b)
+      .map(([status, codes]) => [
+        status,
+        {
+          description: `${[...codes].join(', ')}${withRetryAfter.has(status) ? ' (Retry-After)' : ''}`,
+          content: { 'application/json': { schema: jsonOut(ErrorBodySchema) } },
+        },
+      ]),
   );
 }
 
@@ -43,7 +51,10 @@ function operation(route: EdgeRoute): Json {
     }),
   ];
   const answers = Object.fromEntries(
-    Object.entries(route.answers).map(([status, a]) => [status, { description: a.description, ...(a.schema ? { content: { 'application/json': { schema: jsonOut(a.schema) } } } : {}) }]),
+    Object.entries(route.answers).map(([status, a]) => [
+      status,
+      { description: a.description, ...(a.schema ? { content: { 'application/json': { schema: jsonOut(a.schema) } } } : {}) },
+    ]),
   );
   return {
     tags: ['ingest'],

@@ -16,11 +16,15 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'webhooks', path: '/v1/projects/:slug/webhooks', description: 'outbound project webhooks' },
   { name: 'deploys', path: '/v1/projects/:slug/deploys', description: 'build source, deploys, logs, rollback, cancel and deploy hooks' },
   { name: 'deploy hooks', path: '/v1/hooks/:token', description: 'queue a deploy with a deploy hook token (optionally signed)' },
-  { name: 'shared deploy logs', path: '/v1/deploy-logs/:slug/:deployId?token=', description: 'a deploy\'s build log through its share link' },
+  { name: 'shared deploy logs', path: '/v1/deploy-logs/:slug/:deployId?token=', description: "a deploy's build log through its share link" },
   { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
   { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
-  { name: 'error ingest on a site', path: '/service/v1/errors/i', description: 'the same, on a site\'s own host: the platform attaches the project\'s ingest key (cx.js posts here)' },
-  { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: 'Sentry SDKs pointed at an ingest key\'s DSN (also /store/)' },
+  {
+    name: 'error ingest on a site',
+    path: '/service/v1/errors/i',
+    description: "the same, on a site's own host: the platform attaches the project's ingest key (cx.js posts here)",
+  },
+  { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: "Sentry SDKs pointed at an ingest key's DSN (also /store/)" },
   { name: 'analytics ingest', path: '/v1/analytics/i', description: 'write-only analytics capture with an ingest key' },
   { name: 'flag evaluation', path: '/v1/flags/i', description: "a caller's feature flags, evaluated on the edge with an ingest key" },
   { name: 'analytics', path: '/v1/projects/:slug/analytics', description: 'trends, top events, breakdowns and raw events' },
@@ -42,7 +46,11 @@ export function metaRoutes(platform: Pick<Platform, 'config'>): FastifyPluginAsy
         families: FAMILIES.map((f) => ({ ...f, path: `${base}${f.path}` })),
         credentials: [
           { kind: 'session', carriedAs: 'cookie cx_session (POST /v1/auth/sign-in)', reaches: 'everything the console can do' },
-          { kind: 'cx_cli_', carriedAs: 'Authorization: Bearer (CLI login, or the SERVICE_TOKEN environment variable)', reaches: "the user's projects and CLI flows" },
+          {
+            kind: 'cx_cli_',
+            carriedAs: 'Authorization: Bearer (CLI login, or the SERVICE_TOKEN environment variable)',
+            reaches: "the user's projects and CLI flows",
+          },
           { kind: 'cx_live_ / cx_test_', carriedAs: 'Authorization: Bearer', reaches: "one project's routes within the key's scopes" },
           { kind: 'cak_live_', carriedAs: 'Authorization: Bearer or x-service-analytics-key', reaches: 'the write-only ingest routes only' },
         ],
@@ -53,7 +61,17 @@ export function metaRoutes(platform: Pick<Platform, 'config'>): FastifyPluginAsy
       return {
         ...doc,
         paths: { ...edgeOpenApiPaths(), ...doc.paths },
-        components: { ...doc.components, securitySchemes: { ...doc.components?.securitySchemes, ingestKey: { type: 'http', scheme: 'bearer', description: '`cak_live_` ingest key (or the x-service-analytics-key header): the edge\'s ingest routes only' } } },
+        components: {
+          ...doc.components,
+          securitySchemes: {
+            ...doc.components?.securitySchemes,
+            ingestKey: {
+              type: 'http',
+              scheme: 'bearer',
+              description: "`cak_live_` ingest key (or the x-service-analytics-key header): the edge's ingest routes only",
+            },
+          },
+        },
       };
     });
   };

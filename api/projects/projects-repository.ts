@@ -27,7 +27,13 @@ export const toProject = (r: ProjectRow): Project => ({
 
 /** A slug from a name: lowercase a-z0-9 and hyphens, 3 to 40 characters. */
 export function slugFromName(name: string): string {
-  let s = name.toLowerCase().normalize('NFKD').replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 34).replace(/-+$/, '');
+  let s = name
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 34)
+    .replace(/-+$/, '');
   if (s.length < 3) s = s ? `${s}-project` : 'project';
   return s;
 }
@@ -71,7 +77,9 @@ export async function insertProject(tx: Queryable, input: CreateProjectInput, sl
 
 export async function listProjectsOfUser(db: Queryable, userId: string): Promise<Project[]> {
   const { rows } = await db.query<ProjectRow>(
-    `SELECT ${COLUMNS.split(', ').map((c) => `p.${c}`).join(', ')} FROM projects p JOIN project_members m ON m.project_id = p.id WHERE m.user_id = $1 ORDER BY p.created_at, p.slug`,
+    `SELECT ${COLUMNS.split(', ')
+      .map((c) => `p.${c}`)
+      .join(', ')} FROM projects p JOIN project_members m ON m.project_id = p.id WHERE m.user_id = $1 ORDER BY p.created_at, p.slug`,
     [userId],
   );
   return rows.map(toProject);
@@ -82,11 +90,7 @@ export async function getProject(db: Queryable, id: string): Promise<Project | n
   return rows[0] ? toProject(rows[0]) : null;
 }
 
-export async function updateProject(
-  db: Queryable,
-  id: string,
-  patch: PatchProjectBody,
-): Promise<Project> {
+export async function updateProject(db: Queryable, id: string, patch: PatchProjectBody): Promise<Project> {
   const { rows } = await db.query<ProjectRow>(
     `UPDATE projects SET name = COALESCE($2, name), default_branch = COALESCE($3, default_branch),
        production_domains = COALESCE($4, production_domains), preview_domains = COALESCE($5, preview_domains)
@@ -112,7 +116,7 @@ export async function projectCounts(db: Queryable, projectId: string) {
   );
   const byEnvironment: Record<string, number> = {};
   for (const g of groups.rows) {
-    const counts = typeof g.env_counts === 'string' ? (JSON.parse(g.env_counts) as Record<string, number>) : g.env_counts ?? {};
+    const counts = typeof g.env_counts === 'string' ? (JSON.parse(g.env_counts) as Record<string, number>) : (g.env_counts ?? {});
     for (const [env, n] of Object.entries(counts)) if (Number(n) > 0) byEnvironment[env] = (byEnvironment[env] ?? 0) + 1;
   }
   return { keys: keyCounts, openErrors: { total: groups.rows.length, byEnvironment } };

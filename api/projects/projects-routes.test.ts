@@ -15,10 +15,20 @@ const create = (payload: object, cookie = user.cookie) => t.app.inject({ method:
 describe('projects', () => {
   it('creates a project with domains, an owner membership and default error settings', async () => {
     const slug = `shop-${Date.now().toString(36)}`;
-    const res = await create({ name: 'Shop', slug, defaultBranch: 'release', domains: { production: ['Shop.Example.com', 'shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] } });
+    const res = await create({
+      name: 'Shop',
+      slug,
+      defaultBranch: 'release',
+      domains: { production: ['Shop.Example.com', 'shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
+    });
     expect(res.statusCode).toBe(201);
     const p = res.json().project;
-    expect(p).toMatchObject({ slug, name: 'Shop', defaultBranch: 'release', domains: { production: ['shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] } });
+    expect(p).toMatchObject({
+      slug,
+      name: 'Shop',
+      defaultBranch: 'release',
+      domains: { production: ['shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
+    });
     expect(p.id).toMatch(/^prj_/);
     const settings = await t.platform.db.query('SELECT paused FROM error_settings WHERE project_id = $1', [p.id]);
     expect(settings.rows).toEqual([{ paused: false }]);
@@ -37,14 +47,21 @@ describe('projects', () => {
     const p = await createProject(t.app, user.cookie);
     const taken = await create({ name: 'again', slug: p.slug });
     expect([taken.statusCode, taken.json().error]).toEqual([409, 'slug_taken']);
-    for (const payload of [{ name: 'x', slug: 'ab' }, { name: 'x', slug: 'Has-Caps' }, { name: 'x', slug: '-lead' }, { name: 'x', slug: 'a'.repeat(41) }, { name: 'x', domains: { production: ['not a host'], preview: [] } }, { name: 'x', domains: { production: ['localhost:70000'], preview: [] } }]) {
+    for (const payload of [
+      { name: 'x', slug: 'ab' },
+      { name: 'x', slug: 'Has-Caps' },
+      { name: 'x', slug: '-lead' },
+      { name: 'x', slug: 'a'.repeat(41) },
+      { name: 'x', domains: { production: ['not a host'], preview: [] } },
+      { name: 'x', domains: { production: ['localhost:70000'], preview: [] } },
+    ]) {
       const res = await create(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
       expect(res.json().error).toBe('invalid_request');
     }
   });
 
-  it('lists only the user\'s own projects', async () => {
+  it("lists only the user's own projects", async () => {
     const other = await signUpAndSignIn(t.app, t.platform);
     await createProject(t.app, user.cookie);
     const mine = await createProject(t.app, other.cookie);
@@ -81,9 +98,18 @@ describe('projects', () => {
 
   it('PATCH changes name, default branch and domains; keys cannot', async () => {
     const p = await createProject(t.app, user.cookie, { domains: { production: ['a.example.com'], preview: ['b.example.com'] } });
-    const res = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: sessionHeaders(user.cookie), payload: { name: 'Renamed', defaultBranch: 'trunk', domains: { production: ['c.example.com'] } } });
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${p.slug}`,
+      headers: sessionHeaders(user.cookie),
+      payload: { name: 'Renamed', defaultBranch: 'trunk', domains: { production: ['c.example.com'] } },
+    });
     expect(res.statusCode).toBe(200);
-    expect(res.json().project).toMatchObject({ name: 'Renamed', defaultBranch: 'trunk', domains: { production: ['c.example.com'], preview: ['b.example.com'] } });
+    expect(res.json().project).toMatchObject({
+      name: 'Renamed',
+      defaultBranch: 'trunk',
+      domains: { production: ['c.example.com'], preview: ['b.example.com'] },
+    });
     const bad = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: sessionHeaders(user.cookie), payload: { slug: 'new-slug' } });
     expect(bad.statusCode).toBe(400);
     const k = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });

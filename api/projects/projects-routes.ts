@@ -37,7 +37,12 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
       '/v1/projects/:slug',
       {
         config: { auth: AUTH.project('project:read') },
-        schema: { tags: ['projects'], summary: 'Dashboard rollup of one project', params: SlugParams, response: { 200: ProjectRollupAnswer, ...errorAnswers(404) } },
+        schema: {
+          tags: ['projects'],
+          summary: 'Dashboard rollup of one project',
+          params: SlugParams,
+          response: { 200: ProjectRollupAnswer, ...errorAnswers(404) },
+        },
       },
       async (request) => {
         const ref = projectOf(request);
@@ -52,7 +57,15 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
             errors: { open: counts.openErrors.total, openByEnvironment: counts.openErrors.byEnvironment },
             deploys: { live: deploys.live && served(deploys.live), previews: deploys.previews.map(served) },
             // `site`: where the live production deploy is served (nothing until one is ready).
-            links: { self: base, keys: `${base}/keys`, errors: `${base}/errors`, errorSettings: `${base}/errors/settings`, webhooks: `${base}/webhooks`, deploys: `${base}/deploys`, ...(deploys.live ? { site: siteUrls(platform.config).project(project.slug) } : {}) },
+            links: {
+              self: base,
+              keys: `${base}/keys`,
+              errors: `${base}/errors`,
+              errorSettings: `${base}/errors/settings`,
+              webhooks: `${base}/webhooks`,
+              deploys: `${base}/deploys`,
+              ...(deploys.live ? { site: siteUrls(platform.config).project(project.slug) } : {}),
+            },
           },
         };
       },
@@ -62,7 +75,13 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
       '/v1/projects/:slug',
       {
         config: { auth: AUTH.user },
-        schema: { tags: ['projects'], summary: 'Change name, default branch or domains', params: SlugParams, body: PatchProjectBody, response: { 200: ProjectAnswer } },
+        schema: {
+          tags: ['projects'],
+          summary: 'Change name, default branch or domains',
+          params: SlugParams,
+          body: PatchProjectBody,
+          response: { 200: ProjectAnswer },
+        },
       },
       async (request) => ({ project: await updateProject(db, projectOf(request).id, request.body) }),
     );

@@ -40,7 +40,13 @@ describe('ALLOW_LOCAL_WEBHOOKS', () => {
 
     it('accepts an http:// loopback receiver and delivers a signed test event to it; private and metadata addresses stay refused', async () => {
       const p = await createProject(t.app, owner.cookie);
-      const create = (url: string) => t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: sessionHeaders(owner.cookie), payload: { url, events: ['webhook.test'] } });
+      const create = (url: string) =>
+        t.app.inject({
+          method: 'POST',
+          url: `/v1/projects/${p.slug}/webhooks`,
+          headers: sessionHeaders(owner.cookie),
+          payload: { url, events: ['webhook.test'] },
+        });
       for (const url of ['http://10.0.0.7/hook', 'http://169.254.169.254/latest/meta-data', 'http://192.168.1.1/x']) {
         const refused = await create(url);
         expect(refused.statusCode, url).toBe(400);
@@ -60,7 +66,12 @@ describe('ALLOW_LOCAL_WEBHOOKS', () => {
     try {
       const owner = await signUpAndSignIn(t.app, t.platform);
       const p = await createProject(t.app, owner.cookie);
-      const res = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks`, headers: sessionHeaders(owner.cookie), payload: { url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] } });
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/v1/projects/${p.slug}/webhooks`,
+        headers: sessionHeaders(owner.cookie),
+        payload: { url: 'http://127.0.0.1:9/hook', events: ['webhook.test'] },
+      });
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe('url_not_https');
     } finally {

@@ -54,13 +54,7 @@ export async function getEndpoint(db: Queryable, projectId: string, id: string, 
   return rows[0] ? mapEndpoint(rows[0], now) : null;
 }
 
-export async function updateEndpoint(
-  db: Queryable,
-  projectId: string,
-  id: string,
-  patch: PatchEndpointBody,
-  now: number,
-): Promise<Endpoint | null> {
+export async function updateEndpoint(db: Queryable, projectId: string, id: string, patch: PatchEndpointBody, now: number): Promise<Endpoint | null> {
   const { rows } = await db.query<Record<string, unknown>>(
     `UPDATE webhook_endpoints SET
        url = COALESCE($3, url), events = COALESCE($4::text[], events), max_attempts = COALESCE($5::int, max_attempts),
@@ -142,6 +136,9 @@ export async function replayDelivery(db: Queryable, projectId: string, id: strin
     [projectId, id, now],
   );
   if (rows[0]) return mapDelivery(rows[0]);
-  const { rows: exists } = await db.query('SELECT status FROM webhook_deliveries WHERE id = $1 AND project_id = $2 AND endpoint_id IS NOT NULL', [id, projectId]);
+  const { rows: exists } = await db.query('SELECT status FROM webhook_deliveries WHERE id = $1 AND project_id = $2 AND endpoint_id IS NOT NULL', [
+    id,
+    projectId,
+  ]);
   return exists.length ? 'sending' : null;
 }

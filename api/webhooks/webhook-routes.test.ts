@@ -5,7 +5,16 @@ import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { BusUnavailableError } from '../../platform/ports/bus.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { bearer, buildTestApi, createCliToken, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import {
+  bearer,
+  buildTestApi,
+  createCliToken,
+  createKey,
+  createProject,
+  sessionHeaders,
+  signUpAndSignIn,
+  type SignedInUser,
+} from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/webhooks/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
@@ -80,7 +89,12 @@ describe('endpoint management', () => {
     const res = await create(slug, { url: 'https://public.test/hooks/in', events: ['deploy.*', 'user.created'] });
     expect(res.statusCode).toBe(201);
     const { endpoint } = res.json();
-    expect(endpoint).toMatchObject({ url: 'https://public.test/hooks/in', events: ['deploy.*', 'user.created'], maxAttempts: 6, previousSecretExpiresAt: null });
+    expect(endpoint).toMatchObject({
+      url: 'https://public.test/hooks/in',
+      events: ['deploy.*', 'user.created'],
+      maxAttempts: 6,
+      previousSecretExpiresAt: null,
+    });
     expect(endpoint.id).toMatch(/^whk_/);
     expect(endpoint.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
 
@@ -90,10 +104,20 @@ describe('endpoint management', () => {
     const read = await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}`, headers: S() });
     expect(read.json().endpoint).not.toHaveProperty('secret');
 
-    const patch = await app.inject({ method: 'PATCH', url: `/v1/projects/${slug}/webhooks/${endpoint.id}`, headers: S(), payload: { events: [], maxAttempts: 2 } });
+    const patch = await app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${slug}/webhooks/${endpoint.id}`,
+      headers: S(),
+      payload: { events: [], maxAttempts: 2 },
+    });
     expect(patch.statusCode).toBe(200);
     expect(patch.json().endpoint).toMatchObject({ events: [], maxAttempts: 2, url: 'https://public.test/hooks/in' });
-    const badPatch = await app.inject({ method: 'PATCH', url: `/v1/projects/${slug}/webhooks/${endpoint.id}`, headers: S(), payload: { url: 'https://private.test/' } });
+    const badPatch = await app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${slug}/webhooks/${endpoint.id}`,
+      headers: S(),
+      payload: { url: 'https://private.test/' },
+    });
     expect(badPatch.json().error).toBe('url_private_host');
 
     const del = await app.inject({ method: 'DELETE', url: `/v1/projects/${slug}/webhooks/${endpoint.id}`, headers: S() });
@@ -130,12 +154,52 @@ describe('endpoint management', () => {
     outbound.loopback = false;
     const { slug } = await createProject(app, owner.cookie);
     const hosts = [
-      '127.0.0.1', '127.1.2.3', 'localhost', 'api.localhost', '0x7f.1', '2130706433', '017700000001', '0177.0.0.1', '0x7f000001', '127.1',
-      '0.0.0.0', '0', '10.0.0.1', '172.16.5.4', '192.168.1.1', '100.64.0.1', '169.254.169.254', '192.0.0.8', '192.0.2.1', '198.51.100.7',
-      '203.0.113.9', '198.18.0.1', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255',
-      '[::1]', '[::]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[::ffff:a9fe:a9fe]', '[::ffff:10.0.0.1]', '[64:ff9b::7f00:1]', '[64:ff9b::a00:1]',
-      '[2002:7f00:1::]', '[2002:a9fe:a9fe::1]', '[2001::1]', '[2001:db8::1]', '[fc00::1]', '[fd12:3456::1]', '[fe80::1]', '[ff02::1]', '[100::1]',
-      'private.test', 'mixed.test', 'metadata.test',
+      '127.0.0.1',
+      '127.1.2.3',
+      'localhost',
+      'api.localhost',
+      '0x7f.1',
+      '2130706433',
+      '017700000001',
+      '0177.0.0.1',
+      '0x7f000001',
+      '127.1',
+      '0.0.0.0',
+      '0',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '100.64.0.1',
+      '169.254.169.254',
+      '192.0.0.8',
+      '192.0.2.1',
+      '198.51.100.7',
+      '203.0.113.9',
+      '198.18.0.1',
+      '224.0.0.1',
+      '239.255.255.250',
+      '240.0.0.1',
+      '255.255.255.255',
+      '[::1]',
+      '[::]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:7f00:1]',
+      '[::ffff:a9fe:a9fe]',
+      '[::ffff:10.0.0.1]',
+      '[64:ff9b::7f00:1]',
+      '[64:ff9b::a00:1]',
+      '[2002:7f00:1::]',
+      '[2002:a9fe:a9fe::1]',
+      '[2001::1]',
+      '[2001:db8::1]',
+      '[fc00::1]',
+      '[fd12:3456::1]',
+      '[fe80::1]',
+      '[ff02::1]',
+      '[100::1]',
+      'private.test',
+      'mixed.test',
+      'metadata.test',
     ];
     for (const host of hosts) {
       const res = await create(slug, { url: `https://${host}/hook` });
@@ -151,7 +215,10 @@ describe('endpoint management', () => {
 describe('who reaches the webhook routes (§5.2 rule 4)', () => {
   it('session only, except POST .../test which a key with webhooks:send may call', async () => {
     const { slug } = await createProject(app, owner.cookie);
-    const sendKey = await createKey(app, owner.cookie, slug, { kind: 'live', scopes: ['webhooks:send', 'project:read', 'errors:read', 'errors:write', 'deploys:read', 'deploys:write', 'keys:read'] });
+    const sendKey = await createKey(app, owner.cookie, slug, {
+      kind: 'live',
+      scopes: ['webhooks:send', 'project:read', 'errors:read', 'errors:write', 'deploys:read', 'deploys:write', 'keys:read'],
+    });
     const readKey = await createKey(app, owner.cookie, slug, { kind: 'live', scopes: ['project:read'] });
     const cli = await createCliToken(app, owner.cookie);
     const { endpoint } = (await create(slug, { url: 'https://public.test/a' })).json();
@@ -170,7 +237,10 @@ describe('who reaches the webhook routes (§5.2 rule 4)', () => {
       ['DELETE', `/v1/projects/${slug}/webhooks/${endpoint.id}`],
     ] as const;
     for (const [method, url, payload] of sessionOnly) {
-      for (const [who, headers] of [['full key', bearer(sendKey.token)], ['cli', bearer(cli.token)]] as const) {
+      for (const [who, headers] of [
+        ['full key', bearer(sendKey.token)],
+        ['cli', bearer(cli.token)],
+      ] as const) {
         const res = await app.inject({ method, url, headers, payload });
         expect({ who, method, url, status: res.statusCode }).toEqual({ who, method, url, status: 403 });
       }
@@ -202,11 +272,23 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     await dispatcher.idle();
     expect(requestsTo(slug)).toHaveLength(1);
     const r = requestsTo(slug)[0]!;
-    expect(stripe.constructEvent(r.body, r.headers['service-signature'] as string, endpoint.secret)).toMatchObject({ event: 'webhook.test', data: { project: slug } });
+    expect(stripe.constructEvent(r.body, r.headers['service-signature'] as string, endpoint.secret)).toMatchObject({
+      event: 'webhook.test',
+      data: { project: slug },
+    });
 
     const log = await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() });
     expect(log.json().deliveries).toEqual([
-      expect.objectContaining({ deliveryId: r.headers['service-webhook-id'], eventId: res.json().event.id, event: 'webhook.test', attempt: 1, status: 'succeeded', responseCode: 200, error: null, deliveryStatus: 'succeeded' }),
+      expect.objectContaining({
+        deliveryId: r.headers['service-webhook-id'],
+        eventId: res.json().event.id,
+        event: 'webhook.test',
+        attempt: 1,
+        status: 'succeeded',
+        responseCode: 200,
+        error: null,
+        deliveryStatus: 'succeeded',
+      }),
     ]);
   });
 
@@ -264,7 +346,9 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     clock.advance(LIMITS.webhook.backoffMs[0] * 1.2);
     await dispatcher.sweepOnce();
     const log = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;
-    expect(log.map((a: { attempt: number; status: string; error: string; deliveryStatus: string }) => [a.attempt, a.status, a.error, a.deliveryStatus])).toEqual([
+    expect(
+      log.map((a: { attempt: number; status: string; error: string; deliveryStatus: string }) => [a.attempt, a.status, a.error, a.deliveryStatus]),
+    ).toEqual([
       [2, 'failed', 'endpoint answered HTTP 500', 'dead'],
       [1, 'failed', 'endpoint answered HTTP 500', 'dead'],
     ]);

@@ -44,7 +44,8 @@ export const WEBHOOK_TEST_AUTH: RouteAuth = { session: true, keyScope: 'webhooks
 function checkEvents(events: string[] | undefined): string[] | undefined {
   if (!events) return undefined;
   const unknown = events.filter((e) => !isKnownEventPattern(e));
-  if (unknown.length) throw new ServiceError('unknown_event', `unknown event name(s): ${unknown.join(', ')}; known: ${PROJECT_EVENT_NAMES.join(', ')} or a family like deploy.*`);
+  if (unknown.length)
+    throw new ServiceError('unknown_event', `unknown event name(s): ${unknown.join(', ')}; known: ${PROJECT_EVENT_NAMES.join(', ')} or a family like deploy.*`);
   return [...new Set(events)];
 }
 
@@ -63,110 +64,154 @@ const notFound = () => new ServiceError('not_found', 'webhook endpoint not found
 export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 'outbound'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   return async (app) => {
-  const tags = ['webhooks'];
+    const tags = ['webhooks'];
 
-  app.post(
-    '/v1/projects/:slug/webhooks',
-    {
-      config: { auth: AUTH.sessionOnly },
-      schema: { tags, summary: 'Create a webhook endpoint (its secret is shown once)', params: SlugParams, body: CreateEndpointBody, response: { 201: EndpointWithSecretAnswer, ...errors } },
-    },
-    async (request, reply) => {
-      const events = checkEvents(request.body.events)!;
-      const url = await checkUrl(platform, request.body.url);
-      const { endpoint, secret } = await createEndpoint(db, { projectId: projectOf(request).id, url, events, maxAttempts: request.body.maxAttempts, description: request.body.description }, clock.now());
-      return reply.code(201).send({ endpoint: { ...endpoint, secret } });
-    },
-  );
+    app.post(
+      '/v1/projects/:slug/webhooks',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'Create a webhook endpoint (its secret is shown once)',
+          params: SlugParams,
+          body: CreateEndpointBody,
+          response: { 201: EndpointWithSecretAnswer, ...errors },
+        },
+      },
+      async (request, reply) => {
+        const events = checkEvents(request.body.events)!;
+        const url = await checkUrl(platform, request.body.url);
+        const { endpoint, secret } = await createEndpoint(
+          db,
+          { projectId: projectOf(request).id, url, events, maxAttempts: request.body.maxAttempts, description: request.body.description },
+          clock.now(),
+        );
+        return reply.code(201).send({ endpoint: { ...endpoint, secret } });
+      },
+    );
 
-  app.get(
-    '/v1/projects/:slug/webhooks',
-    { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } } },
-    async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
-  );
+    app.get(
+      '/v1/projects/:slug/webhooks',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } } },
+      async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
+    );
 
-  app.post(
-    '/v1/projects/:slug/webhooks/test',
-    {
-      config: { auth: WEBHOOK_TEST_AUTH },
-      schema: { tags, summary: 'Fire one webhook.test event to the subscribed endpoints', params: SlugParams, response: { 202: TestEventAnswer } },
-    },
-    async (request, reply) => {
-      const project = projectOf(request);
-      const ev = await publishProjectEvent(platform, { projectId: project.id, event: 'webhook.test', data: { project: project.slug, message: 'This is a test event from the webhook settings.' } });
-      return reply.code(202).send({ event: { id: ev.id, event: ev.event } });
-    },
-  );
+    app.post(
+      '/v1/projects/:slug/webhooks/test',
+      {
+        config: { auth: WEBHOOK_TEST_AUTH },
+        schema: { tags, summary: 'Fire one webhook.test event to the subscribed endpoints', params: SlugParams, response: { 202: TestEventAnswer } },
+      },
+      async (request, reply) => {
+        const project = projectOf(request);
+        const ev = await publishProjectEvent(platform, {
+          projectId: project.id,
+          event: 'webhook.test',
+          data: { project: project.slug, message: 'This is a test event from the webhook settings.' },
+        });
+        return reply.code(202).send({ event: { id: ev.id, event: ev.event } });
+      },
+    );
 
-  app.get(
-    '/v1/projects/:slug/webhooks/:id',
-    { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: 'One webhook endpoint', params: WebhookIdParams, response: { 200: EndpointAnswer, ...errorAnswers(404) } } },
-    async (request) => {
-      const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
-      if (!endpoint) throw notFound();
-      return { endpoint };
-    },
-  );
+    app.get(
+      '/v1/projects/:slug/webhooks/:id',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags, summary: 'One webhook endpoint', params: WebhookIdParams, response: { 200: EndpointAnswer, ...errorAnswers(404) } },
+      },
+      async (request) => {
+        const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
+        if (!endpoint) throw notFound();
+        return { endpoint };
+      },
+    );
 
-  app.patch(
-    '/v1/projects/:slug/webhooks/:id',
-    { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: 'Change url, events, maxAttempts or description', params: WebhookIdParams, body: PatchEndpointBody, response: { 200: EndpointAnswer, ...errors } } },
-    async (request) => {
-      const events = checkEvents(request.body.events);
-      const url = request.body.url === undefined ? undefined : await checkUrl(platform, request.body.url);
-      const endpoint = await updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
-      if (!endpoint) throw notFound();
-      return { endpoint };
-    },
-  );
+    app.patch(
+      '/v1/projects/:slug/webhooks/:id',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'Change url, events, maxAttempts or description',
+          params: WebhookIdParams,
+          body: PatchEndpointBody,
+          response: { 200: EndpointAnswer, ...errors },
+        },
+      },
+      async (request) => {
+        const events = checkEvents(request.body.events);
+        const url = request.body.url === undefined ? undefined : await checkUrl(platform, request.body.url);
+        const endpoint = await updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
+        if (!endpoint) throw notFound();
+        return { endpoint };
+      },
+    );
 
-  app.delete(
-    '/v1/projects/:slug/webhooks/:id',
-    { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: 'Delete an endpoint and its pending deliveries', params: WebhookIdParams, response: { 204: NoContent, ...errorAnswers(404) } } },
-    async (request, reply) => {
-      if (!(await deleteEndpoint(db, projectOf(request).id, request.params.id))) throw notFound();
-      return reply.code(204).send(null);
-    },
-  );
+    app.delete(
+      '/v1/projects/:slug/webhooks/:id',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags, summary: 'Delete an endpoint and its pending deliveries', params: WebhookIdParams, response: { 204: NoContent, ...errorAnswers(404) } },
+      },
+      async (request, reply) => {
+        if (!(await deleteEndpoint(db, projectOf(request).id, request.params.id))) throw notFound();
+        return reply.code(204).send(null);
+      },
+    );
 
-  app.get(
-    '/v1/projects/:slug/webhooks/:id/deliveries',
-    {
-      config: { auth: AUTH.sessionOnly },
-      schema: { tags, summary: 'The last 100 delivery attempts of the endpoint, newest first', params: WebhookIdParams, response: { 200: AttemptList, ...errorAnswers(404) } },
-    },
-    async (request) => {
-      const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
-      if (!endpoint) throw notFound();
-      return { deliveries: await listAttempts(db, endpoint.id) };
-    },
-  );
+    app.get(
+      '/v1/projects/:slug/webhooks/:id/deliveries',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'The last 100 delivery attempts of the endpoint, newest first',
+          params: WebhookIdParams,
+          response: { 200: AttemptList, ...errorAnswers(404) },
+        },
+      },
+      async (request) => {
+        const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
+        if (!endpoint) throw notFound();
+        return { deliveries: await listAttempts(db, endpoint.id) };
+      },
+    );
 
-  app.post(
-    '/v1/projects/:slug/webhooks/deliveries/:id/replay',
-    {
-      config: { auth: AUTH.sessionOnly },
-      schema: { tags, summary: 'Reset a delivery to pending with a fresh attempt budget (same delivery id)', params: WebhookIdParams, response: { 200: DeliveryAnswer, ...errors } },
-    },
-    async (request) => {
-      const out = await replayDelivery(db, projectOf(request).id, request.params.id, clock.now());
-      if (out === null) throw new ServiceError('not_found', 'delivery not found');
-      if (out === 'sending') throw new ServiceError('conflict', 'the delivery is being sent right now; replay it once this attempt is recorded');
-      return { delivery: out };
-    },
-  );
+    app.post(
+      '/v1/projects/:slug/webhooks/deliveries/:id/replay',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'Reset a delivery to pending with a fresh attempt budget (same delivery id)',
+          params: WebhookIdParams,
+          response: { 200: DeliveryAnswer, ...errors },
+        },
+      },
+      async (request) => {
+        const out = await replayDelivery(db, projectOf(request).id, request.params.id, clock.now());
+        if (out === null) throw new ServiceError('not_found', 'delivery not found');
+        if (out === 'sending') throw new ServiceError('conflict', 'the delivery is being sent right now; replay it once this attempt is recorded');
+        return { delivery: out };
+      },
+    );
 
-  app.post(
-    '/v1/projects/:slug/webhooks/:id/rotate-secret',
-    {
-      config: { auth: AUTH.sessionOnly },
-      schema: { tags, summary: 'New signing secret (shown once); the previous one keeps signing for 24 h', params: WebhookIdParams, response: { 200: EndpointWithSecretAnswer, ...errorAnswers(404) } },
-    },
-    async (request) => {
-      const out = await rotateSecret(db, projectOf(request).id, request.params.id, clock.now());
-      if (!out) throw notFound();
-      return { endpoint: { ...out.endpoint, secret: out.secret } };
-    },
-  );
+    app.post(
+      '/v1/projects/:slug/webhooks/:id/rotate-secret',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'New signing secret (shown once); the previous one keeps signing for 24 h',
+          params: WebhookIdParams,
+          response: { 200: EndpointWithSecretAnswer, ...errorAnswers(404) },
+        },
+      },
+      async (request) => {
+        const out = await rotateSecret(db, projectOf(request).id, request.params.id, clock.now());
+        if (!out) throw notFound();
+        return { endpoint: { ...out.endpoint, secret: out.secret } };
+      },
+    );
   };
 }

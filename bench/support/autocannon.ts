@@ -10,7 +10,10 @@ export interface CannonResult {
   '2xx': number;
 }
 
-export function cannon(url: string, opts: { connections: number; durationSec: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string }): Promise<CannonResult> {
+export function cannon(
+  url: string,
+  opts: { connections: number; durationSec: number; method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string },
+): Promise<CannonResult> {
   const a = ['--json', '-m', opts.method ?? 'GET', '-c', String(opts.connections), '-d', String(opts.durationSec)];
   for (const [k, v] of Object.entries(opts.headers ?? {})) a.push('-H', `${k}=${v}`);
   if (opts.body !== undefined) a.push('-b', opts.body);

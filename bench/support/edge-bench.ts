@@ -45,7 +45,12 @@ export interface CannonResult {
 }
 
 /** autocannon in a child process: POST `bodyFile`, or GET without one. */
-export async function cannon(url: string, bodyFile: string | undefined, headers: Record<string, string>, opts: { duration: number; rate?: number; connections: number }): Promise<CannonResult> {
+export async function cannon(
+  url: string,
+  bodyFile: string | undefined,
+  headers: Record<string, string>,
+  opts: { duration: number; rate?: number; connections: number },
+): Promise<CannonResult> {
   const bin = path.resolve('node_modules/.bin/autocannon');
   const a = ['--json', '-c', String(opts.connections), '-d', String(opts.duration)];
   if (bodyFile) a.push('-m', 'POST', '-i', bodyFile);
@@ -74,7 +79,13 @@ export function jsonFromChild<T>(command: string, args: string[], stderr: 'ignor
 }
 
 /** Evenly paced open-loop load in a child process (paced-load.ts): POST `bodyFile`, or GET without one. */
-export function paced(port: number, urlPath: string, bodyFile: string | undefined, headers: Record<string, string>, opts: { duration: number; rate: number; connections: number }): Promise<PacedResult> {
+export function paced(
+  port: number,
+  urlPath: string,
+  bodyFile: string | undefined,
+  headers: Record<string, string>,
+  opts: { duration: number; rate: number; connections: number },
+): Promise<PacedResult> {
   const script = path.resolve('bench/support/paced-load.ts');
   const args = JSON.stringify({ port, path: urlPath, headers, bodyFile, rate: opts.rate, durationSec: opts.duration, connections: opts.connections });
   return jsonFromChild(process.execPath, ['--import', 'tsx', script, args], 'inherit', 'paced load');
@@ -86,7 +97,13 @@ export function cpuModel(): string {
 }
 
 export function machine() {
-  return { nproc: os.cpus().length, cpu: cpuModel(), node: process.version, platform: `${os.type()} ${os.release()}`, loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))) };
+  return {
+    nproc: os.cpus().length,
+    cpu: cpuModel(),
+    node: process.version,
+    platform: `${os.type()} ${os.release()}`,
+    loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
+  };
 }
 
 /**

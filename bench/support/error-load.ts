@@ -6,7 +6,12 @@ import { newId } from '../../platform/tokens.ts';
  * CPU of processes read from /proc.
  */
 
-const MESSAGES = ["Cannot read properties of undefined (reading 'id')", 'Request to /api/items timed out after 3000 ms', 'Unexpected token < in JSON at position 0', 'Failed to fetch'];
+const MESSAGES = [
+  "Cannot read properties of undefined (reading 'id')",
+  'Request to /api/items timed out after 3000 ms',
+  'Unexpected token < in JSON at position 0',
+  'Failed to fetch',
+];
 
 /**
  * Batch body `n` of the load (~5 KB): `eventsPerBatch` browser events whose name, message template and
@@ -42,7 +47,11 @@ export async function insertBenchUser(db: Db): Promise<string> {
 export async function insertBenchProject(db: Db, userId: string, slugPrefix: string): Promise<{ id: string; slug: string }> {
   const id = newId('prj_');
   const slug = `${slugPrefix}-${id.slice(4, 16)}`;
-  await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [id, slug, userId]);
+  await db.query(`INSERT INTO projects (id, slug, name, owner_id, production_domains, preview_domains) VALUES ($1, $2, $2, $3, '{app.example.com}', '{}')`, [
+    id,
+    slug,
+    userId,
+  ]);
   await db.query(`INSERT INTO error_settings (project_id) VALUES ($1)`, [id]);
   return { id, slug };
 }

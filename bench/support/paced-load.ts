@@ -46,7 +46,9 @@ const HEADER_END = Buffer.from('\r\n\r\n');
 export async function pacedLoad(o: PacedOptions): Promise<PacedResult> {
   const host = o.host ?? '127.0.0.1';
   const body = o.bodyFile ? readFileSync(o.bodyFile) : Buffer.alloc(0);
-  let head = o.bodyFile ? `POST ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\nContent-Length: ${body.length}\r\n` : `GET ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\n`;
+  let head = o.bodyFile
+    ? `POST ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\nContent-Length: ${body.length}\r\n`
+    : `GET ${o.path} HTTP/1.1\r\nHost: ${host}:${o.port}\r\n`;
   for (const [k, v] of Object.entries(o.headers)) head += `${k}: ${v}\r\n`;
   const request = Buffer.concat([Buffer.from(`${head}\r\n`), body]);
 
@@ -79,26 +81,28 @@ export async function pacedLoad(o: PacedOptions): Promise<PacedResult> {
   };
 
   const conns = await Promise.all(
-    Array.from({ length: o.connections }, () =>
-      new Promise<Conn>((resolve, reject) => {
-        const socket = net.connect({ host, port: o.port, noDelay: true }, () => resolve(c));
-        const c: Conn = { socket, buf: Buffer.alloc(0), inFlightAt: -1 };
-        socket.once('error', reject);
-        socket.on('data', (chunk: Buffer) => {
-          c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
-          for (;;) {
-            const end = c.buf.indexOf(HEADER_END);
-            if (end === -1) return;
-            const headers = c.buf.subarray(0, end).toString('latin1');
-            const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(headers)?.[1] ?? 0);
-            const size = end + 4 + length;
-            if (c.buf.length < size) return;
-            const status = Number(headers.slice(9, 12));
-            c.buf = c.buf.subarray(size);
-            if (c.inFlightAt >= 0) onResponse(c, status);
-          }
-        });
-      }),
+    Array.from(
+      { length: o.connections },
+      () =>
+        new Promise<Conn>((resolve, reject) => {
+          const socket = net.connect({ host, port: o.port, noDelay: true }, () => resolve(c));
+          const c: Conn = { socket, buf: Buffer.alloc(0), inFlightAt: -1 };
+          socket.once('error', reject);
+          socket.on('data', (chunk: Buffer) => {
+            c.buf = c.buf.length ? Buffer.concat([c.buf, chunk]) : chunk;
+            for (;;) {
+              const end = c.buf.indexOf(HEADER_END);
+              if (end === -1) return;
+              const headers = c.buf.subarray(0, end).toString('latin1');
+              const length = Number(/\r\ncontent-length:\s*(\d+)/i.exec(headers)?.[1] ?? 0);
+              const size = end + 4 + length;
+              if (c.buf.length < size) return;
+              const status = Number(headers.slice(9, 12));
+              c.buf = c.buf.subarray(size);
+              if (c.inFlightAt >= 0) onResponse(c, status);
+            }
+          });
+        }),
     ),
   );
   for (const c of conns) {

@@ -97,7 +97,13 @@ export async function createBuildCgroup(name: string, limits: BuildCgroupLimits)
     async remove() {
       for (const d of Object.values(dirs)) {
         for (let i = 0; i < 50; i++) {
-          if (await rmdir(d).then(() => true, () => false)) break;
+          if (
+            await rmdir(d).then(
+              () => true,
+              () => false,
+            )
+          )
+            break;
           await new Promise((r) => setTimeout(r, 20));
         }
       }

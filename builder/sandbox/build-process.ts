@@ -49,7 +49,8 @@ const DISK_WATCH_MIN_MS = 2_000;
 
 /** The prefix that moves the step into the cgroup, then applies the rlimit fallbacks, then execs the step. */
 function joinPrefix(o: StepOptions): string[] {
-  const script = 'while [ "$1" != "--" ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; ulimit -t "$CPU_LIMIT_SECONDS" 2>/dev/null; unset CPU_LIMIT_SECONDS; exec "$@"';
+  const script =
+    'while [ "$1" != "--" ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; ulimit -t "$CPU_LIMIT_SECONDS" 2>/dev/null; unset CPU_LIMIT_SECONDS; exec "$@"';
   return ['/bin/sh', '-c', script, 'join', ...(o.cgroup?.dirs ?? []), '--'];
 }
 
@@ -57,7 +58,12 @@ export function runStep(o: StepOptions): Promise<StepResult> {
   return new Promise((resolve) => {
     const [cmd, ...args] = [...joinPrefix(o), ...o.argv];
     // CPU_LIMIT_SECONDS is read (and unset) by the prefix: the step sees exactly o.env.
-    const child = spawn(cmd!, args, { cwd: o.cwd, env: { ...o.env, CPU_LIMIT_SECONDS: String(Math.ceil(o.limits.cpuSeconds)) }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(cmd!, args, {
+      cwd: o.cwd,
+      env: { ...o.env, CPU_LIMIT_SECONDS: String(Math.ceil(o.limits.cpuSeconds)) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const result: StepResult = { exitCode: null, signal: null, timedOut: false, aborted: false };
     let ended = false;
     let exited = false;
@@ -69,10 +75,13 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       }
       return o.cgroup?.killAll() ?? Promise.resolve();
     };
-    const timer = setTimeout(() => {
-      result.timedOut = true;
-      void kill();
-    }, Math.max(1, o.timeoutMs));
+    const timer = setTimeout(
+      () => {
+        result.timedOut = true;
+        void kill();
+      },
+      Math.max(1, o.timeoutMs),
+    );
     const onAbort = () => {
       result.aborted = true;
       void kill();
@@ -115,7 +124,12 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       // brushed a limit on the way (page cache reclaimed at the memory limit, a fork retried).
       const succeeded = result.exitCode === 0 && !result.timedOut && !result.aborted;
       if (!result.limit && !succeeded && o.cgroup) result.limit = await o.cgroup.exceeded();
-      if (!result.limit && !succeeded && (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || ((await o.cgroup?.cpuSeconds()) ?? 0) > o.limits.cpuSeconds)) result.limit = 'cpu_limit';
+      if (
+        !result.limit &&
+        !succeeded &&
+        (result.signal === 'SIGXCPU' || result.exitCode === 128 + 24 || ((await o.cgroup?.cpuSeconds()) ?? 0) > o.limits.cpuSeconds)
+      )
+        result.limit = 'cpu_limit';
       resolve(result);
     };
     const streamEnded = () => {

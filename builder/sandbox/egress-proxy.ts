@@ -67,11 +67,22 @@ export async function startEgressProxy(o: EgressProxyOptions): Promise<EgressPro
     const headers = { ...req.headers };
     delete headers['proxy-connection'];
     delete headers['proxy-authorization'];
-    const upstream = http.request({ host: target.address, port: url.port || 80, method: req.method, path: `${url.pathname}${url.search}`, headers, setHost: false, timeout: CONNECT_TIMEOUT_MS }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
-    upstream.on('error', () => res.headersSent ? res.destroy() : res.writeHead(502, { 'content-type': 'text/plain' }).end('egress: upstream failed\n'));
+    const upstream = http.request(
+      {
+        host: target.address,
+        port: url.port || 80,
+        method: req.method,
+        path: `${url.pathname}${url.search}`,
+        headers,
+        setHost: false,
+        timeout: CONNECT_TIMEOUT_MS,
+      },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
+    upstream.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502, { 'content-type': 'text/plain' }).end('egress: upstream failed\n')));
     req.pipe(upstream);
   });
 

@@ -76,7 +76,10 @@ const isolation = (over: Partial<BuildIsolation> = {}): BuildIsolation => ({
   ...over,
 });
 
-async function build(branchName: string, o: { iso?: Partial<BuildIsolation>; timeoutMs?: number; signal?: AbortSignal; outputDir?: string; env?: Record<string, string> } = {}) {
+async function build(
+  branchName: string,
+  o: { iso?: Partial<BuildIsolation>; timeoutMs?: number; signal?: AbortSignal; outputDir?: string; env?: Record<string, string> } = {},
+) {
   const log = memoryLog();
   const id = `dep_${branchName.replace(/\W/g, '')}_${Math.random().toString(36).slice(2, 8)}`;
   const artifactDir = path.join(dataDir, 'artifacts', id);
@@ -210,7 +213,15 @@ describe('what a sandboxed build can read and write', () => {
 describe('every process a build starts dies with it', () => {
   it('a detached (setsid) child and a double fork end with a successful build; the builder does not wait for them', async () => {
     const marker = `stray-${process.pid}-a`;
-    branch('strays', [`setsid sh -c 'exec -a ${marker} sleep 110' > /dev/null 2>&1 &`, `(sh -c 'exec -a ${marker} sleep 110' &) `, `setsid sh -c 'sleep 110 # ${marker}' &`, 'mkdir -p out && echo ok > out/index.html'].join('\n'));
+    branch(
+      'strays',
+      [
+        `setsid sh -c 'exec -a ${marker} sleep 110' > /dev/null 2>&1 &`,
+        `(sh -c 'exec -a ${marker} sleep 110' &) `,
+        `setsid sh -c 'sleep 110 # ${marker}' &`,
+        'mkdir -p out && echo ok > out/index.html',
+      ].join('\n'),
+    );
     const r = await build('strays');
     expect(r.outcome, r.log).toMatchObject({ ok: true });
     expect(r.ms).toBeLessThan(20_000);

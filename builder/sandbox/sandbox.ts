@@ -22,7 +22,15 @@ import { promisify } from 'node:util';
  * process exits, the PID namespace ends and the kernel kills every process left in it; `--die-with-parent` does
  * the same when the builder kills the sandbox from outside.
  */
-export const INSIDE = { root: '/work', src: '/work/src', home: '/work/home', init: '/sandbox/init.mjs', socket: '/sandbox/egress.sock', bundle: '/sandbox/source.bundle', proxyPort: 3128 } as const;
+export const INSIDE = {
+  root: '/work',
+  src: '/work/src',
+  home: '/work/home',
+  init: '/sandbox/init.mjs',
+  socket: '/sandbox/egress.sock',
+  bundle: '/sandbox/source.bundle',
+  proxyPort: 3128,
+} as const;
 
 const INIT_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sandbox-init.mjs');
 const ETC_FROM_HOST = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/mime.types'];
@@ -42,14 +50,21 @@ export function probeSandbox(uid: number, bwrap = 'bwrap'): Promise<SandboxProbe
     try {
       version = (await run(bwrap, ['--version'])).stdout.trim();
     } catch {
-      return { available: false, message: 'bubblewrap (bwrap) is not installed: install the `bubblewrap` package (apt-get install bubblewrap), or set BUILD_SANDBOX=off on a single-tenant machine' };
+      return {
+        available: false,
+        message:
+          'bubblewrap (bwrap) is not installed: install the `bubblewrap` package (apt-get install bubblewrap), or set BUILD_SANDBOX=off on a single-tenant machine',
+      };
     }
     try {
       const [cmd, ...args] = sandboxArgv({ uid, root: '/', mounts: [] }, ['/bin/true']);
       await run(cmd!, args, { timeout: 10_000 });
       return { available: true, version };
     } catch (err) {
-      return { available: false, message: `${version} cannot create its namespaces here (${((err as { stderr?: string }).stderr ?? (err as Error).message).trim().slice(0, 200)}): allow unprivileged user namespaces, or set BUILD_SANDBOX=off on a single-tenant machine` };
+      return {
+        available: false,
+        message: `${version} cannot create its namespaces here (${((err as { stderr?: string }).stderr ?? (err as Error).message).trim().slice(0, 200)}): allow unprivileged user namespaces, or set BUILD_SANDBOX=off on a single-tenant machine`,
+      };
     }
   })();
   probed.set(key, probe);
@@ -85,16 +100,28 @@ export function sandboxArgv(spec: SandboxSpec, command: string[], cwd: string = 
     ...(asRoot ? [] : ['--unshare-user', '--uid', String(spec.uid), '--gid', String(spec.uid)]),
     '--die-with-parent',
     '--new-session',
-    '--hostname', 'build',
-    '--ro-bind', '/usr', '/usr',
-    '--symlink', 'usr/bin', '/bin',
-    '--symlink', 'usr/sbin', '/sbin',
-    '--symlink', 'usr/lib', '/lib',
+    '--hostname',
+    'build',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    '--symlink',
+    'usr/bin',
+    '/bin',
+    '--symlink',
+    'usr/sbin',
+    '/sbin',
+    '--symlink',
+    'usr/lib',
+    '/lib',
     ...(existsSync('/usr/lib64') ? ['--symlink', 'usr/lib64', '/lib64'] : []),
-    '--proc', '/proc',
-    '--dev', '/dev',
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
     ...(spec.tmpBytes ? ['--size', String(spec.tmpBytes)] : []),
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
   ];
   // /etc is the generated directory, read-only, with the host's certificates (and the like) mounted on its
   // prepared mount points.
@@ -136,7 +163,16 @@ const SOCAT = ['/usr/bin/socat', '/bin/socat'].find((p) => existsSync(p));
 /** The environment a sandboxed step gets on top of its own: proxy variables, when it has a way out. */
 export function proxyEnv(): Record<string, string> {
   const url = `http://127.0.0.1:${INSIDE.proxyPort}`;
-  return { HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url, npm_config_proxy: url, npm_config_https_proxy: url, NO_PROXY: 'localhost,127.0.0.1', no_proxy: 'localhost,127.0.0.1' };
+  return {
+    HTTP_PROXY: url,
+    HTTPS_PROXY: url,
+    http_proxy: url,
+    https_proxy: url,
+    npm_config_proxy: url,
+    npm_config_https_proxy: url,
+    NO_PROXY: 'localhost,127.0.0.1',
+    no_proxy: 'localhost,127.0.0.1',
+  };
 }
 
 /**

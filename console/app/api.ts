@@ -63,7 +63,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   const retry = res.headers.get('retry-after');
   const retryAfterSec = retry && /^\d+$/.test(retry) ? Number(retry) : null;
   const code = typeof json?.error === 'string' ? json.error : `http_${res.status}`;
-  const message = typeof json?.message === 'string' && json.message ? json.message : `The service answered ${res.status}${code.startsWith('http_') ? '' : ` (${code})`}.`;
+  const message =
+    typeof json?.message === 'string' && json.message ? json.message : `The service answered ${res.status}${code.startsWith('http_') ? '' : ` (${code})`}.`;
   const err = new ApiError(res.status, code, message, retryAfterSec, Array.isArray(json?.fields) ? (json.fields as FieldError[]) : []);
   if (res.status === 401 && !path.startsWith('/auth/')) for (const fn of signedOutListeners) fn();
   throw err;

@@ -34,7 +34,19 @@ describe('stack frames, in-app or library', () => {
   });
 
   it('calls libraries what a person triaging would', () => {
-    for (const lib of ['https://shop.example.com/sentry.js', 'https://browser.sentry-cdn.com/8.0.0/bundle.min.js', 'https://shop.example.com/v1/w/cx.3f9a2c1b.js', '/app/node_modules/x/y.js', 'C:\\app\\node_modules\\x.js', 'node:fs', 'internal/modules/cjs/loader.js', '<anonymous>', 'native', '[native code]', 'https://cdn.example.com/vendor~main.js']) {
+    for (const lib of [
+      'https://shop.example.com/sentry.js',
+      'https://browser.sentry-cdn.com/8.0.0/bundle.min.js',
+      'https://shop.example.com/v1/w/cx.3f9a2c1b.js',
+      '/app/node_modules/x/y.js',
+      'C:\\app\\node_modules\\x.js',
+      'node:fs',
+      'internal/modules/cjs/loader.js',
+      '<anonymous>',
+      'native',
+      '[native code]',
+      'https://cdn.example.com/vendor~main.js',
+    ]) {
       expect(isInApp(lib), lib).toBe(false);
     }
     for (const own of ['src/app.ts', '/srv/app/dist/server.js', 'https://shop.example.com/assets/checkout.js', 'webpack-internal:///./src/page.tsx']) {

@@ -22,7 +22,8 @@ export interface ParsedStack {
 
 const V8 = /^\s*at (?:(.+?) \()?(.+?)(?::(\d+))?(?::(\d+))?\)?$/;
 const GECKO = /^\s*([^@\s]*)@(\S+?):(\d+):(\d+)$/;
-const LIBRARY = /^index \d+$|(^|[\/\\])node_modules[\/\\]|^node:|^internal[\/\\]|^<anonymous>$|^native$|\[native code\]|[\/\\]vendor[-.~\w]*\.js|^(?:webpack|vite)\/(?:runtime|bootstrap)/;
+const LIBRARY =
+  /^index \d+$|(^|[\/\\])node_modules[\/\\]|^node:|^internal[\/\\]|^<anonymous>$|^native$|\[native code\]|[\/\\]vendor[-.~\w]*\.js|^(?:webpack|vite)\/(?:runtime|bootstrap)/;
 
 export function isInApp(file: string | null): boolean {
   if (!file) return false;

@@ -122,7 +122,17 @@ export function CopyButton({ text, what }: { text: string; what: string }) {
 }
 
 /** A secret the API shows once: what it is, the value to copy, and that it will not be shown again. */
-export function ShownOnce({ title, items, onDone, children }: { title: string; items: Array<{ label: string; value: string }>; onDone: () => void; children?: ComponentChildren }) {
+export function ShownOnce({
+  title,
+  items,
+  onDone,
+  children,
+}: {
+  title: string;
+  items: Array<{ label: string; value: string }>;
+  onDone: () => void;
+  children?: ComponentChildren;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => ref.current?.focus(), []);
   return (

@@ -121,7 +121,8 @@ export function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onT
       }
       // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
       // and sends nothing holds no buffer.
-      if (r.total === 0 && declaredLength > 0 && declaredLength <= max) r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
+      if (r.total === 0 && declaredLength > 0 && declaredLength <= max)
+        r.room = { buf: Buffer.allocUnsafe(ENVELOPE_HEAD_ROOM + declaredLength + 1), start: ENVELOPE_HEAD_ROOM };
       const room = r.room;
       // uWS neuters the ArrayBuffer when this callback returns: copy it.
       if (room && !r.chunks.length && r.inRoom + size <= declaredLength) {

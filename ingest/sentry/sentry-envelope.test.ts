@@ -74,7 +74,10 @@ describe('a Sentry event as our error event', () => {
     expect(e.timestamp).toBe(1_795_000_000_250);
     expect(e.environment).toBeUndefined();
     // The SDK's own environment is kept for people to read (issue 23), never as ours.
-    expect(e.extra).toEqual({ orderId: 7, sentry: expect.objectContaining({ eventId: 'f'.repeat(32), tags: { area: 'checkout' }, environment: 'staging', release: 'A1B2C3D4E5F6' }) });
+    expect(e.extra).toEqual({
+      orderId: 7,
+      sentry: expect.objectContaining({ eventId: 'f'.repeat(32), tags: { area: 'checkout' }, environment: 'staging', release: 'A1B2C3D4E5F6' }),
+    });
   });
 
   it('a message event keeps its message; a release that is no sha is not a gitSha; an event of neither is none', () => {
@@ -87,7 +90,18 @@ describe('a Sentry event as our error event', () => {
   });
 
   it('cuts to the spec field sizes and bounds extra', () => {
-    const e = errorEventOfSentry({ exception: { values: [{ type: 'T'.repeat(500), value: 'm'.repeat(5000), stacktrace: { frames: Array.from({ length: 2000 }, (_, i) => ({ filename: `/src/f${i}.js`, function: `fn${i}`, lineno: i })) } }] }, extra: { big: 'x'.repeat(100_000) } })!;
+    const e = errorEventOfSentry({
+      exception: {
+        values: [
+          {
+            type: 'T'.repeat(500),
+            value: 'm'.repeat(5000),
+            stacktrace: { frames: Array.from({ length: 2000 }, (_, i) => ({ filename: `/src/f${i}.js`, function: `fn${i}`, lineno: i })) },
+          },
+        ],
+      },
+      extra: { big: 'x'.repeat(100_000) },
+    })!;
     expect(e.name!.length).toBe(200);
     expect(e.message.length).toBe(2000);
     expect(e.stack!.length).toBeLessThanOrEqual(8192);

@@ -24,7 +24,8 @@ const GIT_SHA = /^[0-9a-f]{7,40}$/i;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const obj = (v: unknown): Record<string, unknown> | undefined => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 /** Sentry's frames run oldest call first; a stack string newest first: `    at fn (file:line:col)`. */
 export function stackOfFrames(frames: unknown[], header: string): string {
@@ -53,8 +54,17 @@ function messageOf(e: Record<string, unknown>): string | undefined {
 
 function boundedExtra(e: Record<string, unknown>, eventId: string | undefined): Record<string, unknown> {
   const sdk = obj(e.sdk);
-  const sentry: Record<string, unknown> = { eventId, level: str(e.level), logger: str(e.logger), sdk: sdk && str(sdk.name) ? `${str(sdk.name)}/${str(sdk.version) ?? ''}` : undefined };
-  const tags = obj(e.tags) ?? (Array.isArray(e.tags) ? Object.fromEntries((e.tags as unknown[]).filter(Array.isArray).map((t) => [String((t as unknown[])[0]), (t as unknown[])[1]])) : undefined);
+  const sentry: Record<string, unknown> = {
+    eventId,
+    level: str(e.level),
+    logger: str(e.logger),
+    sdk: sdk && str(sdk.name) ? `${str(sdk.name)}/${str(sdk.version) ?? ''}` : undefined,
+  };
+  const tags =
+    obj(e.tags) ??
+    (Array.isArray(e.tags)
+      ? Object.fromEntries((e.tags as unknown[]).filter(Array.isArray).map((t) => [String((t as unknown[])[0]), (t as unknown[])[1]]))
+      : undefined);
   if (tags && Object.keys(tags).length) sentry.tags = tags;
   if (str(e.transaction)) sentry.transaction = e.transaction;
   // The SDK's own environment and release are kept for people to read; the server stamps ours (§7.4).

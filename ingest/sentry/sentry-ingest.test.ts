@@ -26,18 +26,41 @@ async function project(opts: Parameters<typeof createIngestProject>[1] = {}): Pr
   return { ...p, number, dsn: ingestDsn(p.ingestKey, number, edge.base) };
 }
 
-const published = (projectId: string) => edge.bus.batches().filter((b) => b.projectId === projectId).flatMap((b) => b.events);
+const published = (projectId: string) =>
+  edge.bus
+    .batches()
+    .filter((b) => b.projectId === projectId)
+    .flatMap((b) => b.events);
 
 function envelope(items: Array<[Record<string, unknown>, unknown]>, header: Record<string, unknown> = {}): string {
   return [JSON.stringify(header), ...items.flatMap(([h, p]) => [JSON.stringify(h), typeof p === 'string' ? p : JSON.stringify(p)])].join('\n');
 }
-const exceptionEvent = (value = 'boom') => ({ event_id: 'a'.repeat(32), platform: 'javascript', exception: { values: [{ type: 'RangeError', value, stacktrace: { frames: [{ filename: 'https://app.example.com/assets/app.js', function: 'render', lineno: 3, colno: 7 }] } }] } });
+const exceptionEvent = (value = 'boom') => ({
+  event_id: 'a'.repeat(32),
+  platform: 'javascript',
+  exception: {
+    values: [
+      { type: 'RangeError', value, stacktrace: { frames: [{ filename: 'https://app.example.com/assets/app.js', function: 'render', lineno: 3, colno: 7 }] } },
+    ],
+  },
+});
 
-async function post(p: { number: string; ingestKey: string }, path: 'envelope' | 'store', body: string | Buffer, headers: Record<string, string> = {}, auth: 'header' | 'query' | 'none' = 'header') {
+async function post(
+  p: { number: string; ingestKey: string },
+  path: 'envelope' | 'store',
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+  auth: 'header' | 'query' | 'none' = 'header',
+) {
   const h: Record<string, string> = { 'content-type': 'text/plain;charset=UTF-8', ...headers };
-  if (auth === 'header') h['x-sentry-auth'] = `Sentry sentry_version=7, sentry_client=sentry.javascript.browser/11.12.0, sentry_key=${dsnPublicKey(p.ingestKey)}`;
+  if (auth === 'header')
+    h['x-sentry-auth'] = `Sentry sentry_version=7, sentry_client=sentry.javascript.browser/11.12.0, sentry_key=${dsnPublicKey(p.ingestKey)}`;
   const query = auth === 'query' ? `?sentry_version=7&sentry_key=${dsnPublicKey(p.ingestKey)}` : '';
-  const res = await fetch(`${edge.base}/api/${p.number}/${path}/${query}`, { method: 'POST', headers: h, body: typeof body === 'string' ? body : new Uint8Array(body) });
+  const res = await fetch(`${edge.base}/api/${p.number}/${path}/${query}`, {
+    method: 'POST',
+    headers: h,
+    body: typeof body === 'string' ? body : new Uint8Array(body),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 }
@@ -47,7 +70,12 @@ describe('Sentry SDKs: the real @sentry/node', () => {
     const p = await project();
     const script = fileURLToPath(new URL('./fixtures/sentry-node-app.mjs', import.meta.url));
     const out = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [script], { env: { ...process.env, SENTRY_DSN: p.dsn, RELEASE: '0123456789abcdef0123456789abcdef01234567' }, timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))),
+      execFile(
+        process.execPath,
+        [script],
+        { env: { ...process.env, SENTRY_DSN: p.dsn, RELEASE: '0123456789abcdef0123456789abcdef01234567' }, timeout: 30_000 },
+        (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+      ),
     );
     expect(JSON.parse(out)).toEqual({ delivered: true });
     const events = published(p.projectId);
@@ -64,7 +92,7 @@ describe('Sentry SDKs: the real @sentry/node', () => {
 });
 
 describe('Sentry SDKs: the wire rules', () => {
-  it('takes the key from X-Sentry-Auth or ?sentry_key=, answers Sentry\'s { id }, and refuses unknown keys and other projects\' numbers', async () => {
+  it("takes the key from X-Sentry-Auth or ?sentry_key=, answers Sentry's { id }, and refuses unknown keys and other projects' numbers", async () => {
     const p = await project();
     const body = envelope([[{ type: 'event' }, exceptionEvent()]], { event_id: 'a'.repeat(32) });
     const viaHeader = await post(p, 'envelope', body);
@@ -99,11 +127,21 @@ describe('Sentry SDKs: the wire rules', () => {
   it('accepts other item types and drops them, counted by type; a broken envelope is 400', async () => {
     const p = await project();
     const before = (await (await fetch(`${edge.base}/api/health`)).json()).counters;
-    const res = await post(p, 'envelope', envelope([[{ type: 'session' }, { sid: 's' }], [{ type: 'transaction' }, { type: 'transaction', spans: [] }], [{ type: 'client_report' }, {}], [{ type: 'made_up' }, {}]]));
+    const res = await post(
+      p,
+      'envelope',
+      envelope([
+        [{ type: 'session' }, { sid: 's' }],
+        [{ type: 'transaction' }, { type: 'transaction', spans: [] }],
+        [{ type: 'client_report' }, {}],
+        [{ type: 'made_up' }, {}],
+      ]),
+    );
     expect(res.status).toBe(200);
     expect(published(p.projectId)).toHaveLength(0);
     const after = (await (await fetch(`${edge.base}/api/health`)).json()).counters;
-    for (const c of ['dropped_item_session', 'dropped_item_transaction', 'dropped_item_client_report', 'dropped_item_other']) expect(after[c] - (before[c] ?? 0), c).toBe(1);
+    for (const c of ['dropped_item_session', 'dropped_item_transaction', 'dropped_item_client_report', 'dropped_item_other'])
+      expect(after[c] - (before[c] ?? 0), c).toBe(1);
     expect(await post(p, 'envelope', '{"event_id":1}\n{"type":"event"}\n{not json')).toMatchObject({ status: 400, json: { error: 'invalid_request' } });
     expect(await post(p, 'envelope', '[]')).toMatchObject({ status: 400, json: { error: 'invalid_request' } });
   });

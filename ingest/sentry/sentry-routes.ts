@@ -30,7 +30,28 @@ export const SENTRY_HEALTH_PATH = '/api/health';
 
 const S = LIMITS.sentryIngest;
 /** Item types counted by name when dropped; any other is `dropped_item_other` (client input never names a counter). */
-const KNOWN_ITEM_TYPES = new Set(['transaction', 'session', 'sessions', 'attachment', 'client_report', 'replay_event', 'replay_recording', 'replay_video', 'profile', 'profile_chunk', 'check_in', 'feedback', 'user_report', 'span', 'log', 'otel_log', 'statsd', 'metric_meta', 'raw_security', 'security']);
+const KNOWN_ITEM_TYPES = new Set([
+  'transaction',
+  'session',
+  'sessions',
+  'attachment',
+  'client_report',
+  'replay_event',
+  'replay_recording',
+  'replay_video',
+  'profile',
+  'profile_chunk',
+  'check_in',
+  'feedback',
+  'user_report',
+  'span',
+  'log',
+  'otel_log',
+  'statsd',
+  'metric_meta',
+  'raw_security',
+  'security',
+]);
 
 /** `sentry_key` of an `X-Sentry-Auth` header or a query string. */
 function sentryKeyIn(text: string, separator: RegExp): string {
@@ -61,7 +82,8 @@ function decompress(body: Buffer, encoding: string): Buffer | Refusal {
     if (enc === 'deflate') return inflateSync(body, opts);
     if (enc === 'br') return brotliDecompressSync(body, opts);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') return refusal('too_large_decompressed', `the body decompresses past ${S.maxDecompressedBytes} bytes`);
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      return refusal('too_large_decompressed', `the body decompresses past ${S.maxDecompressedBytes} bytes`);
     return refusal('invalid_request', `the body is not valid ${enc}`);
   }
   return refusal('unsupported_encoding', `Content-Encoding ${enc} is not supported (gzip, deflate, br or none)`);
@@ -72,7 +94,12 @@ const itemReason = (type: string) => `item_${KNOWN_ITEM_TYPES.has(type) ? type :
 /** Our batch of the Sentry events, validated and stamped exactly as `POST /v1/errors/i` would. */
 function toBatch(events: ErrorEvent[], sentryIds: string[], dropped: Record<string, number>, ctx: ParseContext): Parsed | Refusal {
   if (!events.length) return { ok: true, events: 0, value: Buffer.alloc(0), ids: sentryIds, dropped };
-  const outcome = parseErrorBatch(Buffer.from(JSON.stringify({ batch: events })), { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, defaultRuntime: ctx.hasOrigin ? 'browser' : 'node' });
+  const outcome = parseErrorBatch(Buffer.from(JSON.stringify({ batch: events })), {
+    projectId: ctx.projectId,
+    originHost: ctx.originHost,
+    receivedAt: ctx.receivedAt,
+    defaultRuntime: ctx.hasOrigin ? 'browser' : 'node',
+  });
   if (!outcome.ok) return refusal('invalid_request', outcome.message, { fields: outcome.fields });
   return { ...outcome, ids: sentryIds, dropped };
 }
@@ -137,7 +164,8 @@ export function sentryRoutes(errors: BatchRoute): BatchRoute[] {
     maxBodyBytes: S.maxBodyBytes,
     credential: sentryCredential,
     mediaType: () => true,
-    check: (key, h) => (h.param === key.project.number ? undefined : refusal('project_mismatch', `this key belongs to project ${key.project.number}, not ${h.param}`)),
+    check: (key, h) =>
+      h.param === key.project.number ? undefined : refusal('project_mismatch', `this key belongs to project ${key.project.number}, not ${h.param}`),
     acceptedReply: (parsed) => ({ status: 200, body: JSON.stringify({ id: parsed.ids?.[0] ?? null }) }),
     refusalHeaders: sentryRateLimitHeaders,
     corsAllowHeaders: 'content-type, content-encoding, authorization, x-sentry-auth, x-service-analytics-key',

@@ -11,8 +11,11 @@ export function serviceHostRule(config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' 
   const own = new URL(publicBaseUrl(config)).hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
   const sites = config.SITES_DOMAIN.toLowerCase();
   return (raw) => {
-    const host = raw.toLowerCase().replace(/\.$/, '').replace(/^\[(.*)\]$/, '$1');
-    if (host === own) return 'the service\'s own host (PUBLIC_BASE_URL)';
+    const host = raw
+      .toLowerCase()
+      .replace(/\.$/, '')
+      .replace(/^\[(.*)\]$/, '$1');
+    if (host === own) return "the service's own host (PUBLIC_BASE_URL)";
     if (host === 'localhost' || host.endsWith('.localhost')) return 'localhost';
     if (net.isIP(host)) return 'an IP address';
     if (host === sites || host.endsWith(`.${sites}`)) return `${sites} and its subdomains are assigned by the platform (SITES_DOMAIN)`;

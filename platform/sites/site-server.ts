@@ -126,10 +126,17 @@ export interface SiteServerOptions {
 
 /** The site server of a configured service: the service's own hosts are never a site. */
 export function siteServerOf(db: Queryable, config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN'>) {
-  return createSiteServer(db, { sitesDomain: config.SITES_DOMAIN, reserved: serviceHostRule(config), ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase() });
+  return createSiteServer(db, {
+    sitesDomain: config.SITES_DOMAIN,
+    reserved: serviceHostRule(config),
+    ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase(),
+  });
 }
 
-export function createSiteServer(db: Queryable, sitesDomainOrOptions: string | SiteServerOptions): SiteServer & { readonly cacheStats: { entries: number; bytes: number } } {
+export function createSiteServer(
+  db: Queryable,
+  sitesDomainOrOptions: string | SiteServerOptions,
+): SiteServer & { readonly cacheStats: { entries: number; bytes: number } } {
   const o = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
   const suffix = `.${o.sitesDomain.toLowerCase()}`;
   const sites = new Map<string, { site: Site | undefined; at: number }>();
@@ -145,7 +152,9 @@ export function createSiteServer(db: Queryable, sitesDomainOrOptions: string | S
       const label = hostname.slice(0, -suffix.length);
       if (!label || label.includes('.')) return undefined;
       if (label.startsWith('dep-')) {
-        const r = await db.query<Row>(`SELECT project_id, CASE WHEN status = 'ready' THEN artifact_dir END AS artifact_dir FROM deploys WHERE id = $1`, [label.replace(/-/g, '_')]);
+        const r = await db.query<Row>(`SELECT project_id, CASE WHEN status = 'ready' THEN artifact_dir END AS artifact_dir FROM deploys WHERE id = $1`, [
+          label.replace(/-/g, '_'),
+        ]);
         return site(r.rows[0]);
       }
       const r = await db.query<Row>(
@@ -226,7 +235,12 @@ export function createSiteServer(db: Queryable, sitesDomainOrOptions: string | S
     body: Buffer.from(message),
   });
 
-  async function answer(status: number, f: NonNullable<Awaited<ReturnType<typeof file>>>, head: boolean, extra: Array<[string, string]> = []): Promise<SiteResponse> {
+  async function answer(
+    status: number,
+    f: NonNullable<Awaited<ReturnType<typeof file>>>,
+    head: boolean,
+    extra: Array<[string, string]> = [],
+  ): Promise<SiteResponse> {
     const headers: Array<[string, string]> = [['content-type', f.type], ['cache-control', f.cache], ...extra];
     // A HEAD of a streamed file: the front door sends its length and no body.
     if ('handle' in f) return { status, headers, file: f.handle, size: f.size };

@@ -34,12 +34,17 @@ export interface AnalyticsConsumer {
  */
 export async function applyAnalyticsRetention(platform: Pick<Platform, 'analytics'>, days: number): Promise<void> {
   const ttl = `toIntervalDay(${Math.trunc(days)})`;
-  const [table] = await platform.analytics.query<{ engine_full: string }>(`SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`);
+  const [table] = await platform.analytics.query<{ engine_full: string }>(
+    `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`,
+  );
   if (table?.engine_full.includes(ttl)) return;
   await platform.analytics.command(`ALTER TABLE analytics_events MODIFY TTL toDateTime(timestamp) + ${ttl} SETTINGS materialize_ttl_after_modify = 0`);
 }
 
-export async function startAnalyticsConsumer(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>, opts: { topic?: string; consumerGroup?: string } = {}): Promise<AnalyticsConsumer> {
+export async function startAnalyticsConsumer(
+  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>,
+  opts: { topic?: string; consumerGroup?: string } = {},
+): Promise<AnalyticsConsumer> {
   const logger = platform.logger.child({ component: 'analytics-pipeline' });
   await applyAnalyticsRetention(platform, platform.config.ANALYTICS_RETENTION_DAYS);
   const pipeline = createAnalyticsPipeline(platform);

@@ -26,10 +26,25 @@ function scenarios(options: TestPlatformOptions) {
     projectId,
     originHost: null,
     receivedAt: Date.now(),
-    events: Array.from({ length: n }, (_, i) => ({ uuid: randomUUID(), event: 'pageview', distinctId: `u${i % 3}`, properties: { i }, timestamp: Date.now() - i })),
+    events: Array.from({ length: n }, (_, i) => ({
+      uuid: randomUUID(),
+      event: 'pageview',
+      distinctId: `u${i % 3}`,
+      properties: { i },
+      timestamp: Date.now() - i,
+    })),
   });
-  const rows = async (projectId: string) => Number((await platform.analytics.query<{ n: number }>('SELECT count() AS n FROM analytics_events WHERE project_id = {p:String}', { p: projectId }))[0]!.n);
-  const usage = async (projectId: string) => Number((await platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [projectId, usageMonth(Date.now())])).rows[0]?.accepted ?? 0);
+  const rows = async (projectId: string) =>
+    Number((await platform.analytics.query<{ n: number }>('SELECT count() AS n FROM analytics_events WHERE project_id = {p:String}', { p: projectId }))[0]!.n);
+  const usage = async (projectId: string) =>
+    Number(
+      (
+        await platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [
+          projectId,
+          usageMonth(Date.now()),
+        ])
+      ).rows[0]?.accepted ?? 0,
+    );
 
   it('a re-delivered batch adds no rows and is counted once', async () => {
     const { projectId } = await createIngestProject(platform);
@@ -54,10 +69,14 @@ function scenarios(options: TestPlatformOptions) {
 
   it('sets the retention TTL once, from ANALYTICS_RETENTION_DAYS', async () => {
     await applyAnalyticsRetention(platform, 30);
-    const [t] = await platform.analytics.query<{ engine_full: string }>(`SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`);
+    const [t] = await platform.analytics.query<{ engine_full: string }>(
+      `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`,
+    );
     expect(t!.engine_full).toContain('toIntervalDay(30)');
     await applyAnalyticsRetention(platform, 365);
-    const [u] = await platform.analytics.query<{ engine_full: string }>(`SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`);
+    const [u] = await platform.analytics.query<{ engine_full: string }>(
+      `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`,
+    );
     expect(u!.engine_full).toContain('toIntervalDay(365)');
   });
 }

@@ -35,7 +35,9 @@ export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analyti
     const scrubbed = batches.map((b) => ({ ...b, events: b.events.map(scrubStep) }));
     // 2. stamp (read-only, before the transaction: the embedded store has one connection)
     const flat = scrubbed.flatMap((b, bi) => b.events.map((e) => ({ b, bi, e })));
-    const environments = await resolveEnvironment(flat.map(({ b, e }) => ({ projectId: b.projectId, originHost: b.originHost, deployId: e.deployId, gitSha: e.gitSha })));
+    const environments = await resolveEnvironment(
+      flat.map(({ b, e }) => ({ projectId: b.projectId, originHost: b.originHost, deployId: e.deployId, gitSha: e.gitSha })),
+    );
     const rowsPerBatch = batches.map(() => [] as Array<Record<string, unknown>>);
     const unknownPerBatch = new Array<number>(batches.length).fill(0);
     flat.forEach(({ b, bi, e }, i) => {
@@ -44,7 +46,13 @@ export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analyti
         unknownPerBatch[bi]!++;
         return;
       }
-      const stored: StoredAnalyticsEvent & { originHost: string | null } = { ...e, projectId: b.projectId, environment, receivedAt: b.receivedAt, originHost: b.originHost };
+      const stored: StoredAnalyticsEvent & { originHost: string | null } = {
+        ...e,
+        projectId: b.projectId,
+        environment,
+        receivedAt: b.receivedAt,
+        originHost: b.originHost,
+      };
       rowsPerBatch[bi]!.push(analyticsRow(stored));
     });
 

@@ -16,7 +16,10 @@ export const environmentRepository: EnvironmentRepository = {
     return new Map(
       [...rows.values()].map((p) => {
         const own = platformHostPatterns(p, sitesDomain);
-        return [p.project_id, { productionDomains: [...(p.production_domains ?? []), ...own.production], previewDomains: [...(p.preview_domains ?? []), ...own.preview] }];
+        return [
+          p.project_id,
+          { productionDomains: [...(p.production_domains ?? []), ...own.production], previewDomains: [...(p.preview_domains ?? []), ...own.preview] },
+        ];
       }),
     );
   },

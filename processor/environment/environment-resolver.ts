@@ -26,7 +26,13 @@ export interface EnvironmentInput {
 
 export type EnvironmentResolver = (events: EnvironmentInput[]) => Promise<Array<Environment | undefined>>;
 
-export function createEnvironmentResolver(deps: { db: Queryable; environment?: EnvironmentRepository; clock?: Clock; domainsTtlMs?: number; sitesDomain?: string }): EnvironmentResolver {
+export function createEnvironmentResolver(deps: {
+  db: Queryable;
+  environment?: EnvironmentRepository;
+  clock?: Clock;
+  domainsTtlMs?: number;
+  sitesDomain?: string;
+}): EnvironmentResolver {
   const repo = deps.environment ?? environmentRepository;
   const clock = deps.clock ?? systemClock;
   const ttl = deps.domainsTtlMs ?? DOMAINS_TTL_MS;

@@ -51,7 +51,10 @@ export interface ErrorConsumer {
   stop(): Promise<void>;
 }
 
-export async function startErrorConsumer(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'mailer'>, opts: StartErrorConsumerOptions = {}): Promise<ErrorConsumer> {
+export async function startErrorConsumer(
+  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'mailer'>,
+  opts: StartErrorConsumerOptions = {},
+): Promise<ErrorConsumer> {
   const logger = platform.logger.child({ component: 'error-pipeline' });
   const pipeline = createErrorPipeline({
     db: platform.db,

@@ -68,7 +68,8 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
   const insert = api.platform.analytics.insert.bind(api.platform.analytics);
   let refusePoison = true;
   api.platform.analytics.insert = async (table, rows, o) => {
-    if (refusePoison && rows.some((r) => String(r.message).includes(POISON_MARKER))) throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
+    if (refusePoison && rows.some((r) => String(r.message).includes(POISON_MARKER)))
+      throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
     return insert(table, rows, o);
   };
   const topic = `errors.events.test.${randomUUID()}`;
@@ -105,15 +106,26 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
       await api.platform.bus.publish(topic, [{ key: msg.projectId, value: busMessage(sentinel) }]);
       const sentinelId = sentinel.events[0]!.eventId;
       const db = api.platform.db;
-      await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), { timeout: 30_000, interval: 50 });
+      await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), {
+        timeout: 30_000,
+        interval: 50,
+      });
       const storable = msg.events.filter((e) => !e.message.includes(POISON_MARKER)).map((e) => e.eventId);
       await vi.waitFor(
-        async () => expect((await db.query('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [storable])).rows).toHaveLength(new Set(storable).size),
+        async () =>
+          expect((await db.query('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [storable])).rows).toHaveLength(
+            new Set(storable).size,
+          ),
         { timeout: 30_000, interval: 50 },
       );
-      const accepted = (await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [storable])).rows.map((r) => r.event_id);
+      const accepted = (
+        await db.query<{ event_id: string }>(`SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[]) AND outcome = 'accepted'`, [storable])
+      ).rows.map((r) => r.event_id);
       if (accepted.length) {
-        await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: accepted })).toBe(accepted.length), { timeout: 30_000, interval: 50 });
+        await vi.waitFor(async () => expect(await occurrenceCount(api.platform.analytics, { eventIds: accepted })).toBe(accepted.length), {
+          timeout: 30_000,
+          interval: 50,
+        });
       }
     },
     async close() {
@@ -139,7 +151,12 @@ export function event(over: Partial<StampedErrorEvent> = {}): StampedErrorEvent 
 }
 
 export function batch(projectId: string, events: StampedErrorEvent[], opts: { originHost?: string | null; receivedAt?: number } = {}): StampedErrorBatch {
-  return { projectId, originHost: opts.originHost === undefined ? PROD_HOST : opts.originHost, receivedAt: opts.receivedAt ?? Date.UTC(2026, 10, 21, 12, 0, 0) + seq++, events };
+  return {
+    projectId,
+    originHost: opts.originHost === undefined ? PROD_HOST : opts.originHost,
+    receivedAt: opts.receivedAt ?? Date.UTC(2026, 10, 21, 12, 0, 0) + seq++,
+    events,
+  };
 }
 
 /**
@@ -161,13 +178,26 @@ export function busMessage(b: StampedErrorBatch): Buffer {
     }),
   };
   const defaultRuntime = b.originHost ? 'browser' : 'node';
-  return encodeErrorBatchEnvelope({ projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, defaultRuntime, eventIds: b.events.map((e) => e.eventId) }, Buffer.from(JSON.stringify(body)));
+  return encodeErrorBatchEnvelope(
+    { projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, defaultRuntime, eventIds: b.events.map((e) => e.eventId) },
+    Buffer.from(JSON.stringify(body)),
+  );
 }
 
 export async function groupsOf(platform: Platform, projectId: string) {
   const r = await platform.db.query<{
-    id: string; fingerprint: string; name: string; message: string; status: string; count: string | number; env_counts: Record<string, number>;
-    regression_count: number; samples: Array<Record<string, unknown>>; suggestion: string; culprit: string | null; stack: string;
+    id: string;
+    fingerprint: string;
+    name: string;
+    message: string;
+    status: string;
+    count: string | number;
+    env_counts: Record<string, number>;
+    regression_count: number;
+    samples: Array<Record<string, unknown>>;
+    suggestion: string;
+    culprit: string | null;
+    stack: string;
   }>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 ORDER BY count DESC, id', [projectId]);
   return r.rows.map((g) => ({ ...g, count: Number(g.count) }));
 }
@@ -226,7 +256,7 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(rows).toEqual([{ group_id: g.id, environment: 'production' }]);
   });
 
-  it('adds each batch to an existing group\'s counts per environment', async () => {
+  it("adds each batch to an existing group's counts per environment", async () => {
     const p = await h.newProject();
     const msg = { message: 'counted across batches' };
     await h.publish(batch(p.id, [event(msg), event(msg)]));
@@ -245,7 +275,12 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const [g] = await groupsOf(h.platform, p.id);
     expect(g!.count).toBe(25);
     expect(g!.samples).toHaveLength(20);
-    expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(5).reverse().map((e) => e.eventId));
+    expect(g!.samples.map((s) => s.eventId)).toEqual(
+      events
+        .slice(5)
+        .reverse()
+        .map((e) => e.eventId),
+    );
   });
 
   it('forgets consumed event ids after the retention window, in batches, and keeps newer ones', async () => {
@@ -259,7 +294,9 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     );
     const removed = await pruneConsumedLedger(h.platform.db, { keepMs: 7 * 24 * 3600 * 1000, batchSize: 2 });
     expect(removed).toBeGreaterThanOrEqual(3);
-    const left = await h.platform.db.query<{ event_id: string }>('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [[...old, recent.eventId]]);
+    const left = await h.platform.db.query<{ event_id: string }>('SELECT event_id FROM error_events_consumed WHERE event_id = ANY($1::text[])', [
+      [...old, recent.eventId],
+    ]);
     expect(left.rows.map((r) => r.event_id)).toEqual([recent.eventId]);
   });
 
@@ -270,7 +307,12 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     await h.publish(batch(p.id, events.slice(3)));
     const [g] = await groupsOf(h.platform, p.id);
     expect(g!.count).toBe(26);
-    expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(6).reverse().map((e) => e.eventId));
+    expect(g!.samples.map((s) => s.eventId)).toEqual(
+      events
+        .slice(6)
+        .reverse()
+        .map((e) => e.eventId),
+    );
     // The second batch's slot holds a whole ring by itself, so the first batch's slot is gone.
     const slots = await h.platform.db.query<{ seq: string | number }>('SELECT seq FROM error_group_samples WHERE group_id = $1', [g!.id]);
     expect(slots.rows.map((r) => Number(r.seq))).toEqual([2]);
@@ -289,7 +331,12 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(batches).toBeGreaterThan(20);
     const [g] = await groupsOf(h.platform, p.id);
     expect(g!.count).toBe(28);
-    expect(g!.samples.map((s) => s.eventId)).toEqual(events.slice(8).reverse().map((e) => e.eventId));
+    expect(g!.samples.map((s) => s.eventId)).toEqual(
+      events
+        .slice(8)
+        .reverse()
+        .map((e) => e.eventId),
+    );
     const slots = await h.platform.db.query<{ n: string | number }>('SELECT count(*) AS n FROM error_group_samples WHERE group_id = $1', [g!.id]);
     expect(Number(slots.rows[0]!.n)).toBe(20);
   });
@@ -343,7 +390,13 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     await h.publish(batch(p.id, prod.slice(0, 20)));
     await h.publish(batch(p.id, prod.slice(20)));
     // preview cap 4; unknown counts against the preview cap too, in its own row
-    await h.publish(batch(p.id, Array.from({ length: 6 }, () => event({ name: 'PreviewError' })), { originHost: PREVIEW_HOST }));
+    await h.publish(
+      batch(
+        p.id,
+        Array.from({ length: 6 }, () => event({ name: 'PreviewError' })),
+        { originHost: PREVIEW_HOST },
+      ),
+    );
     // a new month starts from zero
     await h.publish(batch(p.id, [event({ name: 'PreviewError' })], { originHost: PREVIEW_HOST, receivedAt: Date.UTC(2026, 11, 1, 0, 0, 1) }));
     const usage = (
@@ -368,7 +421,12 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
   it('drops new fingerprints beyond the open-groups cap while existing groups keep counting', async () => {
     const p = await h.newProject();
     const names = ['G1', 'G2', 'G3', 'G4'];
-    await h.publish(batch(p.id, names.map((name) => event({ name }))));
+    await h.publish(
+      batch(
+        p.id,
+        names.map((name) => event({ name })),
+      ),
+    );
     await h.publish(batch(p.id, [event({ name: 'G1' }), event({ name: 'G5' })]));
     const groups = await groupsOf(h.platform, p.id);
     expect(groups.map((g) => [g.name, g.count]).sort()).toEqual([
@@ -411,7 +469,15 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
         return h.platform.analytics.insert(table, rows, o);
       },
     };
-    const pipeline = createErrorPipeline({ db: h.platform.db, analytics: flaky, mailer: { adapter: 'file', send: async () => {}, close: async () => {} }, clock: h.clock, logger: h.platform.logger, publicBaseUrl: 'http://x', caps: TEST_CAPS });
+    const pipeline = createErrorPipeline({
+      db: h.platform.db,
+      analytics: flaky,
+      mailer: { adapter: 'file', send: async () => {}, close: async () => {} },
+      clock: h.clock,
+      logger: h.platform.logger,
+      publicBaseUrl: 'http://x',
+      caps: TEST_CAPS,
+    });
     const msg = batch(p.id, [event(), event()]);
     await expect(pipeline.handleBatch([msg])).rejects.toThrow('clickhouse went away');
     expect((await groupsOf(h.platform, p.id))[0]!.count).toBe(2);
@@ -429,7 +495,16 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
   it('keeps counts exact when two processors handle overlapping batches at once', async () => {
     const p = await h.newProject();
     const noMail: Mailer = { adapter: 'file', send: async () => {}, close: async () => {} };
-    const make = () => createErrorPipeline({ db: h.platform.db, analytics: h.platform.analytics, mailer: noMail, clock: h.clock, logger: h.platform.logger, publicBaseUrl: 'http://x', caps: TEST_CAPS });
+    const make = () =>
+      createErrorPipeline({
+        db: h.platform.db,
+        analytics: h.platform.analytics,
+        mailer: noMail,
+        clock: h.clock,
+        logger: h.platform.logger,
+        publicBaseUrl: 'http://x',
+        caps: TEST_CAPS,
+      });
     const [p1, p2] = [make(), make()];
     const m1 = batch(p.id, [event(), event({ name: 'Second' })]);
     const m2 = batch(p.id, [event(), event(), event({ name: 'Second' })]);
@@ -461,12 +536,21 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
       expect(sample).toBeDefined();
       expect(sample.clientTime).toBeUndefined();
     }
-    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, farther.eventId, normal.eventId] })).toBe(3), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [far.eventId, farther.eventId, normal.eventId] })).toBe(3), {
+      timeout: 30_000,
+      interval: 50,
+    });
   });
 
   it('stores events whose text holds NUL characters (Postgres text cannot), and the batch does not stall', async () => {
     const p = await h.newProject();
-    const nul = event({ name: 'Type\u0000Error', message: 'bad \u0000 byte', stack: `TypeError: x\u0000\n    at f (https://${PROD_HOST}/a.js:1:1)`, path: '/p\u0000', extra: { 'k\u0000': 'v\u0000' } });
+    const nul = event({
+      name: 'Type\u0000Error',
+      message: 'bad \u0000 byte',
+      stack: `TypeError: x\u0000\n    at f (https://${PROD_HOST}/a.js:1:1)`,
+      path: '/p\u0000',
+      extra: { 'k\u0000': 'v\u0000' },
+    });
     await h.publish(batch(p.id, [nul, event({ message: 'fine' })]));
     await vi.waitFor(async () => expect((await groupsOf(h.platform, p.id)).reduce((n, g) => n + g.count, 0)).toBe(2), { timeout: 30_000, interval: 50 });
     const g = (await groupsOf(h.platform, p.id)).find((x) => x.message.startsWith('bad'))!;
@@ -517,7 +601,10 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const p = await h.newProject();
     const bad = event({ message: `${POISON_MARKER} with ghp_abcdefghijklmnopqrstuvwxyz0123456789`, extra: { password: 'hunter2' } });
     await h.publish(batch(p.id, [bad]));
-    await vi.waitFor(async () => expect(await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] })).toHaveLength(1), { timeout: 30_000, interval: 50 });
+    await vi.waitFor(async () => expect(await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] })).toHaveLength(1), {
+      timeout: 30_000,
+      interval: 50,
+    });
     const [kept] = await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] });
     const text = kept!.message.toString();
     expect(text).toContain(POISON_MARKER);
@@ -530,24 +617,42 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const before = h.consumer.stats().dropped;
     await h.publishRaw(p.id, Buffer.from('not a batch'));
     const good = event({ message: 'counted' });
-    await h.publishRaw(p.id, encodeErrorBatchV1({ ...batch(p.id, []), events: [good, { ...good, eventId: 'bad-message', message: 42 } as unknown as StampedErrorEvent] }));
+    await h.publishRaw(
+      p.id,
+      encodeErrorBatchV1({ ...batch(p.id, []), events: [good, { ...good, eventId: 'bad-message', message: 42 } as unknown as StampedErrorEvent] }),
+    );
     await h.publish(batch(p.id, [event({ message: 'after' })]));
-    await vi.waitFor(() => {
-      const after = h.consumer.stats().dropped;
-      expect((after.invalid_message ?? 0) - (before.invalid_message ?? 0)).toBe(1);
-      expect((after.invalid_event ?? 0) - (before.invalid_event ?? 0)).toBe(1);
-    }, { timeout: 30_000, interval: 50 });
+    await vi.waitFor(
+      () => {
+        const after = h.consumer.stats().dropped;
+        expect((after.invalid_message ?? 0) - (before.invalid_message ?? 0)).toBe(1);
+        expect((after.invalid_event ?? 0) - (before.invalid_event ?? 0)).toBe(1);
+      },
+      { timeout: 30_000, interval: 50 },
+    );
     await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [good.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
   });
 
   it('never stores secrets: Postgres and ClickHouse get the scrubbed event', async () => {
     const p = await h.newProject();
-    const secrets = ['hunter2', 'ghp_abcdefghijklmnopqrstuvwxyz0123456789', 'sk_live_51Habcdefghijklmnop', 'AKIAIOSFODNN7EXAMPLE', 'cx_live_Zm9vYmFyYmF6cXV4', 'tok-value-123'];
+    const secrets = [
+      'hunter2',
+      'ghp_abcdefghijklmnopqrstuvwxyz0123456789',
+      'sk_live_51Habcdefghijklmnop',
+      'AKIAIOSFODNN7EXAMPLE',
+      'cx_live_Zm9vYmFyYmF6cXV4',
+      'tok-value-123',
+    ];
     const e = event({
       message: `login failed for postgres://bob:hunter2@db:5432/app with ghp_abcdefghijklmnopqrstuvwxyz0123456789`,
       stack: `Error: x\n    at pay (https://${PROD_HOST}/assets/pay.js:3:4)\nkey sk_live_51Habcdefghijklmnop`,
       path: '/cb?access_token=tok-value-123',
-      extra: { aws: 'AKIAIOSFODNN7EXAMPLE', nested: { password: 'anything', key: 'cx_live_Zm9vYmFyYmF6cXV4' }, keep: 'visible', 'postgres://u:keyname-pw@h/db': 1 },
+      extra: {
+        aws: 'AKIAIOSFODNN7EXAMPLE',
+        nested: { password: 'anything', key: 'cx_live_Zm9vYmFyYmF6cXV4' },
+        keep: 'visible',
+        'postgres://u:keyname-pw@h/db': 1,
+      },
     });
     await h.publish(batch(p.id, [e]));
     const pgText = JSON.stringify((await h.platform.db.query('SELECT * FROM error_groups_with_samples WHERE project_id = $1', [p.id])).rows);

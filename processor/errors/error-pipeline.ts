@@ -153,7 +153,10 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
       const alertClaims = await alertStep.claimAlerts(tx, changes);
       // Accepted by an earlier delivery: their ClickHouse rows are written again (step 9).
       const redelivered = fingerprinted.filter((e) => !claimed.has(e.event.eventId));
-      const before = await ledger.acceptedEarlier(tx, redelivered.map((e) => e.event.eventId));
+      const before = await ledger.acceptedEarlier(
+        tx,
+        redelivered.map((e) => e.event.eventId),
+      );
       const earlier = redelivered.flatMap((e) => {
         const l = before.get(e.event.eventId);
         return l ? [occurrenceRow({ ...e, groupId: l.groupId }, l.environment)] : [];

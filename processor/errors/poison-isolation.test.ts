@@ -6,7 +6,12 @@ import type { BatchSummary } from './error-pipeline.ts';
 import { failsForItsContent, handleIsolatingPoison } from './poison-isolation.ts';
 
 const logger = createLogger('silent');
-const message = (ids: string[]): StampedErrorBatch => ({ projectId: 'p', originHost: null, receivedAt: 1, events: ids.map((id) => stampErrorEvent({ message: 'm' }, id, 'node')) });
+const message = (ids: string[]): StampedErrorBatch => ({
+  projectId: 'p',
+  originHost: null,
+  receivedAt: 1,
+  events: ids.map((id) => stampErrorEvent({ message: 'm' }, id, 'node')),
+});
 
 /** A pipeline that stores every event once, and fails the whole call while it holds a poisoned id. */
 function fakePipeline(poisoned: Set<string>, error: () => unknown) {
@@ -33,17 +38,27 @@ describe('poison isolation', () => {
     const ids = Array.from({ length: 40 }, (_, i) => `e${i}`);
     const p = fakePipeline(new Set(['e7', 'e31']), dataError);
     const setAside: string[] = [];
-    const summary = await handleIsolatingPoison({ pipeline: p, logger, setAside: async (b) => void setAside.push(b.events[0]!.eventId) }, [message(ids.slice(0, 10)), message(ids.slice(10))]);
+    const summary = await handleIsolatingPoison({ pipeline: p, logger, setAside: async (b) => void setAside.push(b.events[0]!.eventId) }, [
+      message(ids.slice(0, 10)),
+      message(ids.slice(10)),
+    ]);
     expect(summary).toEqual({ accepted: 38, duplicates: 0, dropped: { unprocessable: 2 } });
     expect(setAside.sort()).toEqual(['e31', 'e7']);
     expect(p.stored.sort()).toEqual(ids.filter((id) => id !== 'e7' && id !== 'e31').sort());
   });
 
   it('throws a transient failure as it is, so the bus delivers the batch again and nothing is set aside', async () => {
-    for (const transient of [Object.assign(new Error('connection terminated'), { code: '08006' }), Object.assign(new Error('deadlock'), { code: '40P01' }), new Error('ECONNREFUSED'), new AnalyticalQueryError(159, 'TIMEOUT_EXCEEDED', 'slow')]) {
+    for (const transient of [
+      Object.assign(new Error('connection terminated'), { code: '08006' }),
+      Object.assign(new Error('deadlock'), { code: '40P01' }),
+      new Error('ECONNREFUSED'),
+      new AnalyticalQueryError(159, 'TIMEOUT_EXCEEDED', 'slow'),
+    ]) {
       const p = fakePipeline(new Set(['e1']), () => transient);
       const setAside: unknown[] = [];
-      await expect(handleIsolatingPoison({ pipeline: p, logger, setAside: async (b) => void setAside.push(b) }, [message(['e0', 'e1'])])).rejects.toBe(transient);
+      await expect(handleIsolatingPoison({ pipeline: p, logger, setAside: async (b) => void setAside.push(b) }, [message(['e0', 'e1'])])).rejects.toBe(
+        transient,
+      );
       expect(setAside).toEqual([]);
       expect(p.stored).toEqual([]);
     }

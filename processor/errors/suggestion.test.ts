@@ -12,7 +12,7 @@ describe('suggestFirstCheck', () => {
     ['TypeError', 'api.fetchUser is not a function', /'api.fetchUser' is called but is not a function/],
     ['TypeError', 'Failed to fetch', /network request failed.*CORS/],
     ['TypeError', 'NetworkError when attempting to fetch resource.', /network request failed/],
-    ['SyntaxError', "Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON", /not JSON/],
+    ['SyntaxError', 'Unexpected token \'<\', "<!DOCTYPE "... is not valid JSON', /not JSON/],
     ['ChunkLoadError', 'Loading chunk 42 failed.', /chunk failed to load/],
     ['TypeError', 'Failed to fetch dynamically imported module: https://x/a.js', /chunk failed to load/],
     ['Error', 'connect ECONNREFUSED 127.0.0.1:5432', /connection was refused/],

@@ -12,7 +12,8 @@ interface Rule {
 const RULES: Rule[] = [
   {
     test: /Cannot read propert(?:y|ies) of (undefined|null)(?: \(reading '([^']*)'\))?/i,
-    hint: (m) => `something is ${m[1]} where code reads${m[2] ? ` '${m[2]}'` : ' a property'}: check that the object is loaded (and the data fetched) before it is used, or guard with optional chaining.`,
+    hint: (m) =>
+      `something is ${m[1]} where code reads${m[2] ? ` '${m[2]}'` : ' a property'}: check that the object is loaded (and the data fetched) before it is used, or guard with optional chaining.`,
   },
   {
     test: /Cannot set propert(?:y|ies) of (undefined|null)/i,
@@ -32,7 +33,8 @@ const RULES: Rule[] = [
   },
   {
     test: /Loading (?:CSS )?chunk \S+ failed|ChunkLoadError|Failed to fetch dynamically imported module|Importing a module script failed|error loading dynamically imported module/i,
-    hint: () => 'a code chunk failed to load, often because a new deploy replaced the old assets while the page was open: check that old assets stay available or reload on this error.',
+    hint: () =>
+      'a code chunk failed to load, often because a new deploy replaced the old assets while the page was open: check that old assets stay available or reload on this error.',
   },
   {
     test: /Failed to fetch|NetworkError|Network request failed|Load failed|CORS|Access-Control-Allow-Origin|ERR_NETWORK/i,
@@ -40,7 +42,8 @@ const RULES: Rule[] = [
   },
   {
     test: /Unexpected token|JSON\.parse|is not valid JSON|Unexpected end of JSON input|JSON Parse error/i,
-    hint: () => 'a response or string that was parsed as JSON is not JSON (often an HTML error page): check the status and content type of the response before parsing it.',
+    hint: () =>
+      'a response or string that was parsed as JSON is not JSON (often an HTML error page): check the status and content type of the response before parsing it.',
   },
   {
     test: /ECONNREFUSED/i,

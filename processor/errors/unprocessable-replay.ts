@@ -12,16 +12,26 @@ export async function listUnprocessable(platform: Pick<Platform, 'db'>, opts: { 
   return unprocessableRepository.list(platform.db, opts);
 }
 
-export async function replayUnprocessable(platform: Pick<Platform, 'bus' | 'db'>, opts: { eventIds?: string[]; limit?: number; topic?: string } = {}): Promise<{ replayed: number }> {
+export async function replayUnprocessable(
+  platform: Pick<Platform, 'bus' | 'db'>,
+  opts: { eventIds?: string[]; limit?: number; topic?: string } = {},
+): Promise<{ replayed: number }> {
   const kept = await unprocessableRepository.list(platform.db, opts);
   if (!kept.length) return { replayed: 0 };
   // Removed before publishing: with the in-process bus, publish resolves only after the pipeline handled the
   // event, and one that fails again is set aside anew meanwhile. If the publish fails, they are put back.
-  await unprocessableRepository.remove(platform.db, kept.map((k) => k.eventId));
+  await unprocessableRepository.remove(
+    platform.db,
+    kept.map((k) => k.eventId),
+  );
   try {
-    await platform.bus.publish(opts.topic ?? errorEvents.TOPIC, kept.map((k) => ({ key: k.projectId, value: k.message })));
+    await platform.bus.publish(
+      opts.topic ?? errorEvents.TOPIC,
+      kept.map((k) => ({ key: k.projectId, value: k.message })),
+    );
   } catch (err) {
-    for (const k of kept) await unprocessableRepository.setAside(platform.db, { eventId: k.eventId, projectId: k.projectId, message: k.message, error: k.error });
+    for (const k of kept)
+      await unprocessableRepository.setAside(platform.db, { eventId: k.eventId, projectId: k.projectId, message: k.message, error: k.error });
     throw err;
   }
   return { replayed: kept.length };

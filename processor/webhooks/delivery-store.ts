@@ -52,7 +52,16 @@ export async function insertDeliveries(db: Queryable, items: Array<{ event: Proj
   if (!items.length) return [];
   const params: unknown[] = [now];
   const rows = items.map(({ event: ev, target: t }) => {
-    params.push(deliveryId(ev.id, t.id), ev.projectId, t.kind === 'endpoint' ? t.id : null, t.kind === 'inbox' ? t.id : null, ev.id, ev.event, JSON.stringify(ev.data), t.maxAttempts);
+    params.push(
+      deliveryId(ev.id, t.id),
+      ev.projectId,
+      t.kind === 'endpoint' ? t.id : null,
+      t.kind === 'inbox' ? t.id : null,
+      ev.id,
+      ev.event,
+      JSON.stringify(ev.data),
+      t.maxAttempts,
+    );
     const i = params.length - 8;
     return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, 'pending', 0, $${i + 8}::int, $1::bigint, $1::bigint, $1::bigint)`;
   });
@@ -182,9 +191,21 @@ export async function finishAttempt(db: Queryable, d: ClaimedDelivery, o: Attemp
      )
      SELECT (SELECT count(*) FROM upd)::int AS updated, (SELECT count(*) FROM del)::int AS pruned`,
     [
-      d.id, d.leaseToken, status, used, next, o.ok ? null : (o.error ?? 'failed'), o.status ?? null, o.finishedAt,
-      d.endpointId, d.inboxId, d.attemptSeq, o.ok ? 'succeeded' : 'failed', o.startedAt,
-      d.endpointId ?? d.inboxId, LIMITS.webhook.deliveryLogPerEndpoint - 1,
+      d.id,
+      d.leaseToken,
+      status,
+      used,
+      next,
+      o.ok ? null : (o.error ?? 'failed'),
+      o.status ?? null,
+      o.finishedAt,
+      d.endpointId,
+      d.inboxId,
+      d.attemptSeq,
+      o.ok ? 'succeeded' : 'failed',
+      o.startedAt,
+      d.endpointId ?? d.inboxId,
+      LIMITS.webhook.deliveryLogPerEndpoint - 1,
     ],
   );
   return rows[0]?.updated ? status : null;

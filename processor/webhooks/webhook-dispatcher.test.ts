@@ -103,12 +103,30 @@ describe('webhook delivery', () => {
     await insertEndpoint(platform, { projectId, url: path('/deploys'), events: ['deploy.*'] });
     await insertEndpoint(platform, { projectId, url: path('/email'), events: ['email.*'] });
     await insertEndpoint(platform, { projectId, url: path('/byname'), events: ['email.received', 'user.created'] });
-    const email = { inbox: { id: 'ibx_1', address: 'a@x.test' }, thread: { id: 'thr_1' }, message: { from: 'b@y.test', to: ['a@x.test'], subject: 'hi', text: 'hello', truncated: false, attachments: [], senderAuthenticated: true, rfcMessageId: '<1@y>', rawKey: 'raw/1.eml' } };
+    const email = {
+      inbox: { id: 'ibx_1', address: 'a@x.test' },
+      thread: { id: 'thr_1' },
+      message: {
+        from: 'b@y.test',
+        to: ['a@x.test'],
+        subject: 'hi',
+        text: 'hello',
+        truncated: false,
+        attachments: [],
+        senderAuthenticated: true,
+        rfcMessageId: '<1@y>',
+        rawKey: 'raw/1.eml',
+      },
+    };
     await publishProjectEvent(platform, { projectId, event: 'deploy.failed', data: {} });
     await publishProjectEvent(platform, { projectId, event: 'email.received', data: email });
     await publishProjectEvent(platform, { projectId, event: 'user.created', data: { id: 'u1' } });
     await dispatcher.idle();
-    const got = (p: string) => receiver.requests.filter((r) => r.path === p).map((r) => JSON.parse(r.body).event).sort();
+    const got = (p: string) =>
+      receiver.requests
+        .filter((r) => r.path === p)
+        .map((r) => JSON.parse(r.body).event)
+        .sort();
     expect(got('/all')).toEqual(['deploy.failed', 'user.created']);
     expect(got('/deploys')).toEqual(['deploy.failed']);
     expect(got('/email')).toEqual(['email.received']);
@@ -120,11 +138,19 @@ describe('webhook delivery', () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/project'), events: ['email.*'] });
     const inboxSecret = 'whsec_inboxsecretinboxsecret';
-    await platform.db.query(
-      'INSERT INTO inboxes (id, project_id, address, webhook_url, webhook_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)',
-      [`ibx_${projectId}`, projectId, 'support@x.test', path('/inbox'), inboxSecret, platform.clock.now()],
-    );
-    const email = { inbox: { id: `ibx_${projectId}`, address: 'support@x.test' }, thread: { id: 'thr_1' }, message: { from: 'b@y.test', to: ['support@x.test'], subject: 's', truncated: false, attachments: [], senderAuthenticated: false, rawKey: 'raw/2.eml' } };
+    await platform.db.query('INSERT INTO inboxes (id, project_id, address, webhook_url, webhook_secret, created_at) VALUES ($1, $2, $3, $4, $5, $6)', [
+      `ibx_${projectId}`,
+      projectId,
+      'support@x.test',
+      path('/inbox'),
+      inboxSecret,
+      platform.clock.now(),
+    ]);
+    const email = {
+      inbox: { id: `ibx_${projectId}`, address: 'support@x.test' },
+      thread: { id: 'thr_1' },
+      message: { from: 'b@y.test', to: ['support@x.test'], subject: 's', truncated: false, attachments: [], senderAuthenticated: false, rawKey: 'raw/2.eml' },
+    };
     await publishProjectEvent(platform, { projectId, event: 'email.received', data: email, inboxId: `ibx_${projectId}` });
     await dispatcher.idle();
     expect(receiver.requests.map((r) => r.path)).toEqual(['/inbox']);
@@ -174,7 +200,11 @@ describe('retries, dead letter, Retry-After', () => {
     // Same delivery id on every retry: receivers dedupe on it.
     expect(new Set(requestsTo('/failing').map((r) => r.headers['service-webhook-id']))).toEqual(new Set([id]));
     const log = await attemptsOf(id);
-    expect(log.map((a) => [a.attempt, a.status, a.response_code])).toEqual([[1, 'failed', 500], [2, 'failed', 500], [3, 'failed', 500]]);
+    expect(log.map((a) => [a.attempt, a.status, a.response_code])).toEqual([
+      [1, 'failed', 500],
+      [2, 'failed', 500],
+      [3, 'failed', 500],
+    ]);
     expect(log[2].next_attempt_at).toBeNull();
   });
 
@@ -257,7 +287,11 @@ describe('signing secrets during rotation', () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/rotating'), secret: 'whsec_newnewnewnewnewnewnew' });
     const until = platform.clock.now() + LIMITS.webhook.rotationOverlapMs;
-    await platform.db.query('UPDATE webhook_endpoints SET previous_secret = $2, previous_secret_until = $3 WHERE id = $1', [ep.id, 'whsec_oldoldoldoldoldoldold', until]);
+    await platform.db.query('UPDATE webhook_endpoints SET previous_secret = $2, previous_secret_until = $3 WHERE id = $1', [
+      ep.id,
+      'whsec_oldoldoldoldoldoldold',
+      until,
+    ]);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();
     const first = requestsTo('/rotating')[0]!;
@@ -308,7 +342,11 @@ describe('SSRF at send time', () => {
     expect(receiver.requests).toHaveLength(0);
     for (const ep of eps) {
       const row = await deliveryRow(deliveryId(ev.id, ep.id));
-      expect({ url: ep.url, status: row.status, error: String(row.last_error).startsWith('refused:') }).toEqual({ url: ep.url, status: 'pending', error: true });
+      expect({ url: ep.url, status: row.status, error: String(row.last_error).startsWith('refused:') }).toEqual({
+        url: ep.url,
+        status: 'pending',
+        error: true,
+      });
     }
   });
 
@@ -319,6 +357,10 @@ describe('SSRF at send time', () => {
     const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();
     expect(requestsTo('/redirect')).toHaveLength(1);
-    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', last_response_code: 302, last_error: 'redirect (302) not followed' });
+    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({
+      status: 'pending',
+      last_response_code: 302,
+      last_error: 'redirect (302) not followed',
+    });
   });
 });

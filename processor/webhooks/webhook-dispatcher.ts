@@ -48,7 +48,10 @@ export interface DispatcherOptions {
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
 
-export async function startWebhookDispatcher(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'outbound'>, opts: DispatcherOptions = {}): Promise<WebhookDispatcher> {
+export async function startWebhookDispatcher(
+  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'outbound'>,
+  opts: DispatcherOptions = {},
+): Promise<WebhookDispatcher> {
   const { db, clock, logger } = platform;
   const log = logger.child({ component: 'webhook-dispatcher' });
   const batchSize = opts.batchSize ?? 200;
@@ -73,7 +76,11 @@ export async function startWebhookDispatcher(platform: Pick<Platform, 'bus' | 'c
     }
     const target = await pending;
     if (!target.url) {
-      await finishAttempt(db, { ...d, attempts: d.maxAttempts - 1 }, { ok: false, error: 'target no longer has a webhook url', startedAt, finishedAt: startedAt });
+      await finishAttempt(
+        db,
+        { ...d, attempts: d.maxAttempts - 1 },
+        { ok: false, error: 'target no longer has a webhook url', startedAt, finishedAt: startedAt },
+      );
       return;
     }
     const body = JSON.stringify({ event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() });
@@ -134,11 +141,17 @@ export async function startWebhookDispatcher(platform: Pick<Platform, 'bus' | 'c
       }
       let endpoints = endpointsOf.get(ev.projectId);
       if (!endpoints) {
-        endpoints = (await db.query<{ id: string; events: string[]; max_attempts: number }>('SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1', [ev.projectId])).rows;
+        endpoints = (
+          await db.query<{ id: string; events: string[]; max_attempts: number }>(
+            'SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1',
+            [ev.projectId],
+          )
+        ).rows;
         endpointsOf.set(ev.projectId, endpoints);
       }
       for (const r of endpoints) {
-        if (subscriptionMatches(r.events ?? [], ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) } });
+        if (subscriptionMatches(r.events ?? [], ev.event))
+          items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) } });
       }
     }
     const fresh: string[] = [];
@@ -183,7 +196,11 @@ export async function startWebhookDispatcher(platform: Pick<Platform, 'bus' | 'c
     }
   }
 
-  const subscription: Subscription = await platform.bus.subscribe(opts.topic ?? projectEvents.TOPIC, opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout, handle);
+  const subscription: Subscription = await platform.bus.subscribe(
+    opts.topic ?? projectEvents.TOPIC,
+    opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout,
+    handle,
+  );
 
   let sweeping: Promise<number> | undefined;
   const runSweep = () => {

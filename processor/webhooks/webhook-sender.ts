@@ -40,7 +40,10 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
   } catch (err) {
     return Promise.resolve({ ok: false, error: `refused: ${(err as Error).message}` });
   }
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     const done = (r: SendResult) => {

@@ -43,7 +43,16 @@ describeWith(['postgres'], 'webhook sweep on Postgres with several processors', 
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) {
       const ev = { id: `evt_sweep_${projectId}_${i}`, projectId, event: 'user.created' as const, data: { i }, occurredAt: a.clock.now() };
-      ids.push(...(await insertDeliveries(a.db, [{ event: ev, target: { kind: 'endpoint', id: ep1.id, maxAttempts: 6 } }, { event: ev, target: { kind: 'endpoint', id: ep2.id, maxAttempts: 6 } }], a.clock.now())));
+      ids.push(
+        ...(await insertDeliveries(
+          a.db,
+          [
+            { event: ev, target: { kind: 'endpoint', id: ep1.id, maxAttempts: 6 } },
+            { event: ev, target: { kind: 'endpoint', id: ep2.id, maxAttempts: 6 } },
+          ],
+          a.clock.now(),
+        )),
+      );
     }
     expect(ids).toHaveLength(400);
     const mine = new Set(ids);
@@ -54,7 +63,12 @@ describeWith(['postgres'], 'webhook sweep on Postgres with several processors', 
     // On a mismatch, say where the others are (status, attempts, the sender's last error), so a failure explains itself.
     const where = async () =>
       JSON.stringify(
-        (await a.db.query('SELECT status, attempts, attempt_seq, left(last_error, 120) AS last_error, count(*)::int AS n FROM webhook_deliveries WHERE project_id = $1 GROUP BY 1, 2, 3, 4', [projectId])).rows,
+        (
+          await a.db.query(
+            'SELECT status, attempts, attempt_seq, left(last_error, 120) AS last_error, count(*)::int AS n FROM webhook_deliveries WHERE project_id = $1 GROUP BY 1, 2, 3, 4',
+            [projectId],
+          )
+        ).rows,
       );
     if (sent.length !== 400) expect.fail(`sent ${sent.length} of 400: ${await where()}`);
     expect(new Set(sent).size).toBe(400);

@@ -14,7 +14,14 @@ export type Me = z.infer<typeof MeAnswer>;
 
 /** The device login of RFC 8628 (device_code, user_code, ...), which device-flow clients already speak. */
 export const DeviceStartBody = z.object({ client_name: z.string().trim().max(100).optional() }).optional();
-export const DeviceStartAnswer = z.object({ device_code: z.string(), user_code: z.string(), verification_uri: z.string(), verification_uri_complete: z.string(), interval: z.number(), expires_in: z.number() });
+export const DeviceStartAnswer = z.object({
+  device_code: z.string(),
+  user_code: z.string(),
+  verification_uri: z.string(),
+  verification_uri_complete: z.string(),
+  interval: z.number(),
+  expires_in: z.number(),
+});
 export type DeviceStartAnswer = z.infer<typeof DeviceStartAnswer>;
 export type DeviceStart = z.infer<typeof DeviceStartAnswer>;
 export const DeviceApproveBody = z.object({ user_code: z.string().min(1).max(20) });
@@ -29,7 +36,15 @@ export const WhoamiAnswer = z.object({ user: UserSchema, credential: z.object({ 
 export type WhoamiAnswer = z.infer<typeof WhoamiAnswer>;
 export type Whoami = z.infer<typeof WhoamiAnswer>;
 
-export const CliTokenSchema = z.object({ id: z.string(), name: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable(), revokedAt: z.string().nullable(), revoked: z.boolean() });
+export const CliTokenSchema = z.object({
+  id: z.string(),
+  name: z.string(),
+  hint: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+  revokedAt: z.string().nullable(),
+  revoked: z.boolean(),
+});
 export type CliToken = z.infer<typeof CliTokenSchema>;
 export const CliTokenList = z.object({ tokens: z.array(CliTokenSchema) });
 export type CliTokenList = z.infer<typeof CliTokenList>;

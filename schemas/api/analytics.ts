@@ -41,7 +41,11 @@ export type TopEvent = z.infer<typeof TopEventSchema>;
 export const TopEventsAnswer = z.object({ range: RangeEcho, data: z.array(TopEventSchema) });
 export type TopEventsAnswer = z.infer<typeof TopEventsAnswer>;
 
-export const BreakdownQuery = RangeQuery.extend({ event: z.string().min(1).max(200), by: z.string().min(1).max(200), limit: z.coerce.number().int().min(1).max(100).default(20) });
+export const BreakdownQuery = RangeQuery.extend({
+  event: z.string().min(1).max(200),
+  by: z.string().min(1).max(200),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
 export const BreakdownRowSchema = TotalsSchema.extend({ value: z.string().nullable() });
 export type BreakdownRow = z.infer<typeof BreakdownRowSchema>;
 export const BreakdownAnswer = z.object({ range: RangeEcho, event: z.string(), by: z.string(), data: z.array(BreakdownRowSchema) });

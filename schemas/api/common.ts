@@ -13,7 +13,10 @@ export const ErrorBodySchema = z
   .object({
     error: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]).describe('machine-readable code: the contract'),
     message: z.string().describe('for people; may change'),
-    fields: z.array(z.object({ path: z.string(), message: z.string() })).optional().describe('invalid_request: the offending fields'),
+    fields: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .optional()
+      .describe('invalid_request: the offending fields'),
   })
   .passthrough();
 export type { ErrorBody };

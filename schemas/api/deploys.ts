@@ -31,7 +31,7 @@ export const QueuedDeployAnswer = z.object({ deploy: DeploySchema, deduplicated:
 export type QueuedDeployAnswer = z.infer<typeof QueuedDeployAnswer>;
 export const LiveDeployAnswer = z.object({ live: DeploySchema });
 export type LiveDeployAnswer = z.infer<typeof LiveDeployAnswer>;
-export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe('defaults to the project\'s default branch') }).strict();
+export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe("defaults to the project's default branch") }).strict();
 export const DeployListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.deploys.listMax).default(LIMITS.deploys.listDefault),
   cursor: z.string().max(512).optional(),
@@ -45,23 +45,37 @@ export const BuildSettingsSchema = z.object({
   defaultBranch: z.string().describe('deploys of this branch are production; every other branch is a preview'),
   buildCommand: z.string(),
   outputDir: z.string(),
-  env: z.array(z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() })),
+  env: z.array(
+    z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() }),
+  ),
 });
 export type BuildSettings = z.infer<typeof BuildSettingsSchema>;
 export const BuildSettingsAnswer = z.object({ settings: BuildSettingsSchema });
 export type BuildSettingsAnswer = z.infer<typeof BuildSettingsAnswer>;
 export const BuildSettingsPatch = z
   .object({
-    repoUrl: z.string().max(2048).optional().describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
+    repoUrl: z
+      .string()
+      .max(2048)
+      .optional()
+      .describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
     defaultBranch: BranchSchema.optional(),
     buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
-    outputDir: z.string().max(1024).optional().describe('relative to the tree; kept as the deploy\'s artifact and served'),
-    env: z.record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable()).optional().describe('set or replace these variables; null removes one'),
+    outputDir: z.string().max(1024).optional().describe("relative to the tree; kept as the deploy's artifact and served"),
+    env: z
+      .record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable())
+      .optional()
+      .describe('set or replace these variables; null removes one'),
   })
   .strict();
 export type BuildSettingsPatch = z.infer<typeof BuildSettingsPatch>;
 
-export const LogLineSchema = z.object({ seq: z.number().int(), at: z.string(), stream: z.string().describe('stdout, stderr or system (the builder\'s own notes)'), line: z.string() });
+export const LogLineSchema = z.object({
+  seq: z.number().int(),
+  at: z.string(),
+  stream: z.string().describe("stdout, stderr or system (the builder's own notes)"),
+  line: z.string(),
+});
 export type LogLine = z.infer<typeof LogLineSchema>;
 export const LogPageQuery = z.object({ from: z.coerce.number().int().min(0).default(0) });
 export const LogPageSchema = z.object({ status: z.string(), lines: z.array(LogLineSchema), nextSeq: z.number().int(), done: z.boolean() });
@@ -72,10 +86,19 @@ export type LogShareAnswer = z.infer<typeof LogShareAnswer>;
 export const SharedLogParams = z.object({ slug: z.string().max(100), deployId: z.string().max(64) });
 export const SharedLogQuery = LogPageQuery.extend({ token: z.string().max(200).optional() });
 
-export const DeployHookSchema = z.object({ id: z.string().describe('`dhk_...`'), name: z.string(), branch: z.string(), hint: z.string(), createdAt: z.string(), lastUsedAt: z.string().nullable() });
+export const DeployHookSchema = z.object({
+  id: z.string().describe('`dhk_...`'),
+  name: z.string(),
+  branch: z.string(),
+  hint: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string().nullable(),
+});
 export type DeployHook = z.infer<typeof DeployHookSchema>;
 export const CreateDeployHookBody = z.object({ name: z.string().trim().min(1).max(100), branch: BranchSchema }).strict();
-export const CreatedDeployHookAnswer = z.object({ hook: DeployHookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }) });
+export const CreatedDeployHookAnswer = z.object({
+  hook: DeployHookSchema.extend({ token: z.string().describe('`cxhook_...`, shown once'), url: z.string().describe('POST here to queue a deploy') }),
+});
 export type CreatedDeployHookAnswer = z.infer<typeof CreatedDeployHookAnswer>;
 export const DeployHookList = z.object({ hooks: z.array(DeployHookSchema) });
 export type DeployHookList = z.infer<typeof DeployHookList>;

@@ -3,14 +3,19 @@ import { hostPatternSchema } from '../host-pattern.ts';
 
 /** A project's custom domains (spec §4.1): claimed, proven by a DNS TXT record, then served. */
 export const DomainParams = z.object({ slug: z.string(), domain: z.string().max(300) });
-const DomainNameSchema = hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine((d) => !d.includes(':'), 'a hostname without a port');
+const DomainNameSchema = hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine(
+  (d) => !d.includes(':'),
+  'a hostname without a port',
+);
 
 export const ProjectDomainSchema = z.object({
   domain: z.string(),
   verified: z.boolean(),
   verifiedAt: z.string().nullable(),
   createdAt: z.string(),
-  verification: z.object({ type: z.literal('TXT'), name: z.string(), value: z.string() }).describe('the DNS record that proves control: add it, then POST .../verify'),
+  verification: z
+    .object({ type: z.literal('TXT'), name: z.string(), value: z.string() })
+    .describe('the DNS record that proves control: add it, then POST .../verify'),
 });
 export type ProjectDomain = z.infer<typeof ProjectDomainSchema>;
 export const ProjectDomainAnswer = z.object({ domain: ProjectDomainSchema });

@@ -19,7 +19,9 @@ export type IngestedAnswer = z.infer<typeof IngestedAnswer>;
 /** One malformed analytics event, dropped by its index in the batch, with what is wrong with it. */
 export const RejectedEventSchema = z.object({ index: z.number().int(), fields: z.array(z.object({ path: z.string(), message: z.string() })) });
 export type RejectedEvent = z.infer<typeof RejectedEventSchema>;
-export const AnalyticsAcceptedAnswer = IngestedAnswer.extend({ rejected: z.array(RejectedEventSchema).describe('dropped events, by index; the rest were taken') });
+export const AnalyticsAcceptedAnswer = IngestedAnswer.extend({
+  rejected: z.array(RejectedEventSchema).describe('dropped events, by index; the rest were taken'),
+});
 export type AnalyticsAcceptedAnswer = z.infer<typeof AnalyticsAcceptedAnswer>;
 /** The analytics batch as a caller sends it (each event is validated on its own: a bad one is dropped, not the batch). */
 export const AnalyticsBatchBody = z.object({ batch: z.array(AnalyticsEventSchema).min(LIMITS.analyticsBatch.minEvents).max(LIMITS.analyticsBatch.maxEvents) });
@@ -71,7 +73,18 @@ export interface EdgeRoute {
 }
 
 /** What every batch route refuses with: admission (credential, origin, media type, size, paused) and publishing. */
-const BATCH_ADMISSION = ['unauthorized', 'forbidden_credential', 'origin_not_allowed', 'unsupported_media_type', 'too_large', 'paused', 'rate_limited', 'limiter_unavailable', 'bus_unavailable', 'internal'] as const;
+const BATCH_ADMISSION = [
+  'unauthorized',
+  'forbidden_credential',
+  'origin_not_allowed',
+  'unsupported_media_type',
+  'too_large',
+  'paused',
+  'rate_limited',
+  'limiter_unavailable',
+  'bus_unavailable',
+  'internal',
+] as const;
 /** The same-origin routes on a site's host: the host must be a site, and its project must have an ingest key to attach. */
 const SITE = ['not_a_site', 'no_site_key'] as const;
 const paused: EdgeAnswer = { description: 'the project is paused: taken and dropped' };
@@ -112,8 +125,18 @@ const flags = {
 export const EDGE_ROUTES: readonly EdgeRoute[] = [
   { name: 'errors', ingestKey: true, ...errors },
   { name: 'siteErrors', ingestKey: false, ...errors, summary: errors.summary + SITE_NOTE, refusals: [...errors.refusals, ...SITE] },
-  { name: 'sentryEnvelope', ...sentry, summary: "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br; event items become error events, other items are dropped" },
-  { name: 'sentryStore', ...sentry, body: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) }, summary: "Sentry SDKs' older store endpoint: one event as JSON, the key as for envelopes" },
+  {
+    name: 'sentryEnvelope',
+    ...sentry,
+    summary:
+      "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br; event items become error events, other items are dropped",
+  },
+  {
+    name: 'sentryStore',
+    ...sentry,
+    body: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
+    summary: "Sentry SDKs' older store endpoint: one event as JSON, the key as for envelopes",
+  },
   { name: 'analytics', ingestKey: true, ...analytics },
   { name: 'siteAnalytics', ingestKey: false, ...analytics, summary: analytics.summary + SITE_NOTE, refusals: [...analytics.refusals, ...SITE] },
   { name: 'flags', ingestKey: true, ...flags },

@@ -11,10 +11,10 @@ export type IssueStatus = z.infer<typeof IssueStatusSchema>;
 export const GroupParams = z.object({ slug: z.string(), groupId: z.string().max(64) });
 
 export const IssueSummarySchema = z.object({
-  groupId: z.string().describe('the issue\'s id (§2.6), `grp_...`: what the `:groupId` routes take'),
+  groupId: z.string().describe("the issue's id (§2.6), `grp_...`: what the `:groupId` routes take"),
   id: z.string().describe('the same as groupId'),
   name: z.string(),
-  message: z.string().describe('the latest occurrence\'s message (scrubbed)'),
+  message: z.string().describe("the latest occurrence's message (scrubbed)"),
   status: IssueStatusSchema,
   count: z.number().int(),
   envCounts: z.record(z.string(), z.number().int()).describe('occurrences per environment'),
@@ -58,7 +58,9 @@ export const BulkIssuesBody = z
   .strict();
 export const BulkIssuesAnswer = z.object({
   updated: z.array(IssueSummarySchema),
-  skipped: z.array(z.object({ groupId: z.string(), error: z.enum(['invalid_transition', 'not_found']), message: z.string(), status: IssueStatusSchema.nullable() })),
+  skipped: z.array(
+    z.object({ groupId: z.string(), error: z.enum(['invalid_transition', 'not_found']), message: z.string(), status: IssueStatusSchema.nullable() }),
+  ),
 });
 export type BulkIssuesAnswer = z.infer<typeof BulkIssuesAnswer>;
 
@@ -67,13 +69,19 @@ const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'must be a h
 
 export const ErrorSettingsSchema = z.object({
   paused: z.boolean().describe('when true, ingest accepts and drops (204)'),
-  ingestOrigins: z.array(z.string()).describe(`hostnames or *. patterns (optionally host:port) allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
+  ingestOrigins: z
+    .array(z.string())
+    .describe(`hostnames or *. patterns (optionally host:port) allowed to post from browsers; empty allows every origin; at most ${LIMITS.ingestOrigins.max}`),
 });
 export type ErrorSettings = z.infer<typeof ErrorSettingsSchema>;
 export const ErrorSettingsPatch = z
   .object({
     paused: z.boolean().optional(),
-    ingestOrigins: z.array(HostnameSchema).max(LIMITS.ingestOrigins.max).transform((l) => [...new Set(l)]).optional(),
+    ingestOrigins: z
+      .array(HostnameSchema)
+      .max(LIMITS.ingestOrigins.max)
+      .transform((l) => [...new Set(l)])
+      .optional(),
   })
   .strict();
 export type ErrorSettingsPatch = z.infer<typeof ErrorSettingsPatch>;
@@ -86,7 +94,11 @@ export type AlertSettings = z.infer<typeof AlertSettingsSchema>;
 export const AlertSettingsPatch = z
   .object({
     enabled: z.boolean().optional(),
-    recipients: z.array(z.string().trim().toLowerCase().pipe(z.email())).max(50).transform((l) => [...new Set(l)]).optional(),
+    recipients: z
+      .array(z.string().trim().toLowerCase().pipe(z.email()))
+      .max(50)
+      .transform((l) => [...new Set(l)])
+      .optional(),
   })
   .strict();
 export type AlertSettingsPatch = z.infer<typeof AlertSettingsPatch>;

@@ -32,7 +32,10 @@ export type CreateFlagBody = z.input<typeof CreateFlagBody>;
 export const PatchFlagBody = z
   .object(
     Object.fromEntries(
-      Object.entries(FlagDefinitionSchema.omit({ key: true }).shape).map(([name, field]) => [name, (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : (field as z.ZodType)).optional()]),
+      Object.entries(FlagDefinitionSchema.omit({ key: true }).shape).map(([name, field]) => [
+        name,
+        (field instanceof z.ZodDefault ? (field.unwrap() as z.ZodType) : (field as z.ZodType)).optional(),
+      ]),
     ) as { [K in keyof Omit<FlagDefinition, 'key'>]-?: z.ZodOptional<z.ZodType<Omit<FlagDefinition, 'key'>[K]>> },
   )
   .strict();

@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { ALL_SCOPES, SCOPES, type Scope } from '../scopes.ts';
 
 /** API keys and ingest keys (spec §2.1, §4.1). */
-export const ScopeSchema = z.enum(ALL_SCOPES as [Scope, ...Scope[]]).describe(Object.entries(SCOPES).map(([k, v]) => `${k}: ${v}`).join('; '));
+export const ScopeSchema = z.enum(ALL_SCOPES as [Scope, ...Scope[]]).describe(
+  Object.entries(SCOPES)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('; '),
+);
 export const KeyKindSchema = z.enum(['live', 'test', 'ingest']);
 export type KeyKind = z.infer<typeof KeyKindSchema>;
 
@@ -24,11 +28,16 @@ export const ApiKeyList = z.object({ keys: z.array(ApiKeySchema) });
 export type ApiKeyList = z.infer<typeof ApiKeyList>;
 
 export const CreateKeyBody = z.discriminatedUnion('kind', [
-  z.object({
-    kind: z.enum(['live', 'test']).describe('cx_live_ / cx_test_ project API key'),
-    name: z.string().trim().max(100).optional(),
-    scopes: z.array(ScopeSchema).min(1).transform((s) => [...new Set(s)]),
-  }).strict(),
+  z
+    .object({
+      kind: z.enum(['live', 'test']).describe('cx_live_ / cx_test_ project API key'),
+      name: z.string().trim().max(100).optional(),
+      scopes: z
+        .array(ScopeSchema)
+        .min(1)
+        .transform((s) => [...new Set(s)]),
+    })
+    .strict(),
   z.object({ kind: z.literal('ingest').describe('cak_live_ write-only ingest key: no scopes'), name: z.string().trim().max(100).optional() }).strict(),
 ]);
 export type CreateKeyBody = z.input<typeof CreateKeyBody>;

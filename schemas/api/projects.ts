@@ -10,9 +10,14 @@ const MAX_DOMAINS = 50;
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{1,38})[a-z0-9]$/;
 export const SlugSchema = z.string().regex(SLUG_PATTERN, 'lowercase a-z, 0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen');
 const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'a hostname, optionally with a leading "*." and a port' });
-const DomainListSchema = z.array(HostnameSchema).max(MAX_DOMAINS).transform((l) => [...new Set(l)]);
+const DomainListSchema = z
+  .array(HostnameSchema)
+  .max(MAX_DOMAINS)
+  .transform((l) => [...new Set(l)]);
 
-export const DomainsSchema = z.object({ production: z.array(z.string()), preview: z.array(z.string()) }).describe('hostnames; "*.x" matches subdomains of x; "host:port" matches only that port, "host" any port');
+export const DomainsSchema = z
+  .object({ production: z.array(z.string()), preview: z.array(z.string()) })
+  .describe('hostnames; "*.x" matches subdomains of x; "host:port" matches only that port, "host" any port');
 
 export const ProjectSchema = z.object({
   id: z.string(),
@@ -40,7 +45,10 @@ export const PatchProjectBody = z
   .object({
     name: z.string().trim().min(1).max(100).optional(),
     defaultBranch: BranchSchema.optional(),
-    domains: z.object({ production: DomainListSchema.optional(), preview: DomainListSchema.optional() }).optional().describe('each list given replaces the stored one'),
+    domains: z
+      .object({ production: DomainListSchema.optional(), preview: DomainListSchema.optional() })
+      .optional()
+      .describe('each list given replaces the stored one'),
   })
   .strict();
 export type PatchProjectBody = z.infer<typeof PatchProjectBody>;
@@ -52,7 +60,7 @@ export const ProjectRollupSchema = ProjectSchema.extend({
     openByEnvironment: z.record(z.string(), z.number()).describe('unresolved issues with occurrences in each environment'),
   }),
   deploys: z.object({
-    live: DeploySchema.nullable().describe('the production deploy the production hosts serve (the newest ready one, or a rollback\'s choice)'),
+    live: DeploySchema.nullable().describe("the production deploy the production hosts serve (the newest ready one, or a rollback's choice)"),
     previews: z.array(DeploySchema).describe('the five newest preview deploys'),
   }),
   links: z.record(z.string(), z.string()),

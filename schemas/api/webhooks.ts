@@ -49,13 +49,13 @@ export const AttemptSchema = z.object({
   deliveryId: z.string(),
   eventId: z.string(),
   event: z.string(),
-  attempt: z.number().describe('the attempt\'s number for its delivery, counting across replays'),
+  attempt: z.number().describe("the attempt's number for its delivery, counting across replays"),
   status: z.enum(['succeeded', 'failed']),
   responseCode: z.number().nullable(),
   error: z.string().nullable(),
   startedAt: z.string(),
   finishedAt: z.string(),
-  nextAttemptAt: z.string().nullable().describe('when the delivery\'s next attempt was scheduled after this one (null: none)'),
+  nextAttemptAt: z.string().nullable().describe("when the delivery's next attempt was scheduled after this one (null: none)"),
   deliveryStatus: z.string().describe('pending, sending, succeeded or dead'),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;

@@ -20,8 +20,14 @@ export function encode(m: AnalyticsBatchMessage): Buffer {
 export function decode(value: Buffer): AnalyticsBatchMessage | undefined {
   try {
     const m = JSON.parse(value.toString('utf8')) as Partial<AnalyticsBatchMessage>;
-    if (m?.v !== 1 || typeof m.batchId !== 'string' || typeof m.projectId !== 'string' || typeof m.receivedAt !== 'number' || !Array.isArray(m.events)) return undefined;
-    if (!m.events.every((e) => e && typeof e.uuid === 'string' && typeof e.event === 'string' && typeof e.distinctId === 'string' && typeof e.timestamp === 'number')) return undefined;
+    if (m?.v !== 1 || typeof m.batchId !== 'string' || typeof m.projectId !== 'string' || typeof m.receivedAt !== 'number' || !Array.isArray(m.events))
+      return undefined;
+    if (
+      !m.events.every(
+        (e) => e && typeof e.uuid === 'string' && typeof e.event === 'string' && typeof e.distinctId === 'string' && typeof e.timestamp === 'number',
+      )
+    )
+      return undefined;
     return { ...m, originHost: m.originHost ?? null } as AnalyticsBatchMessage;
   } catch {
     return undefined;

@@ -12,7 +12,14 @@ describe('the bus contract', () => {
   });
 
   it('reads back what it writes, and nothing that is no message of the topic', () => {
-    const analytics: analyticsEvents.AnalyticsBatchMessage = { v: 1, batchId: 'b1', projectId: 'prj_1', originHost: null, receivedAt: 1, events: [{ uuid: 'u', event: 'e', distinctId: 'd', properties: {}, timestamp: 1 }] };
+    const analytics: analyticsEvents.AnalyticsBatchMessage = {
+      v: 1,
+      batchId: 'b1',
+      projectId: 'prj_1',
+      originHost: null,
+      receivedAt: 1,
+      events: [{ uuid: 'u', event: 'e', distinctId: 'd', properties: {}, timestamp: 1 }],
+    };
     expect(analyticsEvents.decode(analyticsEvents.encode(analytics))).toEqual(analytics);
     const deploy = { v: 1 as const, deployId: 'dep_1', projectId: 'prj_1' };
     expect(deployRequests.decode(deployRequests.encode(deploy))).toEqual(deploy);
@@ -22,7 +29,12 @@ describe('the bus contract', () => {
     expect(errorEvents.decode(errors)).toEqual({ projectId: 'prj_1', originHost: null, receivedAt: 1, events: [] });
 
     for (const junk of [Buffer.from('not json'), Buffer.from('{}'), Buffer.from('[1]'), Buffer.from('{"v":9}')]) {
-      expect([analyticsEvents.decode(junk), deployRequests.decode(junk), projectEvents.decode(junk), errorEvents.decode(junk)]).toEqual([undefined, undefined, undefined, undefined]);
+      expect([analyticsEvents.decode(junk), deployRequests.decode(junk), projectEvents.decode(junk), errorEvents.decode(junk)]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
     }
     // an analytics event without its uuid is no stamped event
     expect(analyticsEvents.decode(Buffer.from(JSON.stringify({ ...analytics, events: [{ event: 'e', distinctId: 'd', timestamp: 1 }] })))).toBeUndefined();

@@ -7,12 +7,22 @@ const header = { projectId: 'prj_1', originHost: 'app.example.com', receivedAt: 
 
 describe('error batch on the bus', () => {
   it('carries the client body verbatim inside the envelope and decodes it into stamped events', () => {
-    const raw = Buffer.from('{"batch":[{"message":"a\\nb \\u00e9","stack":"x","environment":"production","timestamp":"2026-01-01T00:00:00Z"},{"name":"TypeError","message":"b","runtime":"node"}]}');
+    const raw = Buffer.from(
+      '{"batch":[{"message":"a\\nb \\u00e9","stack":"x","environment":"production","timestamp":"2026-01-01T00:00:00Z"},{"name":"TypeError","message":"b","runtime":"node"}]}',
+    );
     const value = encodeErrorBatchEnvelope({ ...header, eventIds: ['e1', 'e2'] }, raw);
     expect(value.includes(raw)).toBe(true);
     const m = decodeErrorBatchMessage(value)!;
     expect(m).toMatchObject({ projectId: 'prj_1', originHost: 'app.example.com', receivedAt: header.receivedAt });
-    expect(m.events[0]).toEqual({ eventId: 'e1', name: 'Error', message: 'a\nb é', stack: 'x', runtime: 'browser', truncated: [], clientTime: Date.UTC(2026, 0, 1) });
+    expect(m.events[0]).toEqual({
+      eventId: 'e1',
+      name: 'Error',
+      message: 'a\nb é',
+      stack: 'x',
+      runtime: 'browser',
+      truncated: [],
+      clientTime: Date.UTC(2026, 0, 1),
+    });
     expect(m.events[1]).toMatchObject({ eventId: 'e2', name: 'TypeError', runtime: 'node' });
     expect(m.events[0]).not.toHaveProperty('environment');
   });
@@ -57,7 +67,13 @@ describe('error batch on the bus', () => {
       projectId: 'p',
       originHost: null,
       receivedAt: 1,
-      events: [good, { ...good, eventId: 'bad-stack', stack: 123 }, { ...good, eventId: 'far-future', clientTime: 1e20 }, { eventId: 'bare', message: 'm' }, null],
+      events: [
+        good,
+        { ...good, eventId: 'bad-stack', stack: 123 },
+        { ...good, eventId: 'far-future', clientTime: 1e20 },
+        { eventId: 'bare', message: 'm' },
+        null,
+      ],
     };
     let invalid = 0;
     const m = decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)), () => invalid++)!;
@@ -69,9 +85,17 @@ describe('error batch on the bus', () => {
   });
 
   it('turns every NUL and lone surrogate (which Postgres cannot hold) into U+FFFD, in keys and values, v2 and v1 alike', () => {
-    const raw = Buffer.from('{"batch":[{"name":"A\\u0000","message":"m\\u0000","stack":"s","path":"/\\u0000","userId":"u\\u0000","extra":{"k\\u0000":["v\\u0000",{"x":"\\u0000"}]}}]}');
+    const raw = Buffer.from(
+      '{"batch":[{"name":"A\\u0000","message":"m\\u0000","stack":"s","path":"/\\u0000","userId":"u\\u0000","extra":{"k\\u0000":["v\\u0000",{"x":"\\u0000"}]}}]}',
+    );
     const m = decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'] }, raw))!;
-    expect(m.events[0]).toMatchObject({ name: 'A\uFFFD', message: 'm\uFFFD', path: '/\uFFFD', userId: 'u\uFFFD', extra: { 'k\uFFFD': ['v\uFFFD', { x: '\uFFFD' }] } });
+    expect(m.events[0]).toMatchObject({
+      name: 'A\uFFFD',
+      message: 'm\uFFFD',
+      path: '/\uFFFD',
+      userId: 'u\uFFFD',
+      extra: { 'k\uFFFD': ['v\uFFFD', { x: '\uFFFD' }] },
+    });
     const v1 = { v: 1, projectId: 'p', originHost: null, receivedAt: 1, events: [{ ...stampErrorEvent({ message: 'x\u0000y' }, 'id1', 'node') }] };
     expect(decodeErrorBatchMessage(Buffer.from(JSON.stringify(v1)))!.events[0]!.message).toBe('x\uFFFDy');
     expect(JSON.stringify(m)).not.toContain('\\u0000');

@@ -167,7 +167,14 @@ const errorsQueue = queue('errors/i', LIMITS.errorBatch.maxEvents, (e, n) => not
 const eventsQueue = queue('analytics/i', LIMITS.analyticsBatch.maxEvents, (e, n) => noteDropped(e, 'properties', '$dropped', n));
 
 function errorEvent(name: unknown, message: unknown, stack: unknown, opts: Options = {}): Ev {
-  const e: Ev = { name: cut(name || 'Error', 200), message: cut(message, 2000) || '(no message)', stack: stack ? cut(stack, 8192) : undefined, path: opts.path ? cut(opts.path, 2048) : here(), timestamp: Date.now(), runtime: 'browser' };
+  const e: Ev = {
+    name: cut(name || 'Error', 200),
+    message: cut(message, 2000) || '(no message)',
+    stack: stack ? cut(stack, 8192) : undefined,
+    path: opts.path ? cut(opts.path, 2048) : here(),
+    timestamp: Date.now(),
+    runtime: 'browser',
+  };
   if (opts.extra && (safe(JSON.stringify)(opts.extra)?.length ?? 1e9) <= 16000) e.extra = opts.extra;
   else if (opts.extra) e.extra = { cxExtraTooLarge: true };
   e.k = `${e.name}\n${e.message}\n${e.stack || ''}`;
@@ -211,7 +218,9 @@ safe(() => {
   w.cx = {
     ...(w.cx || {}),
     errors,
-    capture: safe((event: unknown, properties?: Record<string, unknown>) => eventsQueue.add({ event: cut(event, 200), distinctId: visitor, properties: properties || {}, timestamp: Date.now(), uuid: uuid(), path: here() })),
+    capture: safe((event: unknown, properties?: Record<string, unknown>) =>
+      eventsQueue.add({ event: cut(event, 200), distinctId: visitor, properties: properties || {}, timestamp: Date.now(), uuid: uuid(), path: here() }),
+    ),
     identify: safe((id: unknown) => {
       visitor = cut(id, 200) || visitor;
       safe(() => localStorage.setItem('cx_id', visitor))();
@@ -229,12 +238,18 @@ safe(() => {
     },
   };
   void loadFlags();
-  addEventListener('error', safe((e: ErrorEvent) => {
-    // A failed <script> or <img> is an Event without an error: not a script error.
-    if (!e.error && !e.message) return;
-    errorsQueue.add(e.error ? ofError(e.error) : errorEvent('Error', e.message, e.filename ? `    at ${e.filename}:${e.lineno}:${e.colno}` : undefined));
-  }));
-  addEventListener('unhandledrejection', safe((e: PromiseRejectionEvent) => errorsQueue.add(ofError(e.reason))));
+  addEventListener(
+    'error',
+    safe((e: ErrorEvent) => {
+      // A failed <script> or <img> is an Event without an error: not a script error.
+      if (!e.error && !e.message) return;
+      errorsQueue.add(e.error ? ofError(e.error) : errorEvent('Error', e.message, e.filename ? `    at ${e.filename}:${e.lineno}:${e.colno}` : undefined));
+    }),
+  );
+  addEventListener(
+    'unhandledrejection',
+    safe((e: PromiseRejectionEvent) => errorsQueue.add(ofError(e.reason))),
+  );
   const leave = safe(() => {
     void errorsQueue.flush();
     void eventsQueue.flush();

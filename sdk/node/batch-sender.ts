@@ -64,7 +64,11 @@ export function createBatchSender<E>(o: BatchSenderOptions): BatchSender<E> {
           if (!batch) break;
           let res: Response;
           try {
-            res = await o.fetch(o.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${o.ingestKey}` }, body: batch.body });
+            res = await o.fetch(o.url, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', authorization: `Bearer ${o.ingestKey}` },
+              body: batch.body,
+            });
           } catch (err) {
             // Network trouble: keep the batch for the next try.
             queue.unshift(...batch.events);

@@ -17,7 +17,15 @@ export interface FlagsClient {
 
 const CACHE_MAX = 10_000;
 
-export function createFlagsClient(o: { baseUrl: string; ingestKey: string; fetch: typeof fetch; deployId?: string; gitSha?: string; cacheMs?: number; onError(err: unknown): void }): FlagsClient {
+export function createFlagsClient(o: {
+  baseUrl: string;
+  ingestKey: string;
+  fetch: typeof fetch;
+  deployId?: string;
+  gitSha?: string;
+  cacheMs?: number;
+  onError(err: unknown): void;
+}): FlagsClient {
   const cacheMs = o.cacheMs ?? 30_000;
   const cache = new Map<string, { at: number; etag: string | null; flags: Record<string, FlagAnswer> }>();
 

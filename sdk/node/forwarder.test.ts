@@ -22,7 +22,11 @@ beforeAll(async () => {
   p = await createIngestProject(edge.platform);
   await setIngestOrigins(edge.platform, p.projectId, ['app.example.org']);
   const flag = { key: 'beta', description: '', enabled: true, rolloutPercentage: 100, variants: [], conditions: [] };
-  await edge.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, 'beta', $3::jsonb)`, [newId('flg_'), p.projectId, JSON.stringify(flag)]);
+  await edge.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, 'beta', $3::jsonb)`, [
+    newId('flg_'),
+    p.projectId,
+    JSON.stringify(flag),
+  ]);
   await edge.settingsRefreshed();
   const forward = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base, trustProxy: true });
   app = createServer((req, res) => forward.middleware(req, res, () => res.writeHead(200).end('the app')));
@@ -35,11 +39,19 @@ afterAll(async () => {
 });
 
 const batch = (message: string) => JSON.stringify({ batch: [{ name: 'Error', message }] });
-const publishedMessages = () => edge.bus.batches().filter((b) => b.projectId === p.projectId).flatMap((b) => b.events.map((e) => e.message));
+const publishedMessages = () =>
+  edge.bus
+    .batches()
+    .filter((b) => b.projectId === p.projectId)
+    .flatMap((b) => b.events.map((e) => e.message));
 
 describe('the Node SDK forwarder', () => {
-  it('relays a page\'s batch with the key attached and the browser\'s Origin and IP; other paths go on to the app', async () => {
-    const res = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org', 'x-forwarded-for': '203.0.113.9' }, body: batch('via middleware') });
+  it("relays a page's batch with the key attached and the browser's Origin and IP; other paths go on to the app", async () => {
+    const res = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://app.example.org', 'x-forwarded-for': '203.0.113.9' },
+      body: batch('via middleware'),
+    });
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ ingested: 1 });
     expect(publishedMessages()).toContain('via middleware');
@@ -50,32 +62,60 @@ describe('the Node SDK forwarder', () => {
   });
 
   it('relays refusals as the edge answered them: origin (403), validation (400), rate limits with Retry-After (429)', async () => {
-    const refused = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://evil.example.net' }, body: batch('x') });
+    const refused = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example.net' },
+      body: batch('x'),
+    });
     expect(refused.status).toBe(403);
     expect((await refused.json()).error).toBe('origin_not_allowed');
-    const invalid = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"batch":[]}' });
+    const invalid = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"batch":[]}',
+    });
     expect(invalid.status).toBe(400);
     expect((await invalid.json()).error).toBe('invalid_request');
     let limited: Response | undefined;
     for (let i = 0; i < 40 && !limited; i++) {
-      const r = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' }, body: batch(`burst ${i}`) });
+      const r = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.7' },
+        body: batch(`burst ${i}`),
+      });
       if (r.status === 429) limited = r;
     }
     expect((await limited!.json()).error).toBe('rate_limited');
     expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThan(0);
     // Another browser behind the same app is not limited by the first one's burst.
-    const other = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.8' }, body: batch('another browser') });
+    const other = await fetch(`${appUrl}${SAME_ORIGIN_ERRORS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-for': '198.51.100.8' },
+      body: batch('another browser'),
+    });
     expect(other.status).toBe(202);
   });
 
   it('works as a fetch-style handler and as a Fastify plugin; an unreachable service is 503 with Retry-After', async () => {
     const forward = createErrorForwarder({ ingestKey: p.ingestKey, baseUrl: edge.base });
-    const res = await forward.handle(new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, body: batch('via fetch handler') }), '192.0.2.1');
+    const res = await forward.handle(
+      new Request(`https://app.example.org${SAME_ORIGIN_ERRORS_PATH}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'https://app.example.org' },
+        body: batch('via fetch handler'),
+      }),
+      '192.0.2.1',
+    );
     expect(res.status).toBe(202);
 
     const fastify = Fastify();
     await fastify.register(forward.fastify);
-    const viaFastify = await fastify.inject({ method: 'POST', url: SAME_ORIGIN_ERRORS_PATH, headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, payload: batch('via fastify') });
+    const viaFastify = await fastify.inject({
+      method: 'POST',
+      url: SAME_ORIGIN_ERRORS_PATH,
+      headers: { 'content-type': 'application/json', origin: 'https://app.example.org' },
+      payload: batch('via fastify'),
+    });
     expect(viaFastify.statusCode).toBe(202);
     await fastify.close();
     expect(publishedMessages()).toEqual(expect.arrayContaining(['via fetch handler', 'via fastify']));
@@ -88,12 +128,18 @@ describe('the Node SDK forwarder', () => {
     expect(tooBig.status).toBe(413);
   });
 
-  it('relays cx.js\'s analytics and flags paths too (issue 23): nothing falls through to the app', async () => {
+  it("relays cx.js's analytics and flags paths too (issue 23): nothing falls through to the app", async () => {
     const events = JSON.stringify({ batch: [{ event: 'signup', distinctId: 'visitor-1', properties: { plan: 'pro' } }] });
-    const captured = await fetch(`${appUrl}${SAME_ORIGIN_ANALYTICS_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, body: events });
+    const captured = await fetch(`${appUrl}${SAME_ORIGIN_ANALYTICS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://app.example.org' },
+      body: events,
+    });
     expect(captured.status).toBe(202);
     expect(captured.headers.get('content-type')).toContain('application/json');
-    const stored = edge.bus.published.filter((m) => m.topic === TOPICS.analyticsEvents).flatMap((m) => m.messages.map((x) => JSON.parse(x.value.toString()) as { projectId: string; events: Array<{ event: string }> }));
+    const stored = edge.bus.published
+      .filter((m) => m.topic === TOPICS.analyticsEvents)
+      .flatMap((m) => m.messages.map((x) => JSON.parse(x.value.toString()) as { projectId: string; events: Array<{ event: string }> }));
     expect(stored.some((b) => b.projectId === p.projectId && b.events.some((e) => e.event === 'signup'))).toBe(true);
 
     const flags = await fetch(`${appUrl}${SAME_ORIGIN_FLAGS_PATH}?distinctId=visitor-1`);
@@ -112,7 +158,16 @@ describe('the Node SDK forwarder', () => {
     const fastify = Fastify();
     await fastify.register(forward.fastify);
     expect((await fastify.inject({ method: 'GET', url: `${SAME_ORIGIN_FLAGS_PATH}?distinctId=v3` })).json().flags.beta.enabled).toBe(true);
-    expect((await fastify.inject({ method: 'POST', url: SAME_ORIGIN_ANALYTICS_PATH, headers: { 'content-type': 'application/json', origin: 'https://app.example.org' }, payload: events })).statusCode).toBe(202);
+    expect(
+      (
+        await fastify.inject({
+          method: 'POST',
+          url: SAME_ORIGIN_ANALYTICS_PATH,
+          headers: { 'content-type': 'application/json', origin: 'https://app.example.org' },
+          payload: events,
+        })
+      ).statusCode,
+    ).toBe(202);
     await fastify.close();
   });
 });

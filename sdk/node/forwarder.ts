@@ -80,11 +80,18 @@ export interface ForwardInput {
 
 /** The part of a Fastify instance the plugin uses (so the SDK needs no Fastify import). */
 export interface FastifyLike {
-  addContentTypeParser(type: string, opts: { parseAs: 'buffer'; bodyLimit: number }, parser: (req: unknown, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => void): void;
+  addContentTypeParser(
+    type: string,
+    opts: { parseAs: 'buffer'; bodyLimit: number },
+    parser: (req: unknown, body: Buffer, done: (err: Error | null, body?: Buffer) => void) => void,
+  ): void;
   post(path: string, handler: FastifyLikeHandler): void;
   get(path: string, handler: FastifyLikeHandler): void;
 }
-type FastifyLikeHandler = (request: { body: unknown; headers: Record<string, string | string[] | undefined>; ip: string; url: string }, reply: { code(n: number): { headers(h: Record<string, string>): { send(body: string): unknown } } }) => unknown;
+type FastifyLikeHandler = (
+  request: { body: unknown; headers: Record<string, string | string[] | undefined>; ip: string; url: string },
+  reply: { code(n: number): { headers(h: Record<string, string>): { send(body: string): unknown } } },
+) => unknown;
 
 const json = (status: number, error: string, message: string, extra: Record<string, string> = {}): ForwardedAnswer => ({
   status,
@@ -180,7 +187,18 @@ export function createErrorForwarder(options: ForwarderOptions = {}): ErrorForwa
       const body = route.method === 'POST' ? new Uint8Array(await request.arrayBuffer()) : undefined;
       const ip = clientIp ?? ipOf(undefined, request.headers.get('x-forwarded-for') ?? undefined);
       const h = request.headers;
-      return reply(await forward({ path, query, body, contentType: h.get('content-type') ?? '', origin: h.get('origin') ?? undefined, clientIp: ip, userAgent: h.get('user-agent') ?? undefined, ifNoneMatch: h.get('if-none-match') ?? undefined }));
+      return reply(
+        await forward({
+          path,
+          query,
+          body,
+          contentType: h.get('content-type') ?? '',
+          origin: h.get('origin') ?? undefined,
+          clientIp: ip,
+          userAgent: h.get('user-agent') ?? undefined,
+          ifNoneMatch: h.get('if-none-match') ?? undefined,
+        }),
+      );
     },
 
     middleware(req, res, next) {
@@ -190,7 +208,15 @@ export function createErrorForwarder(options: ForwarderOptions = {}): ErrorForwa
       const refused = methodRefusal(route, req.method);
       if (refused) return write(res, refused);
       const h = req.headers;
-      const input = { path, query, contentType: firstHeader(h['content-type']) ?? '', origin: firstHeader(h.origin), clientIp: ipOf(req.socket.remoteAddress, firstHeader(h['x-forwarded-for'])), userAgent: firstHeader(h['user-agent']), ifNoneMatch: firstHeader(h['if-none-match']) };
+      const input = {
+        path,
+        query,
+        contentType: firstHeader(h['content-type']) ?? '',
+        origin: firstHeader(h.origin),
+        clientIp: ipOf(req.socket.remoteAddress, firstHeader(h['x-forwarded-for'])),
+        userAgent: firstHeader(h['user-agent']),
+        ifNoneMatch: firstHeader(h['if-none-match']),
+      };
       if (route.method === 'GET') {
         void forward(input).then((a) => write(res, a));
         return;
@@ -212,8 +238,22 @@ export function createErrorForwarder(options: ForwarderOptions = {}): ErrorForwa
       for (const [path, route] of Object.entries(ROUTES)) {
         const handler: FastifyLikeHandler = async (request, reply) => {
           const h = request.headers;
-          const body = route.method === 'GET' ? undefined : Buffer.isBuffer(request.body) ? request.body : Buffer.from(typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? ''));
-          const a = await forward({ path, query: splitUrl(request.url).query, body, contentType: firstHeader(h['content-type']) ?? '', origin: firstHeader(h.origin), clientIp: request.ip, userAgent: firstHeader(h['user-agent']), ifNoneMatch: firstHeader(h['if-none-match']) });
+          const body =
+            route.method === 'GET'
+              ? undefined
+              : Buffer.isBuffer(request.body)
+                ? request.body
+                : Buffer.from(typeof request.body === 'string' ? request.body : JSON.stringify(request.body ?? ''));
+          const a = await forward({
+            path,
+            query: splitUrl(request.url).query,
+            body,
+            contentType: firstHeader(h['content-type']) ?? '',
+            origin: firstHeader(h.origin),
+            clientIp: request.ip,
+            userAgent: firstHeader(h['user-agent']),
+            ifNoneMatch: firstHeader(h['if-none-match']),
+          });
           return reply.code(a.status).headers(a.headers).send(a.body);
         };
         if (route.method === 'GET') app.get(path, handler);

@@ -81,7 +81,17 @@ export function init(options: NodeClientOptions = {}): NodeClient {
   const doFetch = options.fetch ?? globalThis.fetch;
   const onError = options.onError ?? ((err: unknown) => process.stderr.write(`[service sdk] could not send errors: ${(err as Error)?.message ?? err}\n`));
   const sender = (path: string, maxEvents: number, maxBytes: number) =>
-    createBatchSender<WireEvent | WireAnalyticsEvent>({ url: `${baseUrl}${path}`, ingestKey, maxEvents, maxBytes, sendAt: SEND_AT, maxQueue, flushIntervalMs: options.flushIntervalMs ?? 2_000, fetch: doFetch, onError });
+    createBatchSender<WireEvent | WireAnalyticsEvent>({
+      url: `${baseUrl}${path}`,
+      ingestKey,
+      maxEvents,
+      maxBytes,
+      sendAt: SEND_AT,
+      maxQueue,
+      flushIntervalMs: options.flushIntervalMs ?? 2_000,
+      fetch: doFetch,
+      onError,
+    });
   const errors = sender('/v1/errors/i', ERRORS.maxEvents, ERRORS.maxBodyBytes);
   const analytics = sender('/v1/analytics/i', ANALYTICS.maxEvents, ANALYTICS.maxBodyBytes);
   const flags = createFlagsClient({ baseUrl, ingestKey, fetch: doFetch, deployId, gitSha, onError });

@@ -13,7 +13,11 @@ beforeAll(async () => {
   edge = await startTestEdge();
   p = await createIngestProject(edge.platform);
   const flag = { key: 'beta', description: '', enabled: true, rolloutPercentage: 100, variants: [{ key: 'b', weight: 100 }], conditions: [] };
-  await edge.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, 'beta', $3::jsonb)`, [newId('flg_'), p.projectId, JSON.stringify(flag)]);
+  await edge.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ($1, $2, 'beta', $3::jsonb)`, [
+    newId('flg_'),
+    p.projectId,
+    JSON.stringify(flag),
+  ]);
   await edge.settingsRefreshed();
 });
 afterAll(async () => edge?.close());
@@ -31,7 +35,13 @@ describe('the Node SDK: analytics and flags', () => {
       .filter((b) => b.projectId === p.projectId)
       .flatMap((b) => b.events);
     expect(events).toHaveLength(2);
-    expect(events[0]).toMatchObject({ event: 'signup', distinctId: 'user-1', properties: { plan: 'pro' }, deployId: 'dep_abc', uuid: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(events[0]).toMatchObject({
+      event: 'signup',
+      distinctId: 'user-1',
+      properties: { plan: 'pro' },
+      deployId: 'dep_abc',
+      uuid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 
   it('asks for flags, answers unknown ones off, and never throws when the service is away', async () => {

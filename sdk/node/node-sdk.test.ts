@@ -50,7 +50,16 @@ describe('Node SDK', () => {
     expect(received).toHaveLength(1);
     expect(received[0]!.auth).toBe('Bearer cak_live_test');
     expect(accepted()).toEqual([
-      expect.objectContaining({ name: 'TypeError', message: 'x is undefined', runtime: 'node', deployId: 'dep_1', gitSha: 'abc123', path: '/checkout', extra: { orderId: 7 }, stack: expect.stringContaining('TypeError: x is undefined') }),
+      expect.objectContaining({
+        name: 'TypeError',
+        message: 'x is undefined',
+        runtime: 'node',
+        deployId: 'dep_1',
+        gitSha: 'abc123',
+        path: '/checkout',
+        extra: { orderId: 7 },
+        stack: expect.stringContaining('TypeError: x is undefined'),
+      }),
       expect.objectContaining({ name: 'Message', message: 'cache miss storm' }),
       expect.objectContaining({ name: 'Error', message: 'a string thrown' }),
     ]);
@@ -61,7 +70,11 @@ describe('Node SDK', () => {
     for (let i = 0; i < 45; i++) c.captureMessage(`m${i}`);
     for (let i = 0; i < 3; i++) c.captureMessage('x'.repeat(30_000));
     await c.flush();
-    expect(received.every((r) => r.batch.length <= LIMITS.errorBatch.maxEvents && Buffer.byteLength(JSON.stringify({ batch: r.batch })) <= LIMITS.errorBatch.maxBodyBytes)).toBe(true);
+    expect(
+      received.every(
+        (r) => r.batch.length <= LIMITS.errorBatch.maxEvents && Buffer.byteLength(JSON.stringify({ batch: r.batch })) <= LIMITS.errorBatch.maxBodyBytes,
+      ),
+    ).toBe(true);
     expect(received.length).toBeGreaterThanOrEqual(Math.ceil(45 / LIMITS.errorBatch.maxEvents));
     expect(accepted()).toHaveLength(48);
   });
@@ -89,7 +102,9 @@ describe('Node SDK', () => {
     const sdk = fileURLToPath(new URL('./index.ts', import.meta.url));
     const script = `const { init } = await import(${JSON.stringify(sdk)}); init({ baseUrl: ${JSON.stringify(base)}, ingestKey: 'cak_live_child' }); setTimeout(() => { throw new Error('child crashed'); }, 10);`;
     const exit = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, _out, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }));
+      const child = execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], (err, _out, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stderr }),
+      );
       child.on('error', () => undefined);
     });
     expect(exit.code).toBe(1);

@@ -35,7 +35,14 @@ describe('sdk webhook verifier', () => {
   it('refuses a timestamp more than 300 s from now, in either direction', () => {
     const now = Date.UTC(2026, 10, 21, 12, 0, 0);
     const t = now / 1000;
-    for (const [offset, want] of [[0, 'accepted'], [-300, 'accepted'], [300, 'accepted'], [-301, 'timestamp_out_of_tolerance'], [301, 'timestamp_out_of_tolerance'], [-86_400, 'timestamp_out_of_tolerance']] as const) {
+    for (const [offset, want] of [
+      [0, 'accepted'],
+      [-300, 'accepted'],
+      [300, 'accepted'],
+      [-301, 'timestamp_out_of_tolerance'],
+      [301, 'timestamp_out_of_tolerance'],
+      [-86_400, 'timestamp_out_of_tolerance'],
+    ] as const) {
       const header = signatureHeader([secret], t + offset, body);
       expect({ offset, r: reason(() => verifySignature(body, header, secret, { now })) }).toEqual({ offset, r: want });
     }

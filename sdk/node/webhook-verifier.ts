@@ -47,7 +47,8 @@ export function parseSignatureHeader(header: string | string[] | undefined | nul
     if (key === 't' && /^\d{1,12}$/.test(val)) timestamp = Number(val);
     else if (key === 'v1' && /^[0-9a-f]{64}$/i.test(val)) signatures.push(val.toLowerCase());
   }
-  if (timestamp === undefined || !signatures.length) throw new WebhookVerificationError('malformed_header', 'Service-Signature needs t=<unix seconds> and at least one v1=<hex>');
+  if (timestamp === undefined || !signatures.length)
+    throw new WebhookVerificationError('malformed_header', 'Service-Signature needs t=<unix seconds> and at least one v1=<hex>');
   return { timestamp, signatures };
 }
 
@@ -83,7 +84,12 @@ export interface WebhookPayload<T = Record<string, unknown>> {
 }
 
 /** Verify, then parse the body: `{ event, data, sentAt }`. */
-export function verifyWebhook<T = Record<string, unknown>>(rawBody: string | Buffer, header: string | string[] | undefined | null, secret: string, opts: VerifyOptions = {}): WebhookPayload<T> {
+export function verifyWebhook<T = Record<string, unknown>>(
+  rawBody: string | Buffer,
+  header: string | string[] | undefined | null,
+  secret: string,
+  opts: VerifyOptions = {},
+): WebhookPayload<T> {
   verifySignature(rawBody, header, secret, opts);
   return JSON.parse(typeof rawBody === 'string' ? rawBody : rawBody.toString('utf8')) as WebhookPayload<T>;
 }

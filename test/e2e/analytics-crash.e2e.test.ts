@@ -32,7 +32,11 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
   let api: Running;
 
   beforeAll(async () => {
-    env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-analytics-crash-')), smtpUrl: 'smtp://127.0.0.1:1', overrides: { SETTINGS_REFRESH_MS: '250' } });
+    env = distributedEnv({
+      dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-analytics-crash-')),
+      smtpUrl: 'smtp://127.0.0.1:1',
+      overrides: { SETTINGS_REFRESH_MS: '250' },
+    });
     testing = isolatedTopics('analytics-crash');
     ({ api, urls } = await startApiAndEdge(env, testing, 'e2e-analytics-crash', running));
   });
@@ -48,13 +52,20 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
     await edgeKnows(urls, p.ingestKey);
     const accepted: string[] = [];
     const post = async () => {
-      const batch = Array.from({ length: EVENTS_PER_BATCH }, (_, i) => ({ event: 'job_done', distinctId: `worker-${i % 4}`, uuid: randomUUID(), timestamp: Date.now(), properties: { i } }));
+      const batch = Array.from({ length: EVENTS_PER_BATCH }, (_, i) => ({
+        event: 'job_done',
+        distinctId: `worker-${i % 4}`,
+        uuid: randomUUID(),
+        timestamp: Date.now(),
+        properties: { i },
+      }));
       const res = await http(`${urls.ingestUrl}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${p.ingestKey}` }, body: { batch } });
       if (res.status === 202) accepted.push(...batch.map((e) => e.uuid));
       return res.status;
     };
     const ch = api.platform.analytics;
-    const finalCount = async () => Number((await ch.query<{ n: string }>('SELECT count() AS n FROM analytics_events FINAL WHERE project_id = {p:String}', { p: p.id }))[0]?.n ?? 0);
+    const finalCount = async () =>
+      Number((await ch.query<{ n: string }>('SELECT count() AS n FROM analytics_events FINAL WHERE project_id = {p:String}', { p: p.id }))[0]?.n ?? 0);
 
     first = await spawnRole('processor', env, testing);
     expect(await post()).toBe(202);
@@ -77,7 +88,10 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
 
     const ids = await ch.query<{ id: string }>('SELECT event_id AS id FROM analytics_events FINAL WHERE project_id = {p:String} ORDER BY id', { p: p.id });
     expect(ids.map((r) => r.id)).toEqual([...accepted].sort());
-    const usage = await api.platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [p.id, usageMonth(Date.now())]);
+    const usage = await api.platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [
+      p.id,
+      usageMonth(Date.now()),
+    ]);
     expect(Number(usage.rows[0]!.accepted)).toBe(total);
   });
 });

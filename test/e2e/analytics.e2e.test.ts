@@ -21,7 +21,14 @@ describe('analytics end to end, embedded defaults (one process)', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-analytics-'));
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://localhost:8080', SETTINGS_REFRESH_MS: REFRESH_MS });
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+      SETTINGS_REFRESH_MS: REFRESH_MS,
+    });
     running = await start('all', config, logger);
     const url = `http://127.0.0.1:${running.port}`;
     service = { ingestUrl: url, apiUrl: url, platform: running.platform };

@@ -30,7 +30,8 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
   };
   const capture = (p: E2eProject, batch: unknown[], headers: Record<string, string> = {}) =>
     http(`${service().ingestUrl}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${p.ingestKey}`, ...headers }, body: { batch } });
-  const api = (p: E2eProject, path: string) => http(`${service().apiUrl}/v1/projects/${p.slug}/analytics${path}`, { headers: { authorization: `Bearer ${p.apiKey}` } });
+  const api = (p: E2eProject, path: string) =>
+    http(`${service().apiUrl}/v1/projects/${p.slug}/analytics${path}`, { headers: { authorization: `Bearer ${p.apiKey}` } });
   const range = `from=${T0 - 2 * HOUR}&to=${T0 + 3 * HOUR}`;
   const stored = (p: E2eProject, n: number) =>
     eventually(`${n} analytics events of ${p.slug}`, async () => {
@@ -40,7 +41,13 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
 
   it('stores a batch, drops only its malformed events, and answers trends, top events, breakdowns and raw events', async () => {
     const p = await fresh();
-    const ev = (event: string, distinctId: string, at: number, properties: Record<string, unknown> = {}) => ({ event, distinctId, timestamp: at, properties, uuid: randomUUID() });
+    const ev = (event: string, distinctId: string, at: number, properties: Record<string, unknown> = {}) => ({
+      event,
+      distinctId,
+      timestamp: at,
+      properties,
+      uuid: randomUUID(),
+    });
     const batch = [
       ev('pageview', 'u1', T0 + 1_000, { plan: 'pro', path: '/' }),
       ev('pageview', 'u1', T0 + 2_000, { plan: 'pro' }),
@@ -61,7 +68,9 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
     const trends = await api(p, `/trends?${range}&interval=hour&event=pageview`);
     expect(trends.status).toBe(200);
     expect(trends.json.totals).toEqual({ events: 4, uniqueUsers: 3 });
-    const byBucket = Object.fromEntries(trends.json.series.map((b: { bucket: string; events: number; uniqueUsers: number }) => [b.bucket, [b.events, b.uniqueUsers]]));
+    const byBucket = Object.fromEntries(
+      trends.json.series.map((b: { bucket: string; events: number; uniqueUsers: number }) => [b.bucket, [b.events, b.uniqueUsers]]),
+    );
     expect(trends.json.series).toHaveLength(5);
     expect(byBucket[new Date(T0).toISOString()]).toEqual([2, 1]);
     expect(byBucket[new Date(T0 + HOUR).toISOString()]).toEqual([1, 1]);
@@ -86,7 +95,12 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
     ]);
     const latest = (await api(p, `/events?${range}&limit=2`)).json.data;
     expect(latest.map((e: { event: string }) => e.event)).toEqual(['pageview', 'signup']);
-    expect(latest[1]).toMatchObject({ distinctId: 'u2', timestamp: new Date(T0 + HOUR + 10).toISOString(), properties: { plan: 'free', seats: '3' }, environment: 'unknown' });
+    expect(latest[1]).toMatchObject({
+      distinctId: 'u2',
+      timestamp: new Date(T0 + HOUR + 10).toISOString(),
+      properties: { plan: 'free', seats: '3' },
+      environment: 'unknown',
+    });
 
     expect((await api(p, `/trends?from=${T0}&to=${T0 - 1}`)).json.error).toBe('invalid_request');
     expect((await api(p, `/trends?${range}&property=plan`)).json.error).toBe('invalid_request');
@@ -94,7 +108,13 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
 
   it('stores an event sent twice (same uuid and time) once; scrubs secrets; clamps untrusted times; stamps the environment', async () => {
     const p = await fresh();
-    const once = { event: 'checkout', distinctId: 'u9', uuid: randomUUID(), timestamp: T0 + 123, properties: { token: 'sk_live_abcdefghijklmnopqrstuvwx', note: 'db at postgres://admin:hunter2secret@db.internal/app' } };
+    const once = {
+      event: 'checkout',
+      distinctId: 'u9',
+      uuid: randomUUID(),
+      timestamp: T0 + 123,
+      properties: { token: 'sk_live_abcdefghijklmnopqrstuvwx', note: 'db at postgres://admin:hunter2secret@db.internal/app' },
+    };
     expect((await capture(p, [once])).status).toBe(202);
     expect((await capture(p, [once])).status).toBe(202);
     const far = { event: 'ancient', distinctId: 'u9', timestamp: '2001-01-01T00:00:00Z', uuid: randomUUID() };
@@ -120,15 +140,28 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
     const p = await fresh();
     const one = [{ event: 'e', distinctId: 'u' }];
     expect((await http(`${service().ingestUrl}/v1/analytics/i`, { method: 'POST', body: { batch: one } })).status).toBe(401);
-    const textPlain = await fetch(`${service().ingestUrl}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'text/plain' }, body: JSON.stringify({ batch: one }) });
+    const textPlain = await fetch(`${service().ingestUrl}/v1/analytics/i`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'text/plain' },
+      body: JSON.stringify({ batch: one }),
+    });
     expect(textPlain.status).toBe(415);
-    expect((await capture(p, Array.from({ length: LIMITS.analyticsBatch.maxEvents + 1 }, () => one[0]))).json.error).toBe('invalid_request');
+    expect(
+      (
+        await capture(
+          p,
+          Array.from({ length: LIMITS.analyticsBatch.maxEvents + 1 }, () => one[0]),
+        )
+      ).json.error,
+    ).toBe('invalid_request');
     expect((await capture(p, [])).status).toBe(400);
     const huge = await capture(p, [{ event: 'e', distinctId: 'u', properties: { blob: 'x'.repeat(LIMITS.analyticsBatch.maxBodyBytes) } }]);
     expect(huge.status).toBe(413);
     const tooMany = await capture(p, [{ event: 'e', distinctId: 'u', properties: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i])) }]);
     expect(tooMany.status).toBe(400);
-    expect((await http(`${service().apiUrl}/v1/projects/${p.slug}/analytics/events`, { headers: { authorization: `Bearer ${p.ingestKey}` } })).status).toBe(403);
+    expect((await http(`${service().apiUrl}/v1/projects/${p.slug}/analytics/events`, { headers: { authorization: `Bearer ${p.ingestKey}` } })).status).toBe(
+      403,
+    );
 
     const s = service();
     await s.platform.db.query(`UPDATE error_settings SET ingest_origins = '{allowed.example.org}' WHERE project_id = $1`, [p.id]);
@@ -136,10 +169,15 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
       `INSERT INTO analytics_monthly_usage (project_id, month, accepted) VALUES ($1, $2, $3) ON CONFLICT (project_id, month) DO UPDATE SET accepted = EXCLUDED.accepted`,
       [p.id, usageMonth(Date.now()), LIMITS.analyticsMonthlyQuota],
     );
-    const refused = await eventually('the edge sees the quota', async () => {
-      const r = await capture(p, one);
-      return r.status === 429 ? r : undefined;
-    }, 20_000, 200);
+    const refused = await eventually(
+      'the edge sees the quota',
+      async () => {
+        const r = await capture(p, one);
+        return r.status === 429 ? r : undefined;
+      },
+      20_000,
+      200,
+    );
     expect(refused.json.error).toBe('analytics_quota_exceeded');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await capture(p, one, { origin: 'https://evil.example.net' })).json.error).toBe('origin_not_allowed');
@@ -161,7 +199,8 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
   };
   const flagsApi = (p: E2eProject, path: string, method = 'GET', body?: unknown, token = p.apiKey) =>
     http(`${service().apiUrl}/v1/projects/${p.slug}/flags${path}`, { method, headers: { authorization: `Bearer ${token}` }, body });
-  const evaluate = (p: E2eProject, query: string, headers: Record<string, string> = {}) => http(`${service().ingestUrl}/v1/flags/i?${query}`, { headers: { authorization: `Bearer ${p.ingestKey}`, ...headers } });
+  const evaluate = (p: E2eProject, query: string, headers: Record<string, string> = {}) =>
+    http(`${service().ingestUrl}/v1/flags/i?${query}`, { headers: { authorization: `Bearer ${p.ingestKey}`, ...headers } });
 
   it('evaluates flags defined through the API on the edge: conditions per environment, variants, payloads, unknown keys, ETag', async () => {
     const p = await fresh();
@@ -172,17 +211,25 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
       rolloutPercentage: 0,
       variants: [{ key: 'blue', weight: 100 }],
       payload: { color: 'blue' },
-      conditions: [{ environments: ['preview'], rolloutPercentage: 100 }, { environments: ['production'], properties: [{ key: 'plan', operator: 'eq', value: 'pro' }], rolloutPercentage: 100 }],
+      conditions: [
+        { environments: ['preview'], rolloutPercentage: 100 },
+        { environments: ['production'], properties: [{ key: 'plan', operator: 'eq', value: 'pro' }], rolloutPercentage: 100 },
+      ],
     });
     expect(created.status).toBe(201);
     expect(created.json.flag).toMatchObject({ key: 'new-checkout', enabled: true, id: expect.stringMatching(/^flg_/) });
     expect((await flagsApi(p, '', 'POST', { key: 'new-checkout' })).status).toBe(409);
     expect((await flagsApi(p, '', 'POST', { key: 'bad', variants: [{ key: 'a', weight: 10 }] })).json.error).toBe('invalid_request');
 
-    const answer = await eventually('the edge has the flag', async () => {
-      const r = await evaluate(p, 'distinctId=u1&keys=new-checkout,nope', { origin: 'https://pr-7.preview.example.com' });
-      return r.status === 200 && r.json.flags['new-checkout'].enabled ? r : undefined;
-    }, 20_000, 200);
+    const answer = await eventually(
+      'the edge has the flag',
+      async () => {
+        const r = await evaluate(p, 'distinctId=u1&keys=new-checkout,nope', { origin: 'https://pr-7.preview.example.com' });
+        return r.status === 200 && r.json.flags['new-checkout'].enabled ? r : undefined;
+      },
+      20_000,
+      200,
+    );
     expect(answer.json.flags).toEqual({
       'new-checkout': { enabled: true, variant: 'blue', payload: { color: 'blue' }, reason: 'rollout' },
       nope: { enabled: false, variant: null, payload: null, reason: 'unknown_flag' },
@@ -195,7 +242,9 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
     expect((await evaluate(p, 'distinctId=u1&keys=new-checkout')).json.flags['new-checkout'].enabled).toBe(false);
 
     const etag = prod.headers.get('etag')!;
-    const again = await fetch(`${service().ingestUrl}/v1/flags/i?distinctId=u1&keys=new-checkout`, { headers: { authorization: `Bearer ${p.ingestKey}`, origin: 'https://shop.example.com', 'if-none-match': etag } });
+    const again = await fetch(`${service().ingestUrl}/v1/flags/i?distinctId=u1&keys=new-checkout`, {
+      headers: { authorization: `Bearer ${p.ingestKey}`, origin: 'https://shop.example.com', 'if-none-match': etag },
+    });
     expect(again.status).toBe(304);
 
     // A change in the API reaches the edge within seconds.
@@ -206,10 +255,15 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
     const { updatedAt: _a, ...patchedRest } = patched;
     expect(patchedRest).toEqual({ ...beforeRest, enabled: false });
     expect(before.variants.length).toBeGreaterThan(0);
-    await eventually('the edge sees the change', async () => {
-      const r = await evaluate(p, 'distinctId=u1&keys=new-checkout', { origin: 'https://pr-7.preview.example.com' });
-      return r.json.flags['new-checkout'].reason === 'disabled' ? true : undefined;
-    }, 20_000, 200);
+    await eventually(
+      'the edge sees the change',
+      async () => {
+        const r = await evaluate(p, 'distinctId=u1&keys=new-checkout', { origin: 'https://pr-7.preview.example.com' });
+        return r.json.flags['new-checkout'].reason === 'disabled' ? true : undefined;
+      },
+      20_000,
+      200,
+    );
     expect((await flagsApi(p, '/new-checkout', 'DELETE')).json).toEqual({ deleted: true });
     expect((await flagsApi(p, '/new-checkout')).status).toBe(404);
   });
@@ -221,7 +275,12 @@ export function defineFlagScenarios(service: () => AnalyticsService): void {
     expect((await evaluate(p, 'distinctId=u&properties=[1]')).json.error).toBe('invalid_request');
     expect((await evaluate(p, 'distinctId=u')).json).toEqual({ flags: {} });
     await service().platform.db.query(`UPDATE error_settings SET ingest_origins = '{allowed.example.org}' WHERE project_id = $1`, [p.id]);
-    await eventually('the edge sees the origins', async () => ((await evaluate(p, 'distinctId=u', { origin: 'https://evil.example.net' })).status === 403 ? true : undefined), 20_000, 200);
+    await eventually(
+      'the edge sees the origins',
+      async () => ((await evaluate(p, 'distinctId=u', { origin: 'https://evil.example.net' })).status === 403 ? true : undefined),
+      20_000,
+      200,
+    );
     expect((await flagsApi(p, '', 'GET', undefined, p.ingestKey)).status).toBe(403);
   });
 }

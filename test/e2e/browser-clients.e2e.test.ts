@@ -21,7 +21,16 @@ import { addLiveSite, createIngestProject, projectNumberOf, type IngestProject }
  * pointed at a DSN of the project's key.
  */
 const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let dataDir: string;
 let running: Running;
@@ -77,9 +86,20 @@ beforeAll(async () => {
   running = await start('all', config, createLogger('silent', 'e2e'));
   base = `http://localhost:${running.port}`;
   project = await createIngestProject(running.platform, { productionDomains: ['*.localhost'] });
-  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() })).token;
-  const flag = { key: 'new-checkout', description: '', enabled: true, rolloutPercentage: 100, variants: [{ key: 'green', weight: 100 }], conditions: [{ environments: ['production'] }] };
-  await running.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ('flg_browser', $1, 'new-checkout', $2::jsonb)`, [project.projectId, JSON.stringify(flag)]);
+  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() }))
+    .token;
+  const flag = {
+    key: 'new-checkout',
+    description: '',
+    enabled: true,
+    rolloutPercentage: 100,
+    variants: [{ key: 'green', weight: 100 }],
+    conditions: [{ environments: ['production'] }],
+  };
+  await running.platform.db.query(`INSERT INTO feature_flags (id, project_id, key, definition) VALUES ('flg_browser', $1, 'new-checkout', $2::jsonb)`, [
+    project.projectId,
+    JSON.stringify(flag),
+  ]);
 
   // The site: a page with cx.js, a second page to navigate to, and one with the real @sentry/browser.
   const artifact = path.join(dataDir, 'site');
@@ -88,7 +108,13 @@ beforeAll(async () => {
   await writeFile(path.join(artifact, 'index.html'), page(`${base}${manifest.files['cx.js']}`));
   await writeFile(path.join(artifact, 'next.html'), '<!doctype html><title>next</title><p>next page</p>');
   await writeFile(path.join(artifact, 'quiet.html'), `<!doctype html><title>quiet</title><script src="${base}/v1/w/cx.js"></script>`);
-  const sentryBundle = await build({ stdin: { contents: "import * as Sentry from '@sentry/browser'; window.Sentry = Sentry;", resolveDir: process.cwd() }, bundle: true, format: 'iife', write: false, logLevel: 'silent' });
+  const sentryBundle = await build({
+    stdin: { contents: "import * as Sentry from '@sentry/browser'; window.Sentry = Sentry;", resolveDir: process.cwd() },
+    bundle: true,
+    format: 'iife',
+    write: false,
+    logLevel: 'silent',
+  });
   await writeFile(path.join(artifact, 'sentry.js'), sentryBundle.outputFiles[0]!.contents);
   const dsn = ingestDsn(project.ingestKey, await projectNumberOf(running.platform, project.projectId), base);
   await writeFile(
@@ -115,7 +141,7 @@ afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-describe('cx.js in Chromium, through the site\'s same-origin path', () => {
+describe("cx.js in Chromium, through the site's same-origin path", () => {
   it('delivers window errors, rejections and manual calls, none lost on pagehide, grouped with their fields', async () => {
     const tab = await newPage();
     await tab.goto(`${site}/`);
@@ -152,7 +178,12 @@ describe('cx.js in Chromium, through the site\'s same-origin path', () => {
     const times: number[] = [];
     await tab.route('**/service/v1/errors/i', async (route) => {
       times.push(Date.now());
-      if (times.length === 1) return route.fulfill({ status: 429, headers: { 'retry-after': '2', 'content-type': 'application/json' }, body: '{"error":"rate_limited","message":"slow down"}' });
+      if (times.length === 1)
+        return route.fulfill({
+          status: 429,
+          headers: { 'retry-after': '2', 'content-type': 'application/json' },
+          body: '{"error":"rate_limited","message":"slow down"}',
+        });
       return route.continue();
     });
     await tab.goto(`${site}/quiet.html`);
@@ -171,13 +202,15 @@ describe('cx.js in Chromium, through the site\'s same-origin path', () => {
 });
 
 describe('cx.js behind an app hosted elsewhere (issue 23)', () => {
-  it('takes the app\'s own HTML answer as a failure (counted, events kept), and delivers once the app relays with the Node forwarder', async () => {
+  it("takes the app's own HTML answer as a failure (counted, events kept), and delivers once the app relays with the Node forwarder", async () => {
     // An app of its own: every path answers its HTML page until it mounts the forwarder.
     let relay = false;
     const forward = createForwarder({ ingestKey: project.ingestKey, baseUrl: base });
     const app = http.createServer((req, res) => {
       if (relay && req.url?.startsWith('/service/v1/')) return forward.middleware(req, res);
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(`<!doctype html><title>app</title><script src="${base}/v1/w/cx.js"></script><p>the app</p>`);
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(`<!doctype html><title>app</title><script src="${base}/v1/w/cx.js"></script><p>the app</p>`);
     });
     await new Promise<void>((r) => app.listen(0, '127.0.0.1', () => r()));
     const appBase = `http://app.localhost:${(app.address() as { port: number }).port}`;
@@ -196,7 +229,12 @@ describe('cx.js behind an app hosted elsewhere (issue 23)', () => {
       // The app mounts the forwarder; cx.js retries after its backoff (5 s) and the kept events arrive.
       relay = true;
       await until('the kept error', async () => ((await issues()).some((i) => i.message === 'kept while misrouted') ? true : undefined), 30_000);
-      await until('the kept event', async () => ((await api<{ data: Array<{ event: string }> }>('/analytics/events?limit=100')).data.some((e) => e.event === 'kept_event') ? true : undefined), 30_000);
+      await until(
+        'the kept event',
+        async () =>
+          (await api<{ data: Array<{ event: string }> }>('/analytics/events?limit=100')).data.some((e) => e.event === 'kept_event') ? true : undefined,
+        30_000,
+      );
       await tab.context().close();
     } finally {
       await new Promise<void>((r) => app.close(() => r()));
@@ -205,7 +243,7 @@ describe('cx.js behind an app hosted elsewhere (issue 23)', () => {
 });
 
 describe('cx.js analytics and flags in Chromium, through the same-origin path', () => {
-  it('loads the visitor\'s flags (stamped production by the site\'s host) and captures events, delivered on pagehide', async () => {
+  it("loads the visitor's flags (stamped production by the site's host) and captures events, delivered on pagehide", async () => {
     const tab = await newPage();
     await tab.goto(`${site}/quiet.html`);
     const seen = await tab.evaluate(async () => {
@@ -219,7 +257,9 @@ describe('cx.js analytics and flags in Chromium, through the same-origin path', 
     expect(seen).toMatchObject({ enabled: true, variant: 'green', unknown: false });
     await tab.goto(`${site}/next.html`);
     const events = await until('the analytics events', async () => {
-      const r = await fetch(`${base}/v1/projects/${project.slug}/analytics/events?from=${Date.now() - 3_600_000}&to=${Date.now() + 60_000}`, { headers: { authorization: `Bearer ${apiKey}` } });
+      const r = await fetch(`${base}/v1/projects/${project.slug}/analytics/events?from=${Date.now() - 3_600_000}&to=${Date.now() + 60_000}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
       const data = (await r.json()).data as Array<{ event: string; distinctId: string; properties: Record<string, string>; environment: string; path: string }>;
       return data?.length >= 2 ? data : undefined;
     });

@@ -21,7 +21,12 @@ beforeAll(async () => {
   const port = await freePort();
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'npm-start-'));
   base = `http://localhost:${port}`;
-  child = spawn('npm', ['start', '--silent'], { cwd: ROOT, env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  child = spawn('npm', ['start', '--silent'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   child.stdout!.on('data', (b: Buffer) => (printed += b.toString()));
   child.stderr!.on('data', (b: Buffer) => (printed += b.toString()));
   const deadline = Date.now() + 90_000;
@@ -30,7 +35,10 @@ beforeAll(async () => {
     await new Promise((r) => setTimeout(r, 200));
   }
   for (;;) {
-    const ok = await fetch(`${base}/`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error('the console did not answer');
     await new Promise((r) => setTimeout(r, 200));
@@ -46,7 +54,7 @@ afterAll(async () => {
   }
 });
 
-it('signs in with what the first start printed and shows the demo project\'s issues', async () => {
+it("signs in with what the first start printed and shows the demo project's issues", async () => {
   const signIn = /sign in:\s+POST \S+\s+(\{.*\})/.exec(printed);
   const ingestKey = /ingest key:\s+(cak_live_\S+)/.exec(printed)?.[1];
   expect(signIn, printed).not.toBeNull();
@@ -64,11 +72,14 @@ it('signs in with what the first start printed and shows the demo project\'s iss
 
   await sendErrors(base, ingestKey!, [{ name: 'TypeError', message: 'x is undefined', stack: 'TypeError: x\n    at load (src/app.ts:3:9)' }]);
   await expect
-    .poll(async () => {
-      await page.reload();
-      await page.waitForSelector('.issue-list, .empty');
-      return page.locator('.issue-row .issue-title').allInnerTexts();
-    }, { timeout: 20_000 })
+    .poll(
+      async () => {
+        await page.reload();
+        await page.waitForSelector('.issue-list, .empty');
+        return page.locator('.issue-row .issue-title').allInnerTexts();
+      },
+      { timeout: 20_000 },
+    )
     .toEqual(['TypeError x is undefined']);
   // A quiet start (issue 23): the browsing above made dozens of requests, and none of them is a line of output; the
   // credentials box is the last thing the start printed before them.

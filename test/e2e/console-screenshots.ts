@@ -36,7 +36,10 @@ async function main() {
   const base = svc.base;
   try {
     const signIn = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
-    const cookie = signIn.headers.getSetCookie().map((c) => c.split(';')[0]!).find((c) => c.startsWith('cx_session='))!;
+    const cookie = signIn.headers
+      .getSetCookie()
+      .map((c) => c.split(';')[0]!)
+      .find((c) => c.startsWith('cx_session='))!;
     const session = { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
     const call = async (method: string, p: string, body?: unknown) => {
       const res = await fetch(`${base}/v1${p}`, { method, headers: session, body: method === 'GET' ? undefined : JSON.stringify(body ?? {}) });
@@ -50,11 +53,50 @@ async function main() {
 
     const PROD_ORIGIN = 'https://shop.example.com';
     const send = (events: Array<Record<string, unknown>>, origin: string) => sendErrors(base, ingestKey, events, { origin });
-    const cart = browserError('TypeError', "Cannot read properties of undefined (reading 'items')", [frame('renderCart', 'https://shop.example.com/assets/cart.js', 41), frame('updateQuantity', 'https://shop.example.com/assets/cart.js', 88), frame('commitRoot', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 3120), frame('flushSync', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 2211)], { cartId: 'c_81', items: 0 }, '/cart');
-    const coupon = browserError('RangeError', 'coupon 7 is out of range', [frame('applyCoupon', 'https://shop.example.com/assets/checkout.js', 17), frame('onSubmit', 'https://shop.example.com/assets/checkout.js', 203)], { coupon: 'SPRING7' }, '/checkout');
-    const img = browserError('Error', 'image failed to load: hero-2.webp', [frame('HTMLImageElement.onerror', 'https://shop.example.com/assets/gallery.js', 9)], {}, '/');
-    const fetchErr = browserError('TypeError', 'Failed to fetch', [frame('fetchJson', 'https://shop.example.com/assets/api.js', 12), frame('loadRecommendations', 'https://shop.example.com/assets/home.js', 55), frame('async Promise.all', 'native', 1)], { endpoint: '/api/recommendations' }, '/');
-    const ref = browserError('ReferenceError', 'analytics is not defined', [frame('trackView', 'https://shop.example.com/assets/track.js', 3)], {}, '/product/42');
+    const cart = browserError(
+      'TypeError',
+      "Cannot read properties of undefined (reading 'items')",
+      [
+        frame('renderCart', 'https://shop.example.com/assets/cart.js', 41),
+        frame('updateQuantity', 'https://shop.example.com/assets/cart.js', 88),
+        frame('commitRoot', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 3120),
+        frame('flushSync', 'https://shop.example.com/assets/node_modules/react-dom/cjs/react-dom.production.js', 2211),
+      ],
+      { cartId: 'c_81', items: 0 },
+      '/cart',
+    );
+    const coupon = browserError(
+      'RangeError',
+      'coupon 7 is out of range',
+      [frame('applyCoupon', 'https://shop.example.com/assets/checkout.js', 17), frame('onSubmit', 'https://shop.example.com/assets/checkout.js', 203)],
+      { coupon: 'SPRING7' },
+      '/checkout',
+    );
+    const img = browserError(
+      'Error',
+      'image failed to load: hero-2.webp',
+      [frame('HTMLImageElement.onerror', 'https://shop.example.com/assets/gallery.js', 9)],
+      {},
+      '/',
+    );
+    const fetchErr = browserError(
+      'TypeError',
+      'Failed to fetch',
+      [
+        frame('fetchJson', 'https://shop.example.com/assets/api.js', 12),
+        frame('loadRecommendations', 'https://shop.example.com/assets/home.js', 55),
+        frame('async Promise.all', 'native', 1),
+      ],
+      { endpoint: '/api/recommendations' },
+      '/',
+    );
+    const ref = browserError(
+      'ReferenceError',
+      'analytics is not defined',
+      [frame('trackView', 'https://shop.example.com/assets/track.js', 3)],
+      {},
+      '/product/42',
+    );
     await send([...Array(14).fill(cart), ...Array(6).fill(coupon), ...Array(3).fill(img), ...Array(9).fill(fetchErr), ref], PROD_ORIGIN);
     await send([cart, cart, coupon], 'https://pr-12.preview.shop.example.com');
     await new Promise((r) => setTimeout(r, 1500));
@@ -67,7 +109,8 @@ async function main() {
     await call('POST', `/projects/${SLUG}/errors/${refId}/ignore`);
 
     // Webhooks: an endpoint with a success and a failure in its log.
-    const ep = (await call('POST', `/projects/${SLUG}/webhooks`, { url: receiver.url, events: ['deploy.*', 'webhook.test'], description: 'Slack relay' })).endpoint;
+    const ep = (await call('POST', `/projects/${SLUG}/webhooks`, { url: receiver.url, events: ['deploy.*', 'webhook.test'], description: 'Slack relay' }))
+      .endpoint;
     await call('POST', `/projects/${SLUG}/webhooks/test`);
     await receiver.waitFor(1);
     receiver.respond = () => ({ status: 503 });
@@ -77,7 +120,10 @@ async function main() {
     // Deploys: a repository, a hook, a deploy from it.
     const repo = await mkdtemp(path.join(os.tmpdir(), 'shots-repo-'));
     git(repo, 'init', '-q', '-b', 'main');
-    await writeFile(path.join(repo, 'build.sh'), 'echo "> storefront@1.4.0 build"; echo "vite v7 building for production..."; sleep 1; echo "transforming (212) src/main.tsx"; mkdir -p dist; echo "<h1>Storefront</h1>" > dist/index.html; echo "dist/index.html  0.46 kB"; echo "built in 1.32s"');
+    await writeFile(
+      path.join(repo, 'build.sh'),
+      'echo "> storefront@1.4.0 build"; echo "vite v7 building for production..."; sleep 1; echo "transforming (212) src/main.tsx"; mkdir -p dist; echo "<h1>Storefront</h1>" > dist/index.html; echo "dist/index.html  0.46 kB"; echo "built in 1.32s"',
+    );
     git(repo, 'add', '.');
     git(repo, 'commit', '-q', '-m', 'Storefront');
     await call('PATCH', `/projects/${SLUG}/deploys/settings`, { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'dist' });
@@ -96,14 +142,28 @@ async function main() {
     const analytics = Array.from({ length: 600 }, (_, i) => ({
       event: names[i % names.length],
       distinctId: `user-${(i * 7) % 83}`,
-      timestamp: new Date(now - Math.floor(((i * 7919) % 1000) / 1000 * 6.5 * 86400_000 * (0.6 + 0.4 * ((i % 5) / 5)))).toISOString(),
+      timestamp: new Date(now - Math.floor((((i * 7919) % 1000) / 1000) * 6.5 * 86400_000 * (0.6 + 0.4 * ((i % 5) / 5)))).toISOString(),
       path: ['/', '/product/42', '/cart', '/checkout'][i % 4],
       properties: { plan: i % 3 ? 'free' : 'pro' },
     }));
     for (let i = 0; i < analytics.length; i += 100) {
-      await fetch(`${base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', origin: PROD_ORIGIN }, body: JSON.stringify({ batch: analytics.slice(i, i + 100) }) });
+      await fetch(`${base}/v1/analytics/i`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', origin: PROD_ORIGIN },
+        body: JSON.stringify({ batch: analytics.slice(i, i + 100) }),
+      });
     }
-    await call('POST', `/projects/${SLUG}/flags`, { key: 'new-checkout', description: 'One-page checkout', enabled: true, rolloutPercentage: 30, variants: [{ key: 'green', weight: 50 }, { key: 'blue', weight: 50 }], conditions: [{ environments: ['production'] }] });
+    await call('POST', `/projects/${SLUG}/flags`, {
+      key: 'new-checkout',
+      description: 'One-page checkout',
+      enabled: true,
+      rolloutPercentage: 30,
+      variants: [
+        { key: 'green', weight: 50 },
+        { key: 'blue', weight: 50 },
+      ],
+      conditions: [{ environments: ['production'] }],
+    });
     await call('POST', `/projects/${SLUG}/flags`, { key: 'gift-cards', description: 'Gift card purchase flow', enabled: false, rolloutPercentage: 100 });
     await new Promise((r) => setTimeout(r, 1500));
 

@@ -70,7 +70,8 @@ beforeAll(async () => {
 
 // A failing step leaves a picture of the page behind (in the temp dir), to see what the person would have seen.
 afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail' && page) await page.screenshot({ path: path.join(os.tmpdir(), `console-e2e-failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => undefined);
+  if (ctx.task.result?.state === 'fail' && page)
+    await page.screenshot({ path: path.join(os.tmpdir(), `console-e2e-failed-${ctx.task.name.slice(0, 40).replace(/\W+/g, '-')}.png`) }).catch(() => undefined);
 });
 
 afterAll(async () => {
@@ -126,7 +127,10 @@ describe('the console', () => {
     await page.getByLabel(/API key \(cx_live_\)/).check();
     await page.getByLabel('Name').fill('ci reader');
     await page.getByRole('button', { name: 'Create key' }).click();
-    const token = await page.getByRole('region', { name: /New API key/ }).locator('[data-secret="Token"]').innerText();
+    const token = await page
+      .getByRole('region', { name: /New API key/ })
+      .locator('[data-secret="Token"]')
+      .innerText();
     expect(token).toMatch(/^cx_live_/);
     const read = () => fetch(`${svc.base}/v1/projects/${SLUG}/errors`, { headers: { authorization: `Bearer ${token}` } }).then((r) => r.status);
     expect(await read()).toBe(200);
@@ -152,7 +156,9 @@ describe('the console', () => {
     expect(await page.locator('.frame.in-app').allInnerTexts()).toEqual([expect.stringContaining('loadCart')]);
     expect(await page.locator('.library-run summary').innerText()).toBe('2 library frames');
     expect(await page.locator('.frame.library').first().isVisible()).toBe(false);
-    expect(await page.getByRole('complementary', { name: 'Suggestion' }).innerText()).toMatch(/^Hint \(generated from the message and stack; not a diagnosis\)/);
+    expect(await page.getByRole('complementary', { name: 'Suggestion' }).innerText()).toMatch(
+      /^Hint \(generated from the message and stack; not a diagnosis\)/,
+    );
     const sample = page.locator('table.samples tbody tr').first();
     expect(await sample.innerText()).toMatch(/node\s+\/loadCart/);
     await sample.getByText('1 field').click();
@@ -169,10 +175,15 @@ describe('the console', () => {
     await page.getByRole('link', { name: '← Issues' }).click();
     await expectRows(['RangeError', 'SyntaxError']);
     await sendErrors(svc.base, ingestKey, [event('TypeError', 'cart is undefined', 'loadCart')]);
-    await expect.poll(async () => {
-      await page.reload();
-      return issueRows();
-    }, { timeout: 15_000 }).toContain('TypeError');
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return issueRows();
+        },
+        { timeout: 15_000 },
+      )
+      .toContain('TypeError');
     await page.locator('.issue-row', { hasText: 'TypeError' }).locator('.badge.regressed').waitFor();
 
     // Keyboard: j moves down, i ignores the highlighted issue.
@@ -242,7 +253,9 @@ describe('the console', () => {
     await page.getByLabel('Send alert email').uncheck();
     await page.getByLabel(/Recipients/).fill('oncall@example.com');
     await page.getByRole('button', { name: 'Save alert settings' }).click();
-    await expect.poll(() => page.evaluate(() => fetch('/v1/projects/shop/error-alerts').then((r) => r.json()))).toEqual({ enabled: false, recipients: ['oncall@example.com'] });
+    await expect
+      .poll(() => page.evaluate(() => fetch('/v1/projects/shop/error-alerts').then((r) => r.json())))
+      .toEqual({ enabled: false, recipients: ['oncall@example.com'] });
 
     await page.getByRole('button', { name: 'Send a test alert' }).click();
     await page.getByText('Test alert sent to oncall@example.com.').waitFor();
@@ -296,7 +309,10 @@ describe('the console', () => {
     await page.getByLabel(/^URL/).fill(receiver.url);
     await page.getByLabel(/Description/).fill('orders service');
     await page.getByRole('button', { name: 'Create endpoint' }).click();
-    const secret = await page.getByRole('region', { name: /Signing secret/ }).locator('[data-secret="Secret"]').innerText();
+    const secret = await page
+      .getByRole('region', { name: /Signing secret/ })
+      .locator('[data-secret="Secret"]')
+      .innerText();
     expect(secret).toMatch(/^whsec_/);
     await page.getByRole('button', { name: 'I have saved it' }).click();
 
@@ -322,7 +338,15 @@ describe('the console', () => {
     expect(endpoints.endpoints[0].events.sort()).toEqual(['deploy.failed', 'webhook.test']);
     // A family the API took (`deploy.*`, set by another client) shows checked and survives a save from the console.
     const epId = endpoints.endpoints[0].id as string;
-    await page.evaluate((id) => fetch(`/v1/projects/shop/webhooks/${id}`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ events: ['deploy.*'] }) }), epId);
+    await page.evaluate(
+      (id) =>
+        fetch(`/v1/projects/shop/webhooks/${id}`, {
+          method: 'PATCH',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ events: ['deploy.*'] }),
+        }),
+      epId,
+    );
     await page.reload();
     expect(await page.getByLabel('deploy.*').isChecked()).toBe(true);
     await page.getByLabel('webhook.test').check();
@@ -347,7 +371,10 @@ describe('the console', () => {
 
     await page.getByLabel('Hook name').fill('main pushes');
     await page.getByRole('button', { name: 'Create hook' }).click();
-    const url = await page.getByRole('region', { name: /Deploy hook for main/ }).locator('[data-secret="URL"]').innerText();
+    const url = await page
+      .getByRole('region', { name: /Deploy hook for main/ })
+      .locator('[data-secret="URL"]')
+      .innerText();
     expect(url).toMatch(/\/v1\/hooks\/cxhook_/);
     await page.getByRole('button', { name: 'I have saved it' }).click();
     await page.getByText('main pushes').waitFor();
@@ -390,15 +417,24 @@ describe('the console', () => {
       ...Array.from({ length: 4 }, (_, i) => ({ event: 'checkout_started', distinctId: `u${i % 2}`, properties: { plan: 'pro' } })),
       { event: 'signup', distinctId: 'u9', properties: {} },
     ];
-    const sent = await fetch(`${svc.base}/v1/analytics/i`, { method: 'POST', headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ batch: events }) });
+    const sent = await fetch(`${svc.base}/v1/analytics/i`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ batch: events }),
+    });
     expect(sent.status).toBe(202);
     await page.goto(`${svc.base}/projects/${SLUG}/analytics`);
-    await expect.poll(async () => {
-      await page.reload();
-      await page.getByRole('heading', { name: 'Top events' }).waitFor();
-      await page.waitForLoadState('networkidle');
-      return page.locator('.tile').first().innerText();
-    }, { timeout: 20_000 }).toMatch(/^5\s+events/);
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.getByRole('heading', { name: 'Top events' }).waitFor();
+          await page.waitForLoadState('networkidle');
+          return page.locator('.tile').first().innerText();
+        },
+        { timeout: 20_000 },
+      )
+      .toMatch(/^5\s+events/);
     expect(await page.locator('.tile').nth(1).innerText()).toMatch(/^3\s+unique users/);
     // The week reads as seven days on axes (issue 23: one bar, no axes): a bar or a stub per day, dated, on a scale.
     expect(await page.locator('.chart rect.bar').count()).toBeGreaterThanOrEqual(7);
@@ -428,41 +464,73 @@ describe('the console', () => {
     await json.fill('{"variants":[{"key":"a","weight":10}],"conditions":[]}');
     await page.getByRole('button', { name: 'Save variants, payload and conditions' }).click();
     await expect.poll(() => page.locator('.card.flag [role="alert"]').innerText()).toMatch(/weight/i);
-    await json.fill('{"variants":[{"key":"a","weight":50},{"key":"b","weight":50}],"payload":{"color":"green"},"conditions":[{"environments":["production"]}]}');
+    await json.fill(
+      '{"variants":[{"key":"a","weight":50},{"key":"b","weight":50}],"payload":{"color":"green"},"conditions":[{"environments":["production"]}]}',
+    );
     await page.getByRole('button', { name: 'Save variants, payload and conditions' }).click();
     await expect.poll(async () => (await flag()).flag.variants.length).toBe(2);
-    expect((await flag()).flag).toMatchObject({ enabled: true, rolloutPercentage: 30, payload: { color: 'green' }, conditions: [{ environments: ['production'] }] });
+    expect((await flag()).flag).toMatchObject({
+      enabled: true,
+      rolloutPercentage: 30,
+      payload: { color: 'green' },
+      conditions: [{ environments: ['production'] }],
+    });
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByText('No flags yet.').waitFor();
   });
 
   it('approves a CLI device login from the URL the CLI prints', async () => {
-    const started = (await (await fetch(`${svc.base}/v1/cli/device`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_name: 'laptop cli' }) })).json()) as {
+    const started = (await (
+      await fetch(`${svc.base}/v1/cli/device`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'laptop cli' }),
+      })
+    ).json()) as {
       device_code: string;
       verification_uri_complete: string;
     };
     await page.goto(started.verification_uri_complete.replace(/^https?:\/\/[^/]+/, svc.base));
     await page.getByRole('button', { name: 'Approve this CLI login' }).click();
     await page.getByText(/Approved: laptop cli/).waitFor();
-    const token = await fetch(`${svc.base}/v1/cli/device/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ device_code: started.device_code }) });
+    const token = await fetch(`${svc.base}/v1/cli/device/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ device_code: started.device_code }),
+    });
     expect(((await token.json()) as { access_token: string }).access_token).toMatch(/^cx_cli_/);
   });
 
   it('serves the console routes over real HTTP under random input: never a 5xx, never a hang, still up', async () => {
     const rnd = prng(23);
-    const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
+    const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)]!;
     const text = (n: number) => Array.from({ length: n }, () => String.fromCharCode(32 + Math.floor(rnd() * 0x2f00))).join('');
     const html = await (await fetch(`${svc.base}/`)).text();
     const asset = /\/console\/assets\/[^"]+\.js/.exec(html)![0];
     for (let i = 0; i < 200; i++) {
-      const path = pick(['/', '/sign-in', '/cli/device', '/projects', `/projects/${encodeURIComponent(text(6))}/errors/${encodeURIComponent(text(4))}`, asset, `/console/assets/${encodeURIComponent(text(10))}`, '/console/assets/..%2F..%2Fpackage.json', `/projects/${SLUG}/${'x/'.repeat(50)}`]);
+      const path = pick([
+        '/',
+        '/sign-in',
+        '/cli/device',
+        '/projects',
+        `/projects/${encodeURIComponent(text(6))}/errors/${encodeURIComponent(text(4))}`,
+        asset,
+        `/console/assets/${encodeURIComponent(text(10))}`,
+        '/console/assets/..%2F..%2Fpackage.json',
+        `/projects/${SLUG}/${'x/'.repeat(50)}`,
+      ]);
       const method = pick(['GET', 'GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS']);
       const headers: Record<string, string> = {};
       if (rnd() < 0.5) headers['accept-encoding'] = pick(['gzip', 'br', 'identity', 'gzip;q=0', text(8).replace(/[^\x20-\x7e]/g, 'a')]);
       if (rnd() < 0.3) headers['if-none-match'] = pick(['*', '"x"', text(5).replace(/[^\x20-\x7e]/g, 'a')]);
       if (rnd() < 0.3) headers.range = pick(['bytes=0-10', 'bytes=-1', 'bytes=abc']);
       const body = method === 'GET' || method === 'HEAD' ? undefined : text(Math.floor(rnd() * 200));
-      const res = await fetch(`${svc.base}${path}${rnd() < 0.3 ? `?${encodeURIComponent(text(10))}` : ''}`, { method, headers, body, signal: AbortSignal.timeout(5_000) });
+      const res = await fetch(`${svc.base}${path}${rnd() < 0.3 ? `?${encodeURIComponent(text(10))}` : ''}`, {
+        method,
+        headers,
+        body,
+        signal: AbortSignal.timeout(5_000),
+      });
       expect(res.status, `${method} ${path}`).toBeLessThan(500);
       await res.arrayBuffer();
     }
@@ -473,7 +541,17 @@ describe('the console', () => {
   it('is usable on a narrow screen, and every control has a label', async () => {
     const narrow = await context.newPage();
     await narrow.setViewportSize({ width: 390, height: 844 });
-    for (const p of ['/projects', `/projects/${SLUG}`, `/projects/${SLUG}/errors?status=resolved`, `/projects/${SLUG}/settings`, `/projects/${SLUG}/keys`, `/projects/${SLUG}/webhooks`, `/projects/${SLUG}/deploys`, `/projects/${SLUG}/analytics`, `/projects/${SLUG}/flags`]) {
+    for (const p of [
+      '/projects',
+      `/projects/${SLUG}`,
+      `/projects/${SLUG}/errors?status=resolved`,
+      `/projects/${SLUG}/settings`,
+      `/projects/${SLUG}/keys`,
+      `/projects/${SLUG}/webhooks`,
+      `/projects/${SLUG}/deploys`,
+      `/projects/${SLUG}/analytics`,
+      `/projects/${SLUG}/flags`,
+    ]) {
       await narrow.goto(`${svc.base}${p}`);
       await narrow.waitForSelector('h1');
       await narrow.waitForLoadState('networkidle');

@@ -49,7 +49,11 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
     git(repo, 'commit', '-q', '-am', 'long');
     git(repo, 'checkout', '-q', 'main');
 
-    env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-deploys-')), smtpUrl: 'smtp://127.0.0.1:1', overrides: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '120000' } });
+    env = distributedEnv({
+      dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-deploys-')),
+      smtpUrl: 'smtp://127.0.0.1:1',
+      overrides: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '120000' },
+    });
     testing = { ...isolatedTopics('deploys'), buildLeaseMs: LEASE_MS };
     api = await start('api', loadConfig(env), createLogger('silent', 'e2e-deploys'), { testing });
     urls = { apiUrl: `http://127.0.0.1:${api.port}`, ingestUrl: `http://127.0.0.1:${api.port}` };
@@ -68,7 +72,11 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
 
   async function project(defaultBranch = 'main') {
     const p = await newProject(urls, cookie);
-    const res = await http(`${urls.apiUrl}/v1/projects/${p.slug}/deploys/settings`, { method: 'PATCH', headers: session(), body: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out', defaultBranch } });
+    const res = await http(`${urls.apiUrl}/v1/projects/${p.slug}/deploys/settings`, {
+      method: 'PATCH',
+      headers: session(),
+      body: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out', defaultBranch },
+    });
     expect(res.status).toBe(200);
     return p;
   }
@@ -81,10 +89,15 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
 
   const call = (token: string) => http(`${urls.apiUrl}/v1/hooks/${token}`, { method: 'POST', body: {} });
   const deploy = async (slug: string, id: string) => (await http(`${urls.apiUrl}/v1/projects/${slug}/deploys/${id}`, { headers: session() })).json.deploy;
-  const done = (slug: string, id: string) => eventually(`deploy ${id} finished`, async () => {
-    const d = await deploy(slug, id);
-    return ['ready', 'failed'].includes(d.status) ? d : undefined;
-  }, 60_000);
+  const done = (slug: string, id: string) =>
+    eventually(
+      `deploy ${id} finished`,
+      async () => {
+        const d = await deploy(slug, id);
+        return ['ready', 'failed'].includes(d.status) ? d : undefined;
+      },
+      60_000,
+    );
 
   it('never builds two production deploys of one project at once; previews build side by side', { timeout: 120_000 }, async () => {
     const p = await project();
@@ -96,7 +109,10 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        const r = await db.query<{ environment: string; n: string }>(`SELECT environment, count(*) AS n FROM deploys WHERE project_id = $1 AND status = 'building' GROUP BY environment`, [p.id]);
+        const r = await db.query<{ environment: string; n: string }>(
+          `SELECT environment, count(*) AS n FROM deploys WHERE project_id = $1 AND status = 'building' GROUP BY environment`,
+          [p.id],
+        );
         const by = Object.fromEntries(r.rows.map((x) => [x.environment, Number(x.n)]));
         maxProduction = Math.max(maxProduction, by.production ?? 0);
         maxBuilding = Math.max(maxBuilding, (by.production ?? 0) + (by.preview ?? 0));
@@ -165,7 +181,10 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
     const page = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRequest(`${urls.apiUrl}/`, { headers: { host: `${p.slug}.localhost` } }, (res) => {
         let body = '';
-        res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        res
+          .setEncoding('utf8')
+          .on('data', (c: string) => (body += c))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
       });
       req.on('error', reject).end();
     });

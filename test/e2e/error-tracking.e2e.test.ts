@@ -27,7 +27,14 @@ describe('error tracking end to end, embedded defaults (one process)', () => {
 
   beforeAll(async () => {
     dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-embedded-'));
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'silent', PUBLIC_BASE_URL: 'http://localhost:8080', SETTINGS_REFRESH_MS: REFRESH_MS });
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'silent',
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+      SETTINGS_REFRESH_MS: REFRESH_MS,
+    });
     running = await start('all', config, logger);
     expect(running.port).toBeGreaterThan(0);
     expect(running.platform.bus.adapter).toBe('in-process');
@@ -73,13 +80,13 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'error tracking end t
     roles.push(api);
     const ingest = await start('ingest', config, logger, opts);
     roles.push(ingest);
-    expect([processor.platform.bus.adapter, api.platform.db.adapter, api.platform.analytics.adapter, ingest.platform.limiter.adapter, processor.platform.mailer.adapter]).toEqual([
-      'kafka',
-      'postgres',
-      'clickhouse',
-      'redis',
-      'smtp',
-    ]);
+    expect([
+      processor.platform.bus.adapter,
+      api.platform.db.adapter,
+      api.platform.analytics.adapter,
+      ingest.platform.limiter.adapter,
+      processor.platform.mailer.adapter,
+    ]).toEqual(['kafka', 'postgres', 'clickhouse', 'redis', 'smtp']);
     expect(api.port).toBeGreaterThan(0);
     expect(ingest.port).toBeGreaterThan(0);
     service = {

@@ -131,7 +131,14 @@ export function defineErrorTrackingScenarios(service: () => E2eService): void {
     expect((await api(p, `/errors/${ra.id}/resolve`, 'POST')).json.issue.status).toBe('resolved');
     expect((await api(p, `/errors/${sb.id}/ignore`, 'POST')).json.issue.status).toBe('ignored');
 
-    expect((await postBatch(service(), p.ingestKey, [ev({ name: 'RangeError', message: 'Invalid array length' }), ev({ name: 'SyntaxError', message: 'Unexpected token < in JSON at position 17' })])).status).toBe(202);
+    expect(
+      (
+        await postBatch(service(), p.ingestKey, [
+          ev({ name: 'RangeError', message: 'Invalid array length' }),
+          ev({ name: 'SyntaxError', message: 'Unexpected token < in JSON at position 17' }),
+        ])
+      ).status,
+    ).toBe(202);
     await issuesOnce(p, 4);
     const again = (await api(p, `/errors/${ra.id}`)).json.issue;
     expect(again).toMatchObject({ status: 'unresolved', regressionCount: 1, count: 2 });
@@ -145,8 +152,15 @@ export function defineErrorTrackingScenarios(service: () => E2eService): void {
     const { platform } = service();
     const previewDeploy = newId('dep_');
     const sha = randomUUID().replace(/-/g, '').slice(0, 12);
-    await platform.db.query(`INSERT INTO deploys (id, project_id, branch, git_sha, environment, status) VALUES ($1, $2, 'feature', NULL, 'preview', 'ready')`, [previewDeploy, p.id]);
-    await platform.db.query(`INSERT INTO deploys (id, project_id, branch, git_sha, environment, status) VALUES ($1, $2, 'main', $3, 'production', 'ready')`, [newId('dep_'), p.id, sha]);
+    await platform.db.query(`INSERT INTO deploys (id, project_id, branch, git_sha, environment, status) VALUES ($1, $2, 'feature', NULL, 'preview', 'ready')`, [
+      previewDeploy,
+      p.id,
+    ]);
+    await platform.db.query(`INSERT INTO deploys (id, project_id, branch, git_sha, environment, status) VALUES ($1, $2, 'main', $3, 'production', 'ready')`, [
+      newId('dep_'),
+      p.id,
+      sha,
+    ]);
 
     const post = (message: string, over: Record<string, unknown>, headers: Record<string, string> = {}) =>
       postBatch(service(), p.ingestKey, [ev({ name: 'Error', message, stack: '', ...over })], headers);
@@ -190,7 +204,12 @@ export function defineErrorTrackingScenarios(service: () => E2eService): void {
     expect((await patch(p, '/errors/settings', { ingestOrigins: ['shop.example.org'] })).status).toBe(200);
     const evil = { origin: 'https://evil.example.net' };
     // Origin is checked before the body: an empty batch turns from 400 to 403 once the edge knows.
-    await eventually('the edge sees the origin list', async () => ((await postBatch(service(), p.ingestKey, [], evil)).status === 403 ? true : undefined), 20_000, 200);
+    await eventually(
+      'the edge sees the origin list',
+      async () => ((await postBatch(service(), p.ingestKey, [], evil)).status === 403 ? true : undefined),
+      20_000,
+      200,
+    );
     const refused = await postBatch(service(), p.ingestKey, [ev()], evil);
     expect(refused.status).toBe(403);
     expect(refused.json.error).toBe('origin_not_allowed');
@@ -204,7 +223,13 @@ export function defineErrorTrackingScenarios(service: () => E2eService): void {
     const to = `oncall-${randomUUID().slice(0, 8)}@example.test`;
     expect((await patch(p, '/error-alerts', { recipients: [to] })).json).toEqual({ enabled: true, recipients: [to] });
     const stack = `TypeError: x\n    at renderCart (https://${PROD}/assets/cart.js:3:9)`;
-    expect((await postBatch(service(), p.ingestKey, [ev({ message: "Cannot read properties of undefined (reading 'items')", stack })], { origin: `https://${PROD}` })).status).toBe(202);
+    expect(
+      (
+        await postBatch(service(), p.ingestKey, [ev({ message: "Cannot read properties of undefined (reading 'items')", stack })], {
+          origin: `https://${PROD}`,
+        })
+      ).status,
+    ).toBe(202);
     const [issue] = await issuesOnce(p, 1);
     const mail = await eventually('the alert mail', async () => (await service().mails()).find((m) => m.to.includes(to)));
     expect(mail.subject).toContain('New issue in production');

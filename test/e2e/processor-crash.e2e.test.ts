@@ -66,7 +66,8 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
       if (res.status === 202) accepted.push(...batch.map((e) => e.extra.tag));
       return res.status;
     };
-    const ledgerCount = async () => Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_events_consumed WHERE project_id = $1', [p.id])).rows[0]!.n);
+    const ledgerCount = async () =>
+      Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_events_consumed WHERE project_id = $1', [p.id])).rows[0]!.n);
 
     first = await spawnRole('processor', env, testing);
     // The first processor is consuming: a warm-up batch made it all the way.
@@ -91,7 +92,10 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
     // The new processor did real work: the dead one left events behind.
     expect(processedBeforeRestart).toBeLessThan(total);
 
-    const outcomes = await db.query<{ outcome: string; n: string }>('SELECT outcome, count(*) AS n FROM error_events_consumed WHERE project_id = $1 GROUP BY outcome', [p.id]);
+    const outcomes = await db.query<{ outcome: string; n: string }>(
+      'SELECT outcome, count(*) AS n FROM error_events_consumed WHERE project_id = $1 GROUP BY outcome',
+      [p.id],
+    );
     expect(outcomes.rows.map((r) => [r.outcome, Number(r.n)])).toEqual([['accepted', total]]);
     const groups = await db.query<{ count: string }>('SELECT count FROM error_groups WHERE project_id = $1', [p.id]);
     expect(groups.rows).toHaveLength(3);

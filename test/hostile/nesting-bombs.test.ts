@@ -58,7 +58,9 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
         expect((await request(edge.base, 'GET', '/v1/errors/i/health', {})).status).toBe(200);
       }
       // The flags route takes properties in its query string.
-      const flags = await request(edge.base, 'GET', `/v1/flags/i?distinctId=u&properties=${encodeURIComponent(`{"x":${nestedArray(900)}}`)}`, { authorization: `Bearer ${p.ingestKey}` });
+      const flags = await request(edge.base, 'GET', `/v1/flags/i?distinctId=u&properties=${encodeURIComponent(`{"x":${nestedArray(900)}}`)}`, {
+        authorization: `Bearer ${p.ingestKey}`,
+      });
       expect(flags.status).toBe(400);
       expect(JSON.parse(flags.body).message).toContain(String(LIMITS.json.maxDepth));
     });
@@ -68,9 +70,14 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
     const atLimit = JSON.stringify({ batch: [{ name: 'E', message: 'm', extra: { x: 0 } }] }).replace('0', nestedArray(LIMITS.json.maxDepth - 4));
     const ok = await request(edge.base, 'POST', '/v1/errors/i', { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'application/json' }, atLimit);
     expect(ok.status, ok.body).toBe(202);
-    const wide = JSON.stringify({ batch: [{ event: 'e', distinctId: 'u', properties: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])) }] });
+    const wide = JSON.stringify({
+      batch: [{ event: 'e', distinctId: 'u', properties: Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i])) }],
+    });
     const long = JSON.stringify({ batch: [{ name: 'E'.repeat(60_000), message: 'm' }] });
-    for (const [url, body] of [['/v1/analytics/i', wide], ['/v1/errors/i', long]] as const) {
+    for (const [url, body] of [
+      ['/v1/analytics/i', wide],
+      ['/v1/errors/i', long],
+    ] as const) {
       const res = await request(edge.base, 'POST', url, { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'application/json' }, body);
       expect(res.status, res.body).toBeLessThan(500);
       expect(typeof JSON.parse(res.body)).toBe('object');
@@ -93,11 +100,18 @@ describe('the API refuses nesting bombs on every JSON route and keeps serving', 
       const doc = JSON.parse((await request(base, 'GET', '/v1/openapi.json', {})).body) as { paths: Record<string, Record<string, { requestBody?: unknown }>> };
       const routes: Array<[string, string]> = [];
       for (const [p, methods] of Object.entries(doc.paths)) {
-        for (const [m, op] of Object.entries(methods)) if (['post', 'put', 'patch'].includes(m) && op.requestBody) routes.push([m.toUpperCase(), p.replace('{slug}', project.slug).replace(/\{[^}]+\}/g, 'x_1')]);
+        for (const [m, op] of Object.entries(methods))
+          if (['post', 'put', 'patch'].includes(m) && op.requestBody)
+            routes.push([m.toUpperCase(), p.replace('{slug}', project.slug).replace(/\{[^}]+\}/g, 'x_1')]);
       }
       expect(routes.length).toBeGreaterThan(20);
       for (const [method, url] of [...routes, ['POST', '/v1/hooks/cxhook_x'] as [string, string]]) {
-        for (const body of [`{"a":${nestedArray(DEEP)}}`, `{"name":${nestedObject(DEEP)}}`, JSON.stringify(Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i]))), JSON.stringify({ name: 'x'.repeat(200_000) })]) {
+        for (const body of [
+          `{"a":${nestedArray(DEEP)}}`,
+          `{"name":${nestedObject(DEEP)}}`,
+          JSON.stringify(Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`k${i}`, i]))),
+          JSON.stringify({ name: 'x'.repeat(200_000) }),
+        ]) {
           const res = await request(base, method, url, json, body);
           expect(res.status, `${method} ${url}: ${res.body.slice(0, 200)}`).toBeLessThan(500);
           if (res.status >= 400) expect(typeof JSON.parse(res.body).error, `${method} ${url}`).toBe('string');

@@ -57,7 +57,12 @@ export async function createProject(
     method: 'POST',
     url: '/v1/projects',
     headers: sessionHeaders(cookie),
-    payload: { name: opts.name ?? `Project ${slug}`, slug, defaultBranch: opts.defaultBranch, domains: opts.domains && { production: opts.domains.production ?? [], preview: opts.domains.preview ?? [] } },
+    payload: {
+      name: opts.name ?? `Project ${slug}`,
+      slug,
+      defaultBranch: opts.defaultBranch,
+      domains: opts.domains && { production: opts.domains.production ?? [], preview: opts.domains.preview ?? [] },
+    },
   });
   expectStatus(res, 201, 'create project');
   return res.json().project as Project;
@@ -79,7 +84,12 @@ export async function createKey(
 /** A `cx_cli_` token through the device login: start, approve with the session, poll. */
 export async function createCliToken(app: FastifyInstance, cookie: string): Promise<{ id: string; token: string }> {
   // Each login from an address of its own: starts are limited per caller IP.
-  const start = await app.inject({ method: 'POST', url: '/v1/cli/device', payload: {}, remoteAddress: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}` });
+  const start = await app.inject({
+    method: 'POST',
+    url: '/v1/cli/device',
+    payload: {},
+    remoteAddress: `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`,
+  });
   expectStatus(start, 200, 'cli device start');
   const { device_code, user_code } = start.json();
   const approve = await app.inject({ method: 'POST', url: '/v1/cli/device/approve', headers: sessionHeaders(cookie), payload: { user_code } });
@@ -105,7 +115,11 @@ export async function buildTestApi(opts: TestPlatformOptions & { plugins?: Fasti
     const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
     const builder = await startBuilder(platform, opts.builder);
-    stops.push(() => errors.stop(), () => webhooks.stop(), () => builder.stop());
+    stops.push(
+      () => errors.stop(),
+      () => webhooks.stop(),
+      () => builder.stop(),
+    );
   }
   const app = await buildApiApp(platform, { plugins: opts.plugins });
   return {

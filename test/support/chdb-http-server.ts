@@ -116,12 +116,7 @@ interface Request {
 export async function startChdbHttpServer(opts: { dataDir: string; port?: number }): Promise<{ url: string; stop(): Promise<void> }> {
   const handle = await acquireChdbSession(opts.dataDir);
   const { session } = handle;
-  const known = new Set(
-    (await session.queryAsync('SELECT name FROM system.settings', { format: 'TabSeparated' }))
-      .text()
-      .split('\n')
-      .filter(Boolean),
-  );
+  const known = new Set((await session.queryAsync('SELECT name FROM system.settings', { format: 'TabSeparated' })).text().split('\n').filter(Boolean));
   const version = (await session.queryAsync('SELECT version()', { format: 'TabSeparated' })).text().trim();
 
   // One request at a time: SET changes the shared session until it is reset.
@@ -165,7 +160,11 @@ export async function startChdbHttpServer(opts: { dataDir: string; port?: number
     const head = statementHead(req.statement);
     const isInsert = /^INSERT\b/i.test(head);
     if (req.method === 'GET' && !READ_ONLY_STATEMENT.test(head)) {
-      throw new HttpQueryError(164, 'READONLY', 'Cannot execute query in readonly mode. For queries over HTTP, method GET implies readonly. You should use method POST for modifying queries');
+      throw new HttpQueryError(
+        164,
+        'READONLY',
+        'Cannot execute query in readonly mode. For queries over HTTP, method GET implies readonly. You should use method POST for modifying queries',
+      );
     }
     // A parameter the request did not send must not be served from an earlier request's SET.
     for (const m of req.statement.matchAll(/\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*:/g)) {
@@ -190,8 +189,26 @@ export async function startChdbHttpServer(opts: { dataDir: string; port?: number
         const rows = String(result.rowsRead);
         const bytes = String(result.bytesRead);
         const summary = isInsert
-          ? { read_rows: rows, read_bytes: bytes, written_rows: rows, written_bytes: bytes, total_rows_to_read: '0', result_rows: rows, result_bytes: bytes, elapsed_ns: elapsedNs }
-          : { read_rows: rows, read_bytes: bytes, written_rows: '0', written_bytes: '0', total_rows_to_read: rows, result_rows: '0', result_bytes: String(body.length), elapsed_ns: elapsedNs };
+          ? {
+              read_rows: rows,
+              read_bytes: bytes,
+              written_rows: rows,
+              written_bytes: bytes,
+              total_rows_to_read: '0',
+              result_rows: rows,
+              result_bytes: bytes,
+              elapsed_ns: elapsedNs,
+            }
+          : {
+              read_rows: rows,
+              read_bytes: bytes,
+              written_rows: '0',
+              written_bytes: '0',
+              total_rows_to_read: rows,
+              result_rows: '0',
+              result_bytes: String(body.length),
+              elapsed_ns: elapsedNs,
+            };
         return { body, format, summary };
       } finally {
         if (useDb) await session.queryAsync('USE default').catch(() => undefined);

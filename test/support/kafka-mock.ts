@@ -117,27 +117,36 @@ async function startProxies(upstreams: string[], dataPath: KafkaMockDataPath): P
       // Requests: the head (size, api key, version, correlation id) is read; every byte goes on at once.
       client.on(
         'data',
-        relay(REQUEST_HEAD_BYTES, (head) => {
-          const apiKey = head.readInt16BE(4);
-          const version = head.readInt16BE(6);
-          if (apiKey in MAX_REWRITTEN_VERSION && version <= MAX_REWRITTEN_VERSION[apiKey]) asked.set(head.readInt32BE(8), { apiKey, version });
-          return 'pass';
-        }, (bytes) => broker.write(bytes)),
+        relay(
+          REQUEST_HEAD_BYTES,
+          (head) => {
+            const apiKey = head.readInt16BE(4);
+            const version = head.readInt16BE(6);
+            if (apiKey in MAX_REWRITTEN_VERSION && version <= MAX_REWRITTEN_VERSION[apiKey]) asked.set(head.readInt32BE(8), { apiKey, version });
+            return 'pass';
+          },
+          (bytes) => broker.write(bytes),
+        ),
       );
       // Responses: only those to a Metadata or FindCoordinator request are held whole and rewritten.
       broker.on(
         'data',
-        relay(RESPONSE_HEAD_BYTES, (head) => (asked.has(head.readInt32BE(4)) ? 'hold' : 'pass'), (bytes) => client.write(bytes), (frame) => {
-          const req = asked.get(frame.readInt32BE(4))!;
-          asked.delete(frame.readInt32BE(4));
-          try {
-            if (req.apiKey === API_METADATA) rewriteMetadata(frame, req.version, portMap);
-            else rewriteFindCoordinator(frame, req.version, portMap);
-          } catch {
-            // A frame shaped other than expected passes through unchanged.
-          }
-          client.write(frame);
-        }),
+        relay(
+          RESPONSE_HEAD_BYTES,
+          (head) => (asked.has(head.readInt32BE(4)) ? 'hold' : 'pass'),
+          (bytes) => client.write(bytes),
+          (frame) => {
+            const req = asked.get(frame.readInt32BE(4))!;
+            asked.delete(frame.readInt32BE(4));
+            try {
+              if (req.apiKey === API_METADATA) rewriteMetadata(frame, req.version, portMap);
+              else rewriteFindCoordinator(frame, req.version, portMap);
+            } catch {
+              // A frame shaped other than expected passes through unchanged.
+            }
+            client.write(frame);
+          },
+        ),
       );
     });
     await new Promise<void>((resolve, reject) => {

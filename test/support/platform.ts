@@ -37,7 +37,12 @@ export async function sharedChdbStore(): Promise<AnalyticalStore> {
 
 export async function createTestPlatform(opts: TestPlatformOptions = {}): Promise<Platform> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
-  const env: Record<string, string> = { DATA_DIR: dataDir, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', PUBLIC_BASE_URL: 'http://localhost:8080', ...opts.env };
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    PUBLIC_BASE_URL: 'http://localhost:8080',
+    ...opts.env,
+  };
   const need = (name: 'postgres' | 'clickhouse' | 'kafka' | 'redis') => {
     const url = backendUrl(name);
     if (!url) throw new Error(`test needs ${name} but it is not available`);

@@ -110,15 +110,18 @@ function textPart(headers: Record<string, string>, body: string): string {
 
 function decodeQuotedPrintable(s: string): string {
   // Percent-escape first so a literal '%' survives, then turn =XX into %XX and decode as UTF-8.
-  return decodeURIComponent(s.replace(/=\n/g, '').replace(/%/g, '%25').replace(/=([0-9A-F]{2})/gi, '%$1'));
+  return decodeURIComponent(
+    s
+      .replace(/=\n/g, '')
+      .replace(/%/g, '%25')
+      .replace(/=([0-9A-F]{2})/gi, '%$1'),
+  );
 }
 
 function decodeWords(s: string): string {
   return s
     .replace(/\?=\s+=\?/g, '?==?')
     .replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=/gi, (_, _charset: string, enc: string, data: string) =>
-      enc.toUpperCase() === 'B'
-        ? Buffer.from(data, 'base64').toString('utf8')
-        : decodeQuotedPrintable(data.replace(/_/g, ' ')),
+      enc.toUpperCase() === 'B' ? Buffer.from(data, 'base64').toString('utf8') : decodeQuotedPrintable(data.replace(/_/g, ' ')),
     );
 }

@@ -6,7 +6,15 @@ import { createTestPlatform } from './platform.ts';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { addLiveSite, createCountingLimiter, createIngestProject, createRecordingBus, projectNumberOf, type IngestProject, type RecordingBus } from './ingest-fixtures.ts';
+import {
+  addLiveSite,
+  createCountingLimiter,
+  createIngestProject,
+  createRecordingBus,
+  projectNumberOf,
+  type IngestProject,
+  type RecordingBus,
+} from './ingest-fixtures.ts';
 
 /**
  * An edge on an embedded test platform whose bus records what is published (nothing is processed) and whose
@@ -23,15 +31,30 @@ export interface TestEdge {
   close(): Promise<void>;
 }
 
-const analyticsStub: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const analyticsStub: AnalyticalStore = {
+  adapter: 'chdb',
+  command: async () => undefined,
+  query: async () => [],
+  insert: async () => undefined,
+  close: async () => undefined,
+};
 const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 /** `sites`: the edge answers site hosts too, as in the single process (anything else: a 404 in place of the API). */
 export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean } = {}): Promise<TestEdge> {
   const bus = createRecordingBus();
   const limiter = createCountingLimiter();
-  const platform = await createTestPlatform({ env: { SETTINGS_REFRESH_MS: '100', ...env }, overrides: { bus, limiter, analytics: analyticsStub, mailer: mailerStub } });
-  const forward = opts.sites ? async () => ({ status: 404, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"error":"not_found","message":"the API is not part of this test"}') }) : undefined;
+  const platform = await createTestPlatform({
+    env: { SETTINGS_REFRESH_MS: '100', ...env },
+    overrides: { bus, limiter, analytics: analyticsStub, mailer: mailerStub },
+  });
+  const forward = opts.sites
+    ? async () => ({
+        status: 404,
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from('{"error":"not_found","message":"the API is not part of this test"}'),
+      })
+    : undefined;
   const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward });
   const base = `http://127.0.0.1:${server.port}`;
   const loads = async () => (await (await fetch(`${base}/v1/errors/i/health`)).json()).settingsLoads as number;

@@ -13,10 +13,18 @@ import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-g
  * in-process bus, a manual clock, and the test receiver trusted. Webhooks touch neither the
  * analytical store, the limiter nor the mailer, so those are inert here (keeps chDB out of it).
  */
-const inertAnalytics: AnalyticalStore = { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined };
+const inertAnalytics: AnalyticalStore = {
+  adapter: 'chdb',
+  command: async () => undefined,
+  query: async () => [],
+  insert: async () => undefined,
+  close: async () => undefined,
+};
 const inertMailer: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
-export async function createWebhookTestPlatform(opts: { postgres?: boolean; ca?: string; outbound?: OutboundUrlGuard; clock?: ManualClock; keepAnalytics?: boolean } = {}): Promise<Platform & { clock: ManualClock }> {
+export async function createWebhookTestPlatform(
+  opts: { postgres?: boolean; ca?: string; outbound?: OutboundUrlGuard; clock?: ManualClock; keepAnalytics?: boolean } = {},
+): Promise<Platform & { clock: ManualClock }> {
   const clock = opts.clock ?? new ManualClock(Date.now());
   const platform = await createTestPlatform({
     real: { postgres: opts.postgres },
@@ -34,7 +42,12 @@ export async function insertProject(platform: Platform): Promise<{ projectId: st
   const userId = newId('usr_');
   const projectId = newId('prj_');
   await platform.db.query('INSERT INTO users (id, email, password_hash) VALUES ($1, $2, $3)', [userId, `${userId}@example.test`, 'x']);
-  await platform.db.query('INSERT INTO projects (id, slug, name, owner_id) VALUES ($1, $2, $3, $4)', [projectId, projectId.replace('_', '-'), 'Webhooks test', userId]);
+  await platform.db.query('INSERT INTO projects (id, slug, name, owner_id) VALUES ($1, $2, $3, $4)', [
+    projectId,
+    projectId.replace('_', '-'),
+    'Webhooks test',
+    userId,
+  ]);
   return { projectId, userId };
 }
 

@@ -36,7 +36,8 @@ function ticks(length: number, n: number): number[] {
 function Bars({ series, interval }: { series: CountPoint[]; interval: 'hour' | 'day' }) {
   const max = Math.max(1, ...series.map((b) => b.events));
   const w = 100 / Math.max(1, series.length);
-  const label = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric' });
+  const label = (iso: string) =>
+    new Date(iso).toLocaleString([], interval === 'hour' ? { hour: '2-digit', minute: '2-digit' } : { month: 'short', day: 'numeric' });
   const shown = new Set(ticks(series.length, interval === 'hour' ? 7 : 8));
   return (
     <figure class="chart">
@@ -80,7 +81,10 @@ export function Analytics() {
   const to = new Date(Math.ceil(Date.now() / 3600_000) * 3600_000);
   const from = new Date(to.getTime() - RANGES[range].ms);
   const q = { from: from.toISOString(), to: to.toISOString() };
-  const trends = useResource(() => get<Trends>(`${projectPath(slug, '/analytics/trends')}${query({ ...q, interval: RANGES[range].interval, event })}`), [slug, range, event]);
+  const trends = useResource(
+    () => get<Trends>(`${projectPath(slug, '/analytics/trends')}${query({ ...q, interval: RANGES[range].interval, event })}`),
+    [slug, range, event],
+  );
   const top = useResource(() => get<TopEventsAnswer>(`${projectPath(slug, '/analytics/top-events')}${query({ ...q, limit: 10 })}`), [slug, range]);
   const raw = useResource(() => get<RawEventsAnswer>(`${projectPath(slug, '/analytics/events')}${query({ ...q, event, limit: 20 })}`), [slug, range, event]);
   return (
@@ -127,18 +131,18 @@ export function Analytics() {
               <p class="empty">No events in this range. cx.capture() and the Node SDK's capture() send them.</p>
             ) : (
               <Table caption="The most frequent events in the range" columns={['Event', 'Events', 'Unique users']}>
-                  {d.data.map((e) => (
-                    <tr key={e.event}>
-                      <td>
-                        <button type="button" class="link" onClick={() => setEvent(e.event)} aria-pressed={event === e.event}>
-                          {e.event}
-                        </button>
-                      </td>
-                      <td>{e.events.toLocaleString()}</td>
-                      <td>{e.uniqueUsers.toLocaleString()}</td>
-                    </tr>
-                  ))}
-                </Table>
+                {d.data.map((e) => (
+                  <tr key={e.event}>
+                    <td>
+                      <button type="button" class="link" onClick={() => setEvent(e.event)} aria-pressed={event === e.event}>
+                        {e.event}
+                      </button>
+                    </td>
+                    <td>{e.events.toLocaleString()}</td>
+                    <td>{e.uniqueUsers.toLocaleString()}</td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Loaded>
@@ -151,29 +155,29 @@ export function Analytics() {
               <p class="empty">No events.</p>
             ) : (
               <Table caption="The newest events, newest first" columns={['When', 'Event', 'User', 'Environment', 'Path', 'Properties']}>
-                  {d.data.map((e) => (
-                    <tr key={e.uuid}>
-                      <td>
-                        <Time iso={e.timestamp} />
-                      </td>
-                      <td>
-                        <code>{e.event}</code>
-                      </td>
-                      <td>{e.distinctId}</td>
-                      <td>
-                        <Badge kind={`env ${e.environment}`}>{e.environment}</Badge>
-                      </td>
-                      <td>{e.path ? <code>{e.path}</code> : ''}</td>
-                      <td class="context">
-                        {Object.entries(e.properties).map(([k, v]) => (
-                          <span key={k}>
-                            <span class="muted">{k}</span> {v}{' '}
-                          </span>
-                        ))}
-                      </td>
-                    </tr>
-                  ))}
-                </Table>
+                {d.data.map((e) => (
+                  <tr key={e.uuid}>
+                    <td>
+                      <Time iso={e.timestamp} />
+                    </td>
+                    <td>
+                      <code>{e.event}</code>
+                    </td>
+                    <td>{e.distinctId}</td>
+                    <td>
+                      <Badge kind={`env ${e.environment}`}>{e.environment}</Badge>
+                    </td>
+                    <td>{e.path ? <code>{e.path}</code> : ''}</td>
+                    <td class="context">
+                      {Object.entries(e.properties).map(([k, v]) => (
+                        <span key={k}>
+                          <span class="muted">{k}</span> {v}{' '}
+                        </span>
+                      ))}
+                    </td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Loaded>

@@ -2,7 +2,19 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
-import type { BuildSettings, BuildSettingsAnswer, CreatedDeployHookAnswer, Deploy, DeployHook, DeployAnswer, DeployHookList, DeployPage, LogLine, LogPage, LogShareAnswer } from '../../../schemas/api/deploys.ts';
+import type {
+  BuildSettings,
+  BuildSettingsAnswer,
+  CreatedDeployHookAnswer,
+  Deploy,
+  DeployHook,
+  DeployAnswer,
+  DeployHookList,
+  DeployPage,
+  LogLine,
+  LogPage,
+  LogShareAnswer,
+} from '../../../schemas/api/deploys.ts';
 import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
 export type { Deploy };
 
@@ -75,60 +87,60 @@ export function Deploys() {
             <p class="empty">No deploys yet. Set the build source below, then deploy a branch or call a deploy hook.</p>
           ) : (
             <Table caption="Deploys, newest first" columns={['Deploy', 'State', 'Branch', 'Commit', 'Trigger', 'Created', '']}>
-                {d.data.map((x) => (
-                  <tr key={x.id}>
-                    <td>
-                      <a href={projectPath(slug, `/deploys/${x.id}`)}>
-                        <code>{x.id}</code>
-                      </a>{' '}
-                      <Badge kind={`env ${x.environment}`}>{x.environment}</Badge>
-                      {x.id === liveId && <Badge kind="ok">live</Badge>}
-                      {x.url && (
-                        <>
-                          {' '}
-                          <a href={x.url} target="_blank" rel="noopener" class="site-link">
-                            open<span class="sr-only"> {x.id}</span> ↗
-                          </a>
-                        </>
-                      )}
-                    </td>
-                    <td>
-                      <DeployStatus d={x} />
-                      {x.failureReason && <span class="muted"> {x.failureReason}</span>}
-                    </td>
-                    <td>{x.branch}</td>
-                    <td>{x.gitSha ? <code>{x.gitSha.slice(0, 7)}</code> : <span class="muted">–</span>}</td>
-                    <td>{x.trigger.kind}</td>
-                    <td>
-                      <Time iso={x.createdAt} />
-                    </td>
-                    <td>
-                      {x.environment === 'production' && x.status === 'ready' && x.id !== liveId && (
-                        <button type="button" class="secondary small" onClick={() => void rollback(x)} disabled={act.busy}>
-                          Roll back to this
-                        </button>
-                      )}
-                      {(x.status === 'queued' || x.status === 'building') && (
-                        <button type="button" class="secondary small" onClick={() => void cancel(x)} disabled={act.busy}>
-                          Cancel
-                        </button>
-                      )}
-                    </td>
-                  </tr>
-                ))}
-              </Table>
+              {d.data.map((x) => (
+                <tr key={x.id}>
+                  <td>
+                    <a href={projectPath(slug, `/deploys/${x.id}`)}>
+                      <code>{x.id}</code>
+                    </a>{' '}
+                    <Badge kind={`env ${x.environment}`}>{x.environment}</Badge>
+                    {x.id === liveId && <Badge kind="ok">live</Badge>}
+                    {x.url && (
+                      <>
+                        {' '}
+                        <a href={x.url} target="_blank" rel="noopener" class="site-link">
+                          open<span class="sr-only"> {x.id}</span> ↗
+                        </a>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    <DeployStatus d={x} />
+                    {x.failureReason && <span class="muted"> {x.failureReason}</span>}
+                  </td>
+                  <td>{x.branch}</td>
+                  <td>{x.gitSha ? <code>{x.gitSha.slice(0, 7)}</code> : <span class="muted">–</span>}</td>
+                  <td>{x.trigger.kind}</td>
+                  <td>
+                    <Time iso={x.createdAt} />
+                  </td>
+                  <td>
+                    {x.environment === 'production' && x.status === 'ready' && x.id !== liveId && (
+                      <button type="button" class="secondary small" onClick={() => void rollback(x)} disabled={act.busy}>
+                        Roll back to this
+                      </button>
+                    )}
+                    {(x.status === 'queued' || x.status === 'building') && (
+                      <button type="button" class="secondary small" onClick={() => void cancel(x)} disabled={act.busy}>
+                        Cancel
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </Table>
           )
         }
       </Loaded>
       {(cursor || list.data?.hasMore) && (
-      <nav class="pager" aria-label="Pages">
-        <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(null)}>
-          Newest
-        </button>
-        <button type="button" class="secondary" disabled={!list.data?.hasMore} onClick={() => setCursor(list.data!.nextCursor)}>
-          Older
-        </button>
-      </nav>
+        <nav class="pager" aria-label="Pages">
+          <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(null)}>
+            Newest
+          </button>
+          <button type="button" class="secondary" disabled={!list.data?.hasMore} onClick={() => setCursor(list.data!.nextCursor)}>
+            Older
+          </button>
+        </nav>
       )}
       <DeployHooks slug={slug} />
       <BuildSource slug={slug} />
@@ -223,7 +235,14 @@ function BuildSource({ slug }: { slug: string }) {
     setSaved(false);
     void act.run(async () => {
       const { repoUrl, defaultBranch, buildCommand, outputDir } = form;
-      r.setData(await patch<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings'), { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir }));
+      r.setData(
+        await patch<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings'), {
+          repoUrl: repoUrl?.trim() || undefined,
+          defaultBranch,
+          buildCommand,
+          outputDir,
+        }),
+      );
       setSaved(true);
     });
   };
@@ -380,7 +399,12 @@ export function DeployDetail() {
       )}
       <section aria-labelledby="log-h">
         <h2 id="log-h">
-          Build log {!done && <span class="badge busy" role="status">following…</span>}
+          Build log{' '}
+          {!done && (
+            <span class="badge busy" role="status">
+              following…
+            </span>
+          )}
         </h2>
         <ErrorNote error={logError} />
         <pre class="build-log" aria-live="polite" aria-label="Build log">

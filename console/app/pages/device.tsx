@@ -34,7 +34,15 @@ export function DeviceApproval() {
           <p>Check that this code is the one your terminal shows. Approve it only if you started the login yourself.</p>
           <label>
             Code
-            <input name="user_code" class="code-input" required maxLength={20} autoComplete="off" value={code} onInput={(e) => setCode(e.currentTarget.value.toUpperCase())} />
+            <input
+              name="user_code"
+              class="code-input"
+              required
+              maxLength={20}
+              autoComplete="off"
+              value={code}
+              onInput={(e) => setCode(e.currentTarget.value.toUpperCase())}
+            />
           </label>
           <ErrorNote error={act.error} />
           <button type="submit" disabled={act.busy}>

@@ -102,7 +102,15 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
     <li class="card flag">
       <div class="row">
         {/* A switch, not a button that says what it would do: its state is the knob's side and aria-checked. */}
-        <button type="button" role="switch" aria-checked={flag.enabled} class={flag.enabled ? 'switch on' : 'switch'} onClick={() => void change({ enabled: !flag.enabled })} disabled={act.busy} aria-label={`${flag.key} enabled`}>
+        <button
+          type="button"
+          role="switch"
+          aria-checked={flag.enabled}
+          class={flag.enabled ? 'switch on' : 'switch'}
+          onClick={() => void change({ enabled: !flag.enabled })}
+          disabled={act.busy}
+          aria-label={`${flag.key} enabled`}
+        >
           <span class="track" aria-hidden="true">
             <span class="knob" />
           </span>
@@ -113,7 +121,11 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
         </strong>
         <span class="muted">{flag.description}</span>
         {flag.variants.length > 0 && <Badge kind="">{flag.variants.map((v) => `${v.key} ${v.weight}%`).join(' · ')}</Badge>}
-        {flag.conditions.length > 0 && <Badge kind="">{flag.conditions.length} {flag.conditions.length === 1 ? 'condition' : 'conditions'}</Badge>}
+        {flag.conditions.length > 0 && (
+          <Badge kind="">
+            {flag.conditions.length} {flag.conditions.length === 1 ? 'condition' : 'conditions'}
+          </Badge>
+        )}
         <span class="muted">
           changed <Time iso={flag.updatedAt} />
         </span>
@@ -123,7 +135,12 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
           Rollout %
           <input type="number" min={0} max={100} value={rollout} onInput={(e) => setRollout(Number(e.currentTarget.value))} />
         </label>
-        <button type="button" class="secondary small" disabled={act.busy || rollout === flag.rolloutPercentage} onClick={() => void change({ rolloutPercentage: rollout })}>
+        <button
+          type="button"
+          class="secondary small"
+          disabled={act.busy || rollout === flag.rolloutPercentage}
+          onClick={() => void change({ rolloutPercentage: rollout })}
+        >
           Save rollout
         </button>
         <button type="button" class="danger small" onClick={remove} disabled={act.busy}>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { get, post, projectPath, } from '../api.ts';
+import { get, post, projectPath } from '../api.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
@@ -129,7 +129,8 @@ export function StackView({ stack }: { stack: string }) {
     <div class="stack-view">
       {parsed.header.length > 0 && <pre class="stack-head">{parsed.header.join('\n')}</pre>}
       <p class="muted legend">
-        <span class="swatch in-app" /> your code ({appFrames}) <span class="swatch library" /> libraries and runtime ({parsed.frames.length - appFrames}, folded)
+        <span class="swatch in-app" /> your code ({appFrames}) <span class="swatch library" /> libraries and runtime ({parsed.frames.length - appFrames},
+        folded)
       </p>
       {runs(parsed.frames).map((run, n) =>
         run.inApp ? (
@@ -155,7 +156,23 @@ export function StackView({ stack }: { stack: string }) {
   );
 }
 
-const KNOWN = new Set(['name', 'stack', 'message', 'receivedAt', 'environment', 'path', 'runtime', 'userId', 'gitSha', 'deployId', 'eventId', 'originHost', 'extra', 'clientTime', 'truncated']);
+const KNOWN = new Set([
+  'name',
+  'stack',
+  'message',
+  'receivedAt',
+  'environment',
+  'path',
+  'runtime',
+  'userId',
+  'gitSha',
+  'deployId',
+  'eventId',
+  'originHost',
+  'extra',
+  'clientTime',
+  'truncated',
+]);
 const SAMPLES_SHOWN = 5;
 
 /** The recent samples, newest first: one row each (where, when, who, which build), extra folded. */
@@ -166,46 +183,48 @@ function Samples({ samples, message }: { samples: Array<Record<string, unknown>>
   return (
     <>
       <Table caption="Recent events, newest first" class="samples" columns={['When', 'Environment', 'Runtime', 'Path', 'Context', 'Extra']}>
-          {shown.map((s, n) => {
-            const extra = s.extra as Record<string, unknown> | undefined;
-            const other = Object.entries(s).filter(([k, v]) => !KNOWN.has(k) && v !== null && v !== undefined && v !== '');
-            const context: Array<[string, string]> = [
-              ...(str(s.originHost) ? [['host', str(s.originHost)!] as [string, string]] : []),
-              ...(str(s.userId) ? [['user', str(s.userId)!] as [string, string]] : []),
-              ...(str(s.gitSha) ? [['commit', str(s.gitSha)!.slice(0, 12)] as [string, string]] : []),
-              ...(str(s.deployId) ? [['deploy', str(s.deployId)!] as [string, string]] : []),
-              ...other.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)] as [string, string]),
-            ];
-            return (
-              <tr key={String(s.eventId ?? n)}>
-                <td>
-                  <Time iso={str(s.receivedAt)} />
-                </td>
-                <td>{str(s.environment) && <Badge kind={`env ${s.environment}`}>{String(s.environment)}</Badge>}</td>
-                <td>{str(s.runtime) ?? ''}</td>
-                <td>{str(s.path) ? <code>{String(s.path)}</code> : ''}</td>
-                <td class="context">
-                  {context.map(([k, v]) => (
-                    <span key={k}>
-                      <span class="muted">{k}</span> {v}{' '}
-                    </span>
-                  ))}
-                  {str(s.message) && s.message !== message && <div class="muted">{String(s.message)}</div>}
-                </td>
-                <td>
-                  {extra && Object.keys(extra).length > 0 ? (
-                    <details>
-                      <summary>{Object.keys(extra).length} {Object.keys(extra).length === 1 ? 'field' : 'fields'}</summary>
-                      <pre>{JSON.stringify(extra, null, 2)}</pre>
-                    </details>
-                  ) : (
-                    <span class="muted">none</span>
-                  )}
-                </td>
-              </tr>
-            );
-          })}
-        </Table>
+        {shown.map((s, n) => {
+          const extra = s.extra as Record<string, unknown> | undefined;
+          const other = Object.entries(s).filter(([k, v]) => !KNOWN.has(k) && v !== null && v !== undefined && v !== '');
+          const context: Array<[string, string]> = [
+            ...(str(s.originHost) ? [['host', str(s.originHost)!] as [string, string]] : []),
+            ...(str(s.userId) ? [['user', str(s.userId)!] as [string, string]] : []),
+            ...(str(s.gitSha) ? [['commit', str(s.gitSha)!.slice(0, 12)] as [string, string]] : []),
+            ...(str(s.deployId) ? [['deploy', str(s.deployId)!] as [string, string]] : []),
+            ...other.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)] as [string, string]),
+          ];
+          return (
+            <tr key={String(s.eventId ?? n)}>
+              <td>
+                <Time iso={str(s.receivedAt)} />
+              </td>
+              <td>{str(s.environment) && <Badge kind={`env ${s.environment}`}>{String(s.environment)}</Badge>}</td>
+              <td>{str(s.runtime) ?? ''}</td>
+              <td>{str(s.path) ? <code>{String(s.path)}</code> : ''}</td>
+              <td class="context">
+                {context.map(([k, v]) => (
+                  <span key={k}>
+                    <span class="muted">{k}</span> {v}{' '}
+                  </span>
+                ))}
+                {str(s.message) && s.message !== message && <div class="muted">{String(s.message)}</div>}
+              </td>
+              <td>
+                {extra && Object.keys(extra).length > 0 ? (
+                  <details>
+                    <summary>
+                      {Object.keys(extra).length} {Object.keys(extra).length === 1 ? 'field' : 'fields'}
+                    </summary>
+                    <pre>{JSON.stringify(extra, null, 2)}</pre>
+                  </details>
+                ) : (
+                  <span class="muted">none</span>
+                )}
+              </td>
+            </tr>
+          );
+        })}
+      </Table>
       {samples.length > SAMPLES_SHOWN && (
         <button type="button" class="secondary small" onClick={() => setAll(!all)} aria-expanded={all}>
           {all ? `Show the newest ${SAMPLES_SHOWN}` : `Show all ${samples.length}`}

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { get, post, projectPath, query, type IssueStatus, } from '../api.ts';
+import { get, post, projectPath, query, type IssueStatus } from '../api.ts';
 import { Badge, ErrorNote, Loading, PageHead, Time, useAction, useResource } from '../ui.tsx';
 import type { BulkIssuesAnswer, IssuePage } from '../../../schemas/api/errors.ts';
 
@@ -61,7 +61,9 @@ export function Issues() {
 
   const setFilter = (change: Record<string, string>) => {
     const next = { status, environment, sort, query: search, ...change };
-    route(`${path}${query({ status: next.status === 'unresolved' ? '' : next.status, environment: next.environment, sort: next.sort === 'count' ? '' : next.sort, query: next.query })}`);
+    route(
+      `${path}${query({ status: next.status === 'unresolved' ? '' : next.status, environment: next.environment, sort: next.sort === 'count' ? '' : next.sort, query: next.query })}`,
+    );
   };
 
   const apply = (action: 'resolve' | 'ignore' | 'reopen', ids: string[]) => {
@@ -148,14 +150,18 @@ export function Issues() {
       {help && (
         <div class="note" role="region" aria-label="Keyboard shortcuts">
           <p>
-            <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>x</kbd> select · <kbd>o</kbd> or <kbd>Enter</kbd> open · <kbd>r</kbd> resolve · <kbd>i</kbd> ignore · <kbd>u</kbd> reopen ·{' '}
-            <kbd>/</kbd> search · <kbd>?</kbd> this help. Actions apply to the selected issues, or to the highlighted one.
+            <kbd>j</kbd>/<kbd>k</kbd> move · <kbd>x</kbd> select · <kbd>o</kbd> or <kbd>Enter</kbd> open · <kbd>r</kbd> resolve · <kbd>i</kbd> ignore ·{' '}
+            <kbd>u</kbd> reopen · <kbd>/</kbd> search · <kbd>?</kbd> this help. Actions apply to the selected issues, or to the highlighted one.
           </p>
         </div>
       )}
       <nav class="tabs" aria-label="Issue status">
         {TABS.map((t) => (
-          <a key={t} href={`${path}${query({ status: t === 'unresolved' ? '' : t, environment, sort: sort === 'count' ? '' : sort, query: search })}`} aria-current={t === status ? 'page' : undefined}>
+          <a
+            key={t}
+            href={`${path}${query({ status: t === 'unresolved' ? '' : t, environment, sort: sort === 'count' ? '' : sort, query: search })}`}
+            aria-current={t === status ? 'page' : undefined}
+          >
             {t[0]!.toUpperCase() + t.slice(1)}
           </a>
         ))}
@@ -198,11 +204,23 @@ export function Issues() {
 
       <div class="bulk" role="toolbar" aria-label="Bulk actions">
         <label class="check">
-          <input type="checkbox" checked={allSelected} onChange={() => setSelected(allSelected ? new Set() : new Set(rows.map((i) => i.groupId)))} aria-label="Select all issues on this page" />
+          <input
+            type="checkbox"
+            checked={allSelected}
+            onChange={() => setSelected(allSelected ? new Set() : new Set(rows.map((i) => i.groupId)))}
+            aria-label="Select all issues on this page"
+          />
           {selected.size ? `${selected.size} selected` : 'Select all'}
         </label>
         {ACTIONS_FOR[status].map((a) => (
-          <button key={a} type="button" class="secondary" disabled={act.busy || selected.size === 0} onClick={() => apply(a, [...selected])} aria-keyshortcuts={ACTION_KEY[a]}>
+          <button
+            key={a}
+            type="button"
+            class="secondary"
+            disabled={act.busy || selected.size === 0}
+            onClick={() => apply(a, [...selected])}
+            aria-keyshortcuts={ACTION_KEY[a]}
+          >
             {ACTION_LABEL[a]}
           </button>
         ))}
@@ -217,11 +235,23 @@ export function Issues() {
       {r.data === undefined ? (
         !r.error && <Loading what="issues" />
       ) : rows.length === 0 ? (
-        <p class="empty">{search || environment ? 'No issues match these filters.' : status === 'unresolved' ? 'No unresolved issues. Errors your apps report appear here.' : `No ${status} issues.`}</p>
+        <p class="empty">
+          {search || environment
+            ? 'No issues match these filters.'
+            : status === 'unresolved'
+              ? 'No unresolved issues. Errors your apps report appear here.'
+              : `No ${status} issues.`}
+        </p>
       ) : (
         <ul class="issue-list" aria-busy={r.loading}>
           {rows.map((i, n) => (
-            <li key={i.groupId} class={`issue-row${n === focus ? ' focused' : ''}${selected.has(i.groupId) ? ' selected' : ''}`} data-row={n} tabIndex={-1} onClick={() => setFocus(n)}>
+            <li
+              key={i.groupId}
+              class={`issue-row${n === focus ? ' focused' : ''}${selected.has(i.groupId) ? ' selected' : ''}`}
+              data-row={n}
+              tabIndex={-1}
+              onClick={() => setFocus(n)}
+            >
               <input type="checkbox" checked={selected.has(i.groupId)} onChange={() => toggle(i.groupId)} aria-label={`Select ${i.name}: ${i.message}`} />
               <div class="issue-main">
                 <a href={projectPath(slug, `/errors/${i.groupId}`)} class="issue-title">
@@ -229,11 +259,7 @@ export function Issues() {
                 </a>
                 <div class="issue-meta">
                   {i.culprit && <code class="culprit">{i.culprit}</code>}
-                  {i.regressionCount > 0 && (
-                    <Badge kind="regressed">
-                      Regressed{i.regressionCount > 1 ? ` ×${i.regressionCount}` : ''}
-                    </Badge>
-                  )}
+                  {i.regressionCount > 0 && <Badge kind="regressed">Regressed{i.regressionCount > 1 ? ` ×${i.regressionCount}` : ''}</Badge>}
                   {Object.entries(i.envCounts).map(([env, c]) => (
                     <Badge key={env} kind={`env ${env}`}>
                       {env} {c.toLocaleString()}
@@ -257,15 +283,15 @@ export function Issues() {
         </ul>
       )}
       {(cursors.length > 1 || r.data?.hasMore) && (
-      <nav class="pager" aria-label="Pages">
-        <button type="button" class="secondary" disabled={cursors.length <= 1 || r.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous page
-        </button>
-        <span class="muted">Page {cursors.length}</span>
-        <button type="button" class="secondary" disabled={!r.data?.hasMore || r.loading} onClick={() => setCursors([...cursors, r.data!.nextCursor])}>
-          Next page
-        </button>
-      </nav>
+        <nav class="pager" aria-label="Pages">
+          <button type="button" class="secondary" disabled={cursors.length <= 1 || r.loading} onClick={() => setCursors(cursors.slice(0, -1))}>
+            Previous page
+          </button>
+          <span class="muted">Page {cursors.length}</span>
+          <button type="button" class="secondary" disabled={!r.data?.hasMore || r.loading} onClick={() => setCursors([...cursors, r.data!.nextCursor])}>
+            Next page
+          </button>
+        </nav>
       )}
     </div>
   );

@@ -58,9 +58,7 @@ export function Keys() {
             <div class="snippets">
               <p>Send errors from a server (or any HTTP client):</p>
               <pre>{`curl -X POST ${base}/v1/errors/i \\\n  -H "Authorization: Bearer ${created.token}" -H 'content-type: application/json' \\\n  -d '{"batch":[{"name":"TypeError","message":"x is undefined","stack":"TypeError: x\\n    at load (src/app.ts:3:9)"}]}'`}</pre>
-              <p>
-                From browsers on a site this service hosts, add cx.js: it posts to the site's own origin, so the key never appears in the page:
-              </p>
+              <p>From browsers on a site this service hosts, add cx.js: it posts to the site's own origin, so the key never appears in the page:</p>
               <pre>{`<script src="${base}/v1/w/cx.js" defer></script>`}</pre>
               {created.dsn && (
                 <>
@@ -78,32 +76,32 @@ export function Keys() {
       <Loaded r={r} what="keys">
         {(d) => (
           <Table caption="The project's keys" columns={['Name', 'Kind', 'Key', 'Scopes', 'Created', 'Last used', '']}>
-              {d.keys.map((k) => (
-                <tr key={k.id} class={k.revoked ? 'revoked' : ''}>
-                  <td>{k.name || <span class="muted">unnamed</span>}</td>
-                  <td>{k.kind}</td>
-                  <td>
-                    <code>{k.hint}</code>
-                  </td>
-                  <td class="scopes">{k.kind === 'ingest' ? <span class="muted">ingest only</span> : k.scopes.join(', ')}</td>
-                  <td>
-                    <Time iso={k.createdAt} />
-                  </td>
-                  <td>
-                    <Time iso={k.lastUsedAt} />
-                  </td>
-                  <td>
-                    {k.revoked ? (
-                      <Badge kind="revoked">revoked</Badge>
-                    ) : (
-                      <button type="button" class="danger small" onClick={() => doRevoke(k)} disabled={revoke.busy} aria-label={`Revoke ${k.name || k.hint}`}>
-                        Revoke
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </Table>
+            {d.keys.map((k) => (
+              <tr key={k.id} class={k.revoked ? 'revoked' : ''}>
+                <td>{k.name || <span class="muted">unnamed</span>}</td>
+                <td>{k.kind}</td>
+                <td>
+                  <code>{k.hint}</code>
+                </td>
+                <td class="scopes">{k.kind === 'ingest' ? <span class="muted">ingest only</span> : k.scopes.join(', ')}</td>
+                <td>
+                  <Time iso={k.createdAt} />
+                </td>
+                <td>
+                  <Time iso={k.lastUsedAt} />
+                </td>
+                <td>
+                  {k.revoked ? (
+                    <Badge kind="revoked">revoked</Badge>
+                  ) : (
+                    <button type="button" class="danger small" onClick={() => doRevoke(k)} disabled={revoke.busy} aria-label={`Revoke ${k.name || k.hint}`}>
+                      Revoke
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </Table>
         )}
       </Loaded>
       <section aria-labelledby="new-key" class="panel">

@@ -39,7 +39,15 @@ export function Overview() {
             <a class="tile" href={projectPath(slug, '/deploys')}>
               <span class="big">{p.deploys.live ? <DeployStatus d={p.deploys.live} /> : '–'}</span>
               <span>production</span>
-              <span class="muted">{p.deploys.live ? <>{p.deploys.live.branch} · <Time iso={p.deploys.live.finishedAt ?? p.deploys.live.createdAt} /></> : 'not deployed yet'}</span>
+              <span class="muted">
+                {p.deploys.live ? (
+                  <>
+                    {p.deploys.live.branch} · <Time iso={p.deploys.live.finishedAt ?? p.deploys.live.createdAt} />
+                  </>
+                ) : (
+                  'not deployed yet'
+                )}
+              </span>
             </a>
             <a class="tile" href={projectPath(slug, '/keys')}>
               <span class="big">{p.keys.live + p.keys.test + p.keys.ingest}</span>

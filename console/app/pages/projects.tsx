@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { get, post, projectPath, } from '../api.ts';
+import { get, post, projectPath } from '../api.ts';
 import { ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
 import type { ProjectAnswer, ProjectList } from '../../../schemas/api/projects.ts';
 

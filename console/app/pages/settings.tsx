@@ -56,8 +56,15 @@ function IngestSettings({ slug }: { slug: string }) {
               Paused: accept reports and drop them (nothing is stored or counted)
             </label>
             <label>
-              Allowed browser origins <span class="muted">(one hostname or *.hostname per line, optionally with :port; empty allows every origin; at most 20)</span>
-              <textarea name="ingestOrigins" rows={rowsFor(origins)} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} placeholder={'app.example.com\nlocalhost:3000'} />
+              Allowed browser origins{' '}
+              <span class="muted">(one hostname or *.hostname per line, optionally with :port; empty allows every origin; at most 20)</span>
+              <textarea
+                name="ingestOrigins"
+                rows={rowsFor(origins)}
+                value={origins}
+                onInput={(e) => setOrigins(e.currentTarget.value)}
+                placeholder={'app.example.com\nlocalhost:3000'}
+              />
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save ingest settings" busy={act.busy} saved={saved} />
@@ -150,17 +157,19 @@ function CustomDomains({ slug }: { slug: string }) {
       await reload();
     });
   };
-  const verify = (d: ProjectDomain) => void row.run(async () => {
-    try {
-      await post<ProjectDomainAnswer>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
-    } finally {
+  const verify = (d: ProjectDomain) =>
+    void row.run(async () => {
+      try {
+        await post<ProjectDomainAnswer>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
+      } finally {
+        await reload();
+      }
+    });
+  const remove = (d: ProjectDomain) =>
+    void row.run(async () => {
+      await del(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}`));
       await reload();
-    }
-  });
-  const remove = (d: ProjectDomain) => void row.run(async () => {
-    await del(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}`));
-    await reload();
-  });
+    });
   return (
     <section aria-labelledby="domains-h" class="panel">
       <h2 id="domains-h">Custom domains</h2>
@@ -243,17 +252,32 @@ function EnvironmentDomains({ slug }: { slug: string }) {
   return (
     <section aria-labelledby="envdomains-h" class="panel">
       <h2 id="envdomains-h">Environments</h2>
-      <p class="muted">Events from pages on these hosts are stamped production or preview. The project's own site, its verified domains and its deploy hosts count without being listed.</p>
+      <p class="muted">
+        Events from pages on these hosts are stamped production or preview. The project's own site, its verified domains and its deploy hosts count without
+        being listed.
+      </p>
       <Loaded r={r} what="the project's domains">
         {() => (
           <form onSubmit={save} class="stack">
             <label>
               Production hosts <span class="muted">(one hostname or *.hostname per line, optionally with :port)</span>
-              <textarea name="productionDomains" rows={rowsFor(production, 3)} value={production} onInput={(e) => setProduction(e.currentTarget.value)} placeholder={'shop.example.com\n*.shop.example.com'} />
+              <textarea
+                name="productionDomains"
+                rows={rowsFor(production, 3)}
+                value={production}
+                onInput={(e) => setProduction(e.currentTarget.value)}
+                placeholder={'shop.example.com\n*.shop.example.com'}
+              />
             </label>
             <label>
               Preview hosts <span class="muted">(the same form)</span>
-              <textarea name="previewDomains" rows={rowsFor(preview, 3)} value={preview} onInput={(e) => setPreview(e.currentTarget.value)} placeholder={'*.preview.example.com\nstaging.example.com'} />
+              <textarea
+                name="previewDomains"
+                rows={rowsFor(preview, 3)}
+                value={preview}
+                onInput={(e) => setPreview(e.currentTarget.value)}
+                placeholder={'*.preview.example.com\nstaging.example.com'}
+              />
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save environments" busy={act.busy} saved={saved} />

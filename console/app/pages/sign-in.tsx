@@ -25,7 +25,14 @@ export function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
         </label>
         <label>
           Password
-          <input type="password" name="password" autoComplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            name="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <ErrorNote error={act.error} />
         <button type="submit" disabled={act.busy}>

@@ -109,7 +109,15 @@ export function Webhooks() {
         <form onSubmit={create} class="stack">
           <label>
             URL <span class="muted">(https; private and loopback hosts are refused)</span>
-            <input name="url" type="url" required maxLength={2048} placeholder="https://example.com/hooks" value={url} onInput={(e) => setUrl(e.currentTarget.value)} />
+            <input
+              name="url"
+              type="url"
+              required
+              maxLength={2048}
+              placeholder="https://example.com/hooks"
+              value={url}
+              onInput={(e) => setUrl(e.currentTarget.value)}
+            />
           </label>
           <label>
             Description <span class="muted">(optional)</span>
@@ -201,12 +209,7 @@ export function WebhookDetail() {
             </PageHead>
             <p class="muted">
               {e.description ? `${e.description} · ` : ''}up to {e.maxAttempts} attempts · created <Time iso={e.createdAt} />
-              {e.previousSecretExpiresAt && (
-                <>
-                  {' '}
-                  · the previous secret signs until {new Date(e.previousSecretExpiresAt).toLocaleString()}
-                </>
-              )}
+              {e.previousSecretExpiresAt && <> · the previous secret signs until {new Date(e.previousSecretExpiresAt).toLocaleString()}</>}
             </p>
             {secret && <ShownOnce title="New signing secret" items={[{ label: 'Secret', value: secret }]} onDone={() => setSecret(null)} />}
             <ErrorNote error={act.error} />
@@ -225,32 +228,36 @@ export function WebhookDetail() {
             d.deliveries.length === 0 ? (
               <p class="empty">No delivery attempts yet. Send a test event to see one here.</p>
             ) : (
-              <Table caption="The last 100 delivery attempts, newest first" class="deliveries" columns={['Event', 'Attempt', 'Result', 'Error', 'When', 'Delivery', '']}>
-                  {d.deliveries.map((a) => (
-                    <tr key={`${a.deliveryId}-${a.attempt}`}>
-                      <td>
-                        <code>{a.event}</code>
-                      </td>
-                      <td>{a.attempt}</td>
-                      <td>
-                        <Badge kind={a.status === 'succeeded' ? 'ok' : 'bad'}>{a.responseCode ? `${a.status} (${a.responseCode})` : a.status}</Badge>
-                      </td>
-                      <td class="error-text">{a.error ?? ''}</td>
-                      <td>
-                        <Time iso={a.startedAt} />
-                      </td>
-                      <td>
-                        {a.deliveryStatus}
-                        {a.nextAttemptAt && a.deliveryStatus === 'pending' && <span class="muted"> · next {new Date(a.nextAttemptAt).toLocaleTimeString()}</span>}
-                      </td>
-                      <td>
-                        <button type="button" class="secondary small" onClick={() => void replay(a.deliveryId)} disabled={act.busy}>
-                          Replay
-                        </button>
-                      </td>
-                    </tr>
-                  ))}
-                </Table>
+              <Table
+                caption="The last 100 delivery attempts, newest first"
+                class="deliveries"
+                columns={['Event', 'Attempt', 'Result', 'Error', 'When', 'Delivery', '']}
+              >
+                {d.deliveries.map((a) => (
+                  <tr key={`${a.deliveryId}-${a.attempt}`}>
+                    <td>
+                      <code>{a.event}</code>
+                    </td>
+                    <td>{a.attempt}</td>
+                    <td>
+                      <Badge kind={a.status === 'succeeded' ? 'ok' : 'bad'}>{a.responseCode ? `${a.status} (${a.responseCode})` : a.status}</Badge>
+                    </td>
+                    <td class="error-text">{a.error ?? ''}</td>
+                    <td>
+                      <Time iso={a.startedAt} />
+                    </td>
+                    <td>
+                      {a.deliveryStatus}
+                      {a.nextAttemptAt && a.deliveryStatus === 'pending' && <span class="muted"> · next {new Date(a.nextAttemptAt).toLocaleTimeString()}</span>}
+                    </td>
+                    <td>
+                      <button type="button" class="secondary small" onClick={() => void replay(a.deliveryId)} disabled={act.busy}>
+                        Replay
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </Table>
             )
           }
         </Loaded>

@@ -48,7 +48,9 @@ function contract(open: () => Promise<AnalyticalStore>) {
 
   it('inserts rows and reads them back as JSON, 64-bit integers as numbers', async () => {
     const t = fresh('rows');
-    await store.command(`CREATE TABLE ${t} (id String, n UInt64, delta Int64, tags Array(String), at DateTime64(3, 'UTC'), note Nullable(String)) ENGINE = MergeTree ORDER BY id`);
+    await store.command(
+      `CREATE TABLE ${t} (id String, n UInt64, delta Int64, tags Array(String), at DateTime64(3, 'UTC'), note Nullable(String)) ENGINE = MergeTree ORDER BY id`,
+    );
     await store.insert(t, [
       { id: 'a', n: 12_345_678_901, delta: -5, tags: ['x', "it's"], at: '2024-03-01 10:00:00.250', note: null },
       { id: 'b', n: 1, delta: 0, tags: [], at: new Date('2024-03-01T10:00:01.500Z'), note: 'back\\slash\ttab' },
@@ -66,8 +68,15 @@ function contract(open: () => Promise<AnalyticalStore>) {
     const t = fresh('keys');
     await store.command(`CREATE TABLE ${t} (id String, a String DEFAULT 'dflt', b UInt32) ENGINE = MergeTree ORDER BY id`);
     // Same keys in the same order (the compact form), then a set that forces the keyed form.
-    await store.insert(t, [{ id: '1', a: 'x', b: 1 }, { id: '2', a: undefined, b: 2 }]);
-    await store.insert(t, [{ id: '3', b: 3, a: 'y' }, { b: 4, id: '4' }, { id: '5', a: 'z', b: 5 }]);
+    await store.insert(t, [
+      { id: '1', a: 'x', b: 1 },
+      { id: '2', a: undefined, b: 2 },
+    ]);
+    await store.insert(t, [
+      { id: '3', b: 3, a: 'y' },
+      { b: 4, id: '4' },
+      { id: '5', a: 'z', b: 5 },
+    ]);
     const rows = await store.query(`SELECT id, a, b FROM ${t} ORDER BY id`);
     expect(rows).toEqual([
       { id: '1', a: 'x', b: 1 },
@@ -92,7 +101,9 @@ function contract(open: () => Promise<AnalyticalStore>) {
       { project: "prj_o'brien\\x", from: '2024-05-01 00:00:00.500', to: '2024-05-02 00:00:00.000' },
     );
     expect(byString.map((r) => r.id)).toEqual(['e2']);
-    const byDate = await store.query<{ id: string }>(`SELECT id FROM ${t} WHERE at >= {from:DateTime64(3)} ORDER BY id`, { from: new Date('2024-05-01T00:00:00.500Z') });
+    const byDate = await store.query<{ id: string }>(`SELECT id FROM ${t} WHERE at >= {from:DateTime64(3)} ORDER BY id`, {
+      from: new Date('2024-05-01T00:00:00.500Z'),
+    });
     expect(byDate.map((r) => r.id)).toEqual(['e2', 'e3', 'e4']);
     const byArray = await store.query<{ id: string }>(`SELECT id FROM ${t} WHERE id IN {ids:Array(String)} ORDER BY id`, { ids: ['e1', 'e4', 'nope'] });
     expect(byArray.map((r) => r.id)).toEqual(['e1', 'e4']);
@@ -107,7 +118,10 @@ function contract(open: () => Promise<AnalyticalStore>) {
   it('collapses a re-inserted event in ReplacingMergeTree (SELECT ... FINAL), keeping the newest version', async () => {
     const t = fresh('replacing');
     await store.command(`CREATE TABLE ${t} (event_id String, v UInt32, payload String) ENGINE = ReplacingMergeTree(v) ORDER BY event_id`);
-    await store.insert(t, [{ event_id: 'evt_1', v: 1, payload: 'first' }, { event_id: 'evt_2', v: 1, payload: 'other' }]);
+    await store.insert(t, [
+      { event_id: 'evt_1', v: 1, payload: 'first' },
+      { event_id: 'evt_2', v: 1, payload: 'other' },
+    ]);
     await store.insert(t, [{ event_id: 'evt_1', v: 2, payload: 'redelivered' }]);
     const rows = await store.query(`SELECT event_id, v, payload FROM ${t} FINAL ORDER BY event_id`);
     expect(rows).toEqual([
@@ -118,8 +132,13 @@ function contract(open: () => Promise<AnalyticalStore>) {
 
   it('makes a retried insert with the same dedup token a no-op, and a new token a new block', async () => {
     const t = fresh('dedup');
-    await store.command(`CREATE TABLE ${t} (event_id String, n UInt32) ENGINE = MergeTree ORDER BY event_id SETTINGS non_replicated_deduplication_window = 100`);
-    const block = [{ event_id: 'evt_a', n: 1 }, { event_id: 'evt_b', n: 2 }];
+    await store.command(
+      `CREATE TABLE ${t} (event_id String, n UInt32) ENGINE = MergeTree ORDER BY event_id SETTINGS non_replicated_deduplication_window = 100`,
+    );
+    const block = [
+      { event_id: 'evt_a', n: 1 },
+      { event_id: 'evt_b', n: 2 },
+    ];
     await store.insert(t, block, { dedupToken: 'batch-7:0' });
     await store.insert(t, block, { dedupToken: 'batch-7:0' });
     expect(await store.query(`SELECT count() AS c FROM ${t}`)).toEqual([{ c: 2 }]);
@@ -144,7 +163,10 @@ function contract(open: () => Promise<AnalyticalStore>) {
   });
 
   it('applies analytical migrations, and a second run applies nothing', async () => {
-    const versions = (await readdir(migrationsDir)).filter((n) => /^\d{4}_.+\.sql$/.test(n)).map((n) => n.replace(/\.sql$/, '')).sort();
+    const versions = (await readdir(migrationsDir))
+      .filter((n) => /^\d{4}_.+\.sql$/.test(n))
+      .map((n) => n.replace(/\.sql$/, ''))
+      .sort();
     // Other test files may have migrated this engine already; either way every version is recorded once.
     await migrateAnalytical(store);
     expect(await migrateAnalytical(store)).toEqual([]);
@@ -184,6 +206,10 @@ describeWith(['clickhouse'], 'analytical store: ClickHouse over HTTP (@clickhous
   contract(() => createClickhouseStore(backendUrl('clickhouse')!));
 
   it('fails at creation, naming the host, when nothing answers', async () => {
-    await expect(createClickhouseStore('http://127.0.0.1:9/')).rejects.toMatchObject({ type: 'CONNECTION_FAILED', retryable: true, message: expect.stringContaining('127.0.0.1:9') });
+    await expect(createClickhouseStore('http://127.0.0.1:9/')).rejects.toMatchObject({
+      type: 'CONNECTION_FAILED',
+      retryable: true,
+      message: expect.stringContaining('127.0.0.1:9'),
+    });
   });
 });

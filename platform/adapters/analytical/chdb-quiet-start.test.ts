@@ -19,7 +19,11 @@ describe('the embedded analytical store starts quietly without cgroups', () => {
         `const store = await createChdbStore(${JSON.stringify(path.join(dir, 'data'))});\n` +
         `console.log(JSON.stringify(await store.query('SELECT 1 AS one')));\nawait store.close();\n`,
     );
-    const out = execFileSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none /sys/fs/cgroup && exec "${process.execPath}" --import tsx "${script}" 2>&1`], { cwd: process.cwd(), encoding: 'utf8', timeout: 60_000 });
+    const out = execFileSync('unshare', ['-m', 'sh', '-c', `mount -t tmpfs none /sys/fs/cgroup && exec "${process.execPath}" --import tsx "${script}" 2>&1`], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(out).not.toContain('Cannot use cgroups reader');
     expect(out.trim()).toBe('[{"one":1}]');
   });

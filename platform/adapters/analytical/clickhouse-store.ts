@@ -67,7 +67,13 @@ export async function createClickhouseStore(url: string): Promise<AnalyticalStor
       }
       const compact = toCompactRows(rows);
       const insert = compact
-        ? client.insert({ table, values: compact.values, columns: compact.columns as [string, ...string[]], format: 'JSONCompactEachRow', clickhouse_settings: settings })
+        ? client.insert({
+            table,
+            values: compact.values,
+            columns: compact.columns as [string, ...string[]],
+            format: 'JSONCompactEachRow',
+            clickhouse_settings: settings,
+          })
         : client.insert({ table, values: rows, format: 'JSONEachRow', clickhouse_settings: settings });
       await insert.catch(rethrow);
     },

@@ -20,8 +20,11 @@ describe('JSONEachRow input', () => {
   });
 
   describe('compact form (JSONCompactEachRow)', () => {
-    it('takes the first row\'s keys as the columns and each row\'s values in that order', () => {
-      const rows = [{ a: 1, b: 'x', c: undefined }, { a: 2, b: 'y', c: [1n] }];
+    it("takes the first row's keys as the columns and each row's values in that order", () => {
+      const rows = [
+        { a: 1, b: 'x', c: undefined },
+        { a: 2, b: 'y', c: [1n] },
+      ];
       const compact = toCompactRows(rows)!;
       expect(compact.columns).toEqual(['a', 'b', 'c']);
       expect(toJsonEachRow(compact.values)).toBe('[1,"x",null]\n[2,"y",["1"]]\n');
@@ -30,10 +33,28 @@ describe('JSONEachRow input', () => {
     it('gives up (undefined) unless every row has exactly those keys', () => {
       expect(toCompactRows([])).toBeUndefined();
       expect(toCompactRows([{ a: 1, b: 2 }, { a: 1 }])).toBeUndefined();
-      expect(toCompactRows([{ a: 1, b: 2 }, { a: 1, b: 2, c: 3 }])).toBeUndefined();
-      expect(toCompactRows([{ a: 1, b: 2 }, { a: 1, c: 3 }])).toBeUndefined();
+      expect(
+        toCompactRows([
+          { a: 1, b: 2 },
+          { a: 1, b: 2, c: 3 },
+        ]),
+      ).toBeUndefined();
+      expect(
+        toCompactRows([
+          { a: 1, b: 2 },
+          { a: 1, c: 3 },
+        ]),
+      ).toBeUndefined();
       // Another order of the same keys is still the same columns.
-      expect(toCompactRows([{ a: 1, b: 2 }, { b: 4, a: 3 }])!.values).toEqual([[1, 2], [3, 4]]);
+      expect(
+        toCompactRows([
+          { a: 1, b: 2 },
+          { b: 4, a: 3 },
+        ])!.values,
+      ).toEqual([
+        [1, 2],
+        [3, 4],
+      ]);
     });
   });
 });

@@ -116,7 +116,11 @@ describe('group-commit consumer', () => {
     expect(commits).toEqual([]);
     h.release();
     await until(() => h.calls.length === 4 && h.waiting() === 1, 'the message queued meanwhile');
-    expect(h.calls.slice(0, 3).map((b) => b.map((m) => m.offset))).toEqual([['0', '1'], ['0', '1'], ['0', '1']]);
+    expect(h.calls.slice(0, 3).map((b) => b.map((m) => m.offset))).toEqual([
+      ['0', '1'],
+      ['0', '1'],
+      ['0', '1'],
+    ]);
     expect(h.calls[3]!.map((m) => m.offset)).toEqual(['2']);
     expect(commits).toEqual([[{ topic: 't', partition: 0, offset: '2' }]]);
     h.release();
@@ -257,11 +261,15 @@ describe('group-commit consumer', () => {
     it('a batch that fails at drain keeps itself and every later batch uncommitted, earlier ones committed', async () => {
       const calls: string[] = [];
       const gates = new Map<string, (fail: boolean) => void>();
-      const c2 = consumer(async (batch) => {
-        calls.push(batch[0]!.offset);
-        const fail = await new Promise<boolean>((r) => gates.set(batch[0]!.offset, r));
-        if (fail) throw new Error('handler failed');
-      }, 1_000, 2);
+      const c2 = consumer(
+        async (batch) => {
+          calls.push(batch[0]!.offset);
+          const fail = await new Promise<boolean>((r) => gates.set(batch[0]!.offset, r));
+          if (fail) throw new Error('handler failed');
+        },
+        1_000,
+        2,
+      );
       await c2.c.add(msgs(0, 0, 1), noHeartbeat);
       await c2.c.add(msgs(0, 1, 1), noHeartbeat);
       await until(() => gates.size === 2, 'two at once');
@@ -275,10 +283,14 @@ describe('group-commit consumer', () => {
 
     it('while one batch keeps failing, at most two finished batches wait behind it uncommitted', async () => {
       const handled: string[] = [];
-      const { c, commits } = consumer(async (batch) => {
-        if (batch[0]!.offset === '0') throw new Error('keeps failing');
-        handled.push(batch[0]!.offset);
-      }, 10, 2);
+      const { c, commits } = consumer(
+        async (batch) => {
+          if (batch[0]!.offset === '0') throw new Error('keeps failing');
+          handled.push(batch[0]!.offset);
+        },
+        10,
+        2,
+      );
       let added = false;
       void (async () => {
         for (let i = 0; i < 6; i++) await c.add(msgs(0, i, 1, 10), noHeartbeat);

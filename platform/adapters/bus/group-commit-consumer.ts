@@ -158,7 +158,10 @@ export class GroupCommitConsumer {
         return true;
       } catch (err) {
         const first = batch[0]!;
-        this.opts.log.error({ err, topic: first.topic, partition: first.partition, firstOffset: first.offset, messages: batch.length, attempt }, 'handler failed; batch not committed, retrying');
+        this.opts.log.error(
+          { err, topic: first.topic, partition: first.partition, firstOffset: first.offset, messages: batch.length, attempt },
+          'handler failed; batch not committed, retrying',
+        );
         if (this.draining) return false;
         await new Promise((r) => setTimeout(r, delay));
         delay = Math.min(delay * 2, this.opts.retry.maxMs);

@@ -109,9 +109,7 @@ export function createInProcessBus(): Bus {
       });
       return;
     }
-    const results = await Promise.all(
-      groups.map((g) => new Promise<Error | undefined>((resolve) => enqueue(g, { messages: consumed, done: resolve }))),
-    );
+    const results = await Promise.all(groups.map((g) => new Promise<Error | undefined>((resolve) => enqueue(g, { messages: consumed, done: resolve }))));
     const failed = results.find((e) => e);
     if (failed) throw failed;
   }

@@ -2,7 +2,15 @@ import type { Consumer, ICustomPartitioner, ISocketFactory, LogEntry, Producer }
 import { loadKafkajs } from './kafkajs-runtime.ts';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
-import { BusUnavailableError, type BatchHandler, type Bus, type BusMessage, type ConsumedMessage, type SubscribeOptions, type Subscription } from '../../ports/bus.ts';
+import {
+  BusUnavailableError,
+  type BatchHandler,
+  type Bus,
+  type BusMessage,
+  type ConsumedMessage,
+  type SubscribeOptions,
+  type Subscription,
+} from '../../ports/bus.ts';
 
 /**
  * Kafka bus (kafkajs). Publish is the edge's hot path: one producer.send per batch, no compression,

@@ -52,7 +52,7 @@ describe('kafka partitioner', () => {
   const { Partitioners } = loadKafkajs().kafkajs;
   const meta = (n: number) => Array.from({ length: n }, (_, i) => ({ partitionId: i, leader: i % 3, replicas: [i % 3], isr: [i % 3], partitionErrorCode: 0 }));
 
-  it('puts every keyed message where kafkajs\'s default (Java-compatible) partitioner does', () => {
+  it("puts every keyed message where kafkajs's default (Java-compatible) partitioner does", () => {
     const remembering = rememberingPartitioner()();
     const plain = Partitioners.DefaultPartitioner();
     for (const n of [1, 3, 4, 12, 50]) {

@@ -8,7 +8,6 @@ const { replacements } = loadKafkajs();
 const require = createRequire(import.meta.url);
 const ENCODER = require.resolve('kafkajs/src/protocol/encoder.js');
 
-
 type AnyEncoder = any;
 type EncoderClass = new () => AnyEncoder;
 
@@ -50,30 +49,78 @@ function program(seed: number, Cls: EncoderClass, depth = 0): { encoder: AnyEnco
   for (let i = 0; i < steps; i++) {
     const op = r.int(depth >= 2 ? 19 : 24);
     switch (op) {
-      case 0: e.writeInt8(r.int(256) - 128); break;
-      case 1: e.writeInt16(r.int(65536) - 32768); break;
-      case 2: e.writeInt32(r.int(2 ** 32) - 2 ** 31); break;
-      case 3: e.writeUInt32(r.int(2 ** 32)); break;
-      case 4: e.writeInt64(String(BigInt(r.int(2 ** 31)) * BigInt(r.int(2 ** 31)) - 2n ** 40n)); break;
-      case 5: e.writeDouble(r.next() * 1e6); break;
-      case 6: e.writeBoolean(r.next() < 0.5); break;
-      case 7: e.writeString(str()); break;
-      case 8: e.writeVarIntString(str()); break;
-      case 9: e.writeUVarIntString(str()); break;
-      case 10: e.writeBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str())); break;
-      case 11: e.writeVarIntBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str())); break;
-      case 12: e.writeUVarIntBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str())); break;
-      case 13: e.writeBuffer(bytes(r, r.pick(SIZES))); break;
-      case 14: e.writeVarInt(r.int(2 ** 32) - 2 ** 31); break;
-      case 15: e.writeUVarInt(r.int(2 ** 32)); break;
-      case 16: e.writeVarLong(String(BigInt(r.int(2 ** 31)) * BigInt(r.int(2 ** 20)) - 2n ** 45n)); break;
-      case 17: e.writeArray([r.int(1000), 'abc', r.int(7)]); break;
-      case 18: e.writeArray(['x'.repeat(r.pick(STRING_SIZES)), 'y'], 'string'); break;
-      case 19: e.writeEncoder(nested()); break;
-      case 20: e.writeEncoderArray([nested(), nested()]); break;
-      case 21: e.writeArray([nested(), nested(), nested()], 'object'); break;
-      case 22: e.writeVarIntArray([nested(), nested()], 'object'); break;
-      case 23: e.writeUVarIntArray([nested()], 'object'); break;
+      case 0:
+        e.writeInt8(r.int(256) - 128);
+        break;
+      case 1:
+        e.writeInt16(r.int(65536) - 32768);
+        break;
+      case 2:
+        e.writeInt32(r.int(2 ** 32) - 2 ** 31);
+        break;
+      case 3:
+        e.writeUInt32(r.int(2 ** 32));
+        break;
+      case 4:
+        e.writeInt64(String(BigInt(r.int(2 ** 31)) * BigInt(r.int(2 ** 31)) - 2n ** 40n));
+        break;
+      case 5:
+        e.writeDouble(r.next() * 1e6);
+        break;
+      case 6:
+        e.writeBoolean(r.next() < 0.5);
+        break;
+      case 7:
+        e.writeString(str());
+        break;
+      case 8:
+        e.writeVarIntString(str());
+        break;
+      case 9:
+        e.writeUVarIntString(str());
+        break;
+      case 10:
+        e.writeBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str()));
+        break;
+      case 11:
+        e.writeVarIntBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str()));
+        break;
+      case 12:
+        e.writeUVarIntBytes(r.next() < 0.1 ? null : r.next() < 0.7 ? bytes(r, r.pick(SIZES)) : String(str()));
+        break;
+      case 13:
+        e.writeBuffer(bytes(r, r.pick(SIZES)));
+        break;
+      case 14:
+        e.writeVarInt(r.int(2 ** 32) - 2 ** 31);
+        break;
+      case 15:
+        e.writeUVarInt(r.int(2 ** 32));
+        break;
+      case 16:
+        e.writeVarLong(String(BigInt(r.int(2 ** 31)) * BigInt(r.int(2 ** 20)) - 2n ** 45n));
+        break;
+      case 17:
+        e.writeArray([r.int(1000), 'abc', r.int(7)]);
+        break;
+      case 18:
+        e.writeArray(['x'.repeat(r.pick(STRING_SIZES)), 'y'], 'string');
+        break;
+      case 19:
+        e.writeEncoder(nested());
+        break;
+      case 20:
+        e.writeEncoderArray([nested(), nested()]);
+        break;
+      case 21:
+        e.writeArray([nested(), nested(), nested()], 'object');
+        break;
+      case 22:
+        e.writeVarIntArray([nested(), nested()], 'object');
+        break;
+      case 23:
+        e.writeUVarIntArray([nested()], 'object');
+        break;
     }
     sizes.push(e.size());
   }

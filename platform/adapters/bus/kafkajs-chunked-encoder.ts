@@ -173,7 +173,8 @@ export function chunkedEncoderClass(Original: EncoderClass): EncoderClass {
 /** True when kafkajs will encode with the chunked class. Call only from kafkajs-runtime.ts. */
 export function installChunkedEncoder(): boolean {
   return replaceKafkajsModule<EncoderClass>(ENCODER_MODULE, (Original) => {
-    if (typeof Original !== 'function' || typeof Original.prototype.writeBufferInternal !== 'function' || typeof Original.sizeOfVarInt !== 'function') return undefined;
+    if (typeof Original !== 'function' || typeof Original.prototype.writeBufferInternal !== 'function' || typeof Original.sizeOfVarInt !== 'function')
+      return undefined;
     OriginalEncoder = Original;
     return chunkedEncoderClass(Original);
   });

@@ -34,7 +34,8 @@ interface RequestQueueLike {
 export function installRequestQueueFix(): boolean {
   try {
     const RequestQueue = require(REQUEST_QUEUE_MODULE) as { prototype: RequestQueueLike };
-    if (typeof RequestQueue.prototype?.scheduleCheckPendingRequests !== 'function' || typeof RequestQueue.prototype.checkPendingRequests !== 'function') return false;
+    if (typeof RequestQueue.prototype?.scheduleCheckPendingRequests !== 'function' || typeof RequestQueue.prototype.checkPendingRequests !== 'function')
+      return false;
     RequestQueue.prototype.scheduleCheckPendingRequests = function (this: RequestQueueLike) {
       if (this.throttleCheckTimeoutId || this.pending.length === 0) return;
       const untilUnthrottled = this.throttledUntil - Date.now();

@@ -3,7 +3,11 @@ import { OutboundUrlError } from '../../ports/outbound-url-guard.ts';
 import { createPublicInternetGuard } from './public-internet-guard.ts';
 import { createTestOutboundGuard } from './test-guard.ts';
 
-const refusal = async (p: Promise<unknown>) => p.then(() => 'allowed', (e: unknown) => (e instanceof OutboundUrlError ? e.code : String(e)));
+const refusal = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'allowed',
+    (e: unknown) => (e instanceof OutboundUrlError ? e.code : String(e)),
+  );
 
 describe('the outbound guard adapters', () => {
   it('production: public addresses only, for every use', async () => {

@@ -19,7 +19,13 @@ export function guardWith(relaxations: (use: OutboundUse) => GuardOptions, resol
     parseUrl: (raw, use) => parseWebhookUrl(raw, options(use)),
     async checkUrl(raw, use) {
       const url = parseWebhookUrl(raw, options(use));
-      await checkResolvedHost(url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase(), options(use));
+      await checkResolvedHost(
+        url.hostname
+          .replace(/^\[(.*)\]$/, '$1')
+          .replace(/\.$/, '')
+          .toLowerCase(),
+        options(use),
+      );
       return url;
     },
     resolveHost: (host, use) => checkResolvedHost(host.replace(/^\[(.*)\]$/, '$1'), options(use)),

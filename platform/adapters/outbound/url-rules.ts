@@ -147,7 +147,8 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
   } catch {
     throw new OutboundUrlError('invalid_request', 'url is not a valid absolute URL');
   }
-  if (url.protocol !== 'https:' && !(opts.allowHttp && url.protocol === 'http:')) throw new OutboundUrlError('url_not_https', opts.allowHttp ? 'url must use https or http' : 'url must use https');
+  if (url.protocol !== 'https:' && !(opts.allowHttp && url.protocol === 'http:'))
+    throw new OutboundUrlError('url_not_https', opts.allowHttp ? 'url must use https or http' : 'url must use https');
   if (url.username || url.password) throw new OutboundUrlError('url_has_credentials', 'url must not carry credentials (user:password@)');
   const host = hostOf(url);
   if (!host) throw new OutboundUrlError('url_unresolvable', 'url has no host');
@@ -162,7 +163,10 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
 
 /** The URL's host without IPv6 brackets or a trailing dot. */
 export function hostOf(url: URL): string {
-  return url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
 }
 
 /** Resolve a host and require every address to be public. Returns the addresses. */
@@ -199,7 +203,11 @@ export async function validateWebhookUrl(raw: string, opts: GuardOptions & { res
  * cannot get around, because these are the addresses the socket dials.
  */
 export function guardedLookup(opts: GuardOptions & { resolve?: Resolver } = {}): net.LookupFunction {
-  return ((hostname: string, options: dns.LookupOptions, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void) => {
+  return ((
+    hostname: string,
+    options: dns.LookupOptions,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ) => {
     checkResolvedHost(hostname.replace(/^\[(.*)\]$/, '$1'), opts).then(
       (addrs) => {
         const wanted = options?.family === 4 || options?.family === 6 ? addrs.filter((a) => a.family === options.family) : addrs;

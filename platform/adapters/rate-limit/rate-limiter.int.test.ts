@@ -54,17 +54,21 @@ function limiterContract(make: (clock: ManualClock) => Promise<RateLimiter>) {
 
   it('hitAll counts one hit against every key, each with its own limit, decisions in order', async () => {
     const { limiter, key } = await fresh();
-    const both = () => limiter.hitAll([
-      { key: `${key}-narrow`, limit: 1, windowMs: MINUTE },
-      { key: `${key}-wide`, limit: 3, windowMs: MINUTE },
-    ]);
+    const both = () =>
+      limiter.hitAll([
+        { key: `${key}-narrow`, limit: 1, windowMs: MINUTE },
+        { key: `${key}-wide`, limit: 3, windowMs: MINUTE },
+      ]);
     expect(await both()).toEqual([
       { allowed: true, remaining: 0, retryAfterSec: 60 },
       { allowed: true, remaining: 2, retryAfterSec: 60 },
     ]);
     // The narrow key refuses, and the wide one still counts the hit (as two hit() calls would).
-    expect((await both()).map((d) => [d.allowed, d.remaining])).toEqual([[false, 0], [true, 1]]);
-    expect((await limiter.hit(`${key}-wide`, 3, MINUTE))).toMatchObject({ allowed: true, remaining: 0 });
+    expect((await both()).map((d) => [d.allowed, d.remaining])).toEqual([
+      [false, 0],
+      [true, 1],
+    ]);
+    expect(await limiter.hit(`${key}-wide`, 3, MINUTE)).toMatchObject({ allowed: true, remaining: 0 });
     expect((await limiter.hit(`${key}-narrow`, 1, MINUTE)).allowed).toBe(false);
     expect(await limiter.hitAll([])).toEqual([]);
   });
@@ -121,17 +125,29 @@ describeWith(['redis'], 'rate limiter contract: redis', () => {
       // 300 requests, each from its own macrotask (as uWS delivers them), more than one script call holds;
       // all share the key limit of 250, half of them also share a key-and-IP limit of 100.
       const decisions = await Promise.all(
-        Array.from({ length: 300 }, (_, i) => new Promise<Awaited<ReturnType<typeof limiter.hitAll>>>((resolve, reject) => {
-          setImmediate(() => {
-            const hits = [{ key: 'k', limit: 250, windowMs: MINUTE }, { key: i % 2 ? 'k-ip-a' : `k-ip-${i}`, limit: 100, windowMs: MINUTE }];
-            limiter.hitAll(hits).then(resolve, reject);
-          });
-        })),
+        Array.from(
+          { length: 300 },
+          (_, i) =>
+            new Promise<Awaited<ReturnType<typeof limiter.hitAll>>>((resolve, reject) => {
+              setImmediate(() => {
+                const hits = [
+                  { key: 'k', limit: 250, windowMs: MINUTE },
+                  { key: i % 2 ? 'k-ip-a' : `k-ip-${i}`, limit: 100, windowMs: MINUTE },
+                ];
+                limiter.hitAll(hits).then(resolve, reject);
+              });
+            }),
+        ),
       );
       const byKey = decisions.map((d) => d[0]!);
       expect(byKey.filter((d) => d.allowed)).toHaveLength(250);
       // Every count from 1 to 250 handed out exactly once: remaining 249..0.
-      expect(byKey.filter((d) => d.allowed).map((d) => d.remaining).sort((a, b) => a - b)).toEqual(Array.from({ length: 250 }, (_, i) => i));
+      expect(
+        byKey
+          .filter((d) => d.allowed)
+          .map((d) => d.remaining)
+          .sort((a, b) => a - b),
+      ).toEqual(Array.from({ length: 250 }, (_, i) => i));
       const shared = decisions.filter((_, i) => i % 2).map((d) => d[1]!);
       expect(shared.filter((d) => d.allowed)).toHaveLength(100);
       expect(decisions.filter((_, i) => i % 2 === 0).every((d) => d[1]!.allowed && d[1]!.remaining === 99)).toBe(true);

@@ -72,7 +72,14 @@ function contract(open: () => Promise<RelationalStore>, cleanup: (db: Relational
   it('runs parameterised queries and reports affected rows', async () => {
     const t = fresh('params');
     await db.query(`CREATE TABLE ${t} (id text PRIMARY KEY, n integer NOT NULL, big bigint NOT NULL DEFAULT 0, at timestamptz NOT NULL DEFAULT now())`);
-    const ins = await db.query<{ id: string; n: number }>(`INSERT INTO ${t} (id, n, big) VALUES ($1, $2, $3), ($4, $5, $6) RETURNING id, n`, ['a', 1, 9_007_199_254, "b'; DROP TABLE x; --", 2, 0]);
+    const ins = await db.query<{ id: string; n: number }>(`INSERT INTO ${t} (id, n, big) VALUES ($1, $2, $3), ($4, $5, $6) RETURNING id, n`, [
+      'a',
+      1,
+      9_007_199_254,
+      "b'; DROP TABLE x; --",
+      2,
+      0,
+    ]);
     expect(ins.rows).toEqual([
       { id: 'a', n: 1 },
       { id: "b'; DROP TABLE x; --", n: 2 },
@@ -115,11 +122,18 @@ function contract(open: () => Promise<RelationalStore>, cleanup: (db: Relational
   it('stores jsonb and returns it parsed', async () => {
     const t = fresh('jsonb');
     await db.query(`CREATE TABLE ${t} (id text PRIMARY KEY, data jsonb NOT NULL)`);
-    const doc = { name: 'Déploiement ✓', nested: { list: [1, 'two', null, true], empty: {} }, quote: "it's \"quoted\"" };
-    await db.query(`INSERT INTO ${t} (id, data) VALUES ($1, $2::jsonb), ($3, $4::jsonb)`, ['a', JSON.stringify(doc), 'b', JSON.stringify({ name: 'other', nested: { list: [] } })]);
+    const doc = { name: 'Déploiement ✓', nested: { list: [1, 'two', null, true], empty: {} }, quote: 'it\'s "quoted"' };
+    await db.query(`INSERT INTO ${t} (id, data) VALUES ($1, $2::jsonb), ($3, $4::jsonb)`, [
+      'a',
+      JSON.stringify(doc),
+      'b',
+      JSON.stringify({ name: 'other', nested: { list: [] } }),
+    ]);
     const [a] = (await db.query<{ data: typeof doc }>(`SELECT data FROM ${t} WHERE id = $1`, ['a'])).rows;
     expect(a.data).toEqual(doc);
-    const byField = await db.query<{ id: string; name: string }>(`SELECT id, data->>'name' AS name FROM ${t} WHERE data @> $1::jsonb`, [JSON.stringify({ nested: { list: ['two'] } })]);
+    const byField = await db.query<{ id: string; name: string }>(`SELECT id, data->>'name' AS name FROM ${t} WHERE data @> $1::jsonb`, [
+      JSON.stringify({ nested: { list: ['two'] } }),
+    ]);
     expect(byField.rows).toEqual([{ id: 'a', name: 'Déploiement ✓' }]);
     await db.query(`UPDATE ${t} SET data = jsonb_set(data, '{name}', to_jsonb($2::text)) WHERE id = $1`, ['b', 'renamed']);
     expect((await db.query(`SELECT data->>'name' AS name FROM ${t} WHERE id = $1`, ['b'])).rows).toEqual([{ name: 'renamed' }]);
@@ -171,7 +185,10 @@ function contract(open: () => Promise<RelationalStore>, cleanup: (db: Relational
 
 describe('relational store: PGlite (in memory)', () => {
   // In memory: discarded at close, nothing to drop.
-  contract(() => createPgliteStore(), async () => undefined);
+  contract(
+    () => createPgliteStore(),
+    async () => undefined,
+  );
 
   it('applies migrations once; a second run is a no-op', async () => {
     const db = await createPgliteStore();
@@ -224,7 +241,8 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
       const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 2 });
       try {
         await migrateRelational(db);
-        const lz4 = (await db.query<{ ok: boolean }>(`SELECT 'lz4' = ANY (enumvals) AS ok FROM pg_settings WHERE name = 'default_toast_compression'`)).rows[0]!.ok;
+        const lz4 = (await db.query<{ ok: boolean }>(`SELECT 'lz4' = ANY (enumvals) AS ok FROM pg_settings WHERE name = 'default_toast_compression'`)).rows[0]!
+          .ok;
         const cols = await db.query<{ rel: string; attname: string; attcompression: string }>(
           `SELECT attrelid::regclass::text AS rel, attname, attcompression::text FROM pg_attribute
             WHERE (attrelid, attname) IN (($1::regclass, 'samples'), ($2::regclass, 'stack')) ORDER BY attname`,
@@ -241,7 +259,7 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
       }
     });
 
-    it('rings kept in the group row before 0006 become the group\'s first slot, read back newest first', async () => {
+    it("rings kept in the group row before 0006 become the group's first slot, read back newest first", async () => {
       const schema = await freshSchema();
       const db = await createPgStore(urlInSchema(backendUrl('postgres')!, schema), { max: 1 });
       try {
@@ -281,7 +299,9 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
         const versions = await migrationVersions();
         const [ranA, ranB] = await Promise.all([migrateRelational(a), migrateRelational(b)]);
         expect([...ranA, ...ranB].sort()).toEqual(versions);
-        const recorded = await a.query<{ version: string; c: number }>('SELECT version, count(*)::int AS c FROM schema_migrations GROUP BY version ORDER BY version');
+        const recorded = await a.query<{ version: string; c: number }>(
+          'SELECT version, count(*)::int AS c FROM schema_migrations GROUP BY version ORDER BY version',
+        );
         expect(recorded.rows).toEqual(versions.map((version) => ({ version, c: 1 })));
         expect(await migrateRelational(b)).toEqual([]);
       } finally {

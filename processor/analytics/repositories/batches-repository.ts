@@ -18,7 +18,10 @@ export const batchesRepository = {
 
   /** Delete up to `limit` ledger rows consumed before `before`; returns how many. */
   async pruneOlderThan(db: Queryable, before: Date, limit: number): Promise<number> {
-    const r = await db.query(`DELETE FROM analytics_batches_consumed WHERE batch_id IN (SELECT batch_id FROM analytics_batches_consumed WHERE consumed_at < $1 LIMIT ${Math.trunc(limit)})`, [before]);
+    const r = await db.query(
+      `DELETE FROM analytics_batches_consumed WHERE batch_id IN (SELECT batch_id FROM analytics_batches_consumed WHERE consumed_at < $1 LIMIT ${Math.trunc(limit)})`,
+      [before],
+    );
     return r.rowCount ?? 0;
   },
 };

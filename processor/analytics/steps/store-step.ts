@@ -12,7 +12,7 @@ import { chTime } from '../../time-text.ts';
 export const ANALYTICS_EVENTS_TABLE = 'analytics_events';
 
 export function propertyText(v: unknown): string {
-  return typeof v === 'string' ? v : JSON.stringify(v) ?? 'null';
+  return typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
 }
 
 export function analyticsRow(e: StoredAnalyticsEvent & { originHost: string | null }): Record<string, unknown> {

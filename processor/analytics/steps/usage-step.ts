@@ -25,7 +25,8 @@ export function countUsage(tx: Queryable) {
       totals.set(key, t);
     }
     // In key order, so concurrent processors lock usage rows in one order and never deadlock.
-    for (const t of [...totals.values()].sort((a, b) => (a.projectId + a.month < b.projectId + b.month ? -1 : 1))) await analyticsUsageRepository.add(tx, t.projectId, t.month, t.events);
+    for (const t of [...totals.values()].sort((a, b) => (a.projectId + a.month < b.projectId + b.month ? -1 : 1)))
+      await analyticsUsageRepository.add(tx, t.projectId, t.month, t.events);
   };
 }
 

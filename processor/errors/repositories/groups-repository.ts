@@ -152,7 +152,9 @@ export const groupsRepository: GroupsRepository = {
     // slots can go (a hot group keeps RING samples stored, not many rings' worth).
     const full = rows.filter((r) => r.samples.length >= RING).map((r) => r.id);
     if (full.length) {
-      await tx.query(`DELETE FROM error_group_samples s USING error_groups g WHERE g.id = ANY($1::text[]) AND s.group_id = g.id AND s.seq < g.sample_batches`, [full]);
+      await tx.query(`DELETE FROM error_group_samples s USING error_groups g WHERE g.id = ANY($1::text[]) AND s.group_id = g.id AND s.seq < g.sample_batches`, [
+        full,
+      ]);
     }
   },
 

@@ -32,7 +32,14 @@ export const unprocessableRepository: UnprocessableRepository = {
   },
 
   async list(db, opts = {}) {
-    const r = await db.query<{ event_id: string; project_id: string; message: Buffer | Uint8Array; error: string; attempts: number; set_aside_at: Date | string }>(
+    const r = await db.query<{
+      event_id: string;
+      project_id: string;
+      message: Buffer | Uint8Array;
+      error: string;
+      attempts: number;
+      set_aside_at: Date | string;
+    }>(
       `SELECT event_id, project_id, message, error, attempts, set_aside_at FROM error_events_unprocessable
         WHERE ($1::text[] IS NULL OR event_id = ANY($1::text[]))
         ORDER BY set_aside_at, event_id LIMIT $2`,

@@ -32,7 +32,12 @@ export function createAlertStep(deps: AlertDeps) {
   async function claimAlerts(tx: Queryable, changes: GroupChange[]): Promise<AlertClaim[]> {
     const candidates = changes.filter((c) => c.hasProduction && (c.firstInProduction || c.regressed));
     if (!candidates.length) return [];
-    const ids = await deps.groups.claimAlerts(tx, candidates.map((c) => c.groupId), deps.clock.now(), LIMITS.errorAlert.perIssueMs);
+    const ids = await deps.groups.claimAlerts(
+      tx,
+      candidates.map((c) => c.groupId),
+      deps.clock.now(),
+      LIMITS.errorAlert.perIssueMs,
+    );
     return candidates
       .filter((c) => ids.has(c.groupId))
       .map((c) => ({ groupId: c.groupId, projectId: c.projectId, reason: c.regressed ? 'regression' : 'new' }));

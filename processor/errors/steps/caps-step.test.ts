@@ -18,7 +18,15 @@ afterAll(async () => platform.close());
 const caps = { productionPerMonth: 100, previewPerMonth: 100, openGroupsPerEnvironment: 2 };
 
 function event(projectId: string, groupId: string): EnvironmentStampedEvent {
-  return { projectId, originHost: null, receivedAt: Date.UTC(2026, 10, 21), event: stampErrorEvent({ message: 'm' }, newId('e'), 'node'), fingerprint: groupId, groupId, environment: 'unknown' };
+  return {
+    projectId,
+    originHost: null,
+    receivedAt: Date.UTC(2026, 10, 21),
+    event: stampErrorEvent({ message: 'm' }, newId('e'), 'node'),
+    fingerprint: groupId,
+    groupId,
+    environment: 'unknown',
+  };
 }
 
 /** Runs the caps step in a transaction, as the pipeline does (usage rows and existing groups locked first). */
@@ -26,7 +34,13 @@ async function capsRun(events: EnvironmentStampedEvent[]) {
   const step = createCapsStep({ caps, usage: usageRepository, groups: groupsRepository });
   const outcomes = await platform.db.transaction(async (tx) => {
     const acceptedSoFar = await usageRepository.lock(tx, events.map(usageBucketOf));
-    return step(tx, events, { acceptedSoFar, prior: await groupsRepository.lockPrior(tx, events.map((e) => e.groupId)) });
+    return step(tx, events, {
+      acceptedSoFar,
+      prior: await groupsRepository.lockPrior(
+        tx,
+        events.map((e) => e.groupId),
+      ),
+    });
   });
   return outcomes.map((o) => (o.kind === 'ok' ? 'ok' : o.reason));
 }

@@ -28,7 +28,11 @@ export interface CapsDeps {
 }
 
 /** The usage row an event counts against: its project, UTC month and environment. */
-export const usageBucketOf = (e: EnvironmentStampedEvent): UsageBucket => ({ projectId: e.projectId, month: usageMonth(e.receivedAt), environment: e.environment });
+export const usageBucketOf = (e: EnvironmentStampedEvent): UsageBucket => ({
+  projectId: e.projectId,
+  month: usageMonth(e.receivedAt),
+  environment: e.environment,
+});
 
 /** What the pipeline locked for the step: accepted counts by bucketKey, and the batch's existing groups. */
 export interface CapsLocked {
@@ -38,7 +42,11 @@ export interface CapsLocked {
 
 export function createCapsStep(deps: CapsDeps) {
   const caps = deps.caps ?? LIMITS.errorCaps;
-  return async function capsStep(tx: Queryable, events: EnvironmentStampedEvent[], { acceptedSoFar, prior }: CapsLocked): Promise<Array<StepOutcome<EnvironmentStampedEvent>>> {
+  return async function capsStep(
+    tx: Queryable,
+    events: EnvironmentStampedEvent[],
+    { acceptedSoFar, prior }: CapsLocked,
+  ): Promise<Array<StepOutcome<EnvironmentStampedEvent>>> {
     if (!events.length) return [];
     const buckets = events.map(usageBucketOf);
 
@@ -67,7 +75,10 @@ export function createCapsStep(deps: CapsDeps) {
       return ok(e);
     });
 
-    await deps.usage.add(tx, [...usage.values()].map(({ projectId, month, environment, accepted, dropped }) => ({ projectId, month, environment, accepted, dropped })));
+    await deps.usage.add(
+      tx,
+      [...usage.values()].map(({ projectId, month, environment, accepted, dropped }) => ({ projectId, month, environment, accepted, dropped })),
+    );
     return outcomes;
   };
 }

@@ -10,10 +10,18 @@ import { drop, ok, type EnvironmentStampedEvent, type FingerprintedEvent, type S
  */
 export { DOMAINS_TTL_MS } from '../../environment/environment-resolver.ts';
 
-export function createEnvironmentStep(deps: { db: Queryable; environment?: EnvironmentRepository; clock?: Clock; domainsTtlMs?: number; sitesDomain?: string }) {
+export function createEnvironmentStep(deps: {
+  db: Queryable;
+  environment?: EnvironmentRepository;
+  clock?: Clock;
+  domainsTtlMs?: number;
+  sitesDomain?: string;
+}) {
   const resolve = createEnvironmentResolver(deps);
   return async function environmentStep(events: FingerprintedEvent[]): Promise<Array<StepOutcome<EnvironmentStampedEvent>>> {
-    const environments = await resolve(events.map((e) => ({ projectId: e.projectId, originHost: e.originHost, deployId: e.event.deployId, gitSha: e.event.gitSha })));
+    const environments = await resolve(
+      events.map((e) => ({ projectId: e.projectId, originHost: e.originHost, deployId: e.event.deployId, gitSha: e.event.gitSha })),
+    );
     return events.map((e, i) => {
       const environment = environments[i];
       if (!environment) return drop<EnvironmentStampedEvent>('unknown_project');

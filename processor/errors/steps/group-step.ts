@@ -62,7 +62,11 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
 
     const rows = ids.map((id): GroupRow => {
       // Newest first: later receive time, then later position in the batch.
-      const events = byGroup.get(id)!.map((e, i) => ({ e, i })).sort((a, b) => b.e.receivedAt - a.e.receivedAt || b.i - a.i).map((x) => x.e);
+      const events = byGroup
+        .get(id)!
+        .map((e, i) => ({ e, i }))
+        .sort((a, b) => b.e.receivedAt - a.e.receivedAt || b.i - a.i)
+        .map((x) => x.e);
       const newest = events[0]!;
       const envCounts: Record<string, number> = {};
       for (const e of events) envCounts[e.environment] = (envCounts[e.environment] ?? 0) + 1;

@@ -13,14 +13,7 @@ export type StepOutcome<T> = SharedStepOutcome<T, DropReason>;
  * - invalid_event: an event of a v1 message that fails the event checks;
  * - unprocessable: an event no store would take, set aside for replay (poison-isolation.ts).
  */
-export const DROP_REASONS = [
-  'unknown_project',
-  'monthly_cap',
-  'open_groups_cap',
-  'invalid_message',
-  'invalid_event',
-  'unprocessable',
-] as const;
+export const DROP_REASONS = ['unknown_project', 'monthly_cap', 'open_groups_cap', 'invalid_message', 'invalid_event', 'unprocessable'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
 
 export const ok = <T>(value: T): StepOutcome<T> => sharedOk(value);

@@ -17,7 +17,16 @@ import { createTestOutboundGuard } from '../../../platform/adapters/outbound/tes
 export const OWNER = { email: 'owner@example.com', password: 'console-e2e-password' };
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
@@ -42,7 +51,9 @@ export interface ConsoleService {
 }
 
 /** `txt`: DNS TXT records the service sees (custom domain verification); none by default. */
-export async function startConsoleService(opts: { webhookCa?: string; env?: Record<string, string>; txt?: Map<string, string[]> } = {}): Promise<ConsoleService> {
+export async function startConsoleService(
+  opts: { webhookCa?: string; env?: Record<string, string>; txt?: Map<string, string[]> } = {},
+): Promise<ConsoleService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'console-'));
   // A known port (not 0), so the URLs the service prints and returns (DSNs, hook URLs) are the ones to use.
   const port = await freePort();
@@ -72,13 +83,23 @@ export async function startConsoleService(opts: { webhookCa?: string; env?: Reco
  * `origin` is the browser page's, which stamps the environment, §7.4).
  * A key made a moment ago is refused until the edge's next settings refresh (SETTINGS_REFRESH_MS): that 401 is retried.
  */
-export async function sendErrors(base: string, ingestKey: string, events: Array<Record<string, unknown>>, opts: { ip?: string; origin?: string } = {}): Promise<void> {
+export async function sendErrors(
+  base: string,
+  ingestKey: string,
+  events: Array<Record<string, unknown>>,
+  opts: { ip?: string; origin?: string } = {},
+): Promise<void> {
   for (let i = 0; i < events.length; i += 20) {
     const deadline = Date.now() + 5_000;
     for (;;) {
       const res = await fetch(`${base}/v1/errors/i`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json', 'x-service-client-ip': opts.ip ?? '198.51.100.7', ...(opts.origin ? { origin: opts.origin } : {}) },
+        headers: {
+          authorization: `Bearer ${ingestKey}`,
+          'content-type': 'application/json',
+          'x-service-client-ip': opts.ip ?? '198.51.100.7',
+          ...(opts.origin ? { origin: opts.origin } : {}),
+        },
         body: JSON.stringify({ batch: events.slice(i, i + 20) }),
       });
       if (res.status === 202 || res.status === 200) break;

@@ -24,12 +24,16 @@ export function distributedEnv(opts: { dataDir: string; smtpUrl: string; overrid
   };
 }
 
-
 /**
  * The API and the ingest edge, each a role of its own in this process, on `env` (the processor runs elsewhere: the
  * crash tests kill and replace it). Both are pushed onto `running`, to be stopped in reverse.
  */
-export async function startApiAndEdge(env: Record<string, string>, testing: NonNullable<StartOptions['testing']>, name: string, running: Running[]): Promise<{ api: Running; urls: ServiceUrls }> {
+export async function startApiAndEdge(
+  env: Record<string, string>,
+  testing: NonNullable<StartOptions['testing']>,
+  name: string,
+  running: Running[],
+): Promise<{ api: Running; urls: ServiceUrls }> {
   const config = loadConfig(env);
   const logger = createLogger('silent', name);
   const api = await start('api', config, logger, { testing });

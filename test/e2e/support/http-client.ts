@@ -57,9 +57,16 @@ export async function signedInUser(platform: Platform, urls: ServiceUrls): Promi
   const email = `e2e-${unique()}@example.test`;
   const password = `pw-${unique()}-${unique()}`;
   await createUser(platform.db, { email, password });
-  const res = await fetch(`${urls.apiUrl}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password }) });
+  const res = await fetch(`${urls.apiUrl}/v1/auth/sign-in`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email, password }),
+  });
   if (res.status !== 200) throw new Error(`sign-in: ${res.status} ${await res.text()}`);
-  const cookie = res.headers.getSetCookie().map((c) => c.split(';')[0]).find((c) => c.startsWith('cx_session='));
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .find((c) => c.startsWith('cx_session='));
   if (!cookie) throw new Error('sign-in set no session cookie');
   return { cookie, email };
 }

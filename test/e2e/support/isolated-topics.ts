@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto';
 
 /** Topics and consumer groups of one run alone, so runs sharing a Kafka cluster never share them. */
-export function isolatedTopics(label: string): { errorTopic: string; errorConsumerGroup: string; analyticsTopic: string; analyticsConsumerGroup: string; projectEventsTopic: string; webhookConsumerGroup: string; deployTopic: string; builderConsumerGroup: string } {
+export function isolatedTopics(label: string): {
+  errorTopic: string;
+  errorConsumerGroup: string;
+  analyticsTopic: string;
+  analyticsConsumerGroup: string;
+  projectEventsTopic: string;
+  webhookConsumerGroup: string;
+  deployTopic: string;
+  builderConsumerGroup: string;
+} {
   const id = randomUUID();
   return {
     errorTopic: `errors.events.${label}.${id}`,

@@ -16,7 +16,13 @@ export interface RoleProcess {
 const SCRIPT = fileURLToPath(new URL('./role-process.ts', import.meta.url));
 
 /** `nodeArgs` go to node before the script (the bench passes `--cpu-prof`, which NODE_OPTIONS refuses). */
-export async function spawnRole(role: Role, env: Record<string, string>, testing: StartOptions['testing'] = {}, timeoutMs = 60_000, nodeArgs: string[] = []): Promise<RoleProcess> {
+export async function spawnRole(
+  role: Role,
+  env: Record<string, string>,
+  testing: StartOptions['testing'] = {},
+  timeoutMs = 60_000,
+  nodeArgs: string[] = [],
+): Promise<RoleProcess> {
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', SCRIPT, role, JSON.stringify(testing ?? {})], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
