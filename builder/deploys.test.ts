@@ -1,4 +1,4 @@
-import { defineDeployScenarios } from './deploys.scenarios.ts';
+import { defineDeployScenarios } from './deploys.test-scenarios.ts';
 
 // Embedded: PGlite, chDB, the in-process bus.
 defineDeployScenarios();

@@ -4,7 +4,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { startErrorConsumer } from '../../processor/errors/error-consumer.ts';
 import type { Subscription } from '../../platform/ports/bus.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { batch, event } from '../../processor/errors/error-pipeline.scenarios.ts';
+import { batch, event } from '../../processor/errors/error-pipeline.test-scenarios.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
 import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';

@@ -6,7 +6,7 @@ import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
 import { startErrorConsumer } from './error-consumer.ts';
-import { batch, event } from './error-pipeline.scenarios.ts';
+import { batch, event } from './error-pipeline.test-scenarios.ts';
 import { startSmtpReceiver } from '../../test/support/smtp-receiver.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { describeWith } from '../../test/support/backends.ts';
-import { defineErrorPipelineScenarios } from './error-pipeline.scenarios.ts';
+import { defineErrorPipelineScenarios } from './error-pipeline.test-scenarios.ts';
 
 describeWith(['postgres', 'kafka', 'clickhouse'], 'error pipeline (Postgres, Kafka, ClickHouse)', () => {
   defineErrorPipelineScenarios({ postgres: true, kafka: true, clickhouse: true });

@@ -10,7 +10,7 @@ import { start, type Running, type StartOptions } from '../../service/service.ts
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
-import { edgeKnows } from './error-tracking.scenarios.ts';
+import { edgeKnows } from './error-tracking.test-scenarios.ts';
 import { eventually, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
 import { spawnRole, type RoleProcess } from './support/spawn-role.ts';
 

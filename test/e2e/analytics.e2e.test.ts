@@ -8,7 +8,7 @@ import { start, type Running, type StartOptions } from '../../service/service.ts
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
-import { defineAnalyticsScenarios, defineFlagScenarios, type AnalyticsService } from './analytics.scenarios.ts';
+import { defineAnalyticsScenarios, defineFlagScenarios, type AnalyticsService } from './analytics.test-scenarios.ts';
 
 /** Every analytics rule through the whole path, embedded (one process) and distributed (three roles). */
 const logger = createLogger('silent', 'e2e');

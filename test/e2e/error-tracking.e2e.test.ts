@@ -9,7 +9,7 @@ import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { parseMessage, startSmtpReceiver } from '../support/smtp-receiver.ts';
-import { defineErrorTrackingScenarios, type E2eService } from './error-tracking.scenarios.ts';
+import { defineErrorTrackingScenarios, type E2eService } from './error-tracking.test-scenarios.ts';
 
 /**
  * Every error-tracking rule through the whole path, twice: the embedded defaults (`start('all')`,

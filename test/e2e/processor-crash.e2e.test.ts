@@ -9,7 +9,7 @@ import { describeWith } from '../support/backends.ts';
 import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { startSmtpReceiver } from '../support/smtp-receiver.ts';
-import { edgeKnows } from './error-tracking.scenarios.ts';
+import { edgeKnows } from './error-tracking.test-scenarios.ts';
 import { eventually, newProject, postBatch, signedInUser, type ServiceUrls } from './support/http-client.ts';
 import { spawnRole, type RoleProcess } from './support/spawn-role.ts';
 

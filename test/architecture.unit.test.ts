@@ -39,7 +39,7 @@ function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return name === 'node_modules' || name === 'fixtures' ? [] : files(path);
-    return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') && !/\.(test|scenarios)\.tsx?$/.test(name) ? [path] : [];
+    return /\.tsx?$/.test(name) && !name.endsWith('.d.ts') && !/\.(test|test-scenarios)\.tsx?$/.test(name) ? [path] : [];
   });
 }
 

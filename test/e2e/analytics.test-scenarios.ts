@@ -3,7 +3,7 @@ import { expect, it } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { usageMonth } from '../../domain/usage-month.ts';
-import { edgeKnows } from './error-tracking.scenarios.ts';
+import { edgeKnows } from './error-tracking.test-scenarios.ts';
 import { eventually, http, newProject, signedInUser, type E2eProject, type ServiceUrls } from './support/http-client.ts';
 
 /**
