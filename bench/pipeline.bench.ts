@@ -32,6 +32,7 @@ import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
 import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
 import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
+import { inertMailer } from '../test/support/stubs.ts';
 
 const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
 
@@ -463,7 +464,7 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
       db,
       analytics,
       bus,
-      mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+      mailer: inertMailer,
     };
     const t0 = performance.now();
     const sub = await startErrorConsumer(platform as never, { topic, consumerGroup: `drain-${randomUUID()}`, batchesInFlight: inFlight });

@@ -29,6 +29,7 @@ import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser 
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../schemas/bus/error-events.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
+import { inertMailer } from '../test/support/stubs.ts';
 
 const BATCHES = numberArg('batches', 30);
 const STATEMENTS = flagArg('statements');
@@ -93,7 +94,7 @@ try {
   const pipeline = createErrorPipeline({
     db: store,
     analytics,
-    mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+    mailer: inertMailer,
     clock: systemClock,
     logger: createLogger('error', 'bench'),
     publicBaseUrl: 'http://localhost:8080',

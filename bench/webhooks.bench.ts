@@ -24,6 +24,7 @@ import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher
 import { makeSelfSignedCert } from '../test/support/https-receiver.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { createTestOutboundGuard } from '../platform/adapters/outbound/test-guard.ts';
+import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 3000);
@@ -73,9 +74,9 @@ async function main() {
   const config = loadConfig({ DATABASE_URL, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const logger = createLogger('silent', 'bench');
   const platform = await createPlatform(config, logger, {
-    analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
+    analytics: inertAnalytics,
     limiter: allowAllLimiter,
-    mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+    mailer: inertMailer,
     outbound: createTestOutboundGuard({ ca: receiver.cert }),
   });
   const { db } = platform;

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Platform } from '../platform/platform.ts';
-import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
-import type { Mailer } from '../platform/ports/mailer.ts';
 import { newId } from '../platform/tokens.ts';
 import { decodeErrorBatch } from '../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../schemas/error-event.ts';
@@ -12,15 +10,8 @@ import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
 import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
+import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
-const analyticsStub: AnalyticalStore = {
-  adapter: 'chdb',
-  command: async () => undefined,
-  query: async () => [],
-  insert: async () => undefined,
-  close: async () => undefined,
-};
-const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 function event(message: string) {
   return { name: 'Error', message, stack: 'Error: x\n    at f (src/a.ts:1:2)' };
@@ -46,7 +37,7 @@ describeWith(['postgres', 'kafka', 'redis'], 'ingest edge on Postgres + Kafka + 
     const opts = {
       real: { postgres: true, kafka: true, redis: true },
       env: { TRUST_PROXY: 'true', SETTINGS_REFRESH_MS: '200' },
-      overrides: { analytics: analyticsStub, mailer: mailerStub },
+      overrides: { analytics: inertAnalytics, mailer: inertMailer },
     };
     a = await createTestPlatform(opts);
     b = await createTestPlatform(opts);

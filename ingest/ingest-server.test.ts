@@ -3,8 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { ManualClock } from '../platform/clock.ts';
 import type { Platform } from '../platform/platform.ts';
-import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
-import type { Mailer } from '../platform/ports/mailer.ts';
 import { BusUnavailableError } from '../platform/ports/bus.ts';
 import { TOPICS } from '../schemas/topics.ts';
 import { LIMITS } from '../schemas/limits.ts';
@@ -25,15 +23,8 @@ import { startIngestServer, type IngestServer } from './ingest-server.ts';
 import { injectForwarder } from './forward.ts';
 import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import { createEnvironmentStep } from '../processor/errors/steps/environment-step.ts';
+import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
-const analyticsStub: AnalyticalStore = {
-  adapter: 'chdb',
-  command: async () => undefined,
-  query: async () => [],
-  insert: async () => undefined,
-  close: async () => undefined,
-};
-const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0));
 const MONTH = '2026-11';
@@ -47,7 +38,7 @@ beforeAll(async () => {
   bus = createRecordingBus();
   platform = await createTestPlatform({
     env: { SETTINGS_REFRESH_MS: '100', WIDGET_HOSTS: 'widgets.example.net' },
-    overrides: { bus, limiter: createCountingLimiter(), analytics: analyticsStub, mailer: mailerStub, clock },
+    overrides: { bus, limiter: createCountingLimiter(), analytics: inertAnalytics, mailer: inertMailer, clock },
   });
   server = await startIngestServer(platform, { port: 0, host: '127.0.0.1' });
   base = `http://127.0.0.1:${server.port}`;

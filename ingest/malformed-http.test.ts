@@ -1,11 +1,10 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Platform } from '../platform/platform.ts';
-import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
-import type { Mailer } from '../platform/ports/mailer.ts';
 import { createRecordingBus } from '../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
+import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
 /**
  * Malformed and unusual HTTP at the edge, over raw sockets. In the single process the edge is the front
@@ -19,14 +18,6 @@ import { startIngestServer, type IngestServer } from './ingest-server.ts';
  *   nothing in JavaScript can answer them; the reverse proxy in front (deploy/Caddyfile) speaks HTTP/1.1
  *   upstream and refuses malformed headers itself.
  */
-const analyticsStub: AnalyticalStore = {
-  adapter: 'chdb',
-  command: async () => undefined,
-  query: async () => [],
-  insert: async () => undefined,
-  close: async () => undefined,
-};
-const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 /** uWebSockets.js closes an idle HTTP connection after 10 s (HTTP_IDLE_TIMEOUT_S); a little slack. */
 const IDLE_TIMEOUT_MS = 10_000;
 
@@ -34,7 +25,7 @@ let platform: Platform;
 let server: IngestServer;
 
 beforeAll(async () => {
-  platform = await createTestPlatform({ overrides: { bus: createRecordingBus(), analytics: analyticsStub, mailer: mailerStub } });
+  platform = await createTestPlatform({ overrides: { bus: createRecordingBus(), analytics: inertAnalytics, mailer: inertMailer } });
   // Single-process mode: every other request is relayed (here to a stand-in API that answers 200).
   server = await startIngestServer(platform, {
     port: 0,

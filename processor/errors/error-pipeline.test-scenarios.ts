@@ -17,6 +17,7 @@ import { replayUnprocessable } from './unprocessable-replay.ts';
 import { unprocessableRepository } from './repositories/unprocessable-repository.ts';
 import { pruneConsumedLedger } from './ledger-retention.ts';
 import type { ErrorCaps } from './steps/caps-step.ts';
+import { inertMailer } from '../../test/support/stubs.ts';
 
 /**
  * The error pipeline's behaviour, run by error-pipeline.test.ts (embedded: PGlite, chDB,
@@ -472,7 +473,7 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     const pipeline = createErrorPipeline({
       db: h.platform.db,
       analytics: flaky,
-      mailer: { adapter: 'file', send: async () => {}, close: async () => {} },
+      mailer: inertMailer,
       clock: h.clock,
       logger: h.platform.logger,
       publicBaseUrl: 'http://x',
@@ -494,7 +495,7 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
 
   it('keeps counts exact when two processors handle overlapping batches at once', async () => {
     const p = await h.newProject();
-    const noMail: Mailer = { adapter: 'file', send: async () => {}, close: async () => {} };
+    const noMail: Mailer = inertMailer;
     const make = () =>
       createErrorPipeline({
         db: h.platform.db,

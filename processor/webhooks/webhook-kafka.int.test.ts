@@ -9,6 +9,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https
 import { insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
 import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
+import { inertAnalytics, inertMailer } from '../../test/support/stubs.ts';
 
 /**
  * The production shape: events through Kafka (at-least-once), deliveries in Postgres. A message the
@@ -25,9 +26,9 @@ describeWith(['postgres', 'kafka'], 'webhooks through Kafka and Postgres', () =>
       real: { postgres: true, kafka: true },
       overrides: {
         clock: new ManualClock(Date.now()),
-        analytics: { adapter: 'chdb', command: async () => undefined, query: async () => [], insert: async () => undefined, close: async () => undefined },
+        analytics: inertAnalytics,
         limiter: allowAllLimiter,
-        mailer: { adapter: 'file', send: async () => undefined, close: async () => undefined },
+        mailer: inertMailer,
         outbound: createTestOutboundGuard({ ca: receiver.cert }),
       },
     });

@@ -1,6 +1,4 @@
 import type { Platform } from '../../platform/platform.ts';
-import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
-import type { Mailer } from '../../platform/ports/mailer.ts';
 import { startIngestServer, type IngestServer } from '../../ingest/ingest-server.ts';
 import { createTestPlatform } from './platform.ts';
 import { mkdtemp } from 'node:fs/promises';
@@ -15,6 +13,7 @@ import {
   type IngestProject,
   type RecordingBus,
 } from './ingest-fixtures.ts';
+import { inertAnalytics, inertMailer } from './stubs.ts';
 
 /**
  * An edge on an embedded test platform whose bus records what is published (nothing is processed) and whose
@@ -31,14 +30,6 @@ export interface TestEdge {
   close(): Promise<void>;
 }
 
-const analyticsStub: AnalyticalStore = {
-  adapter: 'chdb',
-  command: async () => undefined,
-  query: async () => [],
-  insert: async () => undefined,
-  close: async () => undefined,
-};
-const mailerStub: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 /** `sites`: the edge answers site hosts too, as in the single process (anything else: a 404 in place of the API). */
 export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean } = {}): Promise<TestEdge> {
@@ -46,7 +37,7 @@ export async function startTestEdge(env: Record<string, string> = {}, opts: { si
   const limiter = createCountingLimiter();
   const platform = await createTestPlatform({
     env: { SETTINGS_REFRESH_MS: '100', ...env },
-    overrides: { bus, limiter, analytics: analyticsStub, mailer: mailerStub },
+    overrides: { bus, limiter, analytics: inertAnalytics, mailer: inertMailer },
   });
   const forward = opts.sites
     ? async () => ({

@@ -1,26 +1,17 @@
 import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
-import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
-import type { Mailer } from '../../platform/ports/mailer.ts';
 import { newId } from '../../platform/tokens.ts';
 import { allowAllLimiter } from './ingest-fixtures.ts';
 import { createTestPlatform } from './platform.ts';
 import type { OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
 import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
+import { inertAnalytics, inertMailer } from './stubs.ts';
 
 /**
  * A platform for webhook tests: relational store (PGlite in memory, or the real Postgres), the
  * in-process bus, a manual clock, and the test receiver trusted. Webhooks touch neither the
  * analytical store, the limiter nor the mailer, so those are inert here (keeps chDB out of it).
  */
-const inertAnalytics: AnalyticalStore = {
-  adapter: 'chdb',
-  command: async () => undefined,
-  query: async () => [],
-  insert: async () => undefined,
-  close: async () => undefined,
-};
-const inertMailer: Mailer = { adapter: 'file', send: async () => undefined, close: async () => undefined };
 
 export async function createWebhookTestPlatform(
   opts: { postgres?: boolean; ca?: string; outbound?: OutboundUrlGuard; clock?: ManualClock; keepAnalytics?: boolean } = {},
