@@ -25,7 +25,9 @@ beforeAll(async () => {
   outbound = steerableGuard({ ca: receiver.cert });
   outbound.table = resolveTable;
   platform = await createWebhookTestPlatform({ outbound: outbound.guard });
-  dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 1_000 });
+  // The production deadline (10 s): a 1 s one failed sends to the local receiver on a busy machine. The timeout
+  // test runs a dispatcher of its own with a short deadline.
+  dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false });
 });
 
 afterAll(async () => {
@@ -252,9 +254,22 @@ describe('retries, dead letter, Retry-After', () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/slow') });
     answer('/slow', { status: 200, hang: true });
-    const ev = await publishProjectEvent(platform, { projectId, event: 'user.created', data: {} });
-    await dispatcher.idle();
-    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out after 1 s' });
+    // A receiver that never answers meets a deadline of its own dispatcher's: the delivery is put in place and
+    // swept by that one (the shared dispatcher neither consumes it nor sweeps).
+    const id = `dlv_slow${projectId}`;
+    const now = platform.clock.now();
+    await platform.db.query(
+      `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, attempt_seq, next_attempt_at, created_at, updated_at)
+       VALUES ($1, $2, $3, $1, 'user.created', '{}', 'pending', 0, 6, 0, $4, $4, $4)`,
+      [id, projectId, ep.id, now],
+    );
+    const short = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 300, topic: `unused-${projectId}` });
+    try {
+      await short.sweepOnce();
+    } finally {
+      await short.stop();
+    }
+    expect(await deliveryRow(id)).toMatchObject({ status: 'pending', attempts: 1, last_error: 'timed out after 0.3 s' });
   });
 
   it('retries a delivery whose sender died mid-send (lease ran out), and one left pending by a stopped processor', async () => {
@@ -272,7 +287,7 @@ describe('retries, dead letter, Retry-After', () => {
 
     // A fresh processor after a restart: the pending one goes now, the leased one only once its lease ran out.
     await dispatcher.stop();
-    dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 1_000 });
+    dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false });
     await dispatcher.sweepOnce();
     expect(requestsTo('/restart').map((r) => r.headers['service-webhook-id'])).toEqual([`dlv_b${projectId}`]);
     platform.clock.advance(30_000);
