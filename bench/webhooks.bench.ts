@@ -88,7 +88,7 @@ async function main() {
   const now = platform.clock.now();
   await db.query(
     'INSERT INTO webhook_endpoints (id, project_id, url, events, max_attempts, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, 6, $5, $6, $6)',
-    [endpointId, projectId, receiver.url, [], 'whsec_benchbenchbenchbench', now],
+    [endpointId, projectId, receiver.url, [], 'whsec_benchbenchbenchbench', new Date(now)],
   );
   const out: Record<string, unknown> = {
     machine: {
@@ -122,9 +122,9 @@ async function main() {
     await db.query('DELETE FROM webhook_deliveries WHERE project_id = $1', [projectId]);
     await db.query(
       `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
-       SELECT 'dlv_bsend_' || $1 || '_' || g, $1, $2, 'evt_bsend_' || g, 'user.created', '{"i":1}'::jsonb, 'pending', 0, 6, $3::bigint, $3, $3
+       SELECT 'dlv_bsend_' || $1 || '_' || g, $1, $2, 'evt_bsend_' || g, 'user.created', '{"i":1}'::jsonb, 'pending', 0, 6, $3::timestamptz, $3, $3
        FROM generate_series(1, $4::int) g`,
-      [projectId, endpointId, now, EVENTS],
+      [projectId, endpointId, new Date(now), EVENTS],
     );
     const t1 = performance.now();
     const swept = await dispatcher.sweepOnce();
@@ -138,9 +138,9 @@ async function main() {
     const tIns = performance.now();
     await db.query(
       `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
-       SELECT 'dlv_bench_' || $1 || '_' || g, $1, $2, 'evt_bench_' || g, 'user.created', '{"i":1}'::jsonb, 'pending', 0, 6, $3::bigint + (g % 1000), $4, $4
+       SELECT 'dlv_bench_' || $1 || '_' || g, $1, $2, 'evt_bench_' || g, 'user.created', '{"i":1}'::jsonb, 'pending', 0, 6, $3::timestamptz + (g % 1000) * interval '1 millisecond', $4, $4
        FROM generate_series(1, $5::int) g`,
-      [projectId, endpointId, later, now, PENDING],
+      [projectId, endpointId, new Date(later), new Date(now), PENDING],
     );
     await db.query('ANALYZE webhook_deliveries');
     const insertSec = (performance.now() - tIns) / 1000;
@@ -166,7 +166,7 @@ async function main() {
     }, 20);
     const plan = await db.query<Record<string, string>>(
       `EXPLAIN SELECT id FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT 200 FOR UPDATE SKIP LOCKED`,
-      [later + 1000],
+      [new Date(later + 1000)],
     );
     out.sweep = {
       pending: PENDING,

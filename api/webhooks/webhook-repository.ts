@@ -11,10 +11,10 @@ import type { Attempt, Delivery, Endpoint, PatchEndpointBody } from '../../schem
  * answers to create and rotate-secret.
  */
 
-const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
+const iso = (t: unknown) => new Date(t as Date).toISOString();
 
 function mapEndpoint(r: Record<string, unknown>, now: number): Endpoint {
-  const until = r.previous_secret_until == null ? null : Number(r.previous_secret_until);
+  const until = r.previous_secret_until == null ? null : new Date(r.previous_secret_until as Date).getTime();
   return {
     id: r.id as string,
     url: r.url as string,
@@ -39,7 +39,7 @@ export async function createEndpoint(
   const { rows } = await db.query<Record<string, unknown>>(
     `INSERT INTO webhook_endpoints (id, project_id, url, description, events, max_attempts, secret, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLS}`,
-    [id, e.projectId, e.url, e.description, e.events, e.maxAttempts, secret, now],
+    [id, e.projectId, e.url, e.description, e.events, e.maxAttempts, secret, new Date(now)],
   );
   return { endpoint: mapEndpoint(rows[0], now), secret };
 }
@@ -60,7 +60,7 @@ export async function updateEndpoint(db: Queryable, projectId: string, id: strin
        url = COALESCE($3, url), events = COALESCE($4::text[], events), max_attempts = COALESCE($5::int, max_attempts),
        description = COALESCE($6, description), updated_at = $7
      WHERE project_id = $1 AND id = $2 RETURNING ${COLS}`,
-    [projectId, id, patch.url ?? null, patch.events ?? null, patch.maxAttempts ?? null, patch.description ?? null, now],
+    [projectId, id, patch.url ?? null, patch.events ?? null, patch.maxAttempts ?? null, patch.description ?? null, new Date(now)],
   );
   return rows[0] ? mapEndpoint(rows[0], now) : null;
 }
@@ -76,7 +76,7 @@ export async function rotateSecret(db: Queryable, projectId: string, id: string,
   const { rows } = await db.query<Record<string, unknown>>(
     `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_until = $4, secret = $3, updated_at = $5
      WHERE project_id = $1 AND id = $2 RETURNING ${COLS}`,
-    [projectId, id, secret, now + LIMITS.webhook.rotationOverlapMs, now],
+    [projectId, id, secret, new Date(now + LIMITS.webhook.rotationOverlapMs), new Date(now)],
   );
   return rows[0] ? { endpoint: mapEndpoint(rows[0], now), secret } : null;
 }
@@ -133,7 +133,7 @@ export async function replayDelivery(db: Queryable, projectId: string, id: strin
      FROM webhook_endpoints e
      WHERE d.id = $2 AND d.project_id = $1 AND d.endpoint_id = e.id AND d.status <> 'sending'
      RETURNING d.*`,
-    [projectId, id, now],
+    [projectId, id, new Date(now)],
   );
   if (rows[0]) return mapDelivery(rows[0]);
   const { rows: exists } = await db.query('SELECT status FROM webhook_deliveries WHERE id = $1 AND project_id = $2 AND endpoint_id IS NOT NULL', [

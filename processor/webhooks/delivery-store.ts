@@ -4,7 +4,8 @@ import { LIMITS } from '../../schemas/limits.ts';
 import type { ProjectEvent } from '../../schemas/project-events.ts';
 
 /**
- * Delivery rows for the webhook dispatcher (platform/migrations/relational/0003_webhooks.sql).
+ * Delivery rows for the webhook dispatcher (platform/migrations/relational/0003_webhooks.sql; times are timestamptz
+ * since 0017, written from the platform clock as Dates).
  *
  * A delivery is claimed by a lease: one UPDATE turns `pending` (due) or `sending` (lease ran out:
  * the sender died mid-send) into `sending` with `lease_until` and a fresh `lease_token`, choosing
@@ -46,11 +47,13 @@ export function deliveryId(eventId: string, targetId: string): string {
 }
 
 const n = (v: unknown): number => Number(v);
+/** A time read back (a Date from timestamptz) or a clock reading, as epoch milliseconds. */
+const ms = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v));
 
 /** Insert one delivery per (event, target), idempotently, in one statement. Returns the ids that were new. */
 export async function insertDeliveries(db: Queryable, items: Array<{ event: ProjectEvent; target: Target }>, now: number): Promise<string[]> {
   if (!items.length) return [];
-  const params: unknown[] = [now];
+  const params: unknown[] = [new Date(now)];
   const rows = items.map(({ event: ev, target: t }) => {
     params.push(
       deliveryId(ev.id, t.id),
@@ -63,7 +66,7 @@ export async function insertDeliveries(db: Queryable, items: Array<{ event: Proj
       t.maxAttempts,
     );
     const i = params.length - 8;
-    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, 'pending', 0, $${i + 8}::int, $1::bigint, $1::bigint, $1::bigint)`;
+    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, 'pending', 0, $${i + 8}::int, $1::timestamptz, $1::timestamptz, $1::timestamptz)`;
   });
   const { rows: inserted } = await db.query<{ id: string }>(
     `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, inbox_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
@@ -99,6 +102,8 @@ function mapClaimed(r: Record<string, unknown>): ClaimedDelivery {
  */
 export async function claimDue(db: RelationalStore, now: number, limit: number, ids?: string[]): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
+  const at = new Date(now);
+  const leaseUntil = new Date(now + LEASE_MS);
   const only = ids ? 'AND id = ANY($5::text[])' : '';
   const claim = (where: string, order: string, max: number) =>
     db.query<Record<string, unknown>>(
@@ -110,10 +115,10 @@ export async function claimDue(db: RelationalStore, now: number, limit: number, 
          FOR UPDATE SKIP LOCKED
        )
        UPDATE webhook_deliveries d
-       SET status = 'sending', lease_until = $1::bigint + $3::bigint, lease_token = $4, attempt_seq = d.attempt_seq + 1, updated_at = $1
+       SET status = 'sending', lease_until = $3::timestamptz, lease_token = $4, attempt_seq = d.attempt_seq + 1, updated_at = $1::timestamptz
        FROM due WHERE d.id = due.id
        ${CLAIM_RETURNING}`,
-      ids ? [now, max, LEASE_MS, token, ids] : [now, max, LEASE_MS, token],
+      ids ? [at, max, leaseUntil, token, ids] : [at, max, leaseUntil, token],
     );
   // Fresh deliveries (ids given) cannot hold a lease yet: skip the lease-takeover query for them.
   const expired = ids ? { rows: [] } : await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
@@ -147,7 +152,7 @@ export async function loadSendTarget(db: Queryable, d: ClaimedDelivery, now: num
 
 /** New secret first; the previous one while its 24 h overlap lasts. */
 export function signingSecrets(current: string, previous: string | null, previousUntil: unknown, now: number): string[] {
-  return previous && previousUntil != null && n(previousUntil) > now ? [current, previous] : [current];
+  return previous && previousUntil != null && ms(previousUntil) > now ? [current, previous] : [current];
 }
 
 export interface AttemptOutcome {
@@ -176,13 +181,13 @@ export async function finishAttempt(db: Queryable, d: ClaimedDelivery, o: Attemp
   const { rows } = await db.query<{ updated: number }>(
     `WITH upd AS (
        UPDATE webhook_deliveries
-       SET status = $3, attempts = $4, next_attempt_at = COALESCE($5::bigint, next_attempt_at), lease_until = NULL, lease_token = NULL,
-           last_error = $6, last_response_code = $7::int, updated_at = $8::bigint
+       SET status = $3, attempts = $4, next_attempt_at = COALESCE($5::timestamptz, next_attempt_at), lease_until = NULL, lease_token = NULL,
+           last_error = $6, last_response_code = $7::int, updated_at = $8::timestamptz
        WHERE id = $1 AND lease_token = $2
        RETURNING id
      ), ins AS (
        INSERT INTO webhook_attempts (delivery_id, endpoint_id, inbox_id, attempt, status, response_code, error, started_at, finished_at, next_attempt_at)
-       SELECT id, $9, $10, $11::int, $12, $7::int, $6, $13::bigint, $8::bigint, $5::bigint FROM upd
+       SELECT id, $9, $10, $11::int, $12, $7::int, $6, $13::timestamptz, $8::timestamptz, $5::timestamptz FROM upd
        RETURNING id
      ), del AS (
        DELETE FROM webhook_attempts WHERE ${col} = $14 AND EXISTS (SELECT 1 FROM ins) AND id <= (
@@ -195,15 +200,15 @@ export async function finishAttempt(db: Queryable, d: ClaimedDelivery, o: Attemp
       d.leaseToken,
       status,
       used,
-      next,
+      next === null ? null : new Date(next),
       o.ok ? null : (o.error ?? 'failed'),
       o.status ?? null,
-      o.finishedAt,
+      new Date(o.finishedAt),
       d.endpointId,
       d.inboxId,
       d.attemptSeq,
       o.ok ? 'succeeded' : 'failed',
-      o.startedAt,
+      new Date(o.startedAt),
       d.endpointId ?? d.inboxId,
       LIMITS.webhook.deliveryLogPerEndpoint - 1,
     ],

@@ -146,7 +146,7 @@ describe('webhook delivery', () => {
       'support@x.test',
       path('/inbox'),
       inboxSecret,
-      platform.clock.now(),
+      new Date(platform.clock.now()),
     ]);
     const email = {
       inbox: { id: `ibx_${projectId}`, address: 'support@x.test' },
@@ -261,7 +261,7 @@ describe('retries, dead letter, Retry-After', () => {
     await platform.db.query(
       `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, attempt_seq, next_attempt_at, created_at, updated_at)
        VALUES ($1, $2, $3, $1, 'user.created', '{}', 'pending', 0, 6, 0, $4, $4, $4)`,
-      [id, projectId, ep.id, now],
+      [id, projectId, ep.id, new Date(now)],
     );
     const short = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 300, topic: `unused-${projectId}` });
     try {
@@ -280,7 +280,7 @@ describe('retries, dead letter, Retry-After', () => {
       platform.db.query(
         `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, attempt_seq, next_attempt_at, lease_until, lease_token, created_at, updated_at)
          VALUES ($1, $2, $3, $1, 'user.created', '{}', $4, 0, 6, $5, $6, $7, 'old', $6, $6)`,
-        [id, projectId, ep.id, status, status === 'sending' ? 1 : 0, now, lease],
+        [id, projectId, ep.id, status, status === 'sending' ? 1 : 0, new Date(now), lease === null ? null : new Date(lease)],
       );
     await ins(`dlv_a${projectId}`, 'sending', now + 30_000);
     await ins(`dlv_b${projectId}`, 'pending', null);
@@ -305,7 +305,7 @@ describe('signing secrets during rotation', () => {
     await platform.db.query('UPDATE webhook_endpoints SET previous_secret = $2, previous_secret_until = $3 WHERE id = $1', [
       ep.id,
       'whsec_oldoldoldoldoldoldold',
-      until,
+      new Date(until),
     ]);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
     await dispatcher.idle();

@@ -91,7 +91,7 @@ describeWith(['postgres'], 'webhook sweep on Postgres with several processors', 
     await a.db.query(
       `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, event_id, event, data, status, attempts, max_attempts, attempt_seq, next_attempt_at, lease_until, lease_token, created_at, updated_at)
        VALUES ($1, $2, $3, $1, 'deploy.failed', '{}', 'sending', 0, 6, 1, $4, $5, 'dead-process', $4, $4)`,
-      [id, projectId, ep.id, now, now - 1],
+      [id, projectId, ep.id, new Date(now), new Date(now - 1)],
     );
     await Promise.all(dispatchers.map((d) => d.sweepOnce()));
     expect(receiver.requests.filter((r) => r.headers['service-webhook-id'] === id)).toHaveLength(1);

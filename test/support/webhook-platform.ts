@@ -52,7 +52,7 @@ export async function insertEndpoint(
   const now = platform.clock.now();
   await platform.db.query(
     'INSERT INTO webhook_endpoints (id, project_id, url, events, max_attempts, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)',
-    [id, e.projectId, e.url, e.events ?? [], e.maxAttempts ?? 6, secret, now],
+    [id, e.projectId, e.url, e.events ?? [], e.maxAttempts ?? 6, secret, new Date(now)],
   );
   return { id, secret };
 }
