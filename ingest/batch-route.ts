@@ -13,8 +13,9 @@ import type { KeyUsage } from './key-usage.ts';
 import type { RejectedEvent } from '../schemas/api/edge.ts';
 
 /**
- * One public batch route of the edge (`POST /v1/errors/i`, and the routes to come): a route names its
- * path, limits, cap, how a body becomes one bus message, and where it goes; everything else is here.
+ * One public batch route of the edge (errors, analytics, the Sentry envelope and store routes, and their site-host forms;
+ * schemas/api/edge.ts lists them): a route names its path, limits, cap, how a body becomes one bus message, and where
+ * it goes; everything else is here.
  *
  * Per request, no database I/O:
  *   1-6. admission from the headers (admission.ts)                           401/403/415/413/403/204/429

@@ -12,7 +12,6 @@ import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { startIngestServer, type IngestServer } from './ingest-server.ts';
 import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
-
 function event(message: string) {
   return { name: 'Error', message, stack: 'Error: x\n    at f (src/a.ts:1:2)' };
 }

@@ -25,7 +25,6 @@ import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import { createEnvironmentStep } from '../processor/errors/steps/environment-step.ts';
 import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 
-
 const clock = new ManualClock(Date.UTC(2026, 10, 21, 12, 0, 0));
 const MONTH = '2026-11';
 

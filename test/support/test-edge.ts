@@ -30,7 +30,6 @@ export interface TestEdge {
   close(): Promise<void>;
 }
 
-
 /** `sites`: the edge answers site hosts too, as in the single process (anything else: a 404 in place of the API). */
 export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean } = {}): Promise<TestEdge> {
   const bus = createRecordingBus();
