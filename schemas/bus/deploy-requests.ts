@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { TOPICS } from '../topics.ts';
+import { jsonCodec } from './json-codec.ts';
 
 /** "Build this queued deploy" (key deployId): the API publishes it when it queues a deploy; a builder picks it up. */
 export const TOPIC = TOPICS.deployRequests;
@@ -7,15 +8,4 @@ export const TOPIC = TOPICS.deployRequests;
 export const DeployRequestedSchema = z.object({ v: z.literal(1), deployId: z.string(), projectId: z.string() });
 export type DeployRequested = z.infer<typeof DeployRequestedSchema>;
 
-export function encode(m: DeployRequested): Buffer {
-  return Buffer.from(JSON.stringify(m));
-}
-
-export function decode(value: Buffer): DeployRequested | undefined {
-  try {
-    const r = DeployRequestedSchema.safeParse(JSON.parse(value.toString('utf8')));
-    return r.success ? r.data : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export const { encode, decode } = jsonCodec(DeployRequestedSchema);
