@@ -14,7 +14,28 @@ import { startChdbHttpServer } from './support/chdb-http-server.ts';
  * ClickHouse HTTP interface served from chDB unless TEST_CLICKHOUSE_URL is set.
  * With CI=true a missing backend fails the run instead of skipping its tests.
  */
+type Backends = { postgres?: string; redis?: string; kafka?: string; clickhouse?: string; ci: boolean };
+
+/**
+ * The int and e2e projects both name this setup, and vitest runs it once per project in its one main process: the
+ * backends are started once and shared (chDB cannot open a second data directory in one process), and stopped when
+ * the last project is done.
+ */
+const shared = globalThis as { __testBackends?: Promise<{ backends: Backends; stop(): Promise<void> }>; __testBackendUsers?: number };
+
 export default async function setup(project: TestProject) {
+  shared.__testBackendUsers = (shared.__testBackendUsers ?? 0) + 1;
+  const started = await (shared.__testBackends ??= startBackends());
+  project.provide('backends', started.backends);
+  return async () => {
+    shared.__testBackendUsers = (shared.__testBackendUsers ?? 1) - 1;
+    if (shared.__testBackendUsers > 0) return;
+    shared.__testBackends = undefined;
+    await started.stop();
+  };
+}
+
+async function startBackends(): Promise<{ backends: Backends; stop(): Promise<void> }> {
   const ci = process.env.CI === 'true' || process.env.CI === '1';
   const missing: string[] = [];
   const stops: Array<() => Promise<void>> = [];
@@ -54,17 +75,12 @@ export default async function setup(project: TestProject) {
   if (missing.length && ci) throw new Error(`CI requires every real backend; missing: ${missing.join(', ')}`);
   if (missing.length) console.warn(`[tests] backends missing, their tests skip: ${missing.join(', ')}`);
 
-  project.provide('backends', {
-    postgres: pgOk ? postgres : undefined,
-    redis: redisOk ? redis : undefined,
-    kafka,
-    clickhouse,
-    ci,
-  });
-
-  return async () => {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    if (chDir) await rm(chDir, { recursive: true, force: true });
+  return {
+    backends: { postgres: pgOk ? postgres : undefined, redis: redisOk ? redis : undefined, kafka, clickhouse, ci },
+    async stop() {
+      for (const stop of stops.reverse()) await stop().catch(() => undefined);
+      if (chDir) await rm(chDir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -95,6 +111,6 @@ async function redisReachable(url: string): Promise<boolean> {
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    backends: { postgres?: string; redis?: string; kafka?: string; clickhouse?: string; ci: boolean };
+    backends: Backends;
   }
 }
