@@ -31,7 +31,11 @@ async function measure(run: () => Promise<void>): Promise<Phase> {
   await run();
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  return { messagesPerSec: Math.round(MESSAGES / seconds), cpuMicrosPerMessage: +((cpu.user + cpu.system) / MESSAGES).toFixed(1), seconds: +seconds.toFixed(2) };
+  return {
+    messagesPerSec: Math.round(MESSAGES / seconds),
+    cpuMicrosPerMessage: +((cpu.user + cpu.system) / MESSAGES).toFixed(1),
+    seconds: +seconds.toFixed(2),
+  };
 }
 
 const keyOf = (i: number) => `prj_${i % 64}`;
@@ -42,7 +46,10 @@ async function kafkajsRound(brokers: string, topic: string): Promise<{ produce: 
     const produce = await measure(async () => {
       for (let i = 0; i < MESSAGES; i += BATCH) {
         const n = Math.min(BATCH, MESSAGES - i);
-        await bus.publish(topic, Array.from({ length: n }, (_, j) => ({ key: keyOf(i + j), value: VALUE })));
+        await bus.publish(
+          topic,
+          Array.from({ length: n }, (_, j) => ({ key: keyOf(i + j), value: VALUE })),
+        );
       }
     });
     let seen = 0;
@@ -72,7 +79,13 @@ async function platformaticRound(brokers: string, topic: string): Promise<{ prod
         await producer.send({ messages: Array.from({ length: n }, (_, j) => ({ topic, key: Buffer.from(keyOf(i + j)), value: VALUE })) });
       }
     });
-    const consumer = new Consumer({ groupId: `g-${topic}`, clientId: 'bench-platformatic-consumer', bootstrapBrokers: brokers.split(','), deserializers: stringDeserializers, maxWaitTime: 100 });
+    const consumer = new Consumer({
+      groupId: `g-${topic}`,
+      clientId: 'bench-platformatic-consumer',
+      bootstrapBrokers: brokers.split(','),
+      deserializers: stringDeserializers,
+      maxWaitTime: 100,
+    });
     try {
       const consume = await measure(async () => {
         const stream = await consumer.consume({ autocommit: true, topics: [topic], mode: 'earliest', sessionTimeout: 10_000, heartbeatInterval: 500 });
@@ -100,7 +113,9 @@ async function main() {
         const topic = `bench-clients-${client === 'kafkajs' ? 'kjs' : 'plt'}-${round}-${Date.now()}`;
         const r = client === 'kafkajs' ? await kafkajsRound(kafka.brokers, topic) : await platformaticRound(kafka.brokers, topic);
         rounds.push({ round, client, ...r });
-        process.stderr.write(`round ${round} ${client}: produce ${r.produce.messagesPerSec}/s (${r.produce.cpuMicrosPerMessage} µs CPU/msg), consume ${r.consume.messagesPerSec}/s (${r.consume.cpuMicrosPerMessage} µs CPU/msg)\n`);
+        process.stderr.write(
+          `round ${round} ${client}: produce ${r.produce.messagesPerSec}/s (${r.produce.cpuMicrosPerMessage} µs CPU/msg), consume ${r.consume.messagesPerSec}/s (${r.consume.cpuMicrosPerMessage} µs CPU/msg)\n`,
+        );
       }
     }
   } finally {

@@ -6,7 +6,7 @@ import { scrubText } from '../domain/secret-scrub.ts';
  * ClickHouse `deploy_logs` (keyed by deploy and sequence number, so a retried insert changes nothing).
  * Before a line is stored, the values of the project's secret build variables are masked (`***`, as CI
  * systems mask secrets; values shorter than MIN_MASKED_LENGTH are left alone, they would mask half the
- * log) and the error scrubber's patterns apply (platform/secret-scrub.ts), so a build that prints its
+ * log) and the error scrubber's patterns apply (domain/secret-scrub.ts), so a build that prints its
  * secrets does not publish them through a shared log. Past `maxLines`, one line says the log was cut and
  * the rest of the output is counted, not stored.
  */

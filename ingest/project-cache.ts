@@ -22,7 +22,7 @@ export interface EdgeProject {
   ingestOrigins: string[];
   /**
    * Monthly cap reached, per environment, as of the last refresh (the processor enforces exactly).
-   * `unknown` has its own usage row and the cap schemas/usage-month.ts gives it.
+   * `unknown` has its own usage row and the cap domain/usage-month.ts gives it.
    */
   capped: { production: boolean; preview: boolean; unknown: boolean };
   /** The month's analytics events reached LIMITS.analyticsMonthlyQuota, as of the last refresh. */

@@ -5,7 +5,7 @@ import { LIMITS } from './limits.ts';
  * The error event (spec §2.5) in its three shapes: as a client sends it (ErrorEventSchema, in a batch),
  * as the edge stamps it (StampedErrorEvent: an id, fields cut to their limits, defaults filled), and a
  * batch of stamped events as the pipeline consumes it (StampedErrorBatch). How a batch travels on the bus
- * as bytes is platform/bus-envelopes/error-batch-envelope.ts.
+ * as bytes is schemas/bus/error-events.ts.
  *
  * The optional text fields are defined once, in ERROR_EVENT_TEXT_FIELDS: the ingest schema, the stamped
  * event, the check of other producers' events, the scrub step, occurrence rows and issue samples all

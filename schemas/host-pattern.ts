@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * A host pattern as project domains and `ingestOrigins` store it (matched by
- * platform/host-patterns.ts): a hostname of at most 253 characters, optionally `:port` (1-65535),
+ * domain/host-patterns.ts): a hostname of at most 253 characters, optionally `:port` (1-65535),
  * and, where `wildcard` allows it, a leading `*.`. Trimmed and lower-cased.
  */
 const LABEL = '[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?';

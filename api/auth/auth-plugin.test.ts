@@ -205,7 +205,7 @@ describe('index and OpenAPI', () => {
     expect(capture.security).toEqual([{ ingestKey: [] }]);
     expect(capture.requestBody.content['application/json'].schema.properties.batch.items.required).toEqual(expect.arrayContaining(['event', 'distinctId']));
     expect(doc.paths['/v1/flags/i'].get.parameters.map((p: { name: string }) => p.name)).toContain('distinctId');
-    expect(doc.paths['/api/{projectNumber}/envelope/'].post.summary).toMatch(/Sentry/);
+    expect(doc.paths['/api/{projectId}/envelope/'].post.summary).toMatch(/Sentry/);
     expect(doc.paths['/v1/projects/{slug}/flags'].post.security).toEqual(expect.arrayContaining([{ apiKey: ['flags:write'] }]));
   });
 });

@@ -5,7 +5,7 @@ export type { ProjectDomains };
 
 /**
  * Environment stamping (spec §7.4), decided by the server only. With an Origin host (and port, as the
- * edge stamped it): the project's production or preview domains, by platform/host-patterns.ts.
+ * edge stamped it): the project's production or preview domains, by domain/host-patterns.ts.
  * Without: the deploy id, then the git sha, matched against the project's deploys. Anything not
  * proven is `unknown`, and only `production` may alert.
  */

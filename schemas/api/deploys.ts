@@ -58,7 +58,7 @@ export const BuildSettingsPatch = z
       .string()
       .max(2048)
       .optional()
-      .describe('https:// repository (the webhook URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
+      .describe('https:// repository (the outbound URL guard applies to its host); local paths and file:// only when ALLOW_LOCAL_REPOS'),
     defaultBranch: BranchSchema.optional(),
     buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
     outputDir: z.string().max(1024).optional().describe("relative to the tree; kept as the deploy's artifact and served"),

@@ -64,7 +64,7 @@ export const BulkIssuesAnswer = z.object({
 });
 export type BulkIssuesAnswer = z.infer<typeof BulkIssuesAnswer>;
 
-/** The host-pattern rules domains use: `*.example.com` matches its subdomains (platform/host-patterns.ts). */
+/** The host-pattern rules domains use: `*.example.com` matches its subdomains (domain/host-patterns.ts). */
 const HostnameSchema = hostPatternSchema({ wildcard: true, message: 'must be a hostname or *.hostname, optionally with a port (no scheme or path)' });
 
 export const ErrorSettingsSchema = z.object({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { blockedReason, embeddedIPv4, guardedLookup, parseWebhookUrl, validateWebhookUrl } from './url-rules.ts';
 
-describe('webhook URL guard', () => {
+describe('the outbound URL rules', () => {
   it('classifies addresses: only public unicast passes', () => {
     const blocked = [
       '0.0.0.0',

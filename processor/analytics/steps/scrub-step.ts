@@ -3,7 +3,7 @@ import type { StampedAnalyticsEvent } from '../../../schemas/analytics-event.ts'
 
 /**
  * Secrets never reach a store: property values that look like secrets are replaced inside the text, keys named like
- * secrets are filtered whole (platform/secret-scrub.ts, the scrubber errors use), and so are the free-text fields.
+ * secrets are filtered whole (domain/secret-scrub.ts, the scrubber errors use), and so are the free-text fields.
  */
 export function scrubStep(e: StampedAnalyticsEvent): StampedAnalyticsEvent {
   const out: StampedAnalyticsEvent = { ...e, properties: scrubValue(e.properties) as Record<string, unknown> };

@@ -8,7 +8,7 @@ import { drop, ok, type DropReason, type EnvironmentStampedEvent, type StepOutco
 /**
  * Caps (spec §7.5), decided inside the batch transaction.
  * - Monthly: occurrences per project, environment and UTC calendar month, each held to its cap
- *   (schemas/usage-month.ts: the month and which cap `unknown` counts against).
+ *   (domain/usage-month.ts: the month and which cap `unknown` counts against).
  * - Open groups: at most N unresolved groups per project and environment; beyond that a new
  *   fingerprint is dropped, while occurrences of existing groups keep counting.
  * The pipeline locks the batch's usage rows and then its existing groups before this step (in that order,
