@@ -5,7 +5,7 @@
  * messages in a consumer group. Prints JSON: messages per second and CPU microseconds per message, per client and
  * round. The design card names kafkajs; these figures only decide whether a switch is worth raising (issue 24).
  *
- *   npx tsx bench/kafka-clients.bench.ts [--messages 60000] [--batch 200] [--rounds 2]
+ *   [KAFKA_BROKERS=host:9092] npx tsx bench/kafka-clients.bench.ts [--messages 60000] [--batch 200] [--rounds 2]
  */
 import os from 'node:os';
 import { Consumer, Producer, ProduceAcks, stringDeserializers } from '@platformatic/kafka';
@@ -105,7 +105,8 @@ async function platformaticRound(brokers: string, topic: string): Promise<{ prod
 }
 
 async function main() {
-  const kafka = await startKafkaMockProcess({ dataPath: 'direct' });
+  // KAFKA_BROKERS: a real broker (Kafka 3.5+, Redpanda) instead of librdkafka's mock cluster.
+  const kafka = process.env.KAFKA_BROKERS ? { brokers: process.env.KAFKA_BROKERS, stop: async () => {} } : await startKafkaMockProcess({ dataPath: 'direct' });
   const rounds: Array<Record<string, unknown>> = [];
   try {
     for (let round = 1; round <= ROUNDS; round++) {
