@@ -26,6 +26,8 @@ import { flagsRoutes } from './flags/flags-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
 import { consoleBundle } from './console/console-assets.ts';
 import { consoleRoutes } from './console/console-routes.ts';
+import { inboundRoutes } from './inbound/inbound-routes.ts';
+import { githubIntegrationRoutes } from './integrations/github-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -46,6 +48,8 @@ export interface BuildApiOptions {
   plugins?: FastifyPluginAsync[];
   /** Tests sharing one Kafka cluster queue deploys on a topic of their own. */
   deployTopic?: string;
+  /** The same for verified inbound provider deliveries. */
+  inboundTopic?: string;
 }
 
 export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
@@ -133,6 +137,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
   await app.register(flagsRoutes(platform));
+  await app.register(inboundRoutes(platform, { topic: opts.inboundTopic }));
+  await app.register(githubIntegrationRoutes(platform));
   await app.register(consoleRoutes(await consoleBundle()));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 

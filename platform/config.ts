@@ -31,7 +31,21 @@ const bool = z.preprocess(
     .optional(),
 );
 
-export const ConfigSchema = z.object({
+export /** A comma-separated list of secrets (rotation: old and new both accepted); empty entries dropped. */
+const secretList = z.preprocess(
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+      : v === undefined
+        ? []
+        : v,
+  z.array(z.string().min(8, 'a signing secret of at least 8 characters')).max(8),
+);
+
+const ConfigSchema = z.object({
   /** PORT: the HTTP port. In the single process every /v1 route answers here. */
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   /** HOST: address to bind. */
@@ -139,6 +153,19 @@ export const ConfigSchema = z.object({
   ALLOW_LOCAL_REPOS: bool.default(false),
   /** SITES_DOMAIN: ready deploys are served at <slug>.<SITES_DOMAIN> (production) and <deployId>.<SITES_DOMAIN> (any). */
   SITES_DOMAIN: z.string().default('localhost'),
+  /**
+   * Inbound provider webhooks (spec §4.2): the signing secrets each provider signs its deliveries with. Comma-separated:
+   * during a rotation both the old and the new secret are accepted. Unset: the route answers 401 invalid_signature to
+   * every delivery (nothing unsigned is ever taken). Never logged.
+   * GITHUB_WEBHOOK_SECRETS: the secret of the GitHub App or repository webhooks that post to /v1/webhooks/code_host.
+   */
+  GITHUB_WEBHOOK_SECRETS: secretList,
+  /** STRIPE_WEBHOOK_SECRETS: `whsec_...` of the endpoint for the platform's own billing events (/v1/webhooks/payments). */
+  STRIPE_WEBHOOK_SECRETS: secretList,
+  /** STRIPE_CONNECT_WEBHOOK_SECRETS: `whsec_...` of the Connect endpoint: connected accounts' events (/v1/webhooks/payments/connect). */
+  STRIPE_CONNECT_WEBHOOK_SECRETS: secretList,
+  /** RESEND_WEBHOOK_SECRETS: `whsec_...` of the Resend webhook (delivery events and inbound mail, /v1/webhooks/email). */
+  RESEND_WEBHOOK_SECRETS: secretList,
   /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 });

@@ -25,6 +25,12 @@ export const LIMITS = {
   flagsRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 120_000 },
   /** GET /v1/flags/i: how many flag keys one request may name. */
   flagsQuery: { maxKeys: 100 },
+  /**
+   * Inbound provider webhooks (§4.2): bodies up to 1 MB (GitHub caps its payloads at 25 MB but a push of a connected
+   * repository is far smaller; Stripe's events are a few KB); a signed timestamp within 5 minutes; per caller IP 600
+   * deliveries a minute; each delivery id remembered 7 days (providers redeliver for 3).
+   */
+  inbound: { maxBodyBytes: 1024 * 1024, timestampToleranceSec: 300, perIpPerMinute: 600, dedupeKeepMs: 7 * 24 * 60 * 60 * 1000 },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

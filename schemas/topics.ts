@@ -8,6 +8,8 @@ export const TOPICS = {
   projectEvents: 'project.events.v1',
   /** Deploys waiting for a builder (key: deployId). See schemas/deploys.ts. */
   deployRequests: 'deploys.requested.v1',
+  /** Verified deliveries of the inbound provider webhooks (key: provider + delivery id). See schemas/bus/inbound-events.ts. */
+  inboundEvents: 'inbound.events.v1',
 } as const;
 
 /** Consumer group ids. */
@@ -16,4 +18,5 @@ export const CONSUMER_GROUPS = {
   analyticsPipeline: 'processor-analytics',
   webhookFanout: 'processor-webhooks',
   builder: 'builder-deploys',
+  inboundPipeline: 'processor-inbound',
 } as const;

@@ -14,6 +14,7 @@ import { buildApiApp } from '../api/app.ts';
 import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
 import { startAnalyticsConsumer } from '../processor/analytics/analytics-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
+import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
@@ -47,6 +48,8 @@ export interface StartOptions {
     errorConsumerGroup?: string;
     analyticsTopic?: string;
     analyticsConsumerGroup?: string;
+    inboundTopic?: string;
+    inboundConsumerGroup?: string;
     projectEventsTopic?: string;
     webhookConsumerGroup?: string;
     deployTopic?: string;
@@ -77,6 +80,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
       stops.push(() => errors.stop());
       const analytics = await startAnalyticsConsumer(platform, { topic: t.analyticsTopic, consumerGroup: t.analyticsConsumerGroup });
+      const inbound = await startInboundConsumer(platform, { topic: t.inboundTopic, consumerGroup: t.inboundConsumerGroup, deployTopic: t.deployTopic });
+      stops.push(() => inbound.stop());
       stops.push(() => analytics.stop());
       const webhooks = await startWebhookDispatcher(platform, {
         topic: t.projectEventsTopic,

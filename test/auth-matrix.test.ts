@@ -110,8 +110,9 @@ describe('auth matrix', () => {
             }
           })();
           const exp = expected(route, kind);
+          // 401 invalid_signature is a provider's own authentication failing (§5.2 rule 6), not a credential of ours refused.
           const authDenial =
-            res.statusCode === 401 ||
+            (res.statusCode === 401 && body.error !== 'invalid_signature') ||
             (res.statusCode === 403 && ['forbidden', 'session_required', 'insufficient_scope', 'cross_site_request'].includes(body.error)) ||
             (res.statusCode === 404 && body.message === PROJECT_NOT_FOUND);
           const where = `${route.method} ${route.url} as ${kind}: got ${res.statusCode} ${res.body.slice(0, 160)}`;

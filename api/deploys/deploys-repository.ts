@@ -1,114 +1,16 @@
-import type { Bus } from '../../platform/ports/bus.ts';
 import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
 import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
-import type { DeployTrigger } from '../../schemas/deploys.ts';
-import * as deployRequests from '../../schemas/bus/deploy-requests.ts';
 import type { BuildSettings, BuildSettingsPatch, DeployHook, StoredDeploy } from '../../schemas/api/deploys.ts';
+import { DEPLOY_COLUMNS, iso, toDeploy, type DeployRow } from '../../domain/deploys/deploy-row.ts';
 
 /**
- * Deploys as the API sees them: queueing (with §3.3's rule, enforced by Postgres indexes so it holds
- * across processes), reading, build settings and deploy hooks. Building is the builder role's
- * (builder/); it moves a deploy on from `queued`.
+ * Deploys as the API sees them: reading, build settings and deploy hooks. Queueing (§3.3's rule) is
+ * domain/deploys/queue-deploy.ts, shared with the processor's code-host pipeline (a push queues a deploy).
+ * Building is the builder role's (builder/); it moves a deploy on from `queued`.
  */
-interface DeployRow {
-  id: string;
-  project_id: string;
-  branch: string;
-  environment: 'production' | 'preview';
-  status: string;
-  git_sha: string | null;
-  trigger_kind: string;
-  trigger_id: string | null;
-  created_at: Date | string;
-  started_at: Date | string | null;
-  finished_at: Date | string | null;
-  failure_reason: string | null;
-  exit_code: number | null;
-}
-const DEPLOY_COLUMNS =
-  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
-const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
-const toDeploy = (r: DeployRow): StoredDeploy => ({
-  id: r.id,
-  projectId: r.project_id,
-  branch: r.branch,
-  environment: r.environment,
-  status: r.status,
-  gitSha: r.git_sha,
-  trigger: { kind: r.trigger_kind, id: r.trigger_id },
-  createdAt: new Date(r.created_at).toISOString(),
-  startedAt: iso(r.started_at),
-  finishedAt: iso(r.finished_at),
-  failureReason: r.failure_reason,
-  exitCode: r.exit_code,
-});
-
-export interface QueueRequest {
-  projectId: string;
-  branch: string;
-  trigger: DeployTrigger;
-  /** The hook's id, or the user's for an API call. */
-  triggerId: string | null;
-  now: number;
-}
-
-/**
- * Queue a deploy of `branch`: production when it is the project's default branch, preview otherwise.
- * - A production deploy while another is queued or building: 409 production_deploy_busy with
- *   activeDeployId (the partial unique index deploys_one_active_production decides, in any process).
- * - A preview branch whose deploy is still queued: that deploy is returned (`deduplicated`), not another.
- * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
- * holds no production slot) and the caller gets 503.
- */
-export async function queueDeploy(
-  db: RelationalStore,
-  bus: Bus,
-  req: QueueRequest,
-  topic: string = deployRequests.TOPIC,
-): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
-  const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
-  if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
-  const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const inserted = await db.query<DeployRow>(
-      `INSERT INTO deploys (id, project_id, branch, environment, status, trigger_kind, trigger_id, created_at)
-       VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7)
-       ON CONFLICT DO NOTHING RETURNING ${DEPLOY_COLUMNS}`,
-      [newId('dep_'), req.projectId, req.branch, environment, req.trigger, req.triggerId, new Date(req.now)],
-    );
-    const row = inserted.rows[0];
-    if (row) {
-      try {
-        // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
-        await bus.publish(topic, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
-      } catch (err) {
-        await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [row.id]);
-        throw err;
-      }
-      return { deploy: toDeploy(row), deduplicated: false };
-    }
-    if (environment === 'production') {
-      const active = await db.query<{ id: string }>(
-        `SELECT id FROM deploys WHERE project_id = $1 AND environment = 'production' AND status IN ('queued', 'building')`,
-        [req.projectId],
-      );
-      const id = active.rows[0]?.id;
-      if (id)
-        throw new ServiceError('production_deploy_busy', 'a production deploy of this project is already queued or building', { body: { activeDeployId: id } });
-    } else {
-      const queued = await db.query<DeployRow>(
-        `SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1 AND branch = $2 AND environment = 'preview' AND status = 'queued'`,
-        [req.projectId, req.branch],
-      );
-      if (queued.rows[0]) return { deploy: toDeploy(queued.rows[0]), deduplicated: true };
-    }
-    // The conflicting deploy moved on between the insert and the read: try again.
-  }
-  throw new ServiceError('conflict', 'could not queue the deploy; try again');
-}
-
+export { queueDeploy, type QueueRequest } from '../../domain/deploys/queue-deploy.ts';
 export async function getDeploy(db: Queryable, projectId: string, deployId: string): Promise<StoredDeploy> {
   const r = await db.query<DeployRow>(`SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE id = $1 AND project_id = $2`, [deployId, projectId]);
   if (!r.rows[0]) throw new ServiceError('not_found', 'no such deploy');

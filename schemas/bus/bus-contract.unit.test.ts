@@ -3,12 +3,15 @@ import { TOPICS } from '../topics.ts';
 import * as analyticsEvents from './analytics-events.ts';
 import * as deployRequests from './deploy-requests.ts';
 import * as errorEvents from './error-events.ts';
+import * as inboundEvents from './inbound-events.ts';
 import * as projectEvents from './project-events.ts';
 
 /** Each bus module (README.md) is the one way its topic's bytes are written and read. */
 describe('the bus contract', () => {
   it('names every topic once, each by its own module', () => {
-    expect([errorEvents.TOPIC, analyticsEvents.TOPIC, projectEvents.TOPIC, deployRequests.TOPIC].sort()).toEqual(Object.values(TOPICS).sort());
+    expect([errorEvents.TOPIC, analyticsEvents.TOPIC, projectEvents.TOPIC, deployRequests.TOPIC, inboundEvents.TOPIC].sort()).toEqual(
+      Object.values(TOPICS).sort(),
+    );
   });
 
   it('reads back what it writes, and nothing that is no message of the topic', () => {
@@ -25,6 +28,15 @@ describe('the bus contract', () => {
     expect(deployRequests.decode(deployRequests.encode(deploy))).toEqual(deploy);
     const event: projectEvents.ProjectEvent = { id: 'evt_1', projectId: 'prj_1', event: 'webhook.test', data: { a: 1 }, occurredAt: 1 };
     expect(projectEvents.decode(projectEvents.encode(event))).toEqual(event);
+    const inbound: inboundEvents.InboundEvent = {
+      v: 1,
+      provider: 'github',
+      deliveryId: 'd-1',
+      event: 'push',
+      receivedAt: 1,
+      payload: { ref: 'refs/heads/main' },
+    };
+    expect(inboundEvents.decode(inboundEvents.encode(inbound))).toEqual(inbound);
     const errors = errorEvents.encodeErrorBatchV1({ projectId: 'prj_1', originHost: null, receivedAt: 1, events: [] });
     expect(errorEvents.decode(errors)).toEqual({ projectId: 'prj_1', originHost: null, receivedAt: 1, events: [] });
 

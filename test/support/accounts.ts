@@ -102,10 +102,17 @@ export async function createCliToken(app: FastifyInstance, cookie: string): Prom
 
 /**
  * A test platform and the API app on it, with `plugins` registered like the composition root does.
- * `processors: true` also starts the error pipeline, the webhook dispatcher and a builder, as the single
+ * `processors: true` also starts the error pipeline, the webhook dispatcher, a builder and the inbound pipeline, as the single
  * process does, so routes that publish to the in-process bus have consumers.
  */
-export async function buildTestApi(opts: TestPlatformOptions & { plugins?: FastifyPluginAsync[]; processors?: boolean; builder?: { bwrap?: string } } = {}) {
+export async function buildTestApi(
+  opts: TestPlatformOptions & {
+    plugins?: FastifyPluginAsync[];
+    processors?: boolean;
+    builder?: { bwrap?: string };
+    topics?: { deploy?: string; inbound?: string };
+  } = {},
+) {
   const platform = await createTestPlatform(opts);
   const stops: Array<() => Promise<void>> = [];
   if (opts.processors) {
@@ -115,13 +122,16 @@ export async function buildTestApi(opts: TestPlatformOptions & { plugins?: Fasti
     const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
     const builder = await startBuilder(platform, opts.builder);
+    const { startInboundConsumer } = await import('../../processor/inbound/inbound-consumer.ts');
+    const inbound = await startInboundConsumer(platform);
     stops.push(
       () => errors.stop(),
       () => webhooks.stop(),
       () => builder.stop(),
+      () => inbound.stop(),
     );
   }
-  const app = await buildApiApp(platform, { plugins: opts.plugins });
+  const app = await buildApiApp(platform, { plugins: opts.plugins, deployTopic: opts.topics?.deploy, inboundTopic: opts.topics?.inbound });
   return {
     app,
     platform,

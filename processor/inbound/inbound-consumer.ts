@@ -1,0 +1,92 @@
+import type { Platform } from '../../platform/platform.ts';
+import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
+import * as inboundEvents from '../../schemas/bus/inbound-events.ts';
+import { BranchSchema } from '../../schemas/deploys.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
+import type { BatchSummary } from '../batch-summary.ts';
+import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
+import { codeHostIntent } from './code-host/github-events.ts';
+import { codeHostConnections, inboundLedger } from './repositories/inbound-repository.ts';
+
+/**
+ * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
+ * consumer scaffold (../pipeline-consumer.ts), one delivery at a time:
+ *   1. skip     a delivery an earlier one already acted on (the ledger's processed_at): counted as a duplicate
+ *   2. act      by provider:
+ *                 github   a push or pull request of a connected repository queues a deploy of each connected project,
+ *                          exactly as a deploy hook does (domain/deploys/queue-deploy.ts: production for the default
+ *                          branch, preview otherwise; a busy production slot or a queued preview is taken as it is)
+ *                 others   recorded as not handled yet
+ *   3. mark     processed, with the outcome
+ * At least once: a crash between 2 and 3 acts again on redelivery, which the deploy queue's own rules make harmless
+ * (a queued preview is returned, not doubled). Counted once: only the delivery that marks it counts it accepted.
+ */
+export type InboundDropReason = 'invalid_message' | 'unconnected_repository' | 'not_a_deploy' | 'unhandled_provider';
+
+const PRUNE_MS = 10 * 60_000;
+
+export async function startInboundConsumer(
+  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger'>,
+  opts: { topic?: string; consumerGroup?: string; deployTopic?: string } = {},
+): Promise<PipelineConsumer<InboundDropReason>> {
+  const { db, bus, clock } = platform;
+  const logger = platform.logger.child({ component: 'inbound-pipeline' });
+
+  async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
+    if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
+    const intent = codeHostIntent(e);
+    if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };
+    if (!BranchSchema.safeParse(intent.branch).success) return { outcome: 'bad_branch_name', drop: 'not_a_deploy' };
+    const projects = await codeHostConnections.projectsOf(db, intent.repository);
+    if (!projects.length) return { outcome: 'unconnected', drop: 'unconnected_repository' };
+    const outcomes: string[] = [];
+    for (const p of projects) {
+      try {
+        const q = await queueDeploy(
+          db,
+          bus,
+          { projectId: p.projectId, branch: intent.branch, trigger: 'push', triggerId: intent.sha, now: clock.now() },
+          opts.deployTopic,
+        );
+        outcomes.push(q.deduplicated ? 'deduplicated' : 'queued');
+      } catch (err) {
+        // A production deploy already queued or building takes the push's commit when it clones: nothing to retry.
+        if (err instanceof ServiceError && (err.code === 'production_deploy_busy' || err.code === 'not_found')) outcomes.push(err.code);
+        else throw err;
+      }
+    }
+    return { outcome: `deploys: ${outcomes.join(', ')}` };
+  }
+
+  return startPipelineConsumer<inboundEvents.InboundEvent, InboundDropReason>(
+    { bus, logger },
+    {
+      name: 'inbound pipeline',
+      topic: opts.topic ?? inboundEvents.TOPIC,
+      group: opts.consumerGroup ?? CONSUMER_GROUPS.inboundPipeline,
+      maxInFlight: 1,
+      decode: (value) => inboundEvents.decode(value),
+      async handle(events): Promise<BatchSummary<InboundDropReason>> {
+        const summary: BatchSummary<InboundDropReason> = { accepted: 0, duplicates: 0, dropped: {} };
+        for (const e of events) {
+          // 1. skip
+          if (await inboundLedger.processed(db, e.provider, e.deliveryId)) {
+            summary.duplicates++;
+            continue;
+          }
+          // 2. act
+          const r = await act(e);
+          // 3. mark
+          await inboundLedger.markProcessed(db, e.provider, e.deliveryId, r.outcome, clock.now());
+          if (r.drop) summary.dropped[r.drop] = (summary.dropped[r.drop] ?? 0) + 1;
+          else summary.accepted++;
+          logger.info({ provider: e.provider, event: e.event, deliveryId: e.deliveryId, outcome: r.outcome }, 'inbound delivery handled');
+        }
+        return summary;
+      },
+      prune: { intervalMs: PRUNE_MS, run: () => inboundLedger.pruneOlderThan(db, new Date(clock.now() - LIMITS.inbound.dedupeKeepMs), 10_000) },
+    },
+  );
+}
