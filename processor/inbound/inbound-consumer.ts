@@ -9,6 +9,7 @@ import type { BatchSummary } from '../batch-summary.ts';
 import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
 import { codeHostIntent } from './code-host/github-events.ts';
 import { codeHostConnections, inboundLedger } from './repositories/inbound-repository.ts';
+import { orderEvents } from './payments/order-events.ts';
 
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
@@ -18,12 +19,14 @@ import { codeHostConnections, inboundLedger } from './repositories/inbound-repos
  *                 github   a push or pull request of a connected repository queues a deploy of each connected project,
  *                          exactly as a deploy hook does (domain/deploys/queue-deploy.ts: production for the default
  *                          branch, preview otherwise; a busy production slot or a queued preview is taken as it is)
+ *                 stripe_connect  a connected account's payment events become the project's order.* events
+ *                          (payments/order-events.ts)
  *                 others   recorded as not handled yet
  *   3. mark     processed, with the outcome
  * At least once: a crash between 2 and 3 acts again on redelivery, which the deploy queue's own rules make harmless
  * (a queued preview is returned, not doubled). Counted once: only the delivery that marks it counts it accepted.
  */
-export type InboundDropReason = 'invalid_message' | 'unconnected_repository' | 'not_a_deploy' | 'unhandled_provider';
+export type InboundDropReason = 'invalid_message' | 'unconnected_repository' | 'not_a_deploy' | 'unhandled_provider' | 'not_an_order' | 'unconnected_account';
 
 const PRUNE_MS = 10 * 60_000;
 
@@ -35,6 +38,7 @@ export async function startInboundConsumer(
   const logger = platform.logger.child({ component: 'inbound-pipeline' });
 
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
+    if (e.provider === 'stripe_connect') return orderEvents(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };

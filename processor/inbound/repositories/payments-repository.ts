@@ -1,0 +1,58 @@
+import type { Queryable, RelationalStore } from '../../../platform/ports/relational-store.ts';
+
+/** Connected Stripe accounts and the orders their events build (payment_accounts, payment_orders, migration 0019). */
+export interface OrderRow {
+  project_id: string;
+  order_id: string;
+  account_id: string;
+  amount: string | number | null;
+  currency: string | null;
+  customer_email_hash: string | null;
+  created_emitted: boolean;
+  paid_emitted: boolean;
+  refunded_emitted: boolean;
+  refund_pending: boolean;
+  amount_refunded: string | number | null;
+}
+
+export const paymentsRepository = {
+  async projectOfAccount(db: Queryable, accountId: string): Promise<string | undefined> {
+    const r = await db.query<{ project_id: string }>('SELECT project_id FROM payment_accounts WHERE account_id = $1', [accountId]);
+    return r.rows[0]?.project_id;
+  },
+
+  /**
+   * Run `fn` on the order's row (made if new), locked for the transaction, and write back the row it returns. Returns
+   * the row as it was, for `restore` when what follows the commit fails.
+   */
+  async withOrder(db: RelationalStore, key: { projectId: string; orderId: string; accountId: string }, now: number, fn: (row: OrderRow) => OrderRow): Promise<OrderRow> {
+    return db.transaction(async (tx) => {
+      await tx.query(`INSERT INTO payment_orders (project_id, order_id, account_id, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+        key.projectId,
+        key.orderId,
+        key.accountId,
+        new Date(now),
+      ]);
+      const r = await tx.query<OrderRow>('SELECT * FROM payment_orders WHERE project_id = $1 AND order_id = $2 FOR UPDATE', [key.projectId, key.orderId]);
+      const before = r.rows[0]!;
+      const next = fn({ ...before });
+      await paymentsRepository.write(tx, key, next, now);
+      return before;
+    });
+  },
+
+  /** Put a row back as it was (the events its change promised could not be published). */
+  async restore(db: Queryable, row: OrderRow, now: number): Promise<void> {
+    await paymentsRepository.write(db, { projectId: row.project_id, orderId: row.order_id }, row, now);
+  },
+
+  async write(db: Queryable, key: { projectId: string; orderId: string }, next: OrderRow, now: number): Promise<void> {
+    {
+      await db.query(
+        `UPDATE payment_orders SET amount = $3, currency = $4, customer_email_hash = $5, created_emitted = $6, paid_emitted = $7, refunded_emitted = $8,
+           refund_pending = $9, amount_refunded = $10, updated_at = $11 WHERE project_id = $1 AND order_id = $2`,
+        [key.projectId, key.orderId, next.amount, next.currency, next.customer_email_hash, next.created_emitted, next.paid_emitted, next.refunded_emitted, next.refund_pending, next.amount_refunded, new Date(now)],
+      );
+    }
+  },
+};
