@@ -46,7 +46,11 @@ const pi = (account: string, id: string, type: string, extra: Record<string, unk
   account,
   data: { object: { id, object: 'payment_intent', amount: 4200, currency: 'eur', receipt_email: 'Buyer@Example.test', ...extra } },
 });
-const refund = (account: string, id: string) => ({ type: 'charge.refunded', account, data: { object: { id: `ch_${id}`, object: 'charge', payment_intent: id, amount: 4200, amount_refunded: 4200, currency: 'eur' } } });
+const refund = (account: string, id: string) => ({
+  type: 'charge.refunded',
+  account,
+  data: { object: { id: `ch_${id}`, object: 'charge', payment_intent: id, amount: 4200, amount_refunded: 4200, currency: 'eur' } },
+});
 const eventsOf = (projectId: string, orderId: string) => published.filter((e) => e.projectId === projectId && e.data.orderId === orderId);
 const projectIdOf = async (slug: string) => (await t.platform.db.query<{ id: string }>('SELECT id FROM projects WHERE slug = $1', [slug])).rows[0]!.id;
 
@@ -55,12 +59,28 @@ describe('payments: connected accounts into order events', () => {
     const p = await createProject(t.app, owner.cookie);
     const q = await createProject(t.app, owner.cookie);
     const account = `acct_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    const add = (slug: string) => t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/payments`, headers: sessionHeaders(owner.cookie), payload: { accountId: account } });
+    const add = (slug: string) =>
+      t.app.inject({ method: 'POST', url: `/v1/projects/${slug}/payments`, headers: sessionHeaders(owner.cookie), payload: { accountId: account } });
     expect((await add(p.slug)).statusCode).toBe(201);
     expect((await add(q.slug)).statusCode).toBe(409);
-    expect((await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/payments`, headers: sessionHeaders(owner.cookie), payload: { accountId: 'not-an-account' } })).statusCode).toBe(400);
-    expect((await t.app.inject({ url: `/v1/projects/${p.slug}/payments`, headers: sessionHeaders(owner.cookie) })).json().accounts.map((a: { accountId: string }) => a.accountId)).toEqual([account]);
-    expect((await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/payments/${account}`, headers: sessionHeaders(owner.cookie) })).statusCode).toBe(204);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: `/v1/projects/${p.slug}/payments`,
+          headers: sessionHeaders(owner.cookie),
+          payload: { accountId: 'not-an-account' },
+        })
+      ).statusCode,
+    ).toBe(400);
+    expect(
+      (await t.app.inject({ url: `/v1/projects/${p.slug}/payments`, headers: sessionHeaders(owner.cookie) }))
+        .json()
+        .accounts.map((a: { accountId: string }) => a.accountId),
+    ).toEqual([account]);
+    expect(
+      (await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/payments/${account}`, headers: sessionHeaders(owner.cookie) })).statusCode,
+    ).toBe(204);
     expect((await add(q.slug)).statusCode).toBe(201);
   });
 
@@ -76,7 +96,13 @@ describe('payments: connected accounts into order events', () => {
     await send(pi(account, order, 'payment_intent.succeeded'));
     await send(refund(account, order));
     await vi.waitFor(() => expect(eventsOf(projectId, order).map((e) => e.event)).toEqual(['order.created', 'order.paid', 'order.refunded']));
-    expect(eventsOf(projectId, order)[1]!.data).toEqual({ orderId: order, account, amount: 4200, currency: 'eur', customerEmailHash: emailHash('buyer@example.test') });
+    expect(eventsOf(projectId, order)[1]!.data).toEqual({
+      orderId: order,
+      account,
+      amount: 4200,
+      currency: 'eur',
+      customerEmailHash: emailHash('buyer@example.test'),
+    });
     expect(eventsOf(projectId, order)[2]!.data).toMatchObject({ amountRefunded: 4200 });
     expect(JSON.stringify(eventsOf(projectId, order))).not.toMatch(/example\.test/i);
   });

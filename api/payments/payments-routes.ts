@@ -12,7 +12,10 @@ import { AUTH } from '../auth/route-auth.ts';
  * `POST /v1/webhooks/payments/connect`, become the project's order.created, order.paid and order.refunded events.
  * An account feeds one project: connecting one another project holds is 409 conflict.
  */
-const toAccount = (r: { account_id: string; created_at: Date | string }): PaymentAccount => ({ accountId: r.account_id, connectedAt: new Date(r.created_at).toISOString() });
+const toAccount = (r: { account_id: string; created_at: Date | string }): PaymentAccount => ({
+  accountId: r.account_id,
+  connectedAt: new Date(r.created_at).toISOString(),
+});
 
 export function paymentsRoutes(platform: Pick<Platform, 'db' | 'clock'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
@@ -21,7 +24,13 @@ export function paymentsRoutes(platform: Pick<Platform, 'db' | 'clock'>): Fastif
       '/v1/projects/:slug/payments',
       {
         config: { auth: AUTH.sessionOnly },
-        schema: { tags: ['payments'], summary: 'Connect a Stripe account to the project', params: SlugParams, body: ConnectPaymentAccountBody, response: { 201: PaymentAccountAnswer, ...errorAnswers(400, 409) } },
+        schema: {
+          tags: ['payments'],
+          summary: 'Connect a Stripe account to the project',
+          params: SlugParams,
+          body: ConnectPaymentAccountBody,
+          response: { 201: PaymentAccountAnswer, ...errorAnswers(400, 409) },
+        },
       },
       async (request, reply) => {
         const r = await db.query<{ account_id: string; created_at: Date }>(
@@ -35,9 +44,15 @@ export function paymentsRoutes(platform: Pick<Platform, 'db' | 'clock'>): Fastif
 
     app.get(
       '/v1/projects/:slug/payments',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags: ['payments'], summary: "The project's connected Stripe accounts", params: SlugParams, response: { 200: PaymentAccountList } } },
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: { tags: ['payments'], summary: "The project's connected Stripe accounts", params: SlugParams, response: { 200: PaymentAccountList } },
+      },
       async (request) => {
-        const r = await db.query<{ account_id: string; created_at: Date }>('SELECT account_id, created_at FROM payment_accounts WHERE project_id = $1 ORDER BY created_at', [projectOf(request).id]);
+        const r = await db.query<{ account_id: string; created_at: Date }>(
+          'SELECT account_id, created_at FROM payment_accounts WHERE project_id = $1 ORDER BY created_at',
+          [projectOf(request).id],
+        );
         return { accounts: r.rows.map(toAccount) };
       },
     );
@@ -46,10 +61,18 @@ export function paymentsRoutes(platform: Pick<Platform, 'db' | 'clock'>): Fastif
       '/v1/projects/:slug/payments/:accountId',
       {
         config: { auth: AUTH.sessionOnly },
-        schema: { tags: ['payments'], summary: "Disconnect a Stripe account: its events are dropped from now on", params: PaymentAccountParams, response: { 204: NoContent, ...errorAnswers(404) } },
+        schema: {
+          tags: ['payments'],
+          summary: 'Disconnect a Stripe account: its events are dropped from now on',
+          params: PaymentAccountParams,
+          response: { 204: NoContent, ...errorAnswers(404) },
+        },
       },
       async (request, reply) => {
-        const r = await db.query('DELETE FROM payment_accounts WHERE project_id = $1 AND account_id = $2 RETURNING account_id', [projectOf(request).id, request.params.accountId]);
+        const r = await db.query('DELETE FROM payment_accounts WHERE project_id = $1 AND account_id = $2 RETURNING account_id', [
+          projectOf(request).id,
+          request.params.accountId,
+        ]);
         if (!r.rows.length) throw new ServiceError('not_found', 'no such connected account');
         return reply.code(204).send(null);
       },

@@ -10,6 +10,7 @@ import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consum
 import { codeHostIntent } from './code-host/github-events.ts';
 import { codeHostConnections, inboundLedger } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
+import { recordBillingEvent } from './payments/billing-ledger.ts';
 
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
@@ -21,12 +22,20 @@ import { orderEvents } from './payments/order-events.ts';
  *                          branch, preview otherwise; a busy production slot or a queued preview is taken as it is)
  *                 stripe_connect  a connected account's payment events become the project's order.* events
  *                          (payments/order-events.ts)
- *                 others   recorded as not handled yet
+ *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
+ *                 resend   recorded as not handled yet (delivery events and inbound mail come next)
  *   3. mark     processed, with the outcome
  * At least once: a crash between 2 and 3 acts again on redelivery, which the deploy queue's own rules make harmless
  * (a queued preview is returned, not doubled). Counted once: only the delivery that marks it counts it accepted.
  */
-export type InboundDropReason = 'invalid_message' | 'unconnected_repository' | 'not_a_deploy' | 'unhandled_provider' | 'not_an_order' | 'unconnected_account';
+export type InboundDropReason =
+  | 'invalid_message'
+  | 'unconnected_repository'
+  | 'not_a_deploy'
+  | 'unhandled_provider'
+  | 'not_an_order'
+  | 'unconnected_account'
+  | 'not_a_billing_event';
 
 const PRUNE_MS = 10 * 60_000;
 
@@ -39,6 +48,7 @@ export async function startInboundConsumer(
 
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
     if (e.provider === 'stripe_connect') return orderEvents(platform, e);
+    if (e.provider === 'stripe') return recordBillingEvent(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };

@@ -15,7 +15,10 @@ import { orderStep } from './stripe-orders.ts';
  * `data` of every order event: { orderId, account, amount, currency, customerEmailHash } (amounts in the currency's
  * minor unit, as Stripe gives them), and `amountRefunded` on order.refunded.
  */
-export async function orderEvents(platform: Pick<Platform, 'db' | 'bus' | 'clock'>, e: InboundEvent): Promise<{ outcome: string; drop?: 'not_an_order' | 'unconnected_account' }> {
+export async function orderEvents(
+  platform: Pick<Platform, 'db' | 'bus' | 'clock'>,
+  e: InboundEvent,
+): Promise<{ outcome: string; drop?: 'not_an_order' | 'unconnected_account' }> {
   const step = orderStep(e);
   if (!step) return { outcome: 'not_an_order_step', drop: 'not_an_order' };
   const projectId = await paymentsRepository.projectOfAccount(platform.db, step.account);
@@ -32,7 +35,13 @@ export async function orderEvents(platform: Pick<Platform, 'db' | 'bus' | 'clock
       currency: step.currency ?? row.currency,
       customer_email_hash: step.customerEmailHash ?? row.customer_email_hash,
     };
-    const data = () => ({ orderId: step.orderId, account: step.account, amount: next.amount === null ? null : Number(next.amount), currency: next.currency, customerEmailHash: next.customer_email_hash });
+    const data = () => ({
+      orderId: step.orderId,
+      account: step.account,
+      amount: next.amount === null ? null : Number(next.amount),
+      currency: next.currency,
+      customerEmailHash: next.customer_email_hash,
+    });
     const plan = (event: OrderEventName, extra: Record<string, unknown> = {}) => planned.push({ event, data: { ...data(), ...extra } });
     if (!next.created_emitted && step.kind !== 'refunded') {
       plan('order.created');

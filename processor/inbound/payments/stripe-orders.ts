@@ -36,17 +36,41 @@ export function orderStep(e: Pick<InboundEvent, 'event' | 'payload'>): OrderStep
     case 'payment_intent.succeeded': {
       const orderId = str(o.id);
       if (!orderId) return undefined;
-      return { kind: e.event === 'payment_intent.created' ? 'created' : 'paid', account, orderId, amount: num(o.amount), currency, customerEmailHash: emailHash(str(o.receipt_email)), amountRefunded: null };
+      return {
+        kind: e.event === 'payment_intent.created' ? 'created' : 'paid',
+        account,
+        orderId,
+        amount: num(o.amount),
+        currency,
+        customerEmailHash: emailHash(str(o.receipt_email)),
+        amountRefunded: null,
+      };
     }
     case 'checkout.session.completed': {
       const orderId = str(o.payment_intent);
       if (!orderId || o.payment_status !== 'paid') return undefined;
-      return { kind: 'paid', account, orderId, amount: num(o.amount_total), currency, customerEmailHash: emailHash(str(obj(o.customer_details)?.email)), amountRefunded: null };
+      return {
+        kind: 'paid',
+        account,
+        orderId,
+        amount: num(o.amount_total),
+        currency,
+        customerEmailHash: emailHash(str(obj(o.customer_details)?.email)),
+        amountRefunded: null,
+      };
     }
     case 'charge.refunded': {
       const orderId = str(o.payment_intent);
       if (!orderId) return undefined;
-      return { kind: 'refunded', account, orderId, amount: num(o.amount), currency, customerEmailHash: emailHash(str(obj(o.billing_details)?.email)), amountRefunded: num(o.amount_refunded) };
+      return {
+        kind: 'refunded',
+        account,
+        orderId,
+        amount: num(o.amount),
+        currency,
+        customerEmailHash: emailHash(str(obj(o.billing_details)?.email)),
+        amountRefunded: num(o.amount_refunded),
+      };
     }
     default:
       return undefined;

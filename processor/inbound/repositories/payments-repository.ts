@@ -25,7 +25,12 @@ export const paymentsRepository = {
    * Run `fn` on the order's row (made if new), locked for the transaction, and write back the row it returns. Returns
    * the row as it was, for `restore` when what follows the commit fails.
    */
-  async withOrder(db: RelationalStore, key: { projectId: string; orderId: string; accountId: string }, now: number, fn: (row: OrderRow) => OrderRow): Promise<OrderRow> {
+  async withOrder(
+    db: RelationalStore,
+    key: { projectId: string; orderId: string; accountId: string },
+    now: number,
+    fn: (row: OrderRow) => OrderRow,
+  ): Promise<OrderRow> {
     return db.transaction(async (tx) => {
       await tx.query(`INSERT INTO payment_orders (project_id, order_id, account_id, updated_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
         key.projectId,
@@ -51,7 +56,19 @@ export const paymentsRepository = {
       await db.query(
         `UPDATE payment_orders SET amount = $3, currency = $4, customer_email_hash = $5, created_emitted = $6, paid_emitted = $7, refunded_emitted = $8,
            refund_pending = $9, amount_refunded = $10, updated_at = $11 WHERE project_id = $1 AND order_id = $2`,
-        [key.projectId, key.orderId, next.amount, next.currency, next.customer_email_hash, next.created_emitted, next.paid_emitted, next.refunded_emitted, next.refund_pending, next.amount_refunded, new Date(now)],
+        [
+          key.projectId,
+          key.orderId,
+          next.amount,
+          next.currency,
+          next.customer_email_hash,
+          next.created_emitted,
+          next.paid_emitted,
+          next.refunded_emitted,
+          next.refund_pending,
+          next.amount_refunded,
+          new Date(now),
+        ],
       );
     }
   },

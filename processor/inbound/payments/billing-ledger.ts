@@ -1,0 +1,47 @@
+import type { Platform } from '../../../platform/platform.ts';
+import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
+
+/**
+ * The platform's own Stripe billing events (`POST /v1/webhooks/payments`) into the billing ledger (billing_ledger,
+ * migration 0019), which `GET /v1/billing` reads. Which project an event is about: `metadata.project` (the project's
+ * id or slug) on the invoice or subscription, as the platform sets it when it creates the subscription; an event
+ * without one is kept with no project. Recorded:
+ *   invoice.paid, invoice.payment_failed                            status paid / failed, amount, currency
+ *   customer.subscription.created, .updated, .deleted               status (active, past_due, canceled, ...), plan
+ * Anything else is not a billing event. Out of order is harmless: the ledger keeps every event with Stripe's own time,
+ * and the summary reads the newest of each kind.
+ */
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
+
+const TYPES = new Set([
+  'invoice.paid',
+  'invoice.payment_failed',
+  'customer.subscription.created',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+]);
+
+export async function recordBillingEvent(
+  platform: Pick<Platform, 'db' | 'clock'>,
+  e: InboundEvent,
+): Promise<{ outcome: string; drop?: 'not_a_billing_event' }> {
+  const o = obj(obj(e.payload.data)?.object);
+  if (!TYPES.has(e.event) || !o) return { outcome: 'not_a_billing_event', drop: 'not_a_billing_event' };
+  const ref = str(obj(o.metadata)?.project) ?? str(obj(obj(o.subscription_details)?.metadata)?.project);
+  const invoice = e.event.startsWith('invoice.');
+  const item = obj((o.items as { data?: unknown[] } | undefined)?.data?.[0]);
+  const price = obj(item?.price);
+  const plan = invoice ? null : (str(price?.nickname) ?? str(price?.lookup_key) ?? str(price?.id) ?? str(obj(o.plan)?.id) ?? null);
+  const status = invoice ? (e.event === 'invoice.paid' ? 'paid' : 'failed') : (str(o.status) ?? (e.event.endsWith('.deleted') ? 'canceled' : null));
+  const amount = invoice ? num(e.event === 'invoice.paid' ? o.amount_paid : o.amount_due) : null;
+  const createdSec = num(e.payload.created);
+  const occurredAt = new Date(createdSec === null ? e.receivedAt : createdSec * 1000);
+  await platform.db.query(
+    `INSERT INTO billing_ledger (event_id, project_id, type, status, plan, amount, currency, occurred_at, recorded_at)
+     VALUES ($1, (SELECT id FROM projects WHERE id = $2 OR slug = $2 LIMIT 1), $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id) DO NOTHING`,
+    [e.deliveryId, ref ?? null, e.event, status, plan, amount, str(o.currency) ?? null, occurredAt, new Date(platform.clock.now())],
+  );
+  return { outcome: `recorded ${e.event}${ref ? '' : ' (no project)'}` };
+}
