@@ -30,7 +30,11 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   { name: 'analytics', path: '/v1/projects/:slug/analytics', description: 'trends, top events, breakdowns and raw events' },
   { name: 'flags', path: '/v1/projects/:slug/flags', description: 'feature flags: rollouts, variants, payloads, conditions' },
   { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
-  { name: 'inbound provider webhooks', path: '/v1/webhooks/code_host', description: 'GitHub (code_host), Stripe (payments, payments/connect) and Resend (email) deliveries, verified by their signatures' },
+  {
+    name: 'inbound provider webhooks',
+    path: '/v1/webhooks/code_host',
+    description: 'GitHub (code_host), Stripe (payments, payments/connect) and Resend (email) deliveries, verified by their signatures',
+  },
   { name: 'code-host integration', path: '/v1/integrations/github', description: 'connect GitHub repositories to projects: their pushes deploy' },
   { name: 'payments', path: '/v1/projects/:slug/payments', description: "connected Stripe accounts: their payments become the project's order.* events" },
   { name: 'billing', path: '/v1/billing', description: "each project's plan state, from the platform's own Stripe events" },

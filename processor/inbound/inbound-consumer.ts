@@ -15,8 +15,7 @@ import { recordBillingEvent } from './payments/billing-ledger.ts';
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
  * consumer scaffold (../pipeline-consumer.ts), one delivery at a time:
- *   1. skip     a delivery an earlier one already acted on (the ledger's processed_at): counted as a duplicate
- *   2. act      by provider:
+ *   1. act      by provider (every action is idempotent, so a redelivered message may act again harmlessly):
  *                 github   a push or pull request of a connected repository queues a deploy of each connected project,
  *                          exactly as a deploy hook does (domain/deploys/queue-deploy.ts: production for the default
  *                          branch, preview otherwise; a busy production slot or a queued preview is taken as it is)
@@ -24,9 +23,10 @@ import { recordBillingEvent } from './payments/billing-ledger.ts';
  *                          (payments/order-events.ts)
  *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
  *                 resend   recorded as not handled yet (delivery events and inbound mail come next)
- *   3. mark     processed, with the outcome
- * At least once: a crash between 2 and 3 acts again on redelivery, which the deploy queue's own rules make harmless
- * (a queued preview is returned, not doubled). Counted once: only the delivery that marks it counts it accepted.
+ *   2. mark     processed, with the outcome; the delivery that marks it first counts it, a redelivery is a duplicate
+ * At least once: a redelivery (a crash before the offset was committed) acts again, which the actions' own rules make
+ * harmless: a queued preview is returned, not doubled; order events carry ids derived from the order; the billing
+ * ledger is keyed by Stripe's event id. Counted once: only the delivery that marks it first counts it.
  */
 export type InboundDropReason =
   | 'invalid_message'
@@ -85,15 +85,13 @@ export async function startInboundConsumer(
       async handle(events): Promise<BatchSummary<InboundDropReason>> {
         const summary: BatchSummary<InboundDropReason> = { accepted: 0, duplicates: 0, dropped: {} };
         for (const e of events) {
-          // 1. skip
-          if (await inboundLedger.processed(db, e.provider, e.deliveryId)) {
+          // 1. act
+          const r = await act(e);
+          // 2. mark
+          if (!(await inboundLedger.markProcessed(db, e.provider, e.deliveryId, r.outcome, clock.now()))) {
             summary.duplicates++;
             continue;
           }
-          // 2. act
-          const r = await act(e);
-          // 3. mark
-          await inboundLedger.markProcessed(db, e.provider, e.deliveryId, r.outcome, clock.now());
           if (r.drop) summary.dropped[r.drop] = (summary.dropped[r.drop] ?? 0) + 1;
           else summary.accepted++;
           logger.info({ provider: e.provider, event: e.event, deliveryId: e.deliveryId, outcome: r.outcome }, 'inbound delivery handled');

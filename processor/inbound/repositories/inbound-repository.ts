@@ -3,22 +3,16 @@ import type { InboundProvider } from '../../../schemas/inbound.ts';
 
 /** The processor's side of the inbound deliveries ledger (inbound_deliveries, migration 0018) and the code-host connections. */
 export const inboundLedger = {
-  /** Whether an earlier delivery of this message already acted on it. */
-  async processed(db: Queryable, provider: InboundProvider, deliveryId: string): Promise<boolean> {
-    const r = await db.query<{ processed_at: Date | null }>('SELECT processed_at FROM inbound_deliveries WHERE provider = $1 AND delivery_id = $2', [
-      provider,
-      deliveryId,
-    ]);
-    return r.rows[0]?.processed_at != null;
-  },
-  /** Mark a delivery acted on, with what came of it (`deploys_queued`, `skipped_ci`, `unconnected`, ...). */
-  async markProcessed(db: Queryable, provider: InboundProvider, deliveryId: string, outcome: string, now: number): Promise<void> {
-    await db.query('UPDATE inbound_deliveries SET processed_at = $3, outcome = $4 WHERE provider = $1 AND delivery_id = $2', [
-      provider,
-      deliveryId,
-      new Date(now),
-      outcome,
-    ]);
+  /**
+   * Mark a delivery acted on, with what came of it (`deploys: queued`, `skip_requested`, ...). False when an earlier
+   * delivery of the same message marked it first: this one is a duplicate, and is not counted.
+   */
+  async markProcessed(db: Queryable, provider: InboundProvider, deliveryId: string, outcome: string, now: number): Promise<boolean> {
+    const r = await db.query(
+      'UPDATE inbound_deliveries SET processed_at = $3, outcome = $4 WHERE provider = $1 AND delivery_id = $2 AND processed_at IS NULL RETURNING delivery_id',
+      [provider, deliveryId, new Date(now), outcome],
+    );
+    return r.rows.length > 0;
   },
   /** Ledger rows older than `before` (providers redeliver for 3 days; kept 7), at most `limit`. */
   async pruneOlderThan(db: Queryable, before: Date, limit: number): Promise<number> {
