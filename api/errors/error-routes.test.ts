@@ -244,13 +244,14 @@ describe('errors API', () => {
   it('reads and changes alert settings and recipients', async () => {
     const p = await newProject();
     const url = `/v1/projects/${p.slug}/error-alerts`;
-    expect((await get(url)).json()).toEqual({ enabled: true, recipients: [] });
+    expect((await get(url)).json()).toEqual({ enabled: true, recipients: [], suppressed: [] });
     expect((await patch(url, { enabled: false, recipients: ['Ops@Example.test', 'dev@example.test'] })).json()).toEqual({
       enabled: false,
       recipients: ['dev@example.test', 'ops@example.test'],
+      suppressed: [],
     });
     expect((await patch(url, { recipients: ['not-an-email'] })).json().error).toBe('invalid_request');
-    expect((await patch(url, { enabled: true })).json()).toEqual({ enabled: true, recipients: ['dev@example.test', 'ops@example.test'] });
+    expect((await patch(url, { enabled: true })).json()).toEqual({ enabled: true, recipients: ['dev@example.test', 'ops@example.test'], suppressed: [] });
     // disabled alerts: the pipeline sends no mail for a new production issue
     await patch(url, { enabled: false });
     const before = mails.length;

@@ -172,7 +172,7 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'clock' | 'mailer' |
           tags: ['errors'],
           summary: 'Send a real test alert email; at most one per 15 minutes per project (429 rate_limited with Retry-After)',
           params: SlugParams,
-          response: { 202: TestAlertAnswer, ...errorAnswers(429, 503), ...Errors },
+          response: { 202: TestAlertAnswer, ...errorAnswers(409, 429, 503), ...Errors },
         },
       },
       async (request, reply) => {
@@ -181,6 +181,10 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'clock' | 'mailer' |
         const claim = await claimTestAlert(db, project.id, now, LIMITS.errorAlert.testPerProjectMs);
         if (!claim.ok) throw new ServiceError('rate_limited', 'one test alert per 15 minutes', { retryAfterSec: claim.retryAfterSec });
         const to = await alertRecipients(db, project.id);
+        if (!to.length) {
+          await releaseTestAlert(db, project.id, now, claim.previous);
+          throw new ServiceError('conflict', 'every alert recipient bounced or complained: re-enable one in error-alert settings first');
+        }
         const base = publicBaseUrl(config);
         try {
           await mailer.send({

@@ -14,6 +14,7 @@ import type {
   IssueSummary,
 } from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
+import { alertRecipientStates, reenableRecipients } from '../../domain/alert-recipients.ts';
 
 /**
  * Error issues, error settings and alert settings in Postgres, for the errors API (spec §4.5).
@@ -210,7 +211,8 @@ export async function getAlertSettings(db: Queryable, projectId: string): Promis
   await ensureSettings(db, projectId);
   const s = await db.query<{ alerts_enabled: boolean }>('SELECT alerts_enabled FROM error_settings WHERE project_id = $1', [projectId]);
   const r = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
-  return { enabled: s.rows[0]!.alerts_enabled, recipients: r.rows.map((x) => x.email) };
+  const suppressed = (await alertRecipientStates(db, projectId)).flatMap((x) => (x.suppressed ? [{ email: x.email, ...x.suppressed }] : []));
+  return { enabled: s.rows[0]!.alerts_enabled, recipients: r.rows.map((x) => x.email), suppressed };
 }
 
 export async function updateAlertSettings(
@@ -227,6 +229,14 @@ export async function updateAlertSettings(
         patch.enabled,
         new Date(now).toISOString(),
       ]);
+    }
+    // Only addresses this project would mail: a project cannot lift another's suppression of a stranger's address.
+    if (patch.reenable?.length) {
+      const mine = new Set((await alertRecipientStates(tx, projectId)).map((x) => x.email.toLowerCase()));
+      await reenableRecipients(
+        tx,
+        patch.reenable.filter((e) => mine.has(e)),
+      );
     }
     if (patch.recipients) {
       await tx.query('DELETE FROM project_alert_recipients WHERE project_id = $1', [projectId]);

@@ -11,6 +11,7 @@ import { codeHostIntent } from './code-host/github-events.ts';
 import { codeHostConnections, inboundLedger } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
+import { deliveryEvent } from './email/delivery-events.ts';
 
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
@@ -22,7 +23,8 @@ import { recordBillingEvent } from './payments/billing-ledger.ts';
  *                 stripe_connect  a connected account's payment events become the project's order.* events
  *                          (payments/order-events.ts)
  *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
- *                 resend   recorded as not handled yet (delivery events and inbound mail come next)
+ *                 resend   bounces and complaints suppress alert mail to those addresses (email/delivery-events.ts);
+ *                          inbound mail (email.received) is recorded as not handled yet
  *   2. mark     processed, with the outcome; the delivery that marks it first counts it, a redelivery is a duplicate
  * At least once: a redelivery (a crash before the offset was committed) acts again, which the actions' own rules make
  * harmless: a queued preview is returned, not doubled; order events carry ids derived from the order; the billing
@@ -49,6 +51,7 @@ export async function startInboundConsumer(
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
     if (e.provider === 'stripe_connect') return orderEvents(platform, e);
     if (e.provider === 'stripe') return recordBillingEvent(platform, e);
+    if (e.provider === 'resend') return deliveryEvent(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };

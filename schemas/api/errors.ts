@@ -89,11 +89,15 @@ export type ErrorSettingsPatch = z.infer<typeof ErrorSettingsPatch>;
 export const AlertSettingsSchema = z.object({
   enabled: z.boolean(),
   recipients: z.array(z.string()).describe("alert recipients (the project's list, shared with uptime alerts); empty = the project owner"),
+  suppressed: z
+    .array(z.object({ email: z.string(), reason: z.enum(['bounced', 'complained']), since: z.string() }))
+    .describe('addresses alert mail would go to that the mail provider reported as hard-bounced or complaining: skipped until re-enabled'),
 });
 export type AlertSettings = z.infer<typeof AlertSettingsSchema>;
 export const AlertSettingsPatch = z
   .object({
     enabled: z.boolean().optional(),
+    reenable: z.array(z.string().trim().toLowerCase().pipe(z.email())).max(50).optional().describe('take these addresses off the suppression list'),
     recipients: z
       .array(z.string().trim().toLowerCase().pipe(z.email()))
       .max(50)

@@ -255,7 +255,7 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Save alert settings' }).click();
     await expect
       .poll(() => page.evaluate(() => fetch('/v1/projects/shop/error-alerts').then((r) => r.json())))
-      .toEqual({ enabled: false, recipients: ['oncall@example.com'] });
+      .toEqual({ enabled: false, recipients: ['oncall@example.com'], suppressed: [] });
 
     await page.getByRole('button', { name: 'Send a test alert' }).click();
     await page.getByText('Test alert sent to oncall@example.com.').waitFor();

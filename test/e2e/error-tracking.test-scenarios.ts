@@ -221,7 +221,7 @@ export function defineErrorTrackingScenarios(service: () => E2eService): void {
   it('a new production issue emails the alert recipients', async () => {
     const p = await fresh();
     const to = `oncall-${randomUUID().slice(0, 8)}@example.test`;
-    expect((await patch(p, '/error-alerts', { recipients: [to] })).json).toEqual({ enabled: true, recipients: [to] });
+    expect((await patch(p, '/error-alerts', { recipients: [to] })).json).toEqual({ enabled: true, recipients: [to], suppressed: [] });
     const stack = `TypeError: x\n    at renderCart (https://${PROD}/assets/cart.js:3:9)`;
     expect(
       (

@@ -96,6 +96,11 @@ function AlertSettingsForm({ slug }: { slug: string }) {
       setSaved(true);
     });
   };
+  const reenable = (email: string) => {
+    void act.run(async () => {
+      r.setData(await patch<AlertSettings>(projectPath(slug, '/error-alerts'), { reenable: [email] }));
+    });
+  };
   const sendTest = () => {
     setSent(null);
     void test.run(async () => {
@@ -118,6 +123,21 @@ function AlertSettingsForm({ slug }: { slug: string }) {
               Recipients <span class="muted">(one address per line; empty sends to the project owner)</span>
               <textarea name="recipients" rows={rowsFor(recipients, 3)} value={recipients} onInput={(e) => setRecipients(e.currentTarget.value)} />
             </label>
+            {r.data!.suppressed.length > 0 && (
+              <div role="note" class="stack">
+                <p class="muted">The mail provider reported these addresses as undeliverable; alert mail skips them until re-enabled.</p>
+                <ul class="plain">
+                  {r.data!.suppressed.map((s) => (
+                    <li key={s.email}>
+                      <Badge kind="bad">{s.reason === 'bounced' ? 'bounced' : 'marked as spam'}</Badge> {s.email}{' '}
+                      <button type="button" class="secondary" onClick={() => reenable(s.email)} disabled={act.busy}>
+                        Re-enable {s.email}
+                      </button>
+                    </li>
+                  ))}
+                </ul>
+              </div>
+            )}
             <ErrorNote error={act.error} />
             <SubmitRow label="Save alert settings" busy={act.busy} saved={saved} />
           </form>
