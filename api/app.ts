@@ -30,6 +30,7 @@ import { inboundRoutes } from './inbound/inbound-routes.ts';
 import { githubIntegrationRoutes } from './integrations/github-routes.ts';
 import { paymentsRoutes } from './payments/payments-routes.ts';
 import { billingRoutes } from './billing/billing-routes.ts';
+import { inboxRoutes } from './email/inbox-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -143,6 +144,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(githubIntegrationRoutes(platform));
   await app.register(paymentsRoutes(platform));
   await app.register(billingRoutes(platform));
+  await app.register(inboxRoutes(platform));
   await app.register(consoleRoutes(await consoleBundle()));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 

@@ -164,6 +164,11 @@ const ConfigSchema = z.object({
   STRIPE_WEBHOOK_SECRETS: secretList,
   /** STRIPE_CONNECT_WEBHOOK_SECRETS: `whsec_...` of the Connect endpoint: connected accounts' events (/v1/webhooks/payments/connect). */
   STRIPE_CONNECT_WEBHOOK_SECRETS: secretList,
+  /** INBOUND_EMAIL_DOMAIN: mailbox inboxes receive at <local part>@<project slug>.<INBOUND_EMAIL_DOMAIN> (the domain Resend receives for). */
+  INBOUND_EMAIL_DOMAIN: z
+    .string()
+    .regex(/^[a-z0-9.-]+$/i, 'a domain name')
+    .default('mail.localhost'),
   /** RESEND_WEBHOOK_SECRETS: `whsec_...` of the Resend webhook (delivery events and inbound mail, /v1/webhooks/email). */
   RESEND_WEBHOOK_SECRETS: secretList,
   /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+
+/**
+ * `/v1/projects/:slug/email/inboxes` (spec §4.1 email, §6.2): a project's mailbox inboxes. Mail to an inbox's address
+ * becomes `email.received` for the project's endpoints subscribed to it and for the inbox's own `webhookUrl`, signed
+ * with the inbox's own secret and never listed among the project's webhooks.
+ */
+export const InboxSchema = z.object({
+  id: z.string().describe('`ibx_...`'),
+  address: z.string().describe('<localPart>@<project slug>.<INBOUND_EMAIL_DOMAIN>'),
+  webhookUrl: z.string().nullable().describe("the inbox's own webhook target, or null"),
+  createdAt: z.string(),
+});
+export type Inbox = z.infer<typeof InboxSchema>;
+export const CreateInboxBody = z
+  .object({
+    localPart: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[a-z0-9](?:[a-z0-9._-]*[a-z0-9])?$/, 'lowercase letters, digits, dots, hyphens and underscores, starting and ending with a letter or digit'),
+    webhookUrl: z.string().max(2048).optional().describe('https only; its own whsec_ secret is shown once'),
+  })
+  .strict();
+export const CreatedInboxAnswer = z.object({
+  inbox: InboxSchema.extend({ webhookSecret: z.string().nullable().describe('whsec_...; shown only in this answer') }),
+});
+export type CreatedInboxAnswer = z.infer<typeof CreatedInboxAnswer>;
+export const InboxList = z.object({ inboxes: z.array(InboxSchema) });
+export type InboxList = z.infer<typeof InboxList>;
+export const InboxParams = z.object({ slug: z.string(), id: z.string().max(64) });
