@@ -57,43 +57,49 @@ export function createBatchSender<E>(o: BatchSenderOptions): BatchSender<E> {
 
   function send(): Promise<void> {
     if (sending !== undefined) return sending;
-    sending = (async () => {
-      try {
-        while (queue.length && Date.now() >= blockedUntil) {
-          const batch = nextBatch();
-          if (!batch) break;
-          let res: Response;
-          try {
-            res = await o.fetch(o.url, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json', authorization: `Bearer ${o.ingestKey}` },
-              body: batch.body,
-            });
-          } catch (err) {
-            // Network trouble: keep the batch for the next try.
-            queue.unshift(...batch.events);
-            blockedUntil = Date.now() + 1_000;
-            o.onError(err);
-            break;
-          }
-          await res.arrayBuffer().catch(() => undefined);
-          if (res.status === 429 || res.status === 503) {
-            queue.unshift(...batch.events);
-            const retry = Number(res.headers.get('retry-after'));
-            blockedUntil = Date.now() + (Number.isFinite(retry) && retry > 0 ? retry : DEFAULT_RETRY_SEC) * 1000;
-            break;
-          }
-          if (res.status >= 400) {
-            // Refused for good (a bad key, a capped project): these events will never be taken.
-            dropped += batch.events.length;
-            o.onError(new Error(`the service answered ${res.status}`));
-          }
+    // Nothing to send, or waiting out a Retry-After: no run at all. (A run that ended before its first await would
+    // otherwise be left behind as `sending`, and every later send would return it without sending: a timer tick
+    // during a Retry-After window stalled the sender for good.)
+    if (!queue.length || Date.now() < blockedUntil) return Promise.resolve();
+    const run = (async () => {
+      while (queue.length && Date.now() >= blockedUntil) {
+        const batch = nextBatch();
+        if (!batch) break;
+        let res: Response;
+        try {
+          res = await o.fetch(o.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${o.ingestKey}` },
+            body: batch.body,
+          });
+        } catch (err) {
+          // Network trouble: keep the batch for the next try.
+          queue.unshift(...batch.events);
+          blockedUntil = Date.now() + 1_000;
+          o.onError(err);
+          break;
         }
-      } finally {
-        sending = undefined;
+        await res.arrayBuffer().catch(() => undefined);
+        if (res.status === 429 || res.status === 503) {
+          queue.unshift(...batch.events);
+          const retry = Number(res.headers.get('retry-after'));
+          blockedUntil = Date.now() + (Number.isFinite(retry) && retry > 0 ? retry : DEFAULT_RETRY_SEC) * 1000;
+          break;
+        }
+        if (res.status >= 400) {
+          // Refused for good (a bad key, a capped project): these events will never be taken.
+          dropped += batch.events.length;
+          o.onError(new Error(`the service answered ${res.status}`));
+        }
       }
     })();
-    return sending;
+    sending = run;
+    run
+      .finally(() => {
+        if (sending === run) sending = undefined;
+      })
+      .catch(() => undefined);
+    return run;
   }
 
   async function flush(timeoutMs = 5_000): Promise<boolean> {

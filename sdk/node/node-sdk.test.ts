@@ -88,6 +88,15 @@ describe('Node SDK', () => {
     expect(accepted().map((e) => e.message)).toEqual(['once']);
   });
 
+  it('a timer tick while it waits out a Retry-After does not stall it: the event still goes once the wait is over', async () => {
+    answers = [{ status: 503, headers: { 'retry-after': '1' } }];
+    // The sender's own timer fires every 50 ms, many times inside the 1 s wait.
+    const c = client({ flushIntervalMs: 50 });
+    c.captureException(new Error('after the wait'));
+    expect(await c.flush(5_000)).toBe(true);
+    expect(accepted().map((e) => e.message)).toEqual(['after the wait']);
+  });
+
   it('never throws into the application: an unreachable service keeps events queued, a full queue drops the oldest', async () => {
     const c = client({ baseUrl: 'http://127.0.0.1:1', maxQueue: 5 });
     expect(() => {
