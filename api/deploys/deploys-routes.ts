@@ -3,7 +3,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
+import { checkedUrl } from '../outbound-url.ts';
 import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
@@ -315,12 +315,7 @@ async function checkRepoUrl(platform: Pick<Platform, 'config' | 'outbound'>, raw
       throw new ServiceError('invalid_request', 'repoUrl must be an https:// repository (local paths need ALLOW_LOCAL_REPOS=true)');
     return raw;
   }
-  try {
-    return (await platform.outbound.checkUrl(raw, 'repository')).href;
-  } catch (err) {
-    if (err instanceof OutboundUrlError) throw new ServiceError(err.code, `repoUrl: ${err.message}`);
-    throw err;
-  }
+  return checkedUrl(platform, raw, 'repository', 'repoUrl');
 }
 
 /** A directory inside the checked-out tree. */

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
-import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
+import { checkedUrl } from '../outbound-url.ts';
 import { newId, newToken } from '../../platform/tokens.ts';
 import { errorAnswers, NoContent, SlugParams } from '../../schemas/api/common.ts';
 import { CreatedInboxAnswer, CreateInboxBody, InboxList, InboxParams, type Inbox } from '../../schemas/api/email.ts';
@@ -40,15 +40,7 @@ export function inboxRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
       },
       async (request, reply) => {
         const project = projectOf(request);
-        let webhookUrl: string | null = null;
-        if (request.body.webhookUrl !== undefined) {
-          try {
-            webhookUrl = (await platform.outbound.checkUrl(request.body.webhookUrl, 'webhook')).href;
-          } catch (err) {
-            if (err instanceof OutboundUrlError) throw new ServiceError(err.code, `webhookUrl: ${err.message}`);
-            throw err;
-          }
-        }
+        const webhookUrl = request.body.webhookUrl === undefined ? null : await checkedUrl(platform, request.body.webhookUrl, 'webhook', 'webhookUrl');
         const secret = webhookUrl ? newToken(TOKEN_PREFIX.webhookSecret) : null;
         const address = `${request.body.localPart}@${project.slug}.${config.INBOUND_EMAIL_DOMAIN}`;
         const r = await db.query<Row>(

@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
-import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
+import { checkedUrl } from '../outbound-url.ts';
 import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
 import { ConnectGithubBody, ConnectionIdParams, GithubConnectionAnswer, GithubConnectionList } from '../../schemas/api/integrations.ts';
-import { ServiceError } from '../../schemas/error-codes.ts';
 import { userIdOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { githubConnections } from './github-repository.ts';
@@ -32,12 +31,7 @@ export function githubIntegrationRoutes(platform: Pick<Platform, 'db' | 'clock' 
         const userId = userIdOf(request);
         const project = await githubConnections.memberProject(db, userId, request.body.project);
         const cloneUrl = request.body.cloneUrl ?? `https://github.com/${request.body.repository}.git`;
-        try {
-          await platform.outbound.checkUrl(cloneUrl, 'repository');
-        } catch (err) {
-          if (err instanceof OutboundUrlError) throw new ServiceError(err.code, `cloneUrl: ${err.message}`);
-          throw err;
-        }
+        await checkedUrl(platform, cloneUrl, 'repository', 'cloneUrl');
         const connection = await githubConnections.connect(db, {
           projectId: project.id,
           repository: request.body.repository,

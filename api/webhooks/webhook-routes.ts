@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { isKnownEventPattern, PROJECT_EVENT_NAMES } from '../../schemas/project-events.ts';
 import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
-import { OutboundUrlError } from '../../platform/ports/outbound-url-guard.ts';
+import { checkedUrl } from '../outbound-url.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
@@ -49,15 +49,7 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
   return [...new Set(events)];
 }
 
-async function checkUrl(platform: Pick<Platform, 'outbound'>, url: string): Promise<string> {
-  try {
-    const parsed = await platform.outbound.checkUrl(url, 'webhook');
-    return parsed.href;
-  } catch (err) {
-    if (err instanceof OutboundUrlError) throw new ServiceError(err.code, err.message);
-    throw err;
-  }
-}
+const checkUrl = (platform: Pick<Platform, 'outbound'>, url: string) => checkedUrl(platform, url, 'webhook');
 
 const notFound = () => new ServiceError('not_found', 'webhook endpoint not found');
 

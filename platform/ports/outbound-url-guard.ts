@@ -37,3 +37,11 @@ export interface OutboundUrlGuard {
   /** Certificate authorities outbound TLS trusts beyond the system's (a test receiver's self-signed one). */
   readonly extraCa?: string | Buffer;
 }
+
+/** A URL's host as the guard judges it: without IPv6 brackets or a trailing dot, lower-cased. */
+export function hostOf(url: URL): string {
+  return url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
+}

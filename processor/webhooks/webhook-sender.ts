@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
-import { OutboundUrlError, type OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
+import { hostOf, OutboundUrlError, type OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
 import net from 'node:net';
 
 /**
@@ -40,10 +40,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
   } catch (err) {
     return Promise.resolve({ ok: false, error: `refused: ${(err as Error).message}` });
   }
-  const host = url.hostname
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '')
-    .toLowerCase();
+  const host = hostOf(url);
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     const done = (r: SendResult) => {

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { InboundRefusal } from '../../../schemas/inbound.ts';
+import { parseBoundedJson } from '../../../platform/bounded-json.ts';
 
 /** What a provider's verifier makes of a delivery: who it is, or why it is refused (401 invalid_signature). */
 export type Verification =
@@ -25,12 +26,10 @@ export function hmacMatches(keys: Array<string | Buffer>, content: Buffer, given
   return match;
 }
 
-/** The body as a JSON object, or undefined. */
+/** The body as a JSON object, or undefined: also for JSON nested deeper than LIMITS.json.maxDepth (checked before the parse). */
 export function jsonObject(text: string): Record<string, unknown> | undefined {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  const parsed = parseBoundedJson(text);
+  if (!parsed.ok) return undefined;
+  const v = parsed.value;
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }

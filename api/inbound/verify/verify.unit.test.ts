@@ -42,6 +42,12 @@ describe('GitHub: X-Hub-Signature-256 over the raw body', () => {
       ok: false,
       reason: 'malformed_body',
     });
+    // A correctly signed nesting bomb is refused before anything walks it.
+    const bomb = `{"a":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    expect(verifyDelivery('github', await headers('sec-ret-123', bomb), Buffer.from(bomb), ['sec-ret-123'], NOW)).toMatchObject({
+      ok: false,
+      reason: 'malformed_body',
+    });
   });
 });
 

@@ -1,5 +1,6 @@
 import type { OutboundUrlGuard, OutboundUse } from '../../ports/outbound-url-guard.ts';
 import { checkResolvedHost, guardedLookup, parseWebhookUrl, systemResolver, type GuardOptions, type Resolver } from './url-rules.ts';
+import { hostOf } from '../../ports/outbound-url-guard.ts';
 
 /**
  * The guard production runs: only globally routable unicast, for every use. `allowLocalWebhooks`
@@ -19,13 +20,7 @@ export function guardWith(relaxations: (use: OutboundUse) => GuardOptions, resol
     parseUrl: (raw, use) => parseWebhookUrl(raw, options(use)),
     async checkUrl(raw, use) {
       const url = parseWebhookUrl(raw, options(use));
-      await checkResolvedHost(
-        url.hostname
-          .replace(/^\[(.*)\]$/, '$1')
-          .replace(/\.$/, '')
-          .toLowerCase(),
-        options(use),
-      );
+      await checkResolvedHost(hostOf(url), options(use));
       return url;
     },
     resolveHost: (host, use) => checkResolvedHost(host.replace(/^\[(.*)\]$/, '$1'), options(use)),

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import { OutboundUrlError } from '../../ports/outbound-url-guard.ts';
+import { hostOf, OutboundUrlError } from '../../ports/outbound-url-guard.ts';
 
 /**
  * The rules of the outbound URL guard (ports/outbound-url-guard.ts), which its adapters apply: https only, no
@@ -159,14 +159,6 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
     if (!opts.allowLoopback) throw new OutboundUrlError('url_private_host', `url host ${host} is loopback`);
   }
   return url;
-}
-
-/** The URL's host without IPv6 brackets or a trailing dot. */
-export function hostOf(url: URL): string {
-  return url.hostname
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '')
-    .toLowerCase();
 }
 
 /** Resolve a host and require every address to be public. Returns the addresses. */

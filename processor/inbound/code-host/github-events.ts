@@ -1,4 +1,5 @@
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
+import { obj, str } from '../payload.ts';
 
 /**
  * What a GitHub delivery asks of the platform: a deploy of a branch of a repository, or nothing (and why). Pure: the
@@ -15,9 +16,6 @@ export type CodeHostIntent =
 
 const SKIP = /\[(skip ci|ci skip|skip deploy|deploy skip|no ci)\]/i;
 const ZERO_SHA = /^0+$/;
-
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export function codeHostIntent(e: Pick<InboundEvent, 'event' | 'payload'>): CodeHostIntent {
   const p = e.payload;

@@ -1,5 +1,6 @@
 import type { Platform } from '../../../platform/platform.ts';
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
+import { obj } from '../payload.ts';
 
 /**
  * Resend's delivery events (`POST /v1/webhooks/email`): `email.bounced` (the recipient's server rejected the mail for
@@ -8,7 +9,6 @@ import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
  * lift a suppression on its own (a delivery to another of a message's recipients says nothing about this one).
  * Other delivery events are noted and change nothing.
  */
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 export async function deliveryEvent(platform: Pick<Platform, 'db' | 'clock'>, e: InboundEvent): Promise<{ outcome: string; drop?: 'unhandled_provider' }> {
   const reason = e.event === 'email.bounced' ? 'bounced' : e.event === 'email.complained' ? 'complained' : undefined;

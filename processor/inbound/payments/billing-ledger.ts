@@ -1,5 +1,6 @@
 import type { Platform } from '../../../platform/platform.ts';
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
+import { obj, str, num } from '../payload.ts';
 
 /**
  * The platform's own Stripe billing events (`POST /v1/webhooks/payments`) into the billing ledger (billing_ledger,
@@ -11,9 +12,6 @@ import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
  * Anything else is not a billing event. Out of order is harmless: the ledger keeps every event with Stripe's own time,
  * and the summary reads the newest of each kind.
  */
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
 
 const TYPES = new Set([
   'invoice.paid',

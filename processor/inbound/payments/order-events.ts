@@ -69,7 +69,7 @@ export async function orderEvents(
   try {
     for (const p of planned) await publishProjectEvent(platform, { id: `${p.event}:${projectId}:${step.orderId}`, projectId, event: p.event, data: p.data });
   } catch (err) {
-    await paymentsRepository.restore(platform.db, before, platform.clock.now());
+    await paymentsRepository.write(platform.db, before, platform.clock.now());
     throw err;
   }
   return { outcome: planned.length ? planned.map((p) => p.event).join(', ') : step.kind === 'refunded' ? 'refund_kept_until_paid' : 'already_emitted' };

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
+import { obj, str, num } from '../payload.ts';
 
 /**
  * A connected account's Stripe event as a step of an order (one order per PaymentIntent). Pure; the payload is read
@@ -21,9 +22,6 @@ export interface OrderStep {
   amountRefunded: number | null;
 }
 
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
-const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) ? v : null);
 export const emailHash = (email: string | undefined): string | null => (email ? createHash('sha256').update(email.trim().toLowerCase()).digest('hex') : null);
 
 export function orderStep(e: Pick<InboundEvent, 'event' | 'payload'>): OrderStep | undefined {

@@ -23,7 +23,7 @@ export const paymentsRepository = {
 
   /**
    * Run `fn` on the order's row (made if new), locked for the transaction, and write back the row it returns. Returns
-   * the row as it was, for `restore` when what follows the commit fails.
+   * the row as it was, to write back when what follows the commit fails.
    */
   async withOrder(
     db: RelationalStore,
@@ -41,35 +41,29 @@ export const paymentsRepository = {
       const r = await tx.query<OrderRow>('SELECT * FROM payment_orders WHERE project_id = $1 AND order_id = $2 FOR UPDATE', [key.projectId, key.orderId]);
       const before = r.rows[0]!;
       const next = fn({ ...before });
-      await paymentsRepository.write(tx, key, next, now);
+      await paymentsRepository.write(tx, next, now);
       return before;
     });
   },
 
-  /** Put a row back as it was (the events its change promised could not be published). */
-  async restore(db: Queryable, row: OrderRow, now: number): Promise<void> {
-    await paymentsRepository.write(db, { projectId: row.project_id, orderId: row.order_id }, row, now);
-  },
-
-  async write(db: Queryable, key: { projectId: string; orderId: string }, next: OrderRow, now: number): Promise<void> {
-    {
-      await db.query(
-        `UPDATE payment_orders SET amount = $3, currency = $4, customer_email_hash = $5, created_emitted = $6, paid_emitted = $7, refunded_emitted = $8,
-           refund_pending = $9, amount_refunded = $10, updated_at = $11 WHERE project_id = $1 AND order_id = $2`,
-        [
-          key.projectId,
-          key.orderId,
-          next.amount,
-          next.currency,
-          next.customer_email_hash,
-          next.created_emitted,
-          next.paid_emitted,
-          next.refunded_emitted,
-          next.refund_pending,
-          next.amount_refunded,
-          new Date(now),
-        ],
-      );
-    }
+  /** Write an order's row (also to put one back as it was, when the events its change promised could not be published). */
+  async write(db: Queryable, row: OrderRow, now: number): Promise<void> {
+    await db.query(
+      `UPDATE payment_orders SET amount = $3, currency = $4, customer_email_hash = $5, created_emitted = $6, paid_emitted = $7, refunded_emitted = $8,
+         refund_pending = $9, amount_refunded = $10, updated_at = $11 WHERE project_id = $1 AND order_id = $2`,
+      [
+        row.project_id,
+        row.order_id,
+        row.amount,
+        row.currency,
+        row.customer_email_hash,
+        row.created_emitted,
+        row.paid_emitted,
+        row.refunded_emitted,
+        row.refund_pending,
+        row.amount_refunded,
+        new Date(now),
+      ],
+    );
   },
 };
