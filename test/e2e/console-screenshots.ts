@@ -194,7 +194,10 @@ async function main() {
     await page.screenshot({ path: path.join(OUT, 'issues-selected.png') });
     const cartId = list.find((i) => i.message.includes("'items'"))!.groupId;
     await shot('issue', `/projects/${SLUG}/errors/${cartId}`, '.stack-view', { fullPage: true });
-    await shot('settings', `/projects/${SLUG}/settings`, '#alerts-h');
+    // Alert recipients, one of which the mail provider reported as bounced (Resend's email.bounced).
+    await call('PATCH', `/projects/${SLUG}/error-alerts`, { recipients: ['oncall@shop.example', 'ops@shop.example'] });
+    await svc.running.platform.db.query(`INSERT INTO mail_suppressions (email, reason, at) VALUES ('ops@shop.example', 'bounced', now()) ON CONFLICT DO NOTHING`, []);
+    await shot('settings', `/projects/${SLUG}/settings`, '#alerts-h', { fullPage: true });
     await page.goto(`${base}/projects/${SLUG}/keys`);
     await page.getByRole('button', { name: 'Create key' }).click();
     await page.getByRole('region', { name: /New ingest key/ }).waitFor();
