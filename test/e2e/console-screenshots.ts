@@ -196,7 +196,10 @@ async function main() {
     await shot('issue', `/projects/${SLUG}/errors/${cartId}`, '.stack-view', { fullPage: true });
     // Alert recipients, one of which the mail provider reported as bounced (Resend's email.bounced).
     await call('PATCH', `/projects/${SLUG}/error-alerts`, { recipients: ['oncall@shop.example', 'ops@shop.example'] });
-    await svc.running.platform.db.query(`INSERT INTO mail_suppressions (email, reason, at) VALUES ('ops@shop.example', 'bounced', now()) ON CONFLICT DO NOTHING`, []);
+    await svc.running.platform.db.query(
+      `INSERT INTO mail_suppressions (email, reason, at) VALUES ('ops@shop.example', 'bounced', now()) ON CONFLICT DO NOTHING`,
+      [],
+    );
     await shot('settings', `/projects/${SLUG}/settings`, '#alerts-h', { fullPage: true });
     await page.goto(`${base}/projects/${SLUG}/keys`);
     await page.getByRole('button', { name: 'Create key' }).click();
