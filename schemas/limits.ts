@@ -31,6 +31,23 @@ export const LIMITS = {
    * deliveries a minute; each delivery id remembered 7 days (providers redeliver for 3).
    */
   inbound: { maxBodyBytes: 1024 * 1024, timestampToleranceSec: 300, perIpPerMinute: 600, dedupeKeepMs: 7 * 24 * 60 * 60 * 1000 },
+  /**
+   * Mail received by an inbox (spec §6.2): the largest .eml taken (inline in the provider's event, or fetched from its
+   * API); email.received's text and html are cut at these many characters (`truncated` says so; the .eml keeps it all);
+   * at most this many attachments are described, recipients looked up, and References followed for threading. A
+   * message with more DKIM signatures than maxDkimSignatures (each one a DNS lookup) is not judged, so not authenticated;
+   * neither is one whose judging (key lookups included) takes longer than dkimJudgeMs.
+   */
+  inboundMail: {
+    maxRawBytes: 25 * 1024 * 1024,
+    textMaxChars: 64 * 1024,
+    htmlMaxChars: 128 * 1024,
+    maxAttachments: 100,
+    maxRecipients: 50,
+    maxReferences: 50,
+    maxDkimSignatures: 8,
+    dkimJudgeMs: 10_000,
+  },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

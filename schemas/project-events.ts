@@ -9,24 +9,40 @@ import { PROJECT_EVENT_NAMES, type ProjectEventName } from './project-event-name
 
 export { PROJECT_EVENT_NAMES, type ProjectEventName };
 
-/** §6.2 payload of email.received. */
+/** `data` of email.received (spec §6.2), as processor/inbound/email/received-mail.ts builds it. */
 export const EmailReceivedDataSchema = z.object({
   inbox: z.object({ id: z.string(), address: z.string() }).passthrough(),
-  thread: z.object({ id: z.string() }).passthrough(),
+  thread: z.object({ id: z.string(), subject: z.string().optional(), messageCount: z.number().optional() }).passthrough(),
   message: z.object({
+    id: z.string().optional().describe('`msg_...`, the stored message'),
     from: z.string(),
     fromName: z.string().nullable().optional(),
     to: z.array(z.string()),
     subject: z.string(),
     text: z.string().nullable().optional(),
     html: z.string().nullable().optional(),
-    truncated: z.boolean(),
-    attachments: z.array(z.object({ filename: z.string(), contentType: z.string(), size: z.number() }).passthrough()),
-    senderAuthenticated: z.boolean(),
+    truncated: z.boolean().describe('text or html was cut at its cap; the .eml holds the whole message'),
+    attachments: z.array(
+      z
+        .object({
+          filename: z.string(),
+          contentType: z.string(),
+          size: z.number(),
+          contentId: z.string().nullable().optional(),
+          inline: z.boolean().optional(),
+          checksum: z.string().optional().describe('MD5 of the content, hex'),
+        })
+        .passthrough(),
+    ),
+    senderAuthenticated: z.boolean().describe('a DKIM signature verified and its domain aligns with the From domain'),
     rfcMessageId: z.string().nullable().optional(),
     rawKey: z.string(),
   }),
 });
+export type EmailReceivedData = z.infer<typeof EmailReceivedDataSchema>;
+
+/** email.received's `rawKey`: the stored .eml of a message, served by `GET /v1/projects/:slug/email/inboxes/:id/messages/:messageId/raw`. */
+export const rawKeyOf = (inboxId: string, messageId: string) => `inboxes/${inboxId}/messages/${messageId}.eml`;
 
 export const ProjectEventSchema = z.object({
   /** Unique id of the event; deliveries derive from it, so re-publishing it does not send twice. */

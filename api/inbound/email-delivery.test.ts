@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Webhook } from 'svix';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { alertRecipients } from '../../domain/alert-recipients.ts';
 import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
 import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
+import { postResendEvent } from '../../test/support/resend.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 
 /**
@@ -25,27 +25,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-const send = async (type: string, to: string[]) => {
-  const id = `msg_${randomUUID()}`;
-  const body = JSON.stringify({
-    type,
-    created_at: new Date().toISOString(),
-    data: { email_id: randomUUID(), from: 'alerts@service.test', to, subject: 'Alert' },
-  });
-  const now = new Date();
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/v1/webhooks/email',
-    headers: {
-      'content-type': 'application/json',
-      'svix-id': id,
-      'svix-timestamp': String(Math.floor(now.getTime() / 1000)),
-      'svix-signature': new Webhook(SECRET).sign(id, now, body),
-    },
-    payload: body,
-  });
-  expect(res.statusCode).toBe(200);
-};
+const send = async (type: string, to: string[]) =>
+  expect((await postResendEvent(t.app, SECRET, type, { email_id: randomUUID(), from: 'alerts@service.test', to, subject: 'Alert' })).status).toBe(200);
 
 describe('email delivery events', () => {
   it('a bounce or a complaint suppresses alert mail to that address, shown in error-alert settings, until re-enabled', async () => {

@@ -12,6 +12,7 @@ import { codeHostConnections, inboundLedger } from './repositories/inbound-repos
 import { orderEvents } from './payments/order-events.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
 import { deliveryEvent } from './email/delivery-events.ts';
+import { receivedMail, type ReceivedMailDrop } from './email/received-mail.ts';
 
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
@@ -24,7 +25,7 @@ import { deliveryEvent } from './email/delivery-events.ts';
  *                          (payments/order-events.ts)
  *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
  *                 resend   bounces and complaints suppress alert mail to those addresses (email/delivery-events.ts);
- *                          inbound mail (email.received) is recorded as not handled yet
+ *                          mail to a mailbox inbox becomes email.received (email/received-mail.ts)
  *   2. mark     processed, with the outcome; the delivery that marks it first counts it, a redelivery is a duplicate
  * At least once: a redelivery (a crash before the offset was committed) acts again, which the actions' own rules make
  * harmless: a queued preview is returned, not doubled; order events carry ids derived from the order; the billing
@@ -37,12 +38,13 @@ export type InboundDropReason =
   | 'unhandled_provider'
   | 'not_an_order'
   | 'unconnected_account'
-  | 'not_a_billing_event';
+  | 'not_a_billing_event'
+  | ReceivedMailDrop;
 
 const PRUNE_MS = 10 * 60_000;
 
 export async function startInboundConsumer(
-  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger'>,
+  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'txt'>,
   opts: { topic?: string; consumerGroup?: string; deployTopic?: string } = {},
 ): Promise<PipelineConsumer<InboundDropReason>> {
   const { db, bus, clock } = platform;
@@ -51,7 +53,7 @@ export async function startInboundConsumer(
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
     if (e.provider === 'stripe_connect') return orderEvents(platform, e);
     if (e.provider === 'stripe') return recordBillingEvent(platform, e);
-    if (e.provider === 'resend') return deliveryEvent(platform, e);
+    if (e.provider === 'resend') return e.event === 'email.received' ? receivedMail(platform, e) : deliveryEvent(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };

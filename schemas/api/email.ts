@@ -29,3 +29,22 @@ export type CreatedInboxAnswer = z.infer<typeof CreatedInboxAnswer>;
 export const InboxList = z.object({ inboxes: z.array(InboxSchema) });
 export type InboxList = z.infer<typeof InboxList>;
 export const InboxParams = z.object({ slug: z.string(), id: z.string().max(64) });
+
+export const InboxMessageParams = InboxParams.extend({ messageId: z.string().max(64) });
+export const InboxMessagesQuery = z.object({ limit: z.coerce.number().int().min(1).max(100).default(20) });
+/** A message an inbox received, as listed (the whole message is its .eml: `GET .../messages/:messageId/raw`). */
+export const InboxMessageSchema = z.object({
+  id: z.string().describe('`msg_...`'),
+  threadId: z.string(),
+  from: z.string(),
+  fromName: z.string().nullable(),
+  subject: z.string(),
+  senderAuthenticated: z.boolean().describe('aligned DKIM'),
+  attachments: z.number().int(),
+  size: z.number().int().describe('bytes of the .eml'),
+  receivedAt: z.string(),
+  rawKey: z.string(),
+});
+export type InboxMessage = z.infer<typeof InboxMessageSchema>;
+export const InboxMessageList = z.object({ messages: z.array(InboxMessageSchema) });
+export type InboxMessageList = z.infer<typeof InboxMessageList>;
