@@ -171,6 +171,14 @@ const ConfigSchema = z.object({
     .default('mail.localhost'),
   /** RESEND_WEBHOOK_SECRETS: `whsec_...` of the Resend webhook (delivery events and inbound mail, /v1/webhooks/email). */
   RESEND_WEBHOOK_SECRETS: secretList,
+  /**
+   * RESEND_API_KEY: `re_...`, read-only is enough. Resend's email.received carries no message body: with a key, the
+   * inbound pipeline fetches the raw message from Resend's received-emails API (RESEND_API_URL). Unset: only events
+   * that carry `data.raw` (base64) become mail. Never logged.
+   */
+  RESEND_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** RESEND_API_URL: Resend's API; https only, through the outbound guard. */
+  RESEND_API_URL: z.string().default('https://api.resend.com'),
   /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
 });

@@ -351,4 +351,49 @@ describe('inbound mail', () => {
       t.platform.txt.resolveTxt = resolveTxt;
     }
   });
+
+  it("fetches the raw message Resend's metadata-only event leaves out, through the outbound guard: API key sent, link followed, a private link refused", async () => {
+    const m = await mailbox();
+    const raw = await compose({ from: 'ada@sender.test', to: m.inbox.address, subject: 'fetched', text: 'from the API', dkim: dkimKey('sender.test') });
+    const apiUrl = pathUrl('/resend-api');
+    const links: Record<string, string> = {
+      em_ok: pathUrl('/cdn/em_ok.eml'),
+      em_private: 'https://metadata.test/latest/meta-data',
+      em_gone: pathUrl('/cdn/none'),
+    };
+    receiver.respond = (req) => {
+      if (req.path.startsWith('/resend-api/emails/receiving/')) {
+        if (req.headers.authorization !== 'Bearer re_test_key') return { status: 401 };
+        const id = req.path.split('/').pop()!;
+        return links[id]
+          ? { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ object: 'email', id, raw: { download_url: links[id] } }) }
+          : { status: 404 };
+      }
+      if (req.path === '/cdn/em_ok.eml') return { status: 200, body: raw.toString('latin1') };
+      return { status: 404 };
+    };
+    const guard = steerableGuard({ ca: receiver.cert, unknownNames: 'fail' });
+    guard.table['metadata.test'] = ['169.254.169.254'];
+    const { receivedMail } = await import('../../processor/inbound/email/received-mail.ts');
+    const { resendRawMessage } = await import('../../processor/inbound/email/resend-raw-message.ts');
+    const fetchRaw = resendRawMessage({ apiKey: 're_test_key', apiUrl, guard: guard.guard, timeoutMs: 5_000 });
+    const event = (emailId: string) => ({
+      v: 1 as const,
+      provider: 'resend' as const,
+      deliveryId: `msg_${randomUUID()}`,
+      event: 'email.received',
+      receivedAt: Date.now(),
+      payload: { type: 'email.received', data: { email_id: emailId, to: [m.inbox.address], subject: 'fetched' } },
+    });
+    expect(await receivedMail(t.platform, event('em_ok'), fetchRaw)).toEqual({ outcome: 'mail: stored' });
+    const [got] = await received(`/${m.slug}/mail`, m.endpointSecret, 1);
+    expect(got!.data.message).toMatchObject({ subject: 'fetched', text: 'from the API\n', senderAuthenticated: true });
+    // A link to a private address (the cloud's metadata service) is refused by the guard, never dialled; a gone one fails.
+    const before = receiver.requests.length;
+    expect(await receivedMail(t.platform, event('em_private'), fetchRaw)).toEqual({ outcome: 'raw_fetch_failed', drop: 'raw_fetch_failed' });
+    expect(receiver.requests.slice(before).map((r) => r.path)).toEqual(['/resend-api/emails/receiving/em_private', '/resend-api/emails/receiving/em_private']);
+    expect(await receivedMail(t.platform, event('em_gone'), fetchRaw)).toEqual({ outcome: 'raw_fetch_failed', drop: 'raw_fetch_failed' });
+    // Without a key the event has no message to take.
+    expect(await receivedMail(t.platform, event('em_ok'))).toEqual({ outcome: 'no_raw_message', drop: 'no_raw_message' });
+  });
 });

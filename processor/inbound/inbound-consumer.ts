@@ -13,6 +13,7 @@ import { orderEvents } from './payments/order-events.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
 import { deliveryEvent } from './email/delivery-events.ts';
 import { receivedMail, type ReceivedMailDrop } from './email/received-mail.ts';
+import { resendRawMessage } from './email/resend-raw-message.ts';
 
 /**
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
@@ -44,16 +45,18 @@ export type InboundDropReason =
 const PRUNE_MS = 10 * 60_000;
 
 export async function startInboundConsumer(
-  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'txt'>,
+  platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'txt' | 'config' | 'outbound'>,
   opts: { topic?: string; consumerGroup?: string; deployTopic?: string } = {},
 ): Promise<PipelineConsumer<InboundDropReason>> {
   const { db, bus, clock } = platform;
   const logger = platform.logger.child({ component: 'inbound-pipeline' });
+  const { RESEND_API_KEY, RESEND_API_URL } = platform.config;
+  const fetchRaw = RESEND_API_KEY ? resendRawMessage({ apiKey: RESEND_API_KEY, apiUrl: RESEND_API_URL, guard: platform.outbound }) : undefined;
 
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
     if (e.provider === 'stripe_connect') return orderEvents(platform, e);
     if (e.provider === 'stripe') return recordBillingEvent(platform, e);
-    if (e.provider === 'resend') return e.event === 'email.received' ? receivedMail(platform, e) : deliveryEvent(platform, e);
+    if (e.provider === 'resend') return e.event === 'email.received' ? receivedMail({ ...platform, logger }, e, fetchRaw) : deliveryEvent(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };

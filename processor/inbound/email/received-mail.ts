@@ -7,11 +7,14 @@ import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { rawKeyOf, type EmailReceivedData } from '../../../schemas/project-events.ts';
 import { obj, str } from '../payload.ts';
+import type { RawMessageFetch } from './resend-raw-message.ts';
 import { mailRepository, type InboxTarget } from '../repositories/mail-repository.ts';
 
 /**
  * Mail that reached a project's mailbox inbox (Resend's `email.received`, spec §6.2), top to bottom:
- *   1. raw        the message as it arrived (RFC 5322), from the event's `data.raw` (base64); none or too large: dropped
+ *   1. raw        the message as it arrived (RFC 5322): the event's `data.raw` (base64), or else fetched from Resend's
+ *                 API by `data.email_id` when RESEND_API_KEY is set (resend-raw-message.ts; Resend's webhook carries
+ *                 metadata only); none, too large, or not fetched after two tries: dropped
  *   2. parse      with mailparser: headers, bodies in any charset, attachments
  *   3. route      the inboxes among its envelope recipients (`data.to`) and its To/Cc; none: dropped as unknown_inbox
  *   4. judge      the aligned-DKIM verdict with mailauth, keys looked up through the TXT resolver port (`platform.txt`):
@@ -24,17 +27,18 @@ import { mailRepository, type InboxTarget } from '../repositories/mail-repositor
  *                 redelivery sends nothing twice
  * The bodies are cut at LIMITS.inboundMail (`truncated` says so); the .eml keeps the whole message.
  */
-export type ReceivedMailDrop = 'no_raw_message' | 'raw_too_large' | 'unparseable_message' | 'unknown_inbox';
+export type ReceivedMailDrop = 'no_raw_message' | 'raw_too_large' | 'raw_fetch_failed' | 'unparseable_message' | 'unknown_inbox';
 
 const { maxRawBytes, textMaxChars, htmlMaxChars, maxAttachments, maxRecipients, maxReferences, maxDkimSignatures, dkimJudgeMs } = LIMITS.inboundMail;
 
 export async function receivedMail(
-  platform: Pick<Platform, 'db' | 'bus' | 'clock' | 'txt'>,
+  platform: Pick<Platform, 'db' | 'bus' | 'clock' | 'txt' | 'logger'>,
   e: InboundEvent,
+  fetchRaw?: RawMessageFetch,
 ): Promise<{ outcome: string; drop?: ReceivedMailDrop }> {
   const data = obj(e.payload.data) ?? {};
   // 1. raw
-  const raw = rawMessage(data);
+  const raw = await rawMessage(platform, data, fetchRaw);
   if ('drop' in raw) return { outcome: raw.drop, drop: raw.drop };
   // 2. parse
   let mail: ParsedMail;
@@ -77,10 +81,27 @@ export async function receivedMail(
   return { outcome: `mail: ${outcomes.join(', ')}` };
 }
 
-/** 1. The message from the event: `data.raw`, base64 (what a relay or the provider puts in the event). */
-function rawMessage(data: Record<string, unknown>): { bytes: Buffer } | { drop: 'no_raw_message' | 'raw_too_large' } {
+/** 1. The message: the event's `data.raw` (base64, what a relay puts in the event), or fetched by `data.email_id`. */
+async function rawMessage(
+  platform: Pick<Platform, 'logger'>,
+  data: Record<string, unknown>,
+  fetchRaw: RawMessageFetch | undefined,
+): Promise<{ bytes: Buffer } | { drop: 'no_raw_message' | 'raw_too_large' | 'raw_fetch_failed' }> {
   const b64 = str(data.raw);
-  if (!b64) return { drop: 'no_raw_message' };
+  if (!b64) {
+    const emailId = str(data.email_id);
+    if (!fetchRaw || !emailId) return { drop: 'no_raw_message' };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const bytes = await fetchRaw(emailId);
+        return bytes.length ? { bytes } : { drop: 'no_raw_message' };
+      } catch (err) {
+        platform.logger.warn({ emailId, attempt, err: (err as Error).message }, "fetching an inbound message's raw content failed");
+        if (attempt >= 2) return { drop: 'raw_fetch_failed' };
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
   if (b64.length > Math.ceil(maxRawBytes / 3) * 4 + 4096) return { drop: 'raw_too_large' };
   const bytes = Buffer.from(b64, 'base64');
   return bytes.length ? { bytes } : { drop: 'no_raw_message' };

@@ -1,0 +1,64 @@
+import https from 'node:https';
+import net from 'node:net';
+import tls from 'node:tls';
+import { hostOf, type OutboundUrlGuard, type OutboundUse } from './ports/outbound-url-guard.ts';
+
+/**
+ * One HTTPS GET through the outbound guard, for the service's own calls to a provider's API: the URL's form is checked
+ * before dialling and every resolved address inside the dial (no DNS rebinding), redirects are not followed, one
+ * deadline covers the whole exchange, and the body is read up to `maxBytes` (past it: refused, the socket dropped).
+ */
+export class GuardedGetError extends Error {}
+
+export function guardedGet(
+  raw: string,
+  opts: { guard: OutboundUrlGuard; use: OutboundUse; headers?: Record<string, string>; timeoutMs: number; maxBytes: number },
+): Promise<{ status: number; body: Buffer }> {
+  let url: URL;
+  try {
+    url = opts.guard.parseUrl(raw, opts.use);
+  } catch (err) {
+    return Promise.reject(new GuardedGetError(`refused: ${(err as Error).message}`));
+  }
+  if (url.protocol !== 'https:') return Promise.reject(new GuardedGetError('refused: https only'));
+  const host = hostOf(url);
+  return new Promise((resolve, reject) => {
+    const fail = (message: string) => {
+      clearTimeout(timer);
+      request.destroy();
+      reject(new GuardedGetError(message));
+    };
+    const request = https.get(
+      {
+        host,
+        port: url.port ? Number(url.port) : 443,
+        path: url.pathname + url.search,
+        headers: opts.headers,
+        lookup: opts.guard.lookup(opts.use),
+        servername: net.isIP(host) ? undefined : host,
+        ...(opts.guard.extraCa ? { ca: [...tls.rootCertificates, opts.guard.extraCa.toString()] } : {}),
+        agent: false,
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400) return fail(`redirect (${status}) not followed`);
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > opts.maxBytes) return fail(`body of ${declared} bytes is over ${opts.maxBytes}`);
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > opts.maxBytes) return fail(`body is over ${opts.maxBytes} bytes`);
+          chunks.push(c);
+        });
+        res.on('end', () => {
+          clearTimeout(timer);
+          resolve({ status, body: Buffer.concat(chunks) });
+        });
+        res.on('error', (err) => fail(err.message));
+      },
+    );
+    const timer = setTimeout(() => fail(`timed out after ${opts.timeoutMs / 1000} s`), opts.timeoutMs);
+    request.on('error', (err) => fail(err.message));
+  });
+}
