@@ -15,6 +15,7 @@ import { Webhooks, WebhookDetail } from './pages/webhooks.tsx';
 import { Deploys, DeployDetail } from './pages/deploys.tsx';
 import { Analytics } from './pages/analytics.tsx';
 import { Flags } from './pages/flags.tsx';
+import { Integrations } from './pages/integrations.tsx';
 import './styles.css';
 import type { MeAnswer, User } from '../../schemas/api/accounts.ts';
 
@@ -62,6 +63,7 @@ const SECTIONS: Array<[string, string]> = [
   ['/analytics', 'Analytics'],
   ['/flags', 'Flags'],
   ['/webhooks', 'Webhooks'],
+  ['/integrations', 'Integrations'],
   ['/keys', 'Keys'],
   ['/settings', 'Settings'],
 ];
@@ -128,6 +130,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/projects/:slug/deploys/:deployId" component={DeployDetail} />
           <Route path="/projects/:slug/analytics" component={Analytics} />
           <Route path="/projects/:slug/flags" component={Flags} />
+          <Route path="/projects/:slug/integrations" component={Integrations} />
           <Route default component={NotFound} />
         </Router>
       </main>

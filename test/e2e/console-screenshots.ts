@@ -1,7 +1,8 @@
 /**
  * Screenshots of the console's main screens (issue 17), for people to look at: `npm run screenshots` starts the whole
  * service as `npm start` runs it on a fresh data dir, fills a project the way users would (errors through the edge
- * from a production and a preview host, a regression, a webhook with deliveries, a deploy from a hook), and writes PNGs
+ * from a production and a preview host, a regression, a webhook with deliveries, a deploy from a hook, a connected
+ * repository and Stripe account, an inbox with mail), and writes PNGs
  * to docs/screenshots/ (1280x800, and the issue list at 390 px wide). Loopback only.
  */
 import { execFileSync } from 'node:child_process';
@@ -9,7 +10,9 @@ import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import nodemailer from 'nodemailer';
 import { startHttpsReceiver } from '../support/https-receiver.ts';
+import { resendRequest } from '../support/resend.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService } from './support/console-service.ts';
 
 const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
@@ -32,7 +35,12 @@ const browserError = (name: string, message: string, frames: string[], extra: Re
 async function main() {
   await mkdir(OUT, { recursive: true });
   const receiver = await startHttpsReceiver();
-  const svc = await startConsoleService({ webhookCa: receiver.cert });
+  const resendSecret = `whsec_${Buffer.from('screenshots-resend-secret-32byte').toString('base64')}`;
+  const svc = await startConsoleService({
+    webhookCa: receiver.cert,
+    hosts: { 'github.com': '140.82.112.3' }, // checked, never dialled
+    env: { RESEND_WEBHOOK_SECRETS: resendSecret, INBOUND_EMAIL_DOMAIN: 'mail.example.com' },
+  });
   const base = svc.base;
   try {
     const signIn = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
@@ -165,6 +173,23 @@ async function main() {
       conditions: [{ environments: ['production'] }],
     });
     await call('POST', `/projects/${SLUG}/flags`, { key: 'gift-cards', description: 'Gift card purchase flow', enabled: false, rolloutPercentage: 100 });
+    // Integrations: a repository, a Stripe account, an inbox with mail (one message unsigned).
+    await call('POST', '/integrations/github', { project: SLUG, repository: 'acme/storefront' });
+    await call('POST', `/projects/${SLUG}/payments`, { accountId: 'acct_1Storefront' });
+    const inbox = (await call('POST', `/projects/${SLUG}/email/inboxes`, { localPart: 'support', webhookUrl: receiver.url })).inbox;
+    const mails: Array<[string, string, string]> = [
+      ['Grace Hopper <grace@customer.example>', 'Where is my order #1042?', 'Hello, my order has not arrived yet.'],
+      ['billing@vendor.example', 'Invoice for November', 'Please find the invoice attached.'],
+    ];
+    for (const [from, subject, text] of mails) {
+      const raw = (
+        await nodemailer
+          .createTransport({ streamTransport: true, buffer: true })
+          .sendMail({ from, to: inbox.address, subject, text, attachments: subject.startsWith('Invoice') ? [{ filename: 'invoice.pdf', content: 'x' }] : [] })
+      ).message as Buffer;
+      const r = resendRequest(resendSecret, 'email.received', { to: [inbox.address], raw: raw.toString('base64') });
+      await fetch(`${base}/v1/webhooks/email`, { method: 'POST', headers: r.headers, body: r.body });
+    }
     await new Promise((r) => setTimeout(r, 1500));
 
     const browser = await launchChromium();
@@ -210,6 +235,14 @@ async function main() {
     await shot('deploy-log', `/projects/${SLUG}/deploys/${deployId}`, '.log-line');
     await shot('analytics', `/projects/${SLUG}/analytics`, '.chart');
     await shot('flags', `/projects/${SLUG}/flags`, '.card.flag');
+    await page.goto(`${base}/projects/${SLUG}/integrations`);
+    await page.getByRole('button', { name: 'Messages' }).click();
+    await page
+      .getByRole('table', { name: /Recent mail/ })
+      .locator('tbody tr')
+      .nth(1)
+      .waitFor();
+    await page.screenshot({ path: path.join(OUT, 'integrations.png'), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('issues-narrow', `/projects/${SLUG}/errors`, '.issue-row', { fullPage: true });
     await browser.close();

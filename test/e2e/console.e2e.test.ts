@@ -1,4 +1,6 @@
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import nodemailer from 'nodemailer';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
 import { prng } from '../support/prng.ts';
+import { resendRequest } from '../support/resend.ts';
 import { httpRequest } from '../support/http-request.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
@@ -27,7 +30,8 @@ let repo: string;
 const SLUG = 'shop';
 let ingestKey = '';
 
-/** The DNS TXT records the service sees (custom domain verification). */
+const RESEND_SECRET = `whsec_${Buffer.from('console-e2e-resend-secret-32byte').toString('base64')}`;
+/** The DNS TXT records the service sees (custom domain verification, DKIM keys). */
 const txt = new Map<string, string[]>();
 
 function git(cwd: string, ...args: string[]) {
@@ -55,7 +59,12 @@ const event = (name: string, message: string, fn: string, extra: Record<string, 
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
-  svc = await startConsoleService({ webhookCa: receiver.cert, txt });
+  svc = await startConsoleService({
+    webhookCa: receiver.cert,
+    txt,
+    hosts: { 'github.com': '140.82.112.3' }, // a connected repository's clone URL is checked, never dialled here
+    env: { RESEND_WEBHOOK_SECRETS: RESEND_SECRET, INBOUND_EMAIL_DOMAIN: 'mail.example.com' },
+  });
   repo = await mkdtemp(path.join(os.tmpdir(), 'console-repo-'));
   git(repo, 'init', '-q', '-b', 'main');
   await writeFile(path.join(repo, 'build.sh'), 'echo "building the shop"; sleep 1; mkdir -p out; echo "<h1>shop</h1>" > out/index.html; echo "build finished"');
@@ -479,6 +488,80 @@ describe('the console', () => {
     await page.getByText('No flags yet.').waitFor();
   });
 
+  it('connects a repository and a Stripe account; creates an inbox (its secret shown once) and lists the mail it received, DKIM verdict and .eml', async () => {
+    await page.goto(`${svc.base}/projects/${SLUG}/integrations`);
+    await page.getByLabel(/Repository/).fill('acme/shop');
+    await page.getByRole('button', { name: 'Connect repository' }).click();
+    await page.getByRole('cell', { name: 'acme/shop', exact: true }).waitFor();
+    await page.getByLabel('Stripe account id').fill('not-an-account');
+    await page.getByRole('button', { name: 'Connect account' }).click();
+    await expect.poll(() => page.getByRole('alert').first().innerText()).toMatch(/acct_/);
+    await page.getByLabel('Stripe account id').fill('acct_1Shop');
+    await page.getByRole('button', { name: 'Connect account' }).click();
+    await page.getByRole('cell', { name: 'acct_1Shop', exact: true }).waitFor();
+
+    await page.getByLabel(/Address/).fill('support');
+    await page.getByLabel(/Webhook URL/).fill(receiver.url);
+    await page.getByRole('button', { name: 'Create inbox' }).click();
+    const once = page.getByRole('region', { name: 'Inbox support@shop.mail.example.com' });
+    await once.waitFor();
+    expect(await once.locator('[data-secret="Webhook secret"]').innerText()).toMatch(/^whsec_/);
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-inbox-created.png'), fullPage: true });
+    await page.getByRole('button', { name: 'I have saved it' }).click();
+    await expect.poll(() => page.locator('[data-secret]').count()).toBe(0);
+
+    // Mail arrives through Resend's webhook, DKIM-signed by a key DNS serves.
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    txt.set('s1._domainkey.customer.example', [`v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`]);
+    const mail = nodemailer.createTransport({
+      streamTransport: true,
+      buffer: true,
+      dkim: { domainName: 'customer.example', keySelector: 's1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() },
+    });
+    for (const [subject, signed] of [
+      ['Where is my order?', true],
+      ['Unsigned question', false],
+    ] as const) {
+      const raw = (
+        await (signed ? mail : nodemailer.createTransport({ streamTransport: true, buffer: true })).sendMail({
+          from: 'Grace <grace@customer.example>',
+          to: 'support@shop.mail.example.com',
+          subject,
+          text: 'Hello',
+          attachments: [{ filename: 'receipt.txt', content: 'paid' }],
+        })
+      ).message as Buffer;
+      const r = resendRequest(RESEND_SECRET, 'email.received', { to: ['support@shop.mail.example.com'], raw: raw.toString('base64') });
+      const res = await httpRequest(svc.base, 'POST', '/v1/webhooks/email', r.headers, r.body);
+      expect(res.status).toBe(200);
+    }
+    await page.getByRole('button', { name: 'Messages' }).click();
+    const recent = page.getByRole('table', { name: /Recent mail to support@shop.mail.example.com/ });
+    // The list loads once when opened: reopen it until both messages are in.
+    await expect
+      .poll(
+        async () => {
+          const n = await recent.locator('tbody tr').count();
+          if (n < 2) {
+            await page.getByRole('button', { name: 'Hide messages' }).click();
+            await page.getByRole('button', { name: 'Messages' }).click();
+          }
+          return n;
+        },
+        { timeout: 20_000 },
+      )
+      .toBe(2);
+    expect(await recent.getByRole('row', { name: /Where is my order\?/ }).innerText()).toMatch(/DKIM verified/);
+    expect(await recent.getByRole('row', { name: /Unsigned question/ }).innerText()).toMatch(/unverified/);
+    const eml = await page.evaluate(
+      (href) => fetch(href).then(async (r) => [r.headers.get('content-type'), await r.text()]),
+      (await recent.getByRole('link', { name: '.eml' }).first().getAttribute('href'))!,
+    );
+    expect(eml[0]).toBe('message/rfc822');
+    expect(eml[1]).toMatch(/Subject: /);
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-integrations.png'), fullPage: true });
+  });
+
   it('approves a CLI device login from the URL the CLI prints', async () => {
     const started = (await (
       await fetch(`${svc.base}/v1/cli/device`, {
@@ -551,6 +634,7 @@ describe('the console', () => {
       `/projects/${SLUG}/deploys`,
       `/projects/${SLUG}/analytics`,
       `/projects/${SLUG}/flags`,
+      `/projects/${SLUG}/integrations`,
     ]) {
       await narrow.goto(`${svc.base}${p}`);
       await narrow.waitForSelector('h1');

@@ -1,3 +1,4 @@
+import dns from 'node:dns';
 import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
@@ -50,9 +51,12 @@ export interface ConsoleService {
   dataDir: string;
 }
 
-/** `txt`: DNS TXT records the service sees (custom domain verification); none by default. */
+/**
+ * `txt`: DNS TXT records the service sees (custom domain verification, DKIM keys); none by default. `hosts`: names the
+ * outbound guard resolves to the addresses given, without DNS (github.com for a connected repository's clone URL).
+ */
 export async function startConsoleService(
-  opts: { webhookCa?: string; env?: Record<string, string>; txt?: Map<string, string[]> } = {},
+  opts: { webhookCa?: string; env?: Record<string, string>; txt?: Map<string, string[]>; hosts?: Record<string, string> } = {},
 ): Promise<ConsoleService> {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'console-'));
   // A known port (not 0), so the URLs the service prints and returns (DSNs, hook URLs) are the ones to use.
@@ -70,7 +74,16 @@ export async function startConsoleService(
   });
   const running = await start('all', config, createLogger('silent', 'console'), {
     testing: {
-      overrides: { outbound: createTestOutboundGuard({ ca: opts.webhookCa }), txt: { resolveTxt: async (name) => opts.txt?.get(name) ?? [] } },
+      overrides: {
+        outbound: createTestOutboundGuard({
+          ca: opts.webhookCa,
+          resolve: async (host) => {
+            const address = opts.hosts?.[host];
+            return address ? [{ address, family: 4 }] : dns.promises.lookup(host, { all: true, verbatim: true });
+          },
+        }),
+        txt: { resolveTxt: async (name) => opts.txt?.get(name) ?? [] },
+      },
       webhookSweepIntervalMs: 1_000,
       quietFirstStart: true,
     },

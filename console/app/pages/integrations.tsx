@@ -1,0 +1,311 @@
+import { useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso';
+import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
+import type { GithubConnection, GithubConnectionAnswer, GithubConnectionList } from '../../../schemas/api/integrations.ts';
+import type { PaymentAccountAnswer, PaymentAccountList } from '../../../schemas/api/payments.ts';
+import { del, get, post, projectPath, query } from '../api.ts';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
+
+/**
+ * What feeds a project from outside (issue 25): GitHub repositories whose pushes deploy it (/v1/integrations/github),
+ * Stripe accounts whose payments become its order.* events (/v1/projects/:slug/payments), and mailbox inboxes whose
+ * mail becomes email.received (/v1/projects/:slug/email/inboxes): each inbox's address, its webhook secret shown once,
+ * and its recent messages.
+ */
+export function Integrations() {
+  const { params } = useRoute();
+  const slug = params.slug!;
+  return (
+    <div>
+      <PageHead title="Integrations" />
+      <Repositories slug={slug} />
+      <PaymentAccounts slug={slug} />
+      <Mailboxes slug={slug} />
+    </div>
+  );
+}
+
+function Repositories({ slug }: { slug: string }) {
+  const r = useResource(() => get<GithubConnectionList>('/integrations/github'), [slug]);
+  const [repository, setRepository] = useState('');
+  const act = useAction();
+  const remove = useAction();
+  const connect = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      await post<GithubConnectionAnswer>('/integrations/github', { project: slug, repository: repository.trim() });
+      setRepository('');
+      await r.reload();
+    });
+  };
+  const disconnect = (c: GithubConnection) => {
+    if (!confirm(`Disconnect ${c.repository}? Its pushes stop deploying this project.`)) return;
+    void remove.run(async () => {
+      await del(`/integrations/github/${encodeURIComponent(c.id)}`);
+      await r.reload();
+    });
+  };
+  return (
+    <section aria-labelledby="repos" class="panel">
+      <h2 id="repos">GitHub repositories</h2>
+      <p class="muted">
+        A push to a connected repository deploys it: production for the default branch, a preview for other branches and pull requests. GitHub's webhook points
+        at <code>/v1/webhooks/code_host</code>.
+      </p>
+      <ErrorNote error={remove.error} />
+      <Loaded r={r} what="repositories">
+        {(d) => {
+          const mine = d.connections.filter((c) => c.project === slug);
+          return mine.length ? (
+            <Table caption="Connected repositories" columns={['Repository', 'Clone URL', 'Connected', '']}>
+              {mine.map((c) => (
+                <tr key={c.id}>
+                  <td>
+                    <code>{c.repository}</code>
+                  </td>
+                  <td class="muted">{c.cloneUrl}</td>
+                  <td>
+                    <Time iso={c.createdAt} />
+                  </td>
+                  <td>
+                    <button type="button" class="danger small" onClick={() => disconnect(c)} disabled={remove.busy} aria-label={`Disconnect ${c.repository}`}>
+                      Disconnect
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          ) : (
+            <p class="muted">No repository is connected.</p>
+          );
+        }}
+      </Loaded>
+      <form onSubmit={connect} class="row">
+        <label>
+          Repository <span class="muted">(owner/name)</span>
+          <input name="repository" required placeholder="acme/site" value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={act.busy}>
+          Connect repository
+        </button>
+      </form>
+      <ErrorNote error={act.error} />
+    </section>
+  );
+}
+
+function PaymentAccounts({ slug }: { slug: string }) {
+  const r = useResource(() => get<PaymentAccountList>(`${projectPath(slug)}/payments`), [slug]);
+  const [accountId, setAccountId] = useState('');
+  const act = useAction();
+  const remove = useAction();
+  const connect = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      await post<PaymentAccountAnswer>(`${projectPath(slug)}/payments`, { accountId: accountId.trim() });
+      setAccountId('');
+      await r.reload();
+    });
+  };
+  const disconnect = (id: string) => {
+    if (!confirm(`Disconnect ${id}? Its payments stop becoming this project's order events.`)) return;
+    void remove.run(async () => {
+      await del(`${projectPath(slug)}/payments/${encodeURIComponent(id)}`);
+      await r.reload();
+    });
+  };
+  return (
+    <section aria-labelledby="payments" class="panel">
+      <h2 id="payments">Stripe accounts</h2>
+      <p class="muted">
+        Payments of a connected account become <code>order.created</code>, <code>order.paid</code> and <code>order.refunded</code> events for this project's
+        webhooks.
+      </p>
+      <ErrorNote error={remove.error} />
+      <Loaded r={r} what="payment accounts">
+        {(d) =>
+          d.accounts.length ? (
+            <Table caption="Connected Stripe accounts" columns={['Account', 'Connected', '']}>
+              {d.accounts.map((a) => (
+                <tr key={a.accountId}>
+                  <td>
+                    <code>{a.accountId}</code>
+                  </td>
+                  <td>
+                    <Time iso={a.connectedAt} />
+                  </td>
+                  <td>
+                    <button
+                      type="button"
+                      class="danger small"
+                      onClick={() => disconnect(a.accountId)}
+                      disabled={remove.busy}
+                      aria-label={`Disconnect ${a.accountId}`}
+                    >
+                      Disconnect
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          ) : (
+            <p class="muted">No Stripe account is connected.</p>
+          )
+        }
+      </Loaded>
+      <form onSubmit={connect} class="row">
+        <label>
+          Stripe account id
+          <input name="accountId" required placeholder="acct_..." value={accountId} onInput={(e) => setAccountId(e.currentTarget.value)} />
+        </label>
+        <button type="submit" disabled={act.busy}>
+          Connect account
+        </button>
+      </form>
+      <ErrorNote error={act.error} />
+    </section>
+  );
+}
+
+function Mailboxes({ slug }: { slug: string }) {
+  const r = useResource(() => get<InboxList>(`${projectPath(slug)}/email/inboxes`), [slug]);
+  const [localPart, setLocalPart] = useState('');
+  const [webhookUrl, setWebhookUrl] = useState('');
+  const [created, setCreated] = useState<CreatedInboxAnswer['inbox'] | null>(null);
+  const [open, setOpen] = useState<string | null>(null);
+  const act = useAction();
+  const remove = useAction();
+  const create = (e: Event) => {
+    e.preventDefault();
+    void act.run(async () => {
+      const res = await post<CreatedInboxAnswer>(`${projectPath(slug)}/email/inboxes`, {
+        localPart: localPart.trim(),
+        webhookUrl: webhookUrl.trim() || undefined,
+      });
+      setCreated(res.inbox);
+      setLocalPart('');
+      setWebhookUrl('');
+      await r.reload();
+    });
+  };
+  const doDelete = (i: Inbox) => {
+    if (!confirm(`Delete ${i.address}? Mail to it is dropped from now on, and its messages are deleted.`)) return;
+    void remove.run(async () => {
+      await del(`${projectPath(slug)}/email/inboxes/${encodeURIComponent(i.id)}`);
+      await r.reload();
+    });
+  };
+  return (
+    <section aria-labelledby="mailboxes" class="panel">
+      <h2 id="mailboxes">Mailboxes</h2>
+      <p class="muted">
+        Mail to an inbox becomes <code>email.received</code> for the webhooks subscribed to it (by name or <code>email.*</code>) and for the inbox's own webhook
+        URL.
+      </p>
+      {created?.webhookSecret && (
+        <ShownOnce title={`Inbox ${created.address}`} items={[{ label: 'Webhook secret', value: created.webhookSecret }]} onDone={() => setCreated(null)}>
+          <p>
+            Its webhook URL gets <code>email.received</code> signed with this secret (<code>Service-Signature</code>, as project webhooks are).
+          </p>
+        </ShownOnce>
+      )}
+      <ErrorNote error={remove.error} />
+      <Loaded r={r} what="inboxes">
+        {(d) =>
+          d.inboxes.length ? (
+            <Table caption="Inboxes" columns={['Address', 'Webhook URL', 'Created', '', '']}>
+              {d.inboxes.flatMap((i) => [
+                <tr key={i.id}>
+                  <td>
+                    <code>{i.address}</code>
+                  </td>
+                  <td class="muted">{i.webhookUrl ?? 'none'}</td>
+                  <td>
+                    <Time iso={i.createdAt} />
+                  </td>
+                  <td>
+                    <button type="button" class="small" aria-expanded={open === i.id} onClick={() => setOpen(open === i.id ? null : i.id)}>
+                      {open === i.id ? 'Hide messages' : 'Messages'}
+                    </button>
+                  </td>
+                  <td>
+                    <button type="button" class="danger small" onClick={() => doDelete(i)} disabled={remove.busy} aria-label={`Delete ${i.address}`}>
+                      Delete
+                    </button>
+                  </td>
+                </tr>,
+                open === i.id && (
+                  <tr key={`${i.id}-messages`} class="expanded">
+                    <td colSpan={5}>
+                      <RecentMessages slug={slug} inbox={i} />
+                    </td>
+                  </tr>
+                ),
+              ])}
+            </Table>
+          ) : (
+            <p class="muted">No inbox yet.</p>
+          )
+        }
+      </Loaded>
+      <form onSubmit={create} class="stack">
+        <div class="row">
+          <label>
+            Address <span class="muted">(local part)</span>
+            <input name="localPart" required placeholder="support" value={localPart} onInput={(e) => setLocalPart(e.currentTarget.value)} />
+          </label>
+          <label>
+            Webhook URL <span class="muted">(optional, https)</span>
+            <input
+              name="webhookUrl"
+              type="url"
+              placeholder="https://example.com/mail"
+              value={webhookUrl}
+              onInput={(e) => setWebhookUrl(e.currentTarget.value)}
+            />
+          </label>
+          <button type="submit" disabled={act.busy}>
+            Create inbox
+          </button>
+        </div>
+      </form>
+      <ErrorNote error={act.error} />
+    </section>
+  );
+}
+
+function RecentMessages({ slug, inbox }: { slug: string; inbox: Inbox }) {
+  const base = `${projectPath(slug)}/email/inboxes/${encodeURIComponent(inbox.id)}`;
+  const r = useResource(() => get<InboxMessageList>(`${base}/messages${query({ limit: 20 })}`), [base]);
+  return (
+    <Loaded r={r} what="messages">
+      {(d) =>
+        d.messages.length ? (
+          <Table caption={`Recent mail to ${inbox.address}`} columns={['From', 'Subject', 'Sender', 'Attachments', 'Received', '']}>
+            {d.messages.map((m) => (
+              <tr key={m.id}>
+                <td>
+                  {m.fromName ? `${m.fromName} ` : ''}
+                  <span class="muted">&lt;{m.from}&gt;</span>
+                </td>
+                <td>{m.subject || <span class="muted">(no subject)</span>}</td>
+                <td>{m.senderAuthenticated ? <Badge kind="ok">DKIM verified</Badge> : <Badge kind="bad">unverified</Badge>}</td>
+                <td>{m.attachments}</td>
+                <td>
+                  <Time iso={m.receivedAt} />
+                </td>
+                <td>
+                  <a href={`/v1${base}/messages/${encodeURIComponent(m.id)}/raw`} download={`${m.id}.eml`}>
+                    .eml
+                  </a>
+                </td>
+              </tr>
+            ))}
+          </Table>
+        ) : (
+          <p class="muted">No mail yet.</p>
+        )
+      }
+    </Loaded>
+  );
+}
