@@ -6,8 +6,11 @@
  *             X-Hub-Signature-256, each request its own X-GitHub-Delivery (so none is a replay): verify, remember the
  *             delivery, publish; the processor queues the deploy (deduplicated while queued)
  * autocannon runs in a child process. Prints JSON.
+ * `--kafka`: the distributed shape instead: the API role on Postgres, Kafka (librdkafka's mock cluster in a process of
+ * its own), ClickHouse and Redis, and the processor role in a child process; the route returns once Kafka holds the
+ * delivery, and the processor's statements run in the other process.
  *
- *   npx tsx bench/inbound.bench.ts [--duration 8] [--connections 50]
+ *   npx tsx bench/inbound.bench.ts [--duration 8] [--connections 50] [--kafka]
  */
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -17,7 +20,7 @@ import path from 'node:path';
 import { createUser } from '../api/accounts/users-repository.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { start } from '../service/service.ts';
+import { start, type StartOptions } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { cannon, type CannonResult } from './support/autocannon.ts';
 import { numberArg } from './support/cli-args.ts';
@@ -36,19 +39,53 @@ function cannonUnique(url: string, headers: Record<string, string>, body: string
   });
 }
 
+const KAFKA = process.argv.includes('--kafka');
+
 async function main() {
-  const env = {
+  const env: Record<string, string> = {
     DATA_DIR: await mkdtemp(path.join(os.tmpdir(), 'bench-inbound-')),
     PORT: '0',
     HOST: '127.0.0.1',
     LOG_LEVEL: 'silent',
     GITHUB_WEBHOOK_SECRETS: SECRET,
   };
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let testing: StartOptions['testing'] = {};
+  if (KAFKA) {
+    const { startKafkaMockProcess } = await import('../test/support/kafka-mock-process.ts');
+    const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
+    const { isolatedTopics } = await import('../test/e2e/support/isolated-topics.ts');
+    const kafka = await startKafkaMockProcess({ dataPath: 'direct' });
+    const ch = await startChdbHttpServer({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'bench-inbound-chdb-')) });
+    const { startSmtpReceiver } = await import('../test/support/smtp-receiver.ts');
+    const smtp = await startSmtpReceiver();
+    cleanups.push(
+      () => kafka.stop(),
+      () => ch.stop(),
+      () => smtp.stop(),
+    );
+    Object.assign(env, {
+      DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+      CLICKHOUSE_URL: ch.url,
+      KAFKA_BROKERS: kafka.brokers,
+      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+      SMTP_URL: smtp.url,
+    });
+    testing = isolatedTopics('bench-inbound');
+  }
   const stdoutWrite = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
-  const running = await start('all', loadConfig(env), createLogger('silent', 'bench'), { testing: { overrides: { limiter: allowAllLimiter } } }).finally(() => {
+  const running = await start(KAFKA ? 'api' : 'all', loadConfig(env), createLogger('silent', 'bench'), {
+    testing: { ...testing, overrides: { limiter: allowAllLimiter } },
+  }).finally(() => {
     process.stdout.write = stdoutWrite;
   });
+  if (KAFKA) {
+    const { spawnRole } = await import('../test/e2e/support/spawn-role.ts');
+    const processor = await spawnRole('processor', env, testing);
+    cleanups.unshift(() => processor.stop());
+  }
   const base = `http://127.0.0.1:${running.port}`;
   const email = `bench-${Date.now()}@example.test`;
   await createUser(running.platform.db, { email, password: 'bench-password-1234' });
@@ -119,12 +156,17 @@ async function main() {
     process.stderr.write(`round ${round}: hook ${hookRun.rps}/s, inbound ${inboundRun.rps}/s\n`);
   }
   await running.stop();
+  for (const c of cleanups) await c().catch(() => undefined);
   console.log(
     JSON.stringify(
       {
         bench: 'inbound',
         machine: { nproc: os.cpus().length, cpu: os.cpus()[0]?.model, node: process.version },
-        settings: { durationSec: DURATION, connections: CONNECTIONS },
+        settings: {
+          durationSec: DURATION,
+          connections: CONNECTIONS,
+          shape: KAFKA ? 'api + processor on Postgres, Kafka, ClickHouse, Redis' : 'one process, embedded',
+        },
         rounds,
       },
       null,

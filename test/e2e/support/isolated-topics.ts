@@ -10,6 +10,8 @@ export function isolatedTopics(label: string): {
   webhookConsumerGroup: string;
   deployTopic: string;
   builderConsumerGroup: string;
+  inboundTopic: string;
+  inboundConsumerGroup: string;
 } {
   const id = randomUUID();
   return {
@@ -21,5 +23,7 @@ export function isolatedTopics(label: string): {
     webhookConsumerGroup: `${label}-webhooks-${id}`,
     deployTopic: `deploys.requested.${label}.${id}`,
     builderConsumerGroup: `${label}-builders-${id}`,
+    inboundTopic: `inbound.events.${label}.${id}`,
+    inboundConsumerGroup: `${label}-inbound-${id}`,
   };
 }
