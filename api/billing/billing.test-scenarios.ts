@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
-import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
-import { bearer, buildTestApi, createCliToken, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { startInboundFixture } from '../../test/support/inbound-fixture.ts';
+import { bearer, createCliToken, createProject, sessionHeaders } from '../../test/support/accounts.ts';
 
 /**
  * `POST /v1/webhooks/payments` (the platform's own Stripe billing events) and `GET /v1/billing` (issue 25), through HTTP
@@ -14,20 +13,15 @@ const SECRET = 'whsec_billing_test_secret';
 const stripe = new Stripe('sk_test_placeholder');
 export function defineBillingScenarios(name: string, opts: TestPlatformOptions = {}) {
   describe(name, () => {
-    const suffix = randomUUID().slice(0, 8);
-    let t: Awaited<ReturnType<typeof buildTestApi>>;
-    let owner: SignedInUser;
-    let consumer: PipelineConsumer<string>;
+    let f: Awaited<ReturnType<typeof startInboundFixture>>;
+    let t: typeof f.t;
+    let owner: typeof f.owner;
 
     beforeAll(async () => {
-      t = await buildTestApi({ ...opts, env: { ...opts.env, STRIPE_WEBHOOK_SECRETS: SECRET }, topics: { inbound: `inbound-${suffix}` } });
-      owner = await signUpAndSignIn(t.app, t.platform);
-      consumer = await startInboundConsumer(t.platform, { topic: `inbound-${suffix}`, consumerGroup: `inbound-${suffix}` });
+      f = await startInboundFixture(opts, { STRIPE_WEBHOOK_SECRETS: SECRET });
+      ({ t, owner } = f);
     });
-    afterAll(async () => {
-      await consumer?.stop();
-      await t?.close();
-    });
+    afterAll(() => f?.close());
 
     const send = async (type: string, object: Record<string, unknown>, createdSec: number) => {
       const payload = JSON.stringify({ id: `evt_${randomUUID().replace(/-/g, '')}`, object: 'event', type, created: createdSec, data: { object } });

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { alertRecipients } from '../../domain/alert-recipients.ts';
-import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
-import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
 import { postResendEvent } from '../../test/support/resend.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { startInboundFixture } from '../../test/support/inbound-fixture.ts';
+import { createProject, sessionHeaders } from '../../test/support/accounts.ts';
 
 /**
  * Resend's delivery events at `POST /v1/webhooks/email` (issue 25), signed by Svix's own library: a hard bounce or a
@@ -14,20 +13,15 @@ import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type Sign
 const SECRET = `whsec_${Buffer.from('resend-delivery-events-test-key!').toString('base64')}`;
 export function defineEmailDeliveryScenarios(name: string, opts: TestPlatformOptions = {}) {
   describe(name, () => {
-    const suffix = randomUUID().slice(0, 8);
-    let t: Awaited<ReturnType<typeof buildTestApi>>;
-    let owner: SignedInUser;
-    let consumer: PipelineConsumer<string>;
+    let f: Awaited<ReturnType<typeof startInboundFixture>>;
+    let t: typeof f.t;
+    let owner: typeof f.owner;
 
     beforeAll(async () => {
-      t = await buildTestApi({ ...opts, env: { ...opts.env, RESEND_WEBHOOK_SECRETS: SECRET }, topics: { inbound: `inbound-${suffix}` } });
-      owner = await signUpAndSignIn(t.app, t.platform, { email: `owner-${randomUUID().slice(0, 8)}@example.test` });
-      consumer = await startInboundConsumer(t.platform, { topic: `inbound-${suffix}`, consumerGroup: `inbound-${suffix}` });
+      f = await startInboundFixture(opts, { RESEND_WEBHOOK_SECRETS: SECRET });
+      ({ t, owner } = f);
     });
-    afterAll(async () => {
-      await consumer?.stop();
-      await t?.close();
-    });
+    afterAll(() => f?.close());
 
     const send = async (type: string, to: string[]) =>
       expect((await postResendEvent(t.app, SECRET, type, { email_id: randomUUID(), from: 'alerts@service.test', to, subject: 'Alert' })).status).toBe(200);

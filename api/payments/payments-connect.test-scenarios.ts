@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto';
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { emailHash } from '../../processor/inbound/payments/stripe-orders.ts';
-import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
-import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { startInboundFixture } from '../../test/support/inbound-fixture.ts';
+import { createProject, sessionHeaders } from '../../test/support/accounts.ts';
 
 /**
  * `POST /v1/webhooks/payments/connect` and `/v1/projects/:slug/payments` (issue 25), through HTTP, signed by Stripe's
@@ -17,24 +16,20 @@ const SECRET = 'whsec_connect_test_secret';
 const stripe = new Stripe('sk_test_placeholder');
 export function definePaymentsConnectScenarios(name: string, opts: TestPlatformOptions = {}) {
   describe(name, () => {
-    const suffix = randomUUID().slice(0, 8);
-    let t: Awaited<ReturnType<typeof buildTestApi>>;
-    let owner: SignedInUser;
-    let consumer: PipelineConsumer<string>;
+    let f: Awaited<ReturnType<typeof startInboundFixture>>;
+    let t: typeof f.t;
+    let owner: typeof f.owner;
+    let consumer: typeof f.consumer;
     const published: projectEvents.ProjectEvent[] = [];
 
     beforeAll(async () => {
-      t = await buildTestApi({ ...opts, env: { ...opts.env, STRIPE_CONNECT_WEBHOOK_SECRETS: SECRET }, topics: { inbound: `inbound-${suffix}` } });
-      owner = await signUpAndSignIn(t.app, t.platform);
-      consumer = await startInboundConsumer(t.platform, { topic: `inbound-${suffix}`, consumerGroup: `inbound-${suffix}` });
-      await t.platform.bus.subscribe(projectEvents.TOPIC, `payments-test-${suffix}`, async (messages) => {
+      f = await startInboundFixture(opts, { STRIPE_CONNECT_WEBHOOK_SECRETS: SECRET });
+      ({ t, owner, consumer } = f);
+      await t.platform.bus.subscribe(projectEvents.TOPIC, `payments-test-${f.suffix}`, async (messages) => {
         for (const m of messages) published.push(projectEvents.decode(m.value)!);
       });
     });
-    afterAll(async () => {
-      await consumer?.stop();
-      await t?.close();
-    });
+    afterAll(() => f?.close());
 
     const send = async (event: Record<string, unknown>) => {
       const payload = JSON.stringify({ id: `evt_${randomUUID().replace(/-/g, '')}`, object: 'event', created: Math.floor(Date.now() / 1000), ...event });
