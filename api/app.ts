@@ -31,6 +31,8 @@ import { githubIntegrationRoutes } from './integrations/github-routes.ts';
 import { paymentsRoutes } from './payments/payments-routes.ts';
 import { billingRoutes } from './billing/billing-routes.ts';
 import { inboxRoutes } from './email/inbox-routes.ts';
+import { monitorRoutes } from './uptime/monitor-routes.ts';
+import { statusRoute } from './uptime/status-route.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -145,6 +147,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(paymentsRoutes(platform));
   await app.register(billingRoutes(platform));
   await app.register(inboxRoutes(platform));
+  await app.register(monitorRoutes(platform));
+  await app.register(statusRoute(platform));
   await app.register(consoleRoutes(await consoleBundle()));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 

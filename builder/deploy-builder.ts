@@ -30,6 +30,7 @@ import * as deployRequests from '../schemas/bus/deploy-requests.ts';
 import { createBuildLog } from './build-log.ts';
 import { runBuild, type BuildIsolation } from './build-run.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
+import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
 import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 
@@ -202,6 +203,10 @@ export async function startBuilder(
     const finished = await buildsRepository.finish(db, owner, d.id, outcome, clock.now(), buildLog.stored);
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
+    if (finished && outcome.status === 'ready' && finished.environment === 'production')
+      await ensureSiteMonitor(platform, finished.projectId)
+        .then((r) => r === 'created' && log.info({ projectId: finished.projectId }, 'the live site got an uptime monitor'))
+        .catch((err) => log.warn({ err, deployId: d.id }, 'giving the live site a monitor failed'));
     else log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
   }
 

@@ -48,6 +48,25 @@ export const LIMITS = {
     maxDkimSignatures: 8,
     dkimJudgeMs: 10_000,
   },
+  /**
+   * Uptime monitors (issue 26): check intervals and timeouts; a monitor goes down after `failuresToDown` consecutive
+   * failures (default) and up after one success; at most `bodyReadBytes` of a body are read to look for its text;
+   * checks in flight per process; raw checks kept `checksKeepDays` in the analytical store (hourly rollups 100 days);
+   * the public status JSON is cached `statusCacheMs` and rate limited per caller IP.
+   */
+  uptime: {
+    intervalSec: { min: 30, max: 3600, default: 60 },
+    timeoutMs: { min: 1000, max: 30_000, default: 10_000 },
+    failuresToDown: { min: 1, max: 10, default: 2 },
+    bodyReadBytes: 64 * 1024,
+    maxMonitorsPerProject: 100,
+    concurrency: 64,
+    checksKeepDays: 30,
+    rollupKeepDays: 100,
+    statusCacheMs: 5_000,
+    statusPerIpPerMinute: 600,
+    statusDays: 90,
+  },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

@@ -11,6 +11,8 @@ export const PROJECT_EVENT_NAMES = [
   'deploy.succeeded',
   'deploy.failed',
   'email.received',
+  'uptime.down',
+  'uptime.up',
   'webhook.test',
 ] as const;
 export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];

@@ -13,6 +13,8 @@ export const SCOPES = {
   'analytics:read': 'read analytics: trends, top events, breakdowns and recent events',
   'flags:read': 'list and read feature flags',
   'flags:write': 'create, change and delete feature flags',
+  'uptime:read': 'list uptime monitors, their checks and incidents',
+  'uptime:write': 'create, change, pause and delete uptime monitors',
 } as const;
 export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];

@@ -15,6 +15,7 @@ import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
 import { startAnalyticsConsumer } from '../processor/analytics/analytics-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
+import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
@@ -61,6 +62,8 @@ export interface StartOptions {
     /** The webhook retry sweep's period (tests shorten it to see a replay delivered). */
     webhookSweepIntervalMs?: number;
     overrides?: PlatformOverrides;
+    /** false: no uptime monitor in this process (tests that run their own with a manual clock). */
+    uptime?: false;
   };
 }
 
@@ -89,12 +92,16 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
         sweepIntervalMs: t.webhookSweepIntervalMs,
       });
       stops.push(() => webhooks.stop());
+      if (t.uptime !== false) {
+        const uptime = await startUptimeMonitor(platform);
+        stops.push(() => uptime.stop());
+      }
     }
     if (role === 'all' || role === 'builder') {
       const builder = await startBuilder(platform, { topic: t.deployTopic, consumerGroup: t.builderConsumerGroup, leaseMs: t.buildLeaseMs });
       stops.push(() => builder.stop());
     }
-    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic }) : undefined;
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic, inboundTopic: t.inboundTopic }) : undefined;
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {

@@ -9,8 +9,8 @@ import type { ErrorCode } from '../../schemas/error-codes.ts';
  * (adapters/outbound/public-internet-guard.ts, with ALLOW_LOCAL_WEBHOOKS for a developer's machine), and the tests'
  * guard that also lets loopback stand-ins through (adapters/outbound/test-guard.ts), which no configuration can choose.
  */
-/** provider_api: a provider's API the service calls for itself (Resend's received-mail API, for an inbound message's body). */
-export type OutboundUse = 'webhook' | 'repository' | 'build_egress' | 'provider_api';
+/** provider_api: a provider's API the service calls for itself (Resend's received-mail API). uptime: a monitor's checks. */
+export type OutboundUse = 'webhook' | 'repository' | 'build_egress' | 'provider_api' | 'uptime';
 
 export type UrlRefusal = Extract<ErrorCode, 'url_not_https' | 'url_has_credentials' | 'url_private_host' | 'url_unresolvable' | 'invalid_request'>;
 

@@ -21,6 +21,8 @@ export interface Answer {
   status: number;
   /** Never answer (timeouts). */
   hang?: boolean;
+  /** Drop the connection without an answer (a reset). */
+  reset?: boolean;
   headers?: Record<string, string>;
   body?: string;
 }
@@ -103,6 +105,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       const a = recv.respond(entry);
       waiters.splice(0).forEach((w) => w());
       if (a.hang) return;
+      if (a.reset) return req.socket.destroy();
       res.writeHead(a.status, a.headers ?? {});
       res.end(a.body ?? '');
       waiters.splice(0).forEach((w) => w());

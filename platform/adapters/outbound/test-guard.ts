@@ -8,6 +8,6 @@ import { systemResolver, type Resolver } from './url-rules.ts';
  * self-signed certificate. No configuration chooses this adapter: only code that builds a platform by hand.
  */
 export function createTestOutboundGuard(opts: { loopback?: OutboundUse[]; resolve?: Resolver; ca?: string | Buffer } = {}): OutboundUrlGuard {
-  const loopback = new Set(opts.loopback ?? ['webhook', 'repository', 'build_egress', 'provider_api']);
+  const loopback = new Set(opts.loopback ?? ['webhook', 'repository', 'build_egress', 'provider_api', 'uptime']);
   return guardWith((use) => (loopback.has(use) ? { allowLoopback: true } : {}), opts.resolve ?? systemResolver, opts.ca);
 }

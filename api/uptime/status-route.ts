@@ -1,0 +1,154 @@
+import { createHash } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Platform } from '../../platform/platform.ts';
+import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
+import { StatusPage, StatusParams } from '../../schemas/api/uptime.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import type { CheckError, MonitorState } from '../../schemas/uptime.ts';
+import { AUTH } from '../auth/route-auth.ts';
+import { monitorsStore } from './monitors-store.ts';
+
+/**
+ * `GET /v1/status/:slug` (spec §4.2): the public status JSON of a project's public monitors, for any status page, top
+ * to bottom:
+ *   1. rate limit  per caller IP, like every §4.2 route                                  429 rate_limited
+ *   2. cache       the answer of the last few seconds (LIMITS.uptime.statusCacheMs), per slug, bytes and ETag kept
+ *   3. compute     the public monitors (none, or no such project: 404, the same answer), uptime over 24 h, 7 d and
+ *                  90 d and a daily series from the hourly rollups (never from raw checks), open and recent incidents
+ *   4. answer      `If-None-Match` with the same ETag: 304; CORS open (`*`); `Cache-Control: public, max-age=5`
+ * Nothing else about the project is shown: no project name, no URL unless the owner shows it, no ids but the monitors'.
+ */
+const DAY_MS = 86_400_000;
+const MAX_CACHED = 1000;
+
+interface Cached {
+  until: number;
+  etag: string;
+  body: string;
+}
+
+export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>): FastifyPluginAsyncZod {
+  const { db, clock, limiter } = platform;
+  const cache = new Map<string, Cached | 'missing'>();
+  const expiry = new Map<string, number>();
+
+  async function compute(slug: string, now: number): Promise<string | undefined> {
+    const monitors = (
+      await db.query<{ id: string; project_id: string; name: string; url: string; show_url: boolean; state: MonitorState; paused: boolean }>(
+        `SELECT m.id, m.project_id, m.name, m.url, m.show_url, m.state, m.paused FROM uptime_monitors m JOIN projects p ON p.id = m.project_id
+         WHERE p.slug = $1 AND m.public ORDER BY m.created_at, m.id`,
+        [slug],
+      )
+    ).rows;
+    if (!monitors.length) return undefined;
+    const ids = monitors.map((m) => m.id);
+    const days = LIMITS.uptime.statusDays;
+    const today = Math.floor(now / DAY_MS) * DAY_MS;
+    const from = today - (days - 1) * DAY_MS;
+    const hourly = (
+      await db.query<{ monitor_id: string; hour: Date; checks: number; failures: number }>(
+        'SELECT monitor_id, hour, checks, failures FROM uptime_hourly WHERE monitor_id = ANY($1::text[]) AND hour >= $2',
+        [ids, new Date(from)],
+      )
+    ).rows;
+    const incidents = await monitorsStore.incidents(db, monitors[0]!.project_id, { publicOnly: true, since: new Date(now - days * DAY_MS), limit: 20 });
+
+    const pct = (checks: number, failures: number) => (checks ? Math.round(((checks - failures) / checks) * 100_000) / 1000 : null);
+    const page: StatusPage = {
+      status: 'pending',
+      monitors: monitors.map((m) => {
+        const mine = hourly
+          .filter((h) => h.monitor_id === m.id)
+          .map((h) => ({ at: new Date(h.hour).getTime(), checks: Number(h.checks), failures: Number(h.failures) }));
+        const over = (sinceMs: number) => {
+          const sel = mine.filter((h) => h.at >= now - sinceMs);
+          return pct(
+            sel.reduce((a, h) => a + h.checks, 0),
+            sel.reduce((a, h) => a + h.failures, 0),
+          );
+        };
+        const daily = Array.from({ length: days }, (_, i) => {
+          const start = from + i * DAY_MS;
+          const sel = mine.filter((h) => h.at >= start && h.at < start + DAY_MS);
+          const checks = sel.reduce((a, h) => a + h.checks, 0);
+          return {
+            date: new Date(start).toISOString().slice(0, 10),
+            uptime: pct(
+              checks,
+              sel.reduce((a, h) => a + h.failures, 0),
+            ),
+            checks,
+          };
+        });
+        return {
+          id: m.id,
+          name: m.name,
+          ...(m.show_url ? { url: m.url } : {}),
+          state: m.paused ? ('paused' as const) : m.state,
+          uptime: { '24h': over(DAY_MS), '7d': over(7 * DAY_MS), '90d': over(days * DAY_MS) },
+          daily,
+        };
+      }),
+      incidents: incidents.map((i) => ({
+        monitorId: i.monitor_id,
+        monitor: i.name,
+        startedAt: new Date(i.started_at).toISOString(),
+        endedAt: i.ended_at === null ? null : new Date(i.ended_at).toISOString(),
+        cause: i.cause_error as CheckError,
+      })),
+      updatedAt: new Date(now).toISOString(),
+    };
+    const active = page.monitors.filter((m) => m.state !== 'paused');
+    const down = active.filter((m) => m.state === 'down').length;
+    page.status = !active.length || active.every((m) => m.state === 'pending') ? 'pending' : down === 0 ? 'up' : down === active.length ? 'down' : 'partial';
+    return JSON.stringify(page);
+  }
+
+  function remember(slug: string, value: Cached | 'missing', now: number) {
+    if (cache.size >= MAX_CACHED && !cache.has(slug)) {
+      for (const [k, until] of expiry) if (until <= now || cache.size >= MAX_CACHED) cache.delete(k), expiry.delete(k);
+    }
+    cache.set(slug, value);
+    expiry.set(slug, now + LIMITS.uptime.statusCacheMs);
+  }
+
+  return async (app) => {
+    app.get(
+      '/v1/status/:slug',
+      {
+        config: { auth: AUTH.public },
+        schema: {
+          tags: ['uptime'],
+          summary: "A project's public status JSON: its public monitors, their uptime and incidents (no credential; CORS open; cached 5 s)",
+          params: StatusParams,
+          response: { 200: StatusPage, 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
+        },
+      },
+      async (request, reply) => {
+        // 1. rate limit
+        const rate = await limiter.hit(`status:ip:${request.ip}`, LIMITS.uptime.statusPerIpPerMinute, 60_000);
+        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many status requests from this address', { retryAfterSec: rate.retryAfterSec });
+        reply.header('access-control-allow-origin', '*');
+        const slug = request.params.slug.toLowerCase();
+        const now = clock.now();
+        // 2. cache
+        let hit = (expiry.get(slug) ?? 0) > now ? cache.get(slug) : undefined;
+        if (!hit) {
+          // 3. compute
+          const body = await compute(slug, now);
+          hit =
+            body === undefined
+              ? 'missing'
+              : { until: now + LIMITS.uptime.statusCacheMs, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+          remember(slug, hit, now);
+        }
+        if (hit === 'missing') throw new ServiceError('not_found', 'no such status page');
+        // 4. answer
+        reply.header('cache-control', `public, max-age=${LIMITS.uptime.statusCacheMs / 1000}`).header('etag', hit.etag);
+        if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send(null);
+        return reply.type('application/json; charset=utf-8').send(hit.body as never);
+      },
+    );
+  };
+}

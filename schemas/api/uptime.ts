@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { LIMITS } from '../limits.ts';
+import { CHECK_ERRORS, MONITOR_STATES } from '../uptime.ts';
+
+/**
+ * `/v1/projects/:slug/uptime` (spec §4.1 uptime, issue 26): a project's monitors, their latest checks and incidents;
+ * and `GET /v1/status/:slug` (§4.2), the public status JSON of its public monitors.
+ */
+const U = LIMITS.uptime;
+
+export const MonitorSchema = z.object({
+  id: z.string().describe('`mon_...`'),
+  name: z.string(),
+  url: z.string(),
+  method: z.enum(['GET', 'HEAD']),
+  intervalSec: z.number().int(),
+  timeoutMs: z.number().int(),
+  expectedStatus: z.object({ min: z.number().int(), max: z.number().int() }).describe('inclusive range of statuses that count as up'),
+  bodyContains: z.string().nullable().describe('text the first 64 KiB of the body must contain'),
+  failuresToDown: z.number().int().describe('consecutive failures before the monitor is down'),
+  public: z.boolean().describe('shown on the status page (GET /v1/status/:slug)'),
+  showUrl: z.boolean().describe('the status page shows the URL too'),
+  paused: z.boolean(),
+  site: z.boolean().describe("the project's live site's monitor, made when its first production deploy went live"),
+  state: z.enum(MONITOR_STATES),
+  lastCheck: z
+    .object({ at: z.string(), ok: z.boolean(), status: z.number().int().nullable(), ms: z.number().int(), error: z.enum(CHECK_ERRORS).nullable() })
+    .nullable(),
+  createdAt: z.string(),
+});
+export type Monitor = z.infer<typeof MonitorSchema>;
+
+const fields = {
+  name: z.string().trim().min(1).max(100),
+  url: z.string().max(2048).describe('https only; the outbound URL guard applies at save and at every check'),
+  method: z.enum(['GET', 'HEAD']),
+  intervalSec: z.number().int().min(U.intervalSec.min).max(U.intervalSec.max),
+  timeoutMs: z.number().int().min(U.timeoutMs.min).max(U.timeoutMs.max),
+  expectedStatus: z
+    .object({ min: z.number().int().min(100).max(599), max: z.number().int().min(100).max(599) })
+    .strict()
+    .refine((r) => r.min <= r.max, 'min must not be above max'),
+  bodyContains: z.string().min(1).max(200).nullable(),
+  failuresToDown: z.number().int().min(U.failuresToDown.min).max(U.failuresToDown.max),
+  public: z.boolean(),
+  showUrl: z.boolean(),
+  paused: z.boolean(),
+};
+export const CreateMonitorBody = z
+  .object({
+    name: fields.name,
+    url: fields.url,
+    method: fields.method.default('GET'),
+    intervalSec: fields.intervalSec.default(U.intervalSec.default),
+    timeoutMs: fields.timeoutMs.default(U.timeoutMs.default),
+    expectedStatus: fields.expectedStatus.default({ min: 200, max: 399 }),
+    bodyContains: fields.bodyContains.default(null),
+    failuresToDown: fields.failuresToDown.default(U.failuresToDown.default),
+    public: fields.public.default(false),
+    showUrl: fields.showUrl.default(false),
+    paused: fields.paused.default(false),
+  })
+  .strict();
+export type CreateMonitorBody = z.input<typeof CreateMonitorBody>;
+export const UpdateMonitorBody = z.object(fields).partial().strict();
+export type UpdateMonitorBody = z.input<typeof UpdateMonitorBody>;
+export const MonitorAnswer = z.object({ monitor: MonitorSchema });
+export type MonitorAnswer = z.infer<typeof MonitorAnswer>;
+export const MonitorList = z.object({ monitors: z.array(MonitorSchema), statusPage: z.string().describe('the public status JSON of this project') });
+export type MonitorList = z.infer<typeof MonitorList>;
+export const MonitorParams = z.object({ slug: z.string(), id: z.string().max(64) });
+
+export const CheckSchema = z.object({
+  at: z.string(),
+  ok: z.boolean(),
+  status: z.number().int().nullable(),
+  ms: z.number().int(),
+  error: z.enum(CHECK_ERRORS).nullable(),
+  detail: z.string().nullable(),
+});
+export type Check = z.infer<typeof CheckSchema>;
+export const CheckList = z.object({ checks: z.array(CheckSchema) });
+export type CheckList = z.infer<typeof CheckList>;
+export const ChecksQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+
+export const IncidentSchema = z.object({
+  id: z.string(),
+  monitorId: z.string(),
+  monitor: z.string().describe("the monitor's name"),
+  startedAt: z.string(),
+  endedAt: z.string().nullable().describe('null while it lasts'),
+  cause: z.object({ error: z.enum(CHECK_ERRORS), status: z.number().int().nullable(), detail: z.string().nullable() }),
+});
+export type Incident = z.infer<typeof IncidentSchema>;
+export const IncidentList = z.object({ incidents: z.array(IncidentSchema) });
+export type IncidentList = z.infer<typeof IncidentList>;
+
+export const UptimeSettings = z.object({ siteMonitor: z.boolean().describe('give the live site a monitor when its first production deploy goes live') });
+export type UptimeSettings = z.infer<typeof UptimeSettings>;
+export const UpdateUptimeSettings = UptimeSettings.strict();
+
+/** `GET /v1/status/:slug`: the project's public monitors and nothing else about the project. */
+export const StatusPage = z.object({
+  status: z.enum(['up', 'down', 'partial', 'pending']).describe('down: every public monitor is down; partial: some are'),
+  monitors: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      url: z.string().optional().describe('only when the owner shows it'),
+      state: z.enum(MONITOR_STATES),
+      uptime: z
+        .object({ '24h': z.number().nullable(), '7d': z.number().nullable(), '90d': z.number().nullable() })
+        .describe('percent of checks up; null without checks'),
+      daily: z.array(z.object({ date: z.string(), uptime: z.number().nullable(), checks: z.number().int() })).describe('the last 90 UTC days, oldest first'),
+    }),
+  ),
+  incidents: z.array(
+    z.object({ monitorId: z.string(), monitor: z.string(), startedAt: z.string(), endedAt: z.string().nullable(), cause: z.enum(CHECK_ERRORS) }),
+  ),
+  updatedAt: z.string(),
+});
+export type StatusPage = z.infer<typeof StatusPage>;
+export const StatusParams = z.object({ slug: z.string().max(100) });
