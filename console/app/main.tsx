@@ -16,6 +16,7 @@ import { Deploys, DeployDetail } from './pages/deploys.tsx';
 import { Analytics } from './pages/analytics.tsx';
 import { Flags } from './pages/flags.tsx';
 import { Integrations } from './pages/integrations.tsx';
+import { Uptime } from './pages/uptime.tsx';
 import './styles.css';
 import type { MeAnswer, User } from '../../schemas/api/accounts.ts';
 
@@ -61,6 +62,7 @@ const SECTIONS: Array<[string, string]> = [
   ['/errors', 'Issues'],
   ['/deploys', 'Deploys'],
   ['/analytics', 'Analytics'],
+  ['/uptime', 'Uptime'],
   ['/flags', 'Flags'],
   ['/webhooks', 'Webhooks'],
   ['/integrations', 'Integrations'],
@@ -131,6 +133,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/projects/:slug/analytics" component={Analytics} />
           <Route path="/projects/:slug/flags" component={Flags} />
           <Route path="/projects/:slug/integrations" component={Integrations} />
+          <Route path="/projects/:slug/uptime" component={Uptime} />
           <Route default component={NotFound} />
         </Router>
       </main>

@@ -2,7 +2,7 @@
  * Screenshots of the console's main screens (issue 17), for people to look at: `npm run screenshots` starts the whole
  * service as `npm start` runs it on a fresh data dir, fills a project the way users would (errors through the edge
  * from a production and a preview host, a regression, a webhook with deliveries, a deploy from a hook, a connected
- * repository and Stripe account, an inbox with mail), and writes PNGs
+ * repository and Stripe account, an inbox with mail, uptime monitors up and down), and writes PNGs
  * to docs/screenshots/ (1280x800, and the issue list at 390 px wide). Loopback only.
  */
 import { execFileSync } from 'node:child_process';
@@ -173,6 +173,15 @@ async function main() {
       conditions: [{ environments: ['production'] }],
     });
     await call('POST', `/projects/${SLUG}/flags`, { key: 'gift-cards', description: 'Gift card purchase flow', enabled: false, rolloutPercentage: 100 });
+    // Uptime: a monitor that is up and one whose target answers 500 (down at its first failure, an incident open).
+    receiver.respond = (r) => (r.path === '/payments/health' ? { status: 500, body: 'oops' } : { status: 200 });
+    await call('POST', `/projects/${SLUG}/uptime`, { name: 'Storefront', url: receiver.url, intervalSec: 30, public: true });
+    await call('POST', `/projects/${SLUG}/uptime`, {
+      name: 'Payments API',
+      url: receiver.url.replace(/\/hook$/, '/payments/health'),
+      public: true,
+      failuresToDown: 1,
+    });
     // Integrations: a repository, a Stripe account, an inbox with mail (one message unsigned).
     await call('POST', '/integrations/github', { project: SLUG, repository: 'acme/storefront' });
     await call('POST', `/projects/${SLUG}/payments`, { accountId: 'acct_1Storefront' });
@@ -235,6 +244,7 @@ async function main() {
     await shot('deploy-log', `/projects/${SLUG}/deploys/${deployId}`, '.log-line');
     await shot('analytics', `/projects/${SLUG}/analytics`, '.chart');
     await shot('flags', `/projects/${SLUG}/flags`, '.card.flag');
+    await shot('uptime', `/projects/${SLUG}/uptime`, 'table', { fullPage: true });
     await page.goto(`${base}/projects/${SLUG}/integrations`);
     await page.getByRole('button', { name: 'Messages' }).click();
     await page

@@ -562,6 +562,42 @@ describe('the console', () => {
     await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-integrations.png'), fullPage: true });
   });
 
+  it('creates an uptime monitor that goes up, shows its checks, pauses it, and publishes it on the status JSON', async () => {
+    receiver.respond = () => ({ status: 200, body: 'ok' });
+    await page.goto(`${svc.base}/projects/${SLUG}/uptime`);
+    await page.getByText(/No monitor yet/).waitFor();
+    await page.getByLabel('Name', { exact: true }).fill('Storefront API');
+    await page.getByLabel(/^URL/).fill('http://example.com/');
+    await page.getByRole('button', { name: 'Create monitor' }).click();
+    await expect.poll(() => page.getByRole('alert').first().innerText()).toMatch(/https/);
+    await page.getByLabel(/^URL/).fill(receiver.url);
+    await page.getByLabel('Check every').selectOption('30');
+    await page.getByLabel(/public status page/).check();
+    await page.getByRole('button', { name: 'Create monitor' }).click();
+    const row = page.getByRole('row', { name: /Storefront API/ }).first();
+    await row.waitFor();
+    // The monitor loop of `npm start` checks it at once; the page shows it after a reload.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await row.waitFor();
+          return row.innerText();
+        },
+        { timeout: 20_000 },
+      )
+      .toMatch(/\bup\b[\s\S]*200 in \d+ ms/);
+    await row.getByRole('button', { name: 'Checks' }).click();
+    await page.getByRole('table', { name: 'Latest checks of Storefront API' }).getByText('up').first().waitFor();
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-uptime.png'), fullPage: true });
+    const status = await page.evaluate(() => fetch('/v1/status/shop').then((r) => r.json()));
+    expect(status).toMatchObject({ status: 'up', monitors: [{ name: 'Storefront API', state: 'up' }] });
+    expect(JSON.stringify(status)).not.toContain(receiver.url);
+    await page.getByRole('button', { name: 'Pause Storefront API' }).click();
+    await page.getByRole('button', { name: 'Resume Storefront API' }).waitFor();
+    await expect.poll(() => row.innerText()).toMatch(/paused/);
+  });
+
   it('approves a CLI device login from the URL the CLI prints', async () => {
     const started = (await (
       await fetch(`${svc.base}/v1/cli/device`, {
@@ -635,6 +671,7 @@ describe('the console', () => {
       `/projects/${SLUG}/analytics`,
       `/projects/${SLUG}/flags`,
       `/projects/${SLUG}/integrations`,
+      `/projects/${SLUG}/uptime`,
     ]) {
       await narrow.goto(`${svc.base}${p}`);
       await narrow.waitForSelector('h1');
