@@ -19,7 +19,7 @@ import { monitorsRepository, type DueCheck, type Transition } from './repositori
  *   4. alert    on a change: `uptime.down` / `uptime.up` project events (ids derived from the incident, so a retried
  *               publish sends nothing twice) and one mail per change to the project's alert recipients (the error
  *               alerts' list, without suppressed addresses); never fails the check
- *   5. keep     every check in the analytical store (`uptime_checks`, 30 days), written in batches each tick
+ *   5. keep     every check in the analytical store (`uptime_checks`, 30 days), in batches at most once a second
  * Stats count checks by outcome, and how late each check started after it was due.
  */
 export interface UptimeMonitorOptions {
@@ -39,6 +39,8 @@ export interface UptimeMonitor {
 
 const PRUNE_MS = 60 * 60_000;
 const MAX_BUFFERED_ROWS = 20_000;
+const FLUSH_ROWS = 500;
+const FLUSH_MS = 1000;
 
 export async function startUptimeMonitor(
   platform: Pick<Platform, 'db' | 'analytics' | 'bus' | 'clock' | 'mailer' | 'outbound' | 'logger' | 'config'>,
@@ -49,6 +51,7 @@ export async function startUptimeMonitor(
   const concurrency = opts.concurrency ?? LIMITS.uptime.concurrency;
   const agent = createCheckAgent(platform.outbound);
   const inFlight = new Set<Promise<void>>();
+  const alerting = new Set<Promise<void>>();
   let rows: Array<Record<string, unknown>> = [];
   let stopped = false;
   let ticking: Promise<void> | undefined;
@@ -67,10 +70,13 @@ export async function startUptimeMonitor(
     const transition = await monitorsRepository.record(db, due.id, startedAt, result);
     // 5. keep (batched)
     if (rows.length < MAX_BUFFERED_ROWS) rows.push(checkRow(due, startedAt, result));
-    // 4. alert
+    // 4. alert, without holding the check's slot (a slow bus or mail server must not stall checking)
     if (transition) {
       stats.transitions++;
-      await alert(transition).catch((err) => log.error({ err, monitorId: due.id }, 'uptime alert failed'));
+      const p: Promise<void> = alert(transition)
+        .catch((err) => log.error({ err, monitorId: due.id }, 'uptime alert failed'))
+        .finally(() => alerting.delete(p));
+      alerting.add(p);
     }
   }
 
@@ -82,8 +88,11 @@ export async function startUptimeMonitor(
     await platform.mailer.send(alertMail(t, to, publicBaseUrl(platform.config)));
   }
 
-  async function flushRows(): Promise<void> {
-    if (!rows.length) return;
+  let flushedAt = 0;
+  /** Check rows go out in batches: at least a second apart unless 500 are waiting (ClickHouse favours few, larger inserts). */
+  async function flushRows(force = false): Promise<void> {
+    if (!rows.length || (!force && rows.length < FLUSH_ROWS && clock.now() - flushedAt < FLUSH_MS && clock.now() >= flushedAt)) return;
+    flushedAt = clock.now();
     const batch = rows;
     rows = [];
     try {
@@ -121,24 +130,31 @@ export async function startUptimeMonitor(
   }, PRUNE_MS);
   pruneTimer.unref();
 
-  async function idle(): Promise<void> {
+  /** Started checks recorded and their alerts sent (waiting at most `alertsWithinMs` for those), check rows written. */
+  async function idle(alertsWithinMs = Number.POSITIVE_INFINITY): Promise<void> {
     while (ticking || inFlight.size) {
       await ticking;
       await Promise.all([...inFlight]);
     }
-    await flushRows();
+    let timer: NodeJS.Timeout | undefined;
+    const waits: Array<Promise<unknown>> = [Promise.all([...alerting])];
+    if (Number.isFinite(alertsWithinMs)) waits.push(new Promise<void>((r) => (timer = setTimeout(r, alertsWithinMs))));
+    await Promise.race(waits);
+    clearTimeout(timer);
+    await flushRows(true);
   }
 
   return {
     tick: guardedTick,
-    idle,
+    idle: () => idle(),
     stats: () => ({ ...stats, lateMs: { ...stats.lateMs } }),
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
       clearInterval(pruneTimer);
-      await idle();
-      agent.destroy();
+      if (alerting.size) log.info({ alerts: alerting.size }, 'waiting up to 10 s for uptime alerts to go out');
+      await idle(10_000);
+      agent.agent.destroy();
     },
   };
 }
