@@ -139,7 +139,7 @@ async function main() {
   await new Promise<void>((r) => bare.listen(0, '127.0.0.1', () => r()));
   const bareBase = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
   const rounds = [];
-  for (let round = 1; round <= 2; round++) {
+  for (let round = 1; round <= 3; round++) {
     const api = await cannon(`${apiBase}/v1/status/${slug}`, { connections: CONNECTIONS, durationSec: DURATION });
     const raw = await cannon(`${bareBase}/v1/status/${slug}`, { connections: CONNECTIONS, durationSec: DURATION });
     const r = {

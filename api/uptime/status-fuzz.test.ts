@@ -64,4 +64,14 @@ describe('the status route under random input', () => {
     expect(seen.get(404)).toBeGreaterThan(10);
     expect((await fetch(`${base}/v1/status/${slug}`)).status).toBe(200);
   });
+
+  it('limits each caller IP to 600 requests a minute, with Retry-After', async () => {
+    const from = (ip: string) => t.app.inject({ url: `/v1/status/${slug}`, remoteAddress: ip });
+    for (let i = 0; i < 600; i++) expect((await from('198.51.100.7')).statusCode).toBe(200);
+    const over = await from('198.51.100.7');
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error).toBe('rate_limited');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await from('198.51.100.8')).statusCode).toBe(200);
+  });
 });

@@ -153,6 +153,14 @@ export function defineUptimeScenarios(name: string, opts: TestPlatformOptions = 
       const [incident] = await incidents();
       expect(incident.endedAt).not.toBeNull();
       expect(mail.filter((x) => x.subject.includes('[up] Shop'))).toHaveLength(1);
+      // The family is a subscription like any other (§6.1 rule 2).
+      const hook = await app.inject({
+        method: 'POST',
+        url: `/v1/projects/${p.slug}/webhooks`,
+        headers: session(),
+        payload: { url: target(`/${p.slug}/hook`), events: ['uptime.*'] },
+      });
+      expect(hook.statusCode, hook.body).toBe(201);
       const mine = () => events.filter((e) => (e.data as { monitor?: { id: string } }).monitor?.id === m.id);
       await expect.poll(() => mine().map((e) => e.event)).toEqual(['uptime.down', 'uptime.up']);
       expect(mine()[1]!.data).toMatchObject({ incident: { id: incident.id, durationSec: 60, cause: { error: 'status', status: 500 } } });
