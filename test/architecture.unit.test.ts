@@ -28,12 +28,13 @@ const ALLOWED: Record<string, string[]> = {
   service: ['schemas', 'platform', 'domain', 'service', ...ROLES],
   console: ['console', 'schemas'],
   sdk: ['sdk', 'schemas'],
+  cli: ['cli', 'schemas'],
   bench: ['schemas', 'platform', 'domain', 'service', 'bench', 'test', 'sdk', ...ROLES],
 };
 /** Floors whose code may not reach an adapter: only the composition root (and benches) choose them. */
 const NO_ADAPTERS = new Set(['domain', ...ROLES]);
 /** Clients: what they take from schemas/ must be erased (types) or free of zod. */
-const CLIENTS = new Set(['console', 'sdk']);
+const CLIENTS = new Set(['console', 'sdk', 'cli']);
 
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -2,7 +2,7 @@ import { ingestTokenOfSentryKey } from '../../platform/sentry-dsn.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { tokenHash } from '../../platform/tokens.ts';
-import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { bearer, buildTestApi, createCliToken, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
 
 const clock = new ManualClock();
 let t: Awaited<ReturnType<typeof buildTestApi>>;
@@ -97,7 +97,7 @@ describe('project keys', () => {
     expect(res.json().error).toBe('not_found');
   });
 
-  it('keys cannot manage keys (session only), and a key without the scope is refused', async () => {
+  it('keys cannot manage keys (a member: session or CLI token), and a key without the scope is refused', async () => {
     const p = await createProject(t.app, user.cookie);
     const k = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });
     const create = await t.app.inject({
@@ -106,7 +106,10 @@ describe('project keys', () => {
       headers: bearer(k.token),
       payload: { kind: 'live', scopes: ['keys:read'] },
     });
-    expect([create.statusCode, create.json().error]).toEqual([403, 'session_required']);
+    expect([create.statusCode, create.json().error]).toEqual([403, 'forbidden']);
+    const cli = await createCliToken(t.app, user.cookie);
+    const byCli = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/keys`, headers: bearer(cli.token), payload: { kind: 'ingest' } });
+    expect(byCli.statusCode).toBe(201);
     const read = await t.app.inject({ url: `/v1/projects/${p.slug}/keys`, headers: bearer(k.token) });
     expect([read.statusCode, read.json().error]).toEqual([403, 'insufficient_scope']);
   });

@@ -18,7 +18,7 @@ export function keysRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'>):
     app.post(
       '/v1/projects/:slug/keys',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags: ['keys'],
           summary: 'Create an API key or ingest key; the token is in this response only',
@@ -55,7 +55,7 @@ export function keysRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'>):
     app.delete(
       '/v1/projects/:slug/keys/:id',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags: ['keys'],
           summary: 'Revoke a key (immediately refused everywhere)',

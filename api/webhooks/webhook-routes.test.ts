@@ -213,7 +213,7 @@ describe('endpoint management', () => {
 });
 
 describe('who reaches the webhook routes (§5.2 rule 4)', () => {
-  it('session only, except POST .../test which a key with webhooks:send may call', async () => {
+  it('a member only (session; the CLI may list endpoints, read deliveries and replay), except POST .../test which a key with webhooks:send may call', async () => {
     const { slug } = await createProject(app, owner.cookie);
     const sendKey = await createKey(app, owner.cookie, slug, {
       kind: 'live',
@@ -228,14 +228,21 @@ describe('who reaches the webhook routes (§5.2 rule 4)', () => {
 
     const sessionOnly = [
       ['POST', `/v1/projects/${slug}/webhooks`, { url: 'https://public.test/b' }],
-      ['GET', `/v1/projects/${slug}/webhooks`],
       ['GET', `/v1/projects/${slug}/webhooks/${endpoint.id}`],
       ['PATCH', `/v1/projects/${slug}/webhooks/${endpoint.id}`, { maxAttempts: 3 }],
-      ['GET', `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`],
       ['POST', `/v1/projects/${slug}/webhooks/${endpoint.id}/rotate-secret`],
-      ['POST', `/v1/projects/${slug}/webhooks/deliveries/dlv_x/replay`],
       ['DELETE', `/v1/projects/${slug}/webhooks/${endpoint.id}`],
     ] as const;
+    // The CLI reads the endpoints and their delivery log and replays (cx webhooks); a key never does.
+    const member = [
+      ['GET', `/v1/projects/${slug}/webhooks`, 200],
+      ['GET', `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, 200],
+      ['POST', `/v1/projects/${slug}/webhooks/deliveries/dlv_x/replay`, 404],
+    ] as const;
+    for (const [method, url, status] of member) {
+      expect((await app.inject({ method, url, headers: bearer(cli.token) })).statusCode, `${method} ${url}`).toBe(status);
+      expect((await app.inject({ method, url, headers: bearer(sendKey.token) })).statusCode, `${method} ${url}`).toBe(403);
+    }
     for (const [method, url, payload] of sessionOnly) {
       for (const [who, headers] of [
         ['full key', bearer(sendKey.token)],

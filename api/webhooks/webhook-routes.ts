@@ -39,7 +39,7 @@ import {
 const errors = errorAnswers(400, 404, 409);
 
 /** Console session or a key holding webhooks:send (§5.2 rule 4). */
-export const WEBHOOK_TEST_AUTH: RouteAuth = { session: true, keyScope: 'webhooks:send' };
+export const WEBHOOK_TEST_AUTH: RouteAuth = { session: true, cli: true, keyScope: 'webhooks:send' };
 
 function checkEvents(events: string[] | undefined): string[] | undefined {
   if (!events) return undefined;
@@ -84,7 +84,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
 
     app.get(
       '/v1/projects/:slug/webhooks',
-      { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } } },
+      { config: { auth: AUTH.user }, schema: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } } },
       async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
     );
 
@@ -154,7 +154,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
     app.get(
       '/v1/projects/:slug/webhooks/:id/deliveries',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags,
           summary: 'The last 100 delivery attempts of the endpoint, newest first',
@@ -172,7 +172,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
     app.post(
       '/v1/projects/:slug/webhooks/deliveries/:id/replay',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags,
           summary: 'Reset a delivery to pending with a fresh attempt budget (same delivery id)',
