@@ -43,6 +43,7 @@ function expected(route: DeclaredRoute, kind: Kind): { allow: true } | { allow: 
     case 'key_wrong_scope':
     case 'key_other_project':
       if (cliFamily) return { allow: false, status: 403, codes: ['forbidden'] };
+      if (a.anyKey) return { allow: true };
       if (!a.keyScope) return { allow: false, status: 403, codes: [sessionOnly ? 'session_required' : 'forbidden'] };
       if (kind === 'key_wrong_scope') return { allow: false, status: 403, codes: ['insufficient_scope'] };
       if (kind === 'key_other_project' && hasSlug) return { allow: false, status: 404, codes: ['not_found'] };

@@ -43,7 +43,7 @@ export function installAuth(app: FastifyInstance, platform: Platform): void {
     const auth = route.config?.auth as RouteAuth | undefined;
     const where = `${String(route.method)} ${route.url}`;
     if (!auth || typeof auth !== 'object') throw new Error(`route ${where} declares no config.auth (see api/auth/route-auth.ts)`);
-    if (!auth.public && !auth.session && !auth.cli && !auth.keyScope) throw new Error(`route ${where}: config.auth allows nobody`);
+    if (!auth.public && !auth.session && !auth.cli && !auth.keyScope && !auth.anyKey) throw new Error(`route ${where}: config.auth allows nobody`);
     if (auth.keyScope && !(auth.keyScope in SCOPES)) throw new Error(`route ${where}: unknown scope ${auth.keyScope}`);
     for (const method of [route.method].flat()) if (method !== 'HEAD') declared.push({ method, url: route.url, auth });
   });
@@ -88,6 +88,7 @@ function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
       return;
     case 'project_key':
       if (cliFamily) throw new ServiceError('forbidden', 'project API keys (cx_live_/cx_test_) cannot use /v1/cli; sign in with the CLI');
+      if (auth.anyKey) return;
       if (!auth.keyScope) {
         if (sessionOnly) throw new ServiceError('session_required', 'this route needs a signed-in console session; project API keys are refused');
         throw new ServiceError('forbidden', 'project API keys cannot use this route; it needs a user credential (session or CLI token)');

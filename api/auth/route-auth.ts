@@ -11,6 +11,8 @@ import type {} from 'fastify';
  * - `session`: a console session cookie reaches it.
  * - `cli`: a `cx_cli_` token reaches it (the user's projects, CLI flows).
  * - `keyScope`: a `cx_live_`/`cx_test_` key holding this scope reaches it (project routes only).
+ * - `anyKey`: any `cx_live_`/`cx_test_` key reaches it, whatever its scopes: the route checks each action against
+ *   them itself (`/v1/mcp`, whose tools call the scoped routes with the caller's key).
  * Ingest keys (`cak_live_`) reach no route of the API: they live on the ingest edge alone.
  */
 export interface RouteAuth {
@@ -18,6 +20,7 @@ export interface RouteAuth {
   session?: boolean;
   cli?: boolean;
   keyScope?: Scope;
+  anyKey?: boolean;
 }
 
 export type Credential =

@@ -1,0 +1,260 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { publicBaseUrl } from '../../platform/config.ts';
+import type { Platform } from '../../platform/platform.ts';
+import type { Credential } from '../auth/route-auth.ts';
+import type { DeployPage, LogPage, QueuedDeployAnswer } from '../../schemas/api/deploys.ts';
+import type { BulkIssuesAnswer, IssueAnswer, IssuePage } from '../../schemas/api/errors.ts';
+import type { FlagAnswer, FlagList } from '../../schemas/api/flags.ts';
+import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
+import type { ErrorBody } from '../../schemas/error-codes.ts';
+import { AUTH } from '../auth/route-auth.ts';
+
+/**
+ * `/v1/mcp` (spec §4.1, §5.1, §5.2 rule 2; issue 27): the MCP endpoint, Streamable HTTP through the official SDK's
+ * transport, stateless (any node serves any request) with JSON answers. Top to bottom per request:
+ *   1. host      the Host must be the service's own (PUBLIC_BASE_URL) or a loopback literal: DNS rebinding refused (403)
+ *   2. who       a `cx_cli_` token (every tool) or a `cx_live_`/`cx_test_` key (its own project's tools; never
+ *                create_project); none or a bad one: 401 with `WWW-Authenticate` naming the protected-resource
+ *                metadata (`/.well-known/oauth-protected-resource/v1/mcp`)
+ *   3. tools     each one calls the public route it names, with the caller's own credential (so scopes, limits and
+ *                errors are the API's), and answers text a model can act on, with next steps
+ * OAuth-minted `cxm_` tokens (the MCP authorization flow) are the second half of issue 27 and not taken yet.
+ */
+const TEXT = (text: string, isError = false) => ({ content: [{ type: 'text' as const, text }], ...(isError ? { isError: true } : {}) });
+const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
+
+interface Caller {
+  credential: Credential;
+  authorization: string;
+  /** A key's own project. */
+  keyProject?: string;
+}
+
+type Inject = (method: string, url: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
+
+function buildServer(caller: Caller, call: Inject): McpServer {
+  const server = new McpServer(
+    { name: 'service', version: '0.1.0' },
+    { instructions: 'Projects, error issues, deploys, analytics and feature flags of the hosting service.' },
+  );
+  const isKey = caller.credential.kind === 'project_key';
+  const project = z.string().min(1).max(100).describe("the project's slug").optional();
+  const slugOf = (p?: string) => {
+    const s = p ?? caller.keyProject;
+    if (!s) throw new ToolError('invalid_request', 'name the project: pass `project` (its slug; list_projects shows them)');
+    return encodeURIComponent(s);
+  };
+  async function api<T>(method: string, url: string, body?: unknown): Promise<T> {
+    const r = await call(method, url, body);
+    const e = (r.body ?? {}) as Partial<ErrorBody>;
+    if (r.status >= 400) throw new ToolError(e.error ?? `http_${r.status}`, e.message ?? `HTTP ${r.status}`);
+    return r.body as T;
+  }
+  const tool = <S extends z.ZodRawShape>(name: string, description: string, shape: S, run: (args: z.infer<z.ZodObject<S>>) => Promise<string>) =>
+    // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over the shape; the args are checked by it
+    (server.registerTool as any)(name, { description, inputSchema: shape }, async (args: any) => {
+      try {
+        return TEXT(await run(args));
+      } catch (err) {
+        if (err instanceof ToolError) return TEXT(`${err.code}: ${err.message}`, true);
+        throw err;
+      }
+    });
+
+  tool('list_projects', 'The projects this credential reaches, with their slugs.', {}, async () => {
+    if (isKey) return `This API key reaches one project: ${caller.keyProject}.`;
+    const r = await api<ProjectList>('GET', '/v1/projects');
+    if (!r.projects.length) return 'No projects yet. Next: create_project with a name.';
+    return `${r.projects.map((p) => `- ${p.slug}: ${p.name} (default branch ${p.defaultBranch})`).join('\n')}\n\nNext: list_issues or list_deploys with project=<slug>.`;
+  });
+  tool('create_project', 'Create a project.', { name: z.string().min(1).max(100), slug: z.string().max(100).optional() }, async (a) => {
+    if (isKey) throw new ToolError('forbidden', 'project API keys cannot create projects (spec §5.2 rule 2); use a CLI token');
+    const r = await api<ProjectAnswer>('POST', '/v1/projects', { name: a.name, ...(a.slug ? { slug: a.slug } : {}) });
+    return `Created ${r.project.slug}. Next: create an ingest key in the console, or trigger_deploy once a repository is set.`;
+  });
+  tool(
+    'list_issues',
+    'Error issues of a project, most frequent first.',
+    { project, status: z.enum(['unresolved', 'resolved', 'ignored']).optional(), environment: z.enum(['production', 'preview', 'development']).optional() },
+    async (a) => {
+      const qs = new URLSearchParams({ status: a.status ?? 'unresolved', limit: '25', ...(a.environment ? { environment: a.environment } : {}) });
+      const r = await api<IssuePage>('GET', `/v1/projects/${slugOf(a.project)}/errors?${qs}`);
+      if (!r.data.length) return `No ${a.status ?? 'unresolved'} issues.`;
+      return `${r.data.map((i) => `- ${i.groupId}: ${i.name}: ${i.message} (${i.count} events, last ${i.lastSeen}, ${i.status})`).join('\n')}\n\nNext: get_issue with groupId for the stack and samples; update_issue to resolve or ignore.`;
+    },
+  );
+  tool('get_issue', 'One issue: the stack, where in your code, samples and the suggestion.', { project, groupId: z.string().min(1).max(64) }, async (a) => {
+    const r = await api<IssueAnswer>('GET', `/v1/projects/${slugOf(a.project)}/errors/${encodeURIComponent(a.groupId)}`);
+    const i = r.issue as IssueAnswer['issue'] & { culprit?: string | null; suggestion?: string | null };
+    return [
+      `${i.name}: ${i.message}`,
+      `status ${i.status}, ${i.count} events, first ${i.firstSeen}, last ${i.lastSeen}`,
+      i.culprit ? `In your code: ${i.culprit}` : undefined,
+      '',
+      i.stack,
+      i.suggestion ? `\nSuggestion: ${i.suggestion}` : undefined,
+      `\nNext: fix the code at the culprit, then update_issue with action=resolve.`,
+    ]
+      .filter((l) => l !== undefined)
+      .join('\n');
+  });
+  tool(
+    'update_issue',
+    'Resolve, ignore or reopen issues.',
+    { project, groupIds: z.array(z.string().min(1).max(64)).min(1).max(100), action: z.enum(['resolve', 'ignore', 'reopen']) },
+    async (a) => {
+      const r = await api<BulkIssuesAnswer>('POST', `/v1/projects/${slugOf(a.project)}/errors/bulk`, { action: a.action, groupIds: a.groupIds });
+      return `${r.updated.length} issue(s) now ${r.updated.map((i) => `${i.groupId} ${i.status}`).join(', ')}.`;
+    },
+  );
+  tool('list_deploys', 'The newest deploys of a project.', { project }, async (a) => {
+    const r = await api<DeployPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys`);
+    if (!r.data.length) return 'No deploys yet. Next: trigger_deploy.';
+    return `${r.data.map((d) => `- ${d.id}: ${d.status} ${d.environment} ${d.branch}${d.failureReason ? ` (${d.failureReason})` : ''}`).join('\n')}\n\nNext: get_deploy_log with deployId.`;
+  });
+  tool(
+    'get_deploy_log',
+    "A deploy's build log (up to 500 lines from `from`).",
+    { project, deployId: z.string().min(1).max(64), from: z.number().int().min(0).optional() },
+    async (a) => {
+      const r = await api<LogPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/logs?from=${a.from ?? 0}`);
+      const lines = r.lines.map((l) => `[${l.stream}] ${l.line}`).join('\n');
+      return `${lines || '(no lines yet)'}\n\nstatus ${r.status}${r.done ? '' : `; more from=${r.nextSeq}`}`;
+    },
+  );
+  tool('trigger_deploy', 'Queue a deploy of a branch (the default branch if none).', { project, branch: z.string().min(1).max(255).optional() }, async (a) => {
+    const r = await api<QueuedDeployAnswer>('POST', `/v1/projects/${slugOf(a.project)}/deploys`, a.branch ? { branch: a.branch } : {});
+    return `${r.deduplicated ? 'Already queued' : 'Queued'} ${r.deploy.id} (${r.deploy.environment}, ${r.deploy.branch}). Next: get_deploy_log with deployId=${r.deploy.id}.`;
+  });
+  tool('rollback_deploy', 'Serve an earlier ready production deploy again.', { project, deployId: z.string().min(1).max(64) }, async (a) => {
+    await api<unknown>('POST', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/rollback`, {});
+    return `${a.deployId} is live again.`;
+  });
+  tool(
+    'query_analytics',
+    'Analytics: the top events, or one event trend, over the last day, week or month.',
+    { project, kind: z.enum(['top_events', 'trends']), event: z.string().max(200).optional(), range: z.enum(['24h', '7d', '30d']).optional() },
+    async (a) => {
+      const qs = new URLSearchParams({ range: a.range ?? '7d', ...(a.event ? { event: a.event } : {}) });
+      const path = a.kind === 'top_events' ? 'top-events' : 'trends';
+      const r = await api<unknown>('GET', `/v1/projects/${slugOf(a.project)}/analytics/${path}?${qs}`);
+      return JSON.stringify(r, null, 1).slice(0, 20_000);
+    },
+  );
+  tool('list_flags', 'Feature flags of a project.', { project }, async (a) => {
+    const r = await api<FlagList>('GET', `/v1/projects/${slugOf(a.project)}/flags`);
+    if (!r.data.length) return 'No flags. Next: set_flag with a key to create one.';
+    return r.data.map((f) => `- ${f.key}: ${f.enabled ? 'on' : 'off'}, ${f.rolloutPercentage}%${f.description ? ` (${f.description})` : ''}`).join('\n');
+  });
+  tool(
+    'set_flag',
+    'Turn a feature flag on or off, or change its rollout (created when it does not exist).',
+    { project, key: z.string().min(1).max(100), enabled: z.boolean().optional(), rolloutPercentage: z.number().int().min(0).max(100).optional() },
+    async (a) => {
+      const slug = slugOf(a.project);
+      const patch = {
+        ...(a.enabled === undefined ? {} : { enabled: a.enabled }),
+        ...(a.rolloutPercentage === undefined ? {} : { rolloutPercentage: a.rolloutPercentage }),
+      };
+      const found = await call('GET', `/v1/projects/${slug}/flags/${encodeURIComponent(a.key)}`);
+      const r =
+        found.status === 404
+          ? await api<FlagAnswer>('POST', `/v1/projects/${slug}/flags`, {
+              key: a.key,
+              enabled: a.enabled ?? false,
+              rolloutPercentage: a.rolloutPercentage ?? 100,
+            })
+          : await api<FlagAnswer>('PATCH', `/v1/projects/${slug}/flags/${encodeURIComponent(a.key)}`, patch);
+      return `${r.flag.key} is ${r.flag.enabled ? 'on' : 'off'} at ${r.flag.rolloutPercentage}%.`;
+    },
+  );
+  return server;
+}
+
+class ToolError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, root: () => FastifyInstance): FastifyPluginAsyncZod {
+  const base = publicBaseUrl(platform.config);
+  const ownHost = new URL(base).host.toLowerCase();
+  const metadata = `${base}/.well-known/oauth-protected-resource/v1/mcp`;
+  return async (app) => {
+    // Every 401 of this endpoint names where to learn how to get a token (MCP authorization, RFC 9728).
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (reply.statusCode === 401 && request.url.startsWith('/v1/mcp')) reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"`);
+      return payload;
+    });
+    app.get(
+      '/.well-known/oauth-protected-resource/v1/mcp',
+      { config: { auth: AUTH.public }, schema: { tags: ['mcp'], summary: 'OAuth protected-resource metadata of /v1/mcp (RFC 9728)', hide: false } },
+      async () => ({
+        resource: `${base}/v1/mcp`,
+        authorization_servers: [base],
+        bearer_methods_supported: ['header'],
+        resource_name: 'Service MCP',
+      }),
+    );
+
+    app.route({
+      method: ['POST', 'GET', 'DELETE'],
+      url: '/v1/mcp',
+      config: { auth: { cli: true, anyKey: true } },
+      schema: { tags: ['mcp'], summary: 'The MCP endpoint (Streamable HTTP, stateless, JSON answers): a cx_cli_ token, or a cx_live_ key for its project' },
+      handler: async (request, reply) => {
+        // 1. host
+        const host = String(request.headers.host ?? '').toLowerCase();
+        if (host !== ownHost && !LOOPBACK_HOST.test(host)) return reply.code(403).send({ error: 'forbidden', message: 'this Host is not the service' });
+        // 2. who: the auth hook took the credential (a 401 carries the challenge, below)
+        if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send({ error: 'method_not_allowed', message: 'stateless: POST only' });
+        const credential = request.credential!;
+        let keyProject: string | undefined;
+        if (credential.kind === 'project_key') {
+          const r = await platform.db.query<{ slug: string }>('SELECT slug FROM projects WHERE id = $1', [credential.projectId]);
+          keyProject = r.rows[0]?.slug;
+        }
+        const authorization = String(request.headers.authorization);
+        const inject: Inject = async (method, url, body) => {
+          const res = await root().inject({
+            method: method as 'GET',
+            url,
+            headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+            payload: body === undefined ? undefined : JSON.stringify(body),
+            remoteAddress: request.ip,
+          });
+          let json: unknown = null;
+          try {
+            json = res.body ? JSON.parse(res.body) : null;
+          } catch {
+            json = null;
+          }
+          return { status: res.statusCode, body: json };
+        };
+        // 3. tools, one server and transport per request (stateless)
+        const server = buildServer({ credential, authorization, keyProject }, inject);
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+          enableDnsRebindingProtection: true,
+          allowedHosts: [host],
+        });
+        reply.hijack();
+        reply.raw.on('close', () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(request.raw, reply.raw, request.body);
+      },
+    });
+  };
+}
