@@ -145,7 +145,7 @@ export function deploysRoutes(
     app.post(
       '/v1/projects/:slug/deploys/hooks',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags: ['deploys'],
           summary: 'Create a deploy hook bound to a branch; the token and URL are in this response only',
@@ -163,7 +163,7 @@ export function deploysRoutes(
     app.get(
       '/v1/projects/:slug/deploys/hooks',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: { tags: ['deploys'], summary: 'List deploy hooks (hints, never tokens)', params: SlugParams, response: { 200: DeployHookList } },
       },
       async (request) => ({ hooks: await listDeployHooks(db, projectOf(request).id) }),
@@ -172,7 +172,7 @@ export function deploysRoutes(
     app.delete(
       '/v1/projects/:slug/deploys/hooks/:id',
       {
-        config: { auth: AUTH.sessionOnly },
+        config: { auth: AUTH.user },
         schema: {
           tags: ['deploys'],
           summary: 'Delete a deploy hook; its URL answers 404 from now on',

@@ -4,6 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApi, createCliToken, createKey, createProject, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { httpRequest } from '../../test/support/http-request.ts';
 import { prng } from '../../test/support/prng.ts';
+import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { TOPIC as DEPLOY_TOPIC } from '../../schemas/bus/deploy-requests.ts';
+import { sessionHeaders } from '../../test/support/accounts.ts';
 
 /**
  * `/v1/mcp` (issue 27) through the MCP SDK's own client over real HTTP: a CLI token reaches every tool, a `cx_live_` key
@@ -17,7 +20,11 @@ let slug: string;
 let cliToken: string;
 
 beforeAll(async () => {
-  t = await buildTestApi();
+  const outbound = steerableGuard({ unknownNames: 'fail' });
+  outbound.table['github.com'] = ['140.82.112.3']; // the build source is checked, never cloned here (no builder runs)
+  t = await buildTestApi({ overrides: { outbound: outbound.guard } });
+  // A builder's stand-in takes the wake-ups (the in-process bus hands a message over before publish resolves).
+  await t.platform.bus.subscribe(DEPLOY_TOPIC, 'mcp-test-builder-standin', async () => {});
   owner = await signUpAndSignIn(t.app, t.platform);
   slug = (await createProject(t.app, owner.cookie)).slug;
   cliToken = (await createCliToken(t.app, owner.cookie)).token;
@@ -87,6 +94,31 @@ describe('the MCP endpoint', () => {
     );
     expect(text(await c.callTool({ name: 'set_flag', arguments: { project: slug, key: 'new-checkout', enabled: false } }))).toBe('new-checkout is off at 30%.');
     expect(text(await c.callTool({ name: 'list_flags', arguments: { project: slug } }))).toContain('- new-checkout: off, 30%');
+    await c.close();
+  });
+
+  it("deploys, logs, rollbacks, issue updates and analytics through the tools, with the API's own refusals", async () => {
+    const c = await connect(cliToken);
+    const settings = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/${slug}/deploys/settings`,
+      headers: sessionHeaders(owner.cookie),
+      payload: { repoUrl: 'https://github.com/acme/shop.git', buildCommand: 'true', outputDir: '.' },
+    });
+    expect(settings.statusCode, settings.body).toBe(200);
+    const queued = text(await c.callTool({ name: 'trigger_deploy', arguments: { project: slug, branch: 'feature-x' } }));
+    expect(queued).toMatch(/^Queued dep_\w+ \(preview, feature-x\)\. Next: get_deploy_log/);
+    const deployId = /dep_\w+/.exec(queued)![0];
+    expect(text(await c.callTool({ name: 'get_deploy_log', arguments: { project: slug, deployId } }))).toMatch(/\(no lines yet\)\n\nstatus queued/);
+    expect(text(await c.callTool({ name: 'list_deploys', arguments: { project: slug } }))).toContain(`- ${deployId}: queued preview feature-x`);
+    const rollback = await c.callTool({ name: 'rollback_deploy', arguments: { project: slug, deployId } });
+    expect([rollback.isError, text(rollback)]).toEqual([true, expect.stringMatching(/^[a-z_]+: /)]);
+    const update = await c.callTool({ name: 'update_issue', arguments: { project: slug, groupIds: ['grp_nope'], action: 'resolve' } });
+    expect(text(update)).toMatch(/not_found|0 issue/);
+    const top = await c.callTool({ name: 'query_analytics', arguments: { project: slug, kind: 'top_events', range: '7d' } });
+    expect(top.isError).toBeFalsy();
+    const bad = await c.callTool({ name: 'list_issues', arguments: { project: slug, status: 'nonsense' } });
+    expect(bad.isError).toBe(true);
     await c.close();
   });
 

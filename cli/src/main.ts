@@ -6,6 +6,7 @@ import type { DeployPage, DeployAnswer, LogPage, QueuedDeployAnswer, Deploy, Dep
 import type { BulkIssuesAnswer, IssueAnswer, IssuePage } from '../../schemas/api/errors.ts';
 import type { ApiKeyList, CreatedKeyAnswer } from '../../schemas/api/keys.ts';
 import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
+import type { AttemptList } from '../../schemas/api/webhooks.ts';
 import { ApiError, createClient, type Client } from './client.ts';
 import { forget, resolveAuth, writeStored } from './credentials.ts';
 import { createOut, type Out } from './output.ts';
@@ -296,14 +297,19 @@ async function keysRevoke(id: string, cmd: Command) {
 
 async function webhookDeliveries(endpointId: string, cmd: Command) {
   const { client, out } = await context(cmd);
-  const r = await client.call<{ data: Array<Record<string, string | number | null>> }>(
-    'GET',
-    `/projects/${projectOf(cmd)}/webhooks/${encodeURIComponent(endpointId)}/deliveries`,
-  );
+  const r = await client.call<AttemptList>('GET', `/projects/${projectOf(cmd)}/webhooks/${encodeURIComponent(endpointId)}/deliveries`);
   if (out.json) return out.data(r);
   out.table(
-    r.data.map((d) => ({ id: d.id, event: d.event, status: d.status, attempts: d.attempts, code: d.lastResponseCode ?? d.responseCode, at: d.createdAt })),
-    ['id', 'event', 'status', 'attempts', 'code', 'at'],
+    r.deliveries.map((d) => ({
+      delivery: d.deliveryId,
+      event: d.event,
+      attempt: d.attempt,
+      status: d.status,
+      code: d.responseCode,
+      error: d.error,
+      at: d.startedAt,
+    })),
+    ['delivery', 'event', 'attempt', 'status', 'code', 'error', 'at'],
   );
 }
 

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
 import { OWNER, sendErrors, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
 /**
@@ -13,6 +14,7 @@ import { OWNER, sendErrors, startConsoleService, type ConsoleService } from './s
  */
 const BIN = fileURLToPath(new URL('../../cli/bin/cx.mjs', import.meta.url));
 let svc: ConsoleService;
+let receiver: HttpsReceiver;
 let home: string;
 let cookie: string;
 let repo: string;
@@ -61,7 +63,8 @@ function git(cwd: string, ...args: string[]) {
 }
 
 beforeAll(async () => {
-  svc = await startConsoleService();
+  receiver = await startHttpsReceiver();
+  svc = await startConsoleService({ webhookCa: receiver.cert });
   home = await mkdtemp(path.join(os.tmpdir(), 'cx-home-'));
   const res = await fetch(`${svc.base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
   cookie = res.headers
@@ -76,6 +79,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await svc?.running.stop();
+  await receiver?.close();
 });
 
 describe('the cx CLI', () => {
@@ -134,6 +138,22 @@ describe('the cx CLI', () => {
     const logs = await cx(['logs', '-p', 'cli-shop', list.data[1].id]);
     expect([logs.code, logs.stdout]).toEqual([0, expect.stringContaining('building with cx')]);
     expect((await cx(['logs', '-p', 'cli-shop', list.data[0].id])).code).toBe(4);
+
+    // Roll back to the ready deploy; cancel one that is only queued.
+    const rolled = await cx(['deploys', 'rollback', '-p', 'cli-shop', list.data[1].id]);
+    expect([rolled.code, rolled.stdout]).toEqual([0, expect.stringContaining('live again')]);
+    await api('PATCH', '/projects/cli-shop/deploys/settings', { buildCommand: 'echo slow; sleep 60' });
+    const queued = json(await cx(['deploy', '-p', 'cli-shop', '--no-follow', '--json']));
+    const cancel = await cx(['deploys', 'cancel', '-p', 'cli-shop', queued.deploy.id, '--json']);
+    expect(cancel.code, cancel.stderr + cancel.stdout).toBe(0);
+    await api('PATCH', '/projects/cli-shop/deploys/settings', { buildCommand: 'sh build.sh' });
+
+    // Deploy hooks: create (the URL shown once), list, delete.
+    const hook = json(await cx(['hooks', 'create', 'main pushes', '-p', 'cli-shop', '--branch', 'main', '--json']));
+    expect(hook.hook.url).toMatch(/\/v1\/hooks\/cxhook_/);
+    expect((await cx(['hooks', 'list', '-p', 'cli-shop'])).stdout).toMatch(/main pushes\s+main/);
+    expect((await cx(['hooks', 'delete', '-p', 'cli-shop', hook.hook.id])).code).toBe(0);
+    expect(json(await cx(['hooks', 'list', '-p', 'cli-shop', '--json'])).hooks).toEqual([]);
   });
 
   it('makes a key (shown once), lists it, triages errors sent with it, tests webhooks, then logs out', async () => {
@@ -159,10 +179,26 @@ describe('the cx CLI', () => {
     expect(show.stdout).toMatch(/TypeError: cart is undefined/);
     expect(show.stdout).toMatch(/> at checkout \(src\/cart\.ts:4:2\)/);
     expect(show.stdout).toMatch(/\n {2}at run \(node_modules/);
+    expect((await cx(['errors', 'ignore', '-p', 'cli-shop', issues[0]!.groupId])).stdout).toMatch(/1 issue ignored/);
+    expect((await cx(['errors', 'reopen', '-p', 'cli-shop', issues[0]!.groupId])).stdout).toMatch(/1 issue reopened/);
     expect((await cx(['errors', 'resolve', '-p', 'cli-shop', issues[0]!.groupId])).stdout).toMatch(/1 issue resolved/);
     expect(json(await cx(['errors', 'list', '-p', 'cli-shop', '--status', 'resolved', '--json'])).data).toHaveLength(1);
     expect((await cx(['errors', 'list', '-p', 'cli-shop', '--status', 'nonsense'])).code).toBe(2);
+    // Webhooks: an endpoint the console made (to a receiver that refuses), a test event, its delivery log, a replay.
+    receiver.respond = () => ({ status: 500 });
+    const endpoint = await api('POST', '/projects/cli-shop/webhooks', { url: receiver.url, events: ['webhook.test'] });
+    expect(endpoint.status, JSON.stringify(endpoint.body)).toBe(201);
     expect((await cx(['webhooks', 'test', '-p', 'cli-shop'])).code).toBe(0);
+    let attempts: Array<{ deliveryId: string }> = [];
+    for (let i = 0; i < 60 && !attempts.length; i++) {
+      attempts = json(await cx(['webhooks', 'deliveries', '-p', 'cli-shop', endpoint.body.endpoint.id, '--json'])).deliveries;
+      if (!attempts.length) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(attempts.length).toBeGreaterThan(0);
+    expect((await cx(['webhooks', 'deliveries', '-p', 'cli-shop', endpoint.body.endpoint.id])).stdout).toMatch(/webhook\.test/);
+    const replay = await cx(['webhooks', 'replay', '-p', 'cli-shop', attempts[0]!.deliveryId]);
+    expect([replay.code, replay.stdout]).toEqual([0, expect.stringContaining('Replay')]);
+
     const revoke = await cx(['keys', 'revoke', '-p', 'cli-shop', json(key).key.id]);
     expect(revoke.code).toBe(0);
 
