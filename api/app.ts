@@ -34,6 +34,7 @@ import { inboxRoutes } from './email/inbox-routes.ts';
 import { monitorRoutes } from './uptime/monitor-routes.ts';
 import { statusRoute } from './uptime/status-route.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
+import { oauthRoutes } from './oauth/oauth-routes.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -151,6 +152,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(monitorRoutes(platform));
   await app.register(statusRoute(platform));
   await app.register(mcpRoutes(platform, () => app));
+  await app.register(oauthRoutes(platform));
   await app.register(consoleRoutes(await consoleBundle()));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 

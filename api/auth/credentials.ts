@@ -3,6 +3,8 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { SCOPES, TOKEN_PREFIX, type Scope } from '../../schemas/scopes.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { tokenHash } from '../../platform/tokens.ts';
+import { publicBaseUrl } from '../../platform/config.ts';
+import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from './internal-calls.ts';
 import type { Credential } from './route-auth.ts';
 
 /**
@@ -34,7 +36,10 @@ function stale(lastUsed: Date | string | null, now: number): boolean {
 const unauthorized = (message: string) => new ServiceError('unauthorized', message);
 
 /** Resolve the caller's credential; null when the request carries none. Throws 401/403 ServiceErrors. */
-export async function resolveCredential(platform: Pick<Platform, 'clock' | 'db'>, request: FastifyRequest): Promise<ResolvedCredential | null> {
+export async function resolveCredential(
+  platform: Pick<Platform, 'clock' | 'db'> & Partial<Pick<Platform, 'config'>>,
+  request: FastifyRequest,
+): Promise<ResolvedCredential | null> {
   const { db, clock } = platform;
   const now = clock.now();
   if (request.headers['x-service-analytics-key'] !== undefined) throw new ServiceError('forbidden', INGEST_KEY_REFUSED);
@@ -45,6 +50,22 @@ export async function resolveCredential(platform: Pick<Platform, 'clock' | 'db'>
     if (!m) throw unauthorized('Authorization must be "Bearer <token>"');
     const token = m[1];
     const hash = tokenHash(token);
+
+    if (wellFormed(token, TOKEN_PREFIX.mcpToken)) {
+      // Bound to the MCP endpoint (its resource): anywhere else only as that endpoint's own in-process call.
+      const path = request.url.split('?')[0]!;
+      const internal = request.headers[INTERNAL_CALL_HEADER] === INTERNAL_CALL_SECRET;
+      if (path !== '/v1/mcp' && !internal) throw unauthorized('this token is for the MCP endpoint (/v1/mcp) only');
+      const { rows } = await db.query<{ id: string; user_id: string; resource: string; expires_at: Date; last_used_at: Date | null }>(
+        'SELECT id, user_id, resource, expires_at, last_used_at FROM mcp_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
+        [hash],
+      );
+      const row = rows[0];
+      if (!row || new Date(row.expires_at).getTime() <= now) throw unauthorized('unknown, expired or revoked MCP token');
+      if (platform.config && row.resource !== `${publicBaseUrl(platform.config)}/v1/mcp`) throw unauthorized('this token was issued for another resource');
+      if (stale(row.last_used_at, now)) await db.query('UPDATE mcp_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
+    }
 
     if (wellFormed(token, TOKEN_PREFIX.cliToken)) {
       const { rows } = await db.query<{ id: string; user_id: string; last_used_at: Date | null }>(
@@ -73,7 +94,7 @@ export async function resolveCredential(platform: Pick<Platform, 'clock' | 'db'>
       const scopes = row.scopes.filter((s): s is Scope => s in SCOPES);
       return { carrier: 'bearer', credential: { kind: 'project_key', keyId: row.id, projectId: row.project_id, scopes, mode: kind } };
     }
-    throw unauthorized('malformed token: expected a cx_cli_, cx_live_ or cx_test_ token');
+    throw unauthorized('malformed token: expected a cx_cli_, cx_live_, cx_test_ or cxm_ token');
   }
 
   const cookie = request.cookies?.[SESSION_COOKIE];

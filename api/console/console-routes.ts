@@ -6,13 +6,13 @@ import { CONSOLE_ASSET_PREFIX, type ConsoleBundle } from './console-assets.ts';
  * The console's pages and files. The console is an ordinary client of the `/v1` API (§1): these routes serve only
  * its HTML and bundle; every action it takes is a documented `/v1` call with the session cookie.
  *
- * - `/`, `/sign-in`, `/cli/device`, `/projects` and `/projects/*`: index.html (the console routes in the browser);
+ * - `/`, `/sign-in`, `/cli/device`, `/oauth/authorize` (MCP consent), `/projects` and `/projects/*`: index.html (the console routes in the browser);
  *   `/projects/:slug/errors` is also the link alert emails carry, `/cli/device?user_code=` the CLI's verification URL.
  * - `/console/assets/<name>.<hash>.(js|css)`: the bundle, cached for a year, gzip when the client takes it.
  *
  * The pages carry a strict Content-Security-Policy (own scripts and styles only, no framing).
  */
-export const CONSOLE_PAGES = ['/', '/sign-in', '/cli/device', '/projects', '/projects/*'];
+export const CONSOLE_PAGES = ['/', '/sign-in', '/cli/device', '/oauth/authorize', '/projects', '/projects/*'];
 
 const PAGE_HEADERS = {
   'content-type': 'text/html; charset=utf-8',

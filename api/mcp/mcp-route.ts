@@ -12,6 +12,7 @@ import type { FlagAnswer, FlagList } from '../../schemas/api/flags.ts';
 import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from '../auth/internal-calls.ts';
 
 /**
  * `/v1/mcp` (spec §4.1, §5.1, §5.2 rule 2; issue 27): the MCP endpoint, Streamable HTTP through the official SDK's
@@ -22,7 +23,7 @@ import { AUTH } from '../auth/route-auth.ts';
  *                metadata (`/.well-known/oauth-protected-resource/v1/mcp`)
  *   3. tools     each one calls the public route it names, with the caller's own credential (so scopes, limits and
  *                errors are the API's), and answers text a model can act on, with next steps
- * OAuth-minted `cxm_` tokens (the MCP authorization flow) are the second half of issue 27 and not taken yet.
+ * A `cxm_` token minted through OAuth (api/oauth/) reaches what a CLI token does, and only through this endpoint.
  */
 const TEXT = (text: string, isError = false) => ({ content: [{ type: 'text' as const, text }], ...(isError ? { isError: true } : {}) });
 const LOOPBACK_HOST = /^(localhost|127\.0\.0\.1|\[::1\])(:\d+)?$/i;
@@ -209,7 +210,10 @@ export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, r
       method: ['POST', 'GET', 'DELETE'],
       url: '/v1/mcp',
       config: { auth: { cli: true, anyKey: true } },
-      schema: { tags: ['mcp'], summary: 'The MCP endpoint (Streamable HTTP, stateless, JSON answers): a cx_cli_ token, or a cx_live_ key for its project' },
+      schema: {
+        tags: ['mcp'],
+        summary: 'The MCP endpoint (Streamable HTTP, stateless, JSON answers): a cxm_ OAuth token or cx_cli_ token, or a cx_live_ key for its project',
+      },
       handler: async (request, reply) => {
         // 1. host
         const host = String(request.headers.host ?? '').toLowerCase();
@@ -227,7 +231,7 @@ export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, r
           const res = await root().inject({
             method: method as 'GET',
             url,
-            headers: { authorization, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+            headers: { authorization, [INTERNAL_CALL_HEADER]: INTERNAL_CALL_SECRET, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
             payload: body === undefined ? undefined : JSON.stringify(body),
             remoteAddress: request.ip,
           });

@@ -17,6 +17,7 @@ import { Analytics } from './pages/analytics.tsx';
 import { Flags } from './pages/flags.tsx';
 import { Integrations } from './pages/integrations.tsx';
 import { Uptime } from './pages/uptime.tsx';
+import { OAuthConsent } from './pages/oauth-consent.tsx';
 import './styles.css';
 import type { MeAnswer, User } from '../../schemas/api/accounts.ts';
 
@@ -120,6 +121,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/" component={Home} />
           <Route path="/sign-in" component={Home} />
           <Route path="/cli/device" component={DeviceApproval} />
+          <Route path="/oauth/authorize" component={OAuthConsent} />
           <Route path="/projects" component={Projects} />
           <Route path="/projects/:slug" component={Overview} />
           <Route path="/projects/:slug/errors" component={Issues} />

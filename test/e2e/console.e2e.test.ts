@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync } from 'node:crypto';
+import { createHash, generateKeyPairSync } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import nodemailer from 'nodemailer';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -596,6 +598,71 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Pause Storefront API' }).click();
     await page.getByRole('button', { name: 'Resume Storefront API' }).waitFor();
     await expect.poll(() => row.innerText()).toMatch(/paused/);
+  });
+
+  it('connects an MCP client through OAuth consent (PKCE), lists it among connected clients, and disconnecting it refuses its token', async () => {
+    // The client's redirect target: a loopback page that keeps the code it is sent.
+    let got: URLSearchParams | undefined;
+    const cb = http.createServer((req, res) => {
+      got = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('you may close this tab');
+    });
+    await new Promise<void>((r) => cb.listen(0, '127.0.0.1', () => r()));
+    const redirect = `http://127.0.0.1:${(cb.address() as AddressInfo).port}/cb`;
+    const client = await (
+      await fetch(`${svc.base}/v1/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Claude Desktop', redirect_uris: [redirect] }),
+      })
+    ).json();
+    const verifier = 'k'.repeat(64);
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const ask = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: redirect,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'st-1',
+    });
+    await page.goto(`${svc.base}/oauth/authorize?${ask}`);
+    await page
+      .getByText(/Claude Desktop/)
+      .first()
+      .waitFor();
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-oauth-consent.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await expect.poll(() => got?.get('code') ?? null, { timeout: 15_000 }).toMatch(/^cxc_/);
+    expect(got!.get('state')).toBe('st-1');
+    const tokens = await (
+      await fetch(`${svc.base}/v1/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({
+          grant_type: 'authorization_code',
+          code: got!.get('code')!,
+          code_verifier: verifier,
+          client_id: client.client_id,
+          redirect_uri: redirect,
+        }),
+      })
+    ).json();
+    expect(tokens.access_token).toMatch(/^cxm_/);
+    const mcp = (token: string) =>
+      fetch(`${svc.base}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      });
+    expect((await mcp(tokens.access_token)).status).toBe(200);
+    await page.goto(`${svc.base}/projects`);
+    await page.getByRole('cell', { name: 'Claude Desktop', exact: true }).waitFor();
+    await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-connected-apps.png'), fullPage: true });
+    await page.getByRole('button', { name: 'Disconnect Claude Desktop' }).click();
+    await page.getByText('No MCP client is connected.').waitFor();
+    expect((await mcp(tokens.access_token)).status).toBe(401);
+    cb.close();
   });
 
   it('approves a CLI device login from the URL the CLI prints', async () => {

@@ -1,3 +1,4 @@
+import { ConnectedApps } from './oauth-consent.tsx';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { get, post, projectPath } from '../api.ts';
@@ -58,6 +59,7 @@ export function Projects() {
         </form>
         <ErrorNote error={act.error} />
       </section>
+      <ConnectedApps />
     </div>
   );
 }

@@ -1,0 +1,285 @@
+import { createHash } from 'node:crypto';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { publicBaseUrl } from '../../platform/config.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
+import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
+import {
+  AuthorizeAnswer,
+  AuthorizeInfo,
+  AuthorizeQuery,
+  McpTokenList,
+  OAuthError,
+  RegisterClientBody,
+  RegisteredClient,
+  RevokeBody,
+  TokenAnswer,
+  TokenBody,
+} from '../../schemas/api/oauth.ts';
+import { ServiceError } from '../../schemas/error-codes.ts';
+import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
+import { userIdOf } from '../auth/auth-plugin.ts';
+import { AUTH } from '../auth/route-auth.ts';
+
+/**
+ * The OAuth 2.1 authorization server of the MCP endpoint (issue 27; MCP authorization, 2025-11-25), top to bottom:
+ *   metadata   `/.well-known/oauth-authorization-server` (RFC 8414): PKCE S256 only, public clients, code + refresh
+ *   register   `POST /v1/oauth/register` (RFC 7591): a public client; redirect URIs https, or http on loopback
+ *   consent    the console's `/oauth/authorize` page reads `GET /v1/oauth/authorize` (who asks) and the signed-in
+ *              person approves with `POST /v1/oauth/authorize` (session only): a one-use code, 60 s, bound to the
+ *              client, the redirect URI, the PKCE challenge and the resource
+ *   token      `POST /v1/oauth/token` (form or JSON): the code with its verifier, or a refresh token (rotated: the
+ *              old one stops working), for a `cxm_` access token (1 h) bound to `/v1/mcp` and a `cxr_` refresh token
+ *              (30 d); all kept as SHA-256 only
+ *   revoke     `POST /v1/oauth/revoke` (RFC 7009), and the console's list and revoke of a person's MCP tokens
+ */
+const CODE_MS = 60_000;
+const ACCESS_MS = 60 * 60_000;
+const REFRESH_MS = 30 * 24 * 60 * 60_000;
+const REGISTER_PER_IP_PER_HOUR = 30;
+const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
+const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function redirectAllowed(raw: string): boolean {
+  try {
+    const u = new URL(raw);
+    if (u.hash || u.username || u.password) return false;
+    return u.protocol === 'https:' || (u.protocol === 'http:' && LOOPBACK.has(u.hostname));
+  } catch {
+    return false;
+  }
+}
+
+export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' | 'limiter'>): FastifyPluginAsyncZod {
+  const { db, clock, limiter } = platform;
+  const base = publicBaseUrl(platform.config);
+  const resource = `${base}/v1/mcp`;
+  const tags = ['oauth'];
+
+  async function clientOf(id: string) {
+    return (await db.query<{ id: string; name: string; redirect_uris: string[] }>('SELECT id, name, redirect_uris FROM oauth_clients WHERE id = $1', [id]))
+      .rows[0];
+  }
+  async function checkRequest(q: { client_id: string; redirect_uri: string; resource?: string }) {
+    const client = await clientOf(q.client_id);
+    if (!client) throw new ServiceError('invalid_request', 'unknown client_id: the client must register first');
+    if (!client.redirect_uris.includes(q.redirect_uri)) throw new ServiceError('invalid_request', 'redirect_uri is not one the client registered');
+    if (q.resource !== undefined && q.resource.replace(/\/+$/, '') !== resource) throw new ServiceError('invalid_request', `resource must be ${resource}`);
+    return client;
+  }
+  async function issue(clientId: string, userId: string) {
+    const access = newToken(TOKEN_PREFIX.mcpToken);
+    const refresh = newToken(TOKEN_PREFIX.mcpRefresh);
+    const now = clock.now();
+    await db.query(
+      `INSERT INTO mcp_tokens (id, client_id, user_id, resource, token_hash, refresh_hash, expires_at, refresh_expires_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [newId('mct_'), clientId, userId, resource, tokenHash(access), tokenHash(refresh), new Date(now + ACCESS_MS), new Date(now + REFRESH_MS), new Date(now)],
+    );
+    return { access_token: access, token_type: 'Bearer' as const, expires_in: ACCESS_MS / 1000, refresh_token: refresh };
+  }
+
+  return async (app) => {
+    // The token and revocation endpoints take form bodies, as OAuth clients send them.
+    app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) =>
+      done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
+    /** An OAuth error answer (RFC 6749 §5.2): 400 with `error` and `error_description`. */
+    const oauthError = (reply: { code(n: number): unknown }, error: string, description: string) => {
+      reply.code(400);
+      return { error, error_description: description };
+    };
+
+    app.get(
+      '/.well-known/oauth-authorization-server',
+      { config: { auth: AUTH.public }, schema: { tags, summary: 'OAuth authorization server metadata (RFC 8414)' } },
+      async () => ({
+        issuer: base,
+        authorization_endpoint: `${base}/oauth/authorize`,
+        token_endpoint: `${base}/v1/oauth/token`,
+        registration_endpoint: `${base}/v1/oauth/register`,
+        revocation_endpoint: `${base}/v1/oauth/revoke`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code', 'refresh_token'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        revocation_endpoint_auth_methods_supported: ['none'],
+        scopes_supported: ['mcp'],
+      }),
+    );
+
+    app.post(
+      '/v1/oauth/register',
+      {
+        config: { auth: AUTH.public },
+        schema: {
+          tags,
+          summary: 'Register a public OAuth client (RFC 7591)',
+          body: RegisterClientBody,
+          response: { 201: RegisteredClient, 400: OAuthError, ...errorAnswers(429) },
+        },
+      },
+      async (request, reply) => {
+        const rate = await limiter.hit(`oauth-register:${request.ip}`, REGISTER_PER_IP_PER_HOUR, 60 * 60_000);
+        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many client registrations from this address', { retryAfterSec: rate.retryAfterSec });
+        const b = request.body;
+        if (!b.redirect_uris.every(redirectAllowed))
+          return oauthError(reply, 'invalid_redirect_uri', 'redirect URIs must be https, or http on localhost/127.0.0.1/[::1], without a fragment');
+        if (b.token_endpoint_auth_method && b.token_endpoint_auth_method !== 'none')
+          return oauthError(reply, 'invalid_client_metadata', 'only public clients (token_endpoint_auth_method none, with PKCE) are registered');
+        const id = newId('oac_');
+        const now = clock.now();
+        const name = b.client_name ?? 'MCP client';
+        await db.query('INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)', [id, name, b.redirect_uris, new Date(now)]);
+        return reply.code(201).send({
+          client_id: id,
+          client_id_issued_at: Math.floor(now / 1000),
+          client_name: name,
+          redirect_uris: b.redirect_uris,
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none' as const,
+        });
+      },
+    );
+
+    app.get(
+      '/v1/oauth/authorize',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'Who asks for access (the console consent page reads it)',
+          querystring: AuthorizeQuery,
+          response: { 200: AuthorizeInfo, ...errorAnswers(400) },
+        },
+      },
+      async (request) => {
+        const client = await checkRequest(request.query);
+        return { client: { id: client.id, name: client.name }, redirectHost: new URL(request.query.redirect_uri).host, resource };
+      },
+    );
+
+    app.post(
+      '/v1/oauth/authorize',
+      {
+        config: { auth: AUTH.sessionOnly },
+        schema: {
+          tags,
+          summary: 'Approve: a one-use code for the client, sent to its redirect URI',
+          body: AuthorizeQuery,
+          response: { 200: AuthorizeAnswer, ...errorAnswers(400) },
+        },
+      },
+      async (request) => {
+        const q = request.body;
+        await checkRequest(q);
+        const code = newToken(TOKEN_PREFIX.oauthCode);
+        await db.query(
+          `INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+          [tokenHash(code), q.client_id, userIdOf(request), q.redirect_uri, q.code_challenge, resource, new Date(clock.now() + CODE_MS)],
+        );
+        const to = new URL(q.redirect_uri);
+        to.searchParams.set('code', code);
+        if (q.state !== undefined) to.searchParams.set('state', q.state);
+        to.searchParams.set('iss', base);
+        return { redirect: to.href };
+      },
+    );
+
+    app.post(
+      '/v1/oauth/token',
+      {
+        config: { auth: AUTH.public },
+        schema: {
+          tags,
+          summary: 'Exchange a code (with its PKCE verifier) or a refresh token',
+          body: TokenBody,
+          response: { 200: TokenAnswer, 400: OAuthError },
+        },
+      },
+      async (request, reply) => {
+        const b = request.body;
+        reply.header('cache-control', 'no-store');
+        if (b.resource !== undefined && b.resource.replace(/\/+$/, '') !== resource) return oauthError(reply, 'invalid_target', `resource must be ${resource}`);
+        if (b.grant_type === 'authorization_code') {
+          if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri)
+            return oauthError(reply, 'invalid_request', 'code, code_verifier, client_id and redirect_uri are required');
+          // One use: the code is spent by the first exchange, whatever comes of it.
+          const r = await db.query<{ client_id: string; user_id: string; redirect_uri: string; code_challenge: string; expires_at: Date }>(
+            'UPDATE oauth_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL RETURNING client_id, user_id, redirect_uri, code_challenge, expires_at',
+            [tokenHash(b.code), new Date(clock.now())],
+          );
+          const c = r.rows[0];
+          if (!c || new Date(c.expires_at).getTime() < clock.now()) return oauthError(reply, 'invalid_grant', 'the code is unknown, used or expired');
+          if (c.client_id !== b.client_id || c.redirect_uri !== b.redirect_uri)
+            return oauthError(reply, 'invalid_grant', 'the code was issued to another client or redirect_uri');
+          if (s256(b.code_verifier) !== c.code_challenge) return oauthError(reply, 'invalid_grant', 'code_verifier does not match the code_challenge (S256)');
+          return issue(c.client_id, c.user_id);
+        }
+        if (b.grant_type === 'refresh_token') {
+          if (!b.refresh_token) return oauthError(reply, 'invalid_request', 'refresh_token is required');
+          const r = await db.query<{ client_id: string; user_id: string; refresh_expires_at: Date }>(
+            'UPDATE mcp_tokens SET refresh_hash = NULL, revoked_at = $2 WHERE refresh_hash = $1 AND revoked_at IS NULL RETURNING client_id, user_id, refresh_expires_at',
+            [tokenHash(b.refresh_token), new Date(clock.now())],
+          );
+          const t = r.rows[0];
+          if (!t || new Date(t.refresh_expires_at).getTime() < clock.now())
+            return oauthError(reply, 'invalid_grant', 'the refresh token is unknown, used, revoked or expired');
+          if (b.client_id !== undefined && b.client_id !== t.client_id)
+            return oauthError(reply, 'invalid_grant', 'the refresh token belongs to another client');
+          return issue(t.client_id, t.user_id);
+        }
+        return oauthError(reply, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
+      },
+    );
+
+    app.post(
+      '/v1/oauth/revoke',
+      { config: { auth: AUTH.public }, schema: { tags, summary: 'Revoke an access or refresh token (RFC 7009; 200 whatever it was)', body: RevokeBody } },
+      async (request) => {
+        const h = tokenHash(request.body.token);
+        await db.query('UPDATE mcp_tokens SET revoked_at = $2, refresh_hash = NULL WHERE (token_hash = $1 OR refresh_hash = $1) AND revoked_at IS NULL', [
+          h,
+          new Date(clock.now()),
+        ]);
+        return {};
+      },
+    );
+
+    app.get(
+      '/v1/oauth/tokens',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: "The signed-in person's MCP tokens", response: { 200: McpTokenList } } },
+      async (request) => {
+        const r = await db.query<{ id: string; name: string; created_at: Date; expires_at: Date; last_used_at: Date | null }>(
+          `SELECT t.id, c.name, t.created_at, t.refresh_expires_at AS expires_at, t.last_used_at FROM mcp_tokens t JOIN oauth_clients c ON c.id = t.client_id
+           WHERE t.user_id = $1 AND t.revoked_at IS NULL ORDER BY t.created_at DESC LIMIT 100`,
+          [userIdOf(request)],
+        );
+        return {
+          tokens: r.rows.map((x) => ({
+            id: x.id,
+            client: x.name,
+            createdAt: new Date(x.created_at).toISOString(),
+            expiresAt: new Date(x.expires_at).toISOString(),
+            lastUsedAt: x.last_used_at ? new Date(x.last_used_at).toISOString() : null,
+          })),
+        };
+      },
+    );
+
+    app.delete(
+      '/v1/oauth/tokens/:id',
+      { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: 'Revoke one of your MCP tokens', response: { 204: NoContent, ...errorAnswers(404) } } },
+      async (request, reply) => {
+        const id = (request.params as { id: string }).id;
+        const r = await db.query(
+          'UPDATE mcp_tokens SET revoked_at = $3, refresh_hash = NULL WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id',
+          [id, userIdOf(request), new Date(clock.now())],
+        );
+        if (!r.rows.length) throw new ServiceError('not_found', 'no such token');
+        return reply.code(204).send(null);
+      },
+    );
+  };
+}

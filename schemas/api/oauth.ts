@@ -1,0 +1,68 @@
+import { z } from 'zod';
+
+/**
+ * OAuth 2.1 for the MCP endpoint (issue 27; the MCP authorization specification, 2025-11-25): the authorization
+ * server's metadata (RFC 8414), dynamic client registration (RFC 7591; public clients, PKCE S256 required), the
+ * console's consent, the token endpoint (authorization_code, refresh_token) and revocation (RFC 7009).
+ */
+export const RegisterClientBody = z
+  .object({
+    client_name: z.string().trim().min(1).max(100).optional(),
+    redirect_uris: z.array(z.string().max(2048)).min(1).max(10),
+    grant_types: z.array(z.string().max(100)).max(5).optional(),
+    response_types: z.array(z.string().max(100)).max(5).optional(),
+    token_endpoint_auth_method: z.string().max(100).optional(),
+    scope: z.string().max(500).optional(),
+  })
+  .passthrough();
+export const RegisteredClient = z.object({
+  client_id: z.string(),
+  client_id_issued_at: z.number().int(),
+  client_name: z.string(),
+  redirect_uris: z.array(z.string()),
+  grant_types: z.array(z.string()),
+  response_types: z.array(z.string()),
+  token_endpoint_auth_method: z.literal('none'),
+});
+export type RegisteredClient = z.infer<typeof RegisteredClient>;
+
+export const AuthorizeQuery = z.object({
+  client_id: z.string().min(1).max(100),
+  redirect_uri: z.string().min(1).max(2048),
+  code_challenge: z.string().min(43).max(128),
+  code_challenge_method: z.literal('S256'),
+  response_type: z.literal('code'),
+  state: z.string().max(1000).optional(),
+  resource: z.string().max(2048).optional(),
+  scope: z.string().max(500).optional(),
+});
+export type AuthorizeRequest = z.infer<typeof AuthorizeQuery>;
+export const AuthorizeInfo = z.object({ client: z.object({ id: z.string(), name: z.string() }), redirectHost: z.string(), resource: z.string() });
+export type AuthorizeInfo = z.infer<typeof AuthorizeInfo>;
+export const AuthorizeAnswer = z.object({ redirect: z.string().describe('where the browser goes next: the client with ?code=&state=') });
+export type AuthorizeAnswer = z.infer<typeof AuthorizeAnswer>;
+
+export const TokenBody = z
+  .object({
+    grant_type: z.string().max(100),
+    code: z.string().max(200).optional(),
+    redirect_uri: z.string().max(2048).optional(),
+    client_id: z.string().max(100).optional(),
+    code_verifier: z.string().max(200).optional(),
+    refresh_token: z.string().max(200).optional(),
+    resource: z.string().max(2048).optional(),
+  })
+  .passthrough();
+export const TokenAnswer = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  refresh_token: z.string(),
+  scope: z.string().optional(),
+});
+export const OAuthError = z.object({ error: z.string(), error_description: z.string().optional() });
+export const RevokeBody = z.object({ token: z.string().max(200), token_type_hint: z.string().max(100).optional() }).passthrough();
+
+export const McpTokenSchema = z.object({ id: z.string(), client: z.string(), createdAt: z.string(), expiresAt: z.string(), lastUsedAt: z.string().nullable() });
+export const McpTokenList = z.object({ tokens: z.array(McpTokenSchema) });
+export type McpTokenList = z.infer<typeof McpTokenList>;
