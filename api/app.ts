@@ -119,7 +119,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
         schema.security = [
           ...(auth.session ? [{ session: [] }] : []),
           ...(auth.cli ? [{ cliToken: [] }] : []),
-          ...(auth.keyScope ? [{ apiKey: [auth.keyScope] }] : []),
+          ...(auth.keyScope ? [{ apiKey: [auth.keyScope] }] : auth.anyKey ? [{ apiKey: [] }] : []),
         ];
       } else if (auth?.public) schema.security = [];
       return { schema: schema as FastifySchema, url: out.url };

@@ -197,7 +197,7 @@ describe('index and OpenAPI', () => {
     const schema = signIn.requestBody.content['application/json'].schema;
     expect(schema.required).toEqual(expect.arrayContaining(['email', 'password']));
     expect(signIn.security).toEqual([]);
-    expect(doc.paths['/v1/projects/{slug}/keys'].post.security).toEqual([{ session: [] }]);
+    expect(doc.paths['/v1/projects/{slug}/keys'].post.security).toEqual([{ session: [] }, { cliToken: [] }]);
     expect(doc.paths['/v1/projects/{slug}'].get.security).toEqual(expect.arrayContaining([{ apiKey: ['project:read'] }]));
     expect(doc.components.securitySchemes.cliToken.description).toMatch(/SERVICE_TOKEN/);
     // The edge's routes are documented from the schemas it validates with.

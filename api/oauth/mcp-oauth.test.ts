@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { freePort } from '../../test/e2e/support/console-service.ts';
 import { prng } from '../../test/support/prng.ts';
+import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
+import { steerableGuard } from '../../test/support/outbound-guard.ts';
 
 /**
  * MCP authorization (issue 27; the MCP authorization specification 2025-11-25) driven by the MCP SDK's own client:
@@ -20,6 +22,7 @@ let t: Awaited<ReturnType<typeof buildTestApi>>;
 let base: string;
 let owner: SignedInUser;
 let slug: string;
+let receiver: HttpsReceiver;
 
 class MemoryProvider implements OAuthClientProvider {
   info: OAuthClientInformationMixed | undefined;
@@ -64,23 +67,28 @@ class MemoryProvider implements OAuthClientProvider {
 beforeAll(async () => {
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
-  t = await buildTestApi({ env: { PUBLIC_BASE_URL: base, PORT: String(port) } });
+  receiver = await startHttpsReceiver();
+  const outbound = steerableGuard({ ca: receiver.cert, unknownNames: 'fail' });
+  outbound.table['meta.internal.example'] = ['10.0.0.1'];
+  t = await buildTestApi({ env: { PUBLIC_BASE_URL: base, PORT: String(port) }, overrides: { outbound: outbound.guard } });
   owner = await signUpAndSignIn(t.app, t.platform);
   slug = (await createProject(t.app, owner.cookie)).slug;
   await t.app.listen({ port, host: '127.0.0.1' });
 });
 afterAll(async () => {
   await t?.close();
+  await receiver?.close();
 });
 
 const form = (body: Record<string, string>) =>
   fetch(`${base}/v1/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
 
 /** The person's consent, as the console page gives it: read who asks, approve, follow the redirect's code. */
-async function consent(url: URL): Promise<string> {
+const consent = (url: URL) => consentAs(url, 'Test agent');
+async function consentAs(url: URL, clientName: string): Promise<string> {
   const q = Object.fromEntries(url.searchParams);
   const info = await t.app.inject({ url: `/v1/oauth/authorize?${url.searchParams}`, headers: sessionHeaders(owner.cookie) });
-  expect(info.json()).toMatchObject({ client: { name: 'Test agent' }, resource: `${base}/v1/mcp` });
+  expect(info.json()).toMatchObject({ client: { name: clientName }, resource: `${base}/v1/mcp` });
   const ok = await t.app.inject({ method: 'POST', url: '/v1/oauth/authorize', headers: sessionHeaders(owner.cookie), payload: q });
   expect(ok.statusCode, ok.body).toBe(200);
   const back = new URL(ok.json().redirect);
@@ -209,6 +217,49 @@ describe('MCP authorization', () => {
     expect([evil.status, (await evil.json()).error]).toEqual([400, 'invalid_redirect_uri']);
     const meta = await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json();
     expect(meta).toMatchObject({ issuer: base, code_challenge_methods_supported: ['S256'], registration_endpoint: `${base}/v1/oauth/register` });
+  });
+
+  it('takes a client ID metadata document as the client_id, fetched through the outbound guard', async () => {
+    const docUrl = receiver.url.replace(/\/hook$/, '/client.json');
+    const wrongUrl = receiver.url.replace(/\/hook$/, '/wrong.json');
+    receiver.respond = (r) =>
+      r.path === '/client.json'
+        ? {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ client_id: docUrl, client_name: 'Doc agent', redirect_uris: ['http://127.0.0.1:9/doc'] }),
+          }
+        : {
+            status: 200,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ client_id: 'https://someone-else.example/c.json', redirect_uris: ['http://127.0.0.1:9/doc'] }),
+          };
+    const verifier = 'd'.repeat(50);
+    const challenge = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url');
+    const ask = (clientId: string) => {
+      const url = new URL(`${base}/oauth/authorize`);
+      for (const [k, v] of Object.entries({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: 'http://127.0.0.1:9/doc',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }))
+        url.searchParams.set(k, v);
+      return url;
+    };
+    const code = await consentAs(ask(docUrl), 'Doc agent');
+    const tokens = await (
+      await form({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: docUrl, redirect_uri: 'http://127.0.0.1:9/doc' })
+    ).json();
+    expect(tokens.access_token).toMatch(/^cxm_/);
+    // A document that names another client, or one at a private address (never dialled), is refused.
+    for (const bad of [wrongUrl, 'https://meta.internal.example/client.json']) {
+      const before = receiver.requests.length;
+      const res = await t.app.inject({ url: `/v1/oauth/authorize?${ask(bad).searchParams}`, headers: sessionHeaders(owner.cookie) });
+      expect(res.statusCode, bad).toBe(400);
+      if (bad.includes('internal')) expect(receiver.requests.length).toBe(before);
+    }
   });
 
   it('answers random input to its public routes below 500, always JSON, and keeps serving', async () => {

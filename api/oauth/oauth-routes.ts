@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
+import { guardedGet } from '../../platform/guarded-get.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
@@ -24,7 +25,8 @@ import { AUTH } from '../auth/route-auth.ts';
 /**
  * The OAuth 2.1 authorization server of the MCP endpoint (issue 27; MCP authorization, 2025-11-25), top to bottom:
  *   metadata   `/.well-known/oauth-authorization-server` (RFC 8414): PKCE S256 only, public clients, code + refresh
- *   register   `POST /v1/oauth/register` (RFC 7591): a public client; redirect URIs https, or http on loopback
+ *   register   a client ID metadata document (an https client_id, fetched through the outbound guard), or
+ *              `POST /v1/oauth/register` (RFC 7591): a public client; redirect URIs https, or http on loopback
  *   consent    the console's `/oauth/authorize` page reads `GET /v1/oauth/authorize` (who asks) and the signed-in
  *              person approves with `POST /v1/oauth/authorize` (session only): a one-use code, 60 s, bound to the
  *              client, the redirect URI, the PKCE challenge and the resource
@@ -50,15 +52,47 @@ function redirectAllowed(raw: string): boolean {
   }
 }
 
-export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' | 'limiter'>): FastifyPluginAsyncZod {
+export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' | 'limiter' | 'outbound'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
   const base = publicBaseUrl(platform.config);
   const resource = `${base}/v1/mcp`;
   const tags = ['oauth'];
 
   async function clientOf(id: string) {
+    if (id.startsWith('https://')) return metadataDocumentClient(id);
     return (await db.query<{ id: string; name: string; redirect_uris: string[] }>('SELECT id, name, redirect_uris FROM oauth_clients WHERE id = $1', [id]))
       .rows[0];
+  }
+  /**
+   * A client ID metadata document (the MCP authorization spec's preferred registration): the client_id is an https URL
+   * whose JSON names the client and its redirect URIs. Fetched through the outbound guard (public addresses only, no
+   * redirects, 5 s, 64 KiB) at each authorization, and remembered for the token endpoint.
+   */
+  async function metadataDocumentClient(url: string) {
+    let doc: { client_id?: unknown; client_name?: unknown; redirect_uris?: unknown };
+    try {
+      const r = await guardedGet(url, {
+        guard: platform.outbound,
+        use: 'provider_api',
+        headers: { accept: 'application/json' },
+        timeoutMs: 5000,
+        maxBytes: 64 * 1024,
+      });
+      if (r.status !== 200) throw new Error(`HTTP ${r.status}`);
+      doc = JSON.parse(r.body.toString('utf8'));
+    } catch (err) {
+      throw new ServiceError('invalid_request', `the client ID metadata document could not be read: ${(err as Error).message}`);
+    }
+    const uris = Array.isArray(doc.redirect_uris) ? doc.redirect_uris.filter((u): u is string => typeof u === 'string' && redirectAllowed(u)).slice(0, 10) : [];
+    if (doc.client_id !== url || !uris.length)
+      throw new ServiceError('invalid_request', 'the metadata document must name this client_id and at least one allowed redirect URI');
+    const name = typeof doc.client_name === 'string' && doc.client_name.trim() ? doc.client_name.trim().slice(0, 100) : new URL(url).host;
+    await db.query(
+      `INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris`,
+      [url, name, uris, new Date(clock.now())],
+    );
+    return { id: url, name, redirect_uris: uris };
   }
   async function checkRequest(q: { client_id: string; redirect_uri: string; resource?: string }) {
     const client = await clientOf(q.client_id);
@@ -105,6 +139,7 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
         token_endpoint_auth_methods_supported: ['none'],
         revocation_endpoint_auth_methods_supported: ['none'],
         scopes_supported: ['mcp'],
+        client_id_metadata_document_supported: true,
       }),
     );
 

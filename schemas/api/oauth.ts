@@ -27,7 +27,7 @@ export const RegisteredClient = z.object({
 export type RegisteredClient = z.infer<typeof RegisteredClient>;
 
 export const AuthorizeQuery = z.object({
-  client_id: z.string().min(1).max(100),
+  client_id: z.string().min(1).max(2048).describe('a registered oac_... id, or the https URL of a client ID metadata document'),
   redirect_uri: z.string().min(1).max(2048),
   code_challenge: z.string().min(43).max(128),
   code_challenge_method: z.literal('S256'),
