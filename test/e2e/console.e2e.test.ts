@@ -589,8 +589,24 @@ describe('the console', () => {
         { timeout: 20_000 },
       )
       .toMatch(/\bup\b[\s\S]*200 in \d+ ms/);
+    // Check rows reach the analytical store in batches (at most once a second): reopen the list until the first is in.
     await row.getByRole('button', { name: 'Checks' }).click();
-    await page.getByRole('table', { name: 'Latest checks of Storefront API' }).getByText('up').first().waitFor();
+    const checks = page.getByRole('table', { name: 'Latest checks of Storefront API' });
+    await expect
+      .poll(
+        async () => {
+          const n = await checks.locator('tbody tr').count();
+          if (!n) {
+            await row.getByRole('button', { name: 'Hide checks' }).click();
+            await row.getByRole('button', { name: 'Checks' }).click();
+            await page.waitForTimeout(300);
+          }
+          return n;
+        },
+        { timeout: 20_000 },
+      )
+      .toBeGreaterThan(0);
+    await checks.getByText('up').first().waitFor();
     await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-uptime.png'), fullPage: true });
     const status = await page.evaluate(() => fetch('/v1/status/shop').then((r) => r.json()));
     expect(status).toMatchObject({ status: 'up', monitors: [{ name: 'Storefront API', state: 'up' }] });
@@ -604,7 +620,9 @@ describe('the console', () => {
     // The client's redirect target: a loopback page that keeps the code it is sent.
     let got: URLSearchParams | undefined;
     const cb = http.createServer((req, res) => {
-      got = new URL(req.url ?? '/', 'http://127.0.0.1').searchParams;
+      // Only the redirect counts: the browser also asks this origin for /favicon.ico.
+      const u = new URL(req.url ?? '/', 'http://127.0.0.1');
+      if (u.pathname === '/cb') got = u.searchParams;
       res.writeHead(200, { 'content-type': 'text/plain' }).end('you may close this tab');
     });
     await new Promise<void>((r) => cb.listen(0, '127.0.0.1', () => r()));
