@@ -1,6 +1,7 @@
 import https from 'node:https';
 import net from 'node:net';
-import tls from 'node:tls';
+import type tls from 'node:tls';
+import { extraCaContext } from './outbound-tls.ts';
 import { hostOf, type OutboundUrlGuard, type OutboundUse } from './ports/outbound-url-guard.ts';
 
 /**
@@ -28,36 +29,34 @@ export function guardedGet(
       request.destroy();
       reject(new GuardedGetError(message));
     };
-    const request = https.get(
-      {
-        host,
-        port: url.port ? Number(url.port) : 443,
-        path: url.pathname + url.search,
-        headers: opts.headers,
-        lookup: opts.guard.lookup(opts.use),
-        servername: net.isIP(host) ? undefined : host,
-        ...(opts.guard.extraCa ? { ca: [...tls.rootCertificates, opts.guard.extraCa.toString()] } : {}),
-        agent: false,
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status >= 300 && status < 400) return fail(`redirect (${status}) not followed`);
-        const declared = Number(res.headers['content-length'] ?? 0);
-        if (declared > opts.maxBytes) return fail(`body of ${declared} bytes is over ${opts.maxBytes}`);
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size > opts.maxBytes) return fail(`body is over ${opts.maxBytes} bytes`);
-          chunks.push(c);
-        });
-        res.on('end', () => {
-          clearTimeout(timer);
-          resolve({ status, body: Buffer.concat(chunks) });
-        });
-        res.on('error', (err) => fail(err.message));
-      },
-    );
+    const options: https.RequestOptions & Pick<tls.ConnectionOptions, 'secureContext'> = {
+      host,
+      port: url.port ? Number(url.port) : 443,
+      path: url.pathname + url.search,
+      headers: opts.headers,
+      lookup: opts.guard.lookup(opts.use),
+      servername: net.isIP(host) ? undefined : host,
+      secureContext: extraCaContext(opts.guard.extraCa),
+      agent: false,
+    };
+    const request = https.get(options, (res) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400) return fail(`redirect (${status}) not followed`);
+      const declared = Number(res.headers['content-length'] ?? 0);
+      if (declared > opts.maxBytes) return fail(`body of ${declared} bytes is over ${opts.maxBytes}`);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      res.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > opts.maxBytes) return fail(`body is over ${opts.maxBytes} bytes`);
+        chunks.push(c);
+      });
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status, body: Buffer.concat(chunks) });
+      });
+      res.on('error', (err) => fail(err.message));
+    });
     const timer = setTimeout(() => fail(`timed out after ${opts.timeoutMs / 1000} s`), opts.timeoutMs);
     request.on('error', (err) => fail(err.message));
   });

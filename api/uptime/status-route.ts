@@ -22,16 +22,15 @@ import { monitorsStore } from './monitors-store.ts';
 const DAY_MS = 86_400_000;
 const MAX_CACHED = 1000;
 
+/** A slug's answer until `until`: its bytes and ETag, or none (404). */
 interface Cached {
   until: number;
-  etag: string;
-  body: string;
+  page: { etag: string; body: string } | undefined;
 }
 
 export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
-  const cache = new Map<string, Cached | 'missing'>();
-  const expiry = new Map<string, number>();
+  const cache = new Map<string, Cached>();
 
   async function compute(slug: string, now: number): Promise<string | undefined> {
     const monitors = (
@@ -105,12 +104,12 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
     return JSON.stringify(page);
   }
 
-  function remember(slug: string, value: Cached | 'missing', now: number) {
-    if (cache.size >= MAX_CACHED && !cache.has(slug)) {
-      for (const [k, until] of expiry) if (until <= now || cache.size >= MAX_CACHED) cache.delete(k), expiry.delete(k);
-    }
-    cache.set(slug, value);
-    expiry.set(slug, now + LIMITS.uptime.statusCacheMs);
+  /** Bounded: when full, expired answers go first, then the oldest (a Map keeps insertion order). */
+  function remember(slug: string, entry: Cached, now: number) {
+    cache.delete(slug);
+    if (cache.size >= MAX_CACHED) for (const [k, c] of cache) if (c.until <= now) cache.delete(k);
+    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
+    cache.set(slug, entry);
   }
 
   return async (app) => {
@@ -133,21 +132,20 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
         const slug = request.params.slug.toLowerCase();
         const now = clock.now();
         // 2. cache
-        let hit = (expiry.get(slug) ?? 0) > now ? cache.get(slug) : undefined;
-        if (!hit) {
+        let hit = cache.get(slug);
+        if (!hit || hit.until <= now) {
           // 3. compute
           const body = await compute(slug, now);
-          hit =
-            body === undefined
-              ? 'missing'
-              : { until: now + LIMITS.uptime.statusCacheMs, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+          const page = body === undefined ? undefined : { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+          hit = { until: now + LIMITS.uptime.statusCacheMs, page };
           remember(slug, hit, now);
         }
-        if (hit === 'missing') throw new ServiceError('not_found', 'no such status page');
+        const page = hit.page;
+        if (!page) throw new ServiceError('not_found', 'no such status page');
         // 4. answer
-        reply.header('cache-control', `public, max-age=${LIMITS.uptime.statusCacheMs / 1000}`).header('etag', hit.etag);
-        if (request.headers['if-none-match'] === hit.etag) return reply.code(304).send(null);
-        return reply.type('application/json; charset=utf-8').send(hit.body as never);
+        reply.header('cache-control', `public, max-age=${LIMITS.uptime.statusCacheMs / 1000}`).header('etag', page.etag);
+        if (request.headers['if-none-match'] === page.etag) return reply.code(304).send(null);
+        return reply.type('application/json; charset=utf-8').send(page.body as never);
       },
     );
   };

@@ -2,6 +2,7 @@ import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
 import { hostOf, OutboundUrlError, type OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
+import { extraCaContext } from '../../platform/outbound-tls.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { CheckError } from '../../schemas/uptime.ts';
 
@@ -32,14 +33,14 @@ export interface CheckResult {
 
 export interface CheckAgent {
   agent: https.Agent;
-  /** Built once: a context per request (from ~150 roots) would cost more CPU than the check itself. */
+  /** Shared (platform/outbound-tls.ts): a context per request would cost more CPU than the check itself. */
   secureContext?: tls.SecureContext;
 }
 
 export function createCheckAgent(guard: OutboundUrlGuard): CheckAgent {
   return {
     agent: new https.Agent({ keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 60_000 }),
-    secureContext: guard.extraCa ? tls.createSecureContext({ ca: [...tls.rootCertificates, guard.extraCa.toString()] }) : undefined,
+    secureContext: extraCaContext(guard.extraCa),
   };
 }
 

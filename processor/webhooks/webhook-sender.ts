@@ -1,8 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import tls from 'node:tls';
+import type tls from 'node:tls';
 import { hostOf, OutboundUrlError, type OutboundUrlGuard } from '../../platform/ports/outbound-url-guard.ts';
 import net from 'node:net';
+import { extraCaContext } from '../../platform/outbound-tls.ts';
 
 /**
  * One HTTPS POST of a signed delivery (spec §6.3, §9). What makes it safe to point at a
@@ -57,7 +58,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       headers: { ...req.headers, 'Content-Length': String(Buffer.byteLength(req.body)) },
       lookup: opts.guard.lookup('webhook'),
       servername: net.isIP(host) ? undefined : host,
-      secureContext: opts.guard.extraCa ? extraCaContext(opts.guard.extraCa) : undefined,
+      secureContext: extraCaContext(opts.guard.extraCa),
       agent: false,
     };
     // http:// only gets here when the guard allowed it (ALLOW_LOCAL_WEBHOOKS).
@@ -81,18 +82,6 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
     });
     request.end(req.body);
   });
-}
-
-// Building a context from the ~150 public roots costs milliseconds of CPU: once per CA, not per send.
-const contexts = new Map<string, tls.SecureContext>();
-function extraCaContext(ca: string | Buffer): tls.SecureContext {
-  const key = ca.toString();
-  let ctx = contexts.get(key);
-  if (!ctx) {
-    ctx = tls.createSecureContext({ ca: [...tls.rootCertificates, key] });
-    contexts.set(key, ctx);
-  }
-  return ctx;
 }
 
 function describeNetworkError(err: NodeJS.ErrnoException): string {
