@@ -23,6 +23,7 @@ import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { flagsRoutes } from './flags/flags-routes.ts';
+import { localEvaluationRoutes } from './flags/local-evaluation-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
 import { consoleBundle } from './console/console-assets.ts';
 import { consoleRoutes } from './console/console-routes.ts';
@@ -144,6 +145,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
   await app.register(flagsRoutes(platform));
+  await app.register(localEvaluationRoutes(platform));
   await app.register(inboundRoutes(platform, { topic: opts.inboundTopic }));
   await app.register(githubIntegrationRoutes(platform));
   await app.register(paymentsRoutes(platform));

@@ -33,9 +33,18 @@ export function parseAnalyticsBatch(body: Buffer, ctx: Pick<ParseContext, 'proje
     const fields = envelope.error.issues.slice(0, 20).map((i) => ({ path: i.path.map(String).join('.') || '(body)', message: i.message }));
     return refusal('invalid_request', `invalid analytics batch: ${fields.map((f) => f.path).join(', ')}`, { fields });
   }
+  return stampAnalyticsBatch(envelope.data.batch, ctx);
+}
+
+/**
+ * Pure: events as a client sent them (our shape), checked one by one and stamped (uuid, clamped timestamp) into one
+ * bus message; the malformed ones are named in `rejected`. Refused whole when none is valid. Every way events reach
+ * the analytics topic ends here (our batch route, PostHog's capture routes in ingest/posthog/).
+ */
+export function stampAnalyticsBatch(batch: unknown[], ctx: Pick<ParseContext, 'projectId' | 'originHost' | 'receivedAt'>): Parsed | Refusal {
   const events: StampedAnalyticsEvent[] = [];
   const rejected: NonNullable<Parsed['rejected']> = [];
-  envelope.data.batch.forEach((raw, index) => {
+  batch.forEach((raw, index) => {
     // The written-out check first; zod only to say why an event is refused.
     let e = validAnalyticsEvent(raw);
     if (!e) {

@@ -3,7 +3,7 @@ import type { Logger } from '../platform/logger.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { RateHit } from '../platform/ports/rate-limiter.ts';
 import type { SiteServer } from '../platform/sites/site-server.ts';
-import { admitBatch, batchRequestHeaders, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
+import { admitBatch, batchRequestHeaders, ingestCredential, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
 import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers, type ReadBody, type ReplyState } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
@@ -57,6 +57,14 @@ export interface BatchRoute {
   refusalHeaders?(r: Refusal): Headers;
   /** Request headers a cross-origin caller may send (CORS preflight). */
   corsAllowHeaders?: string;
+  /**
+   * For callers that name the key inside the body (PostHog's SDKs, ingest/posthog/): the body is read and opened
+   * first, then admitted as if it carried the key found (else the request's own credential headers); `parse` gets
+   * what was opened as `ctx.opened`, so the body is decoded once.
+   */
+  openBody?(read: ReadBody, h: BatchRequestHeaders): { token: string; opened: unknown } | Refusal;
+  /** Fields added to a refusal's JSON body beside `error` and `message` (PostHog's SDKs read their own shape). */
+  refusalBody?(r: Refusal): Record<string, unknown>;
 }
 
 export interface ParseContext {
@@ -65,6 +73,8 @@ export interface ParseContext {
   receivedAt: number;
   hasOrigin: boolean;
   contentEncoding: string;
+  /** What the route's openBody made of the body, when it has one. */
+  opened?: unknown;
 }
 
 export interface Parsed {
@@ -145,7 +155,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
       send(res, immediateReply(), 204, headers);
     });
-    app.post(path, route.siteKeyed ? postToSite : post);
+    app.post(path, route.siteKeyed ? postToSite : route.openBody ? postOpened : post);
     app.any(path, (res, req) => {
       sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
     });
@@ -156,7 +166,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   function refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void {
-    counters.refuse(res, st, r, route.refusalHeaders ? [...cors, ...route.refusalHeaders(r)] : cors);
+    counters.refuse(res, st, route.refusalBody ? { ...r, body: route.refusalBody(r) } : r, route.refusalHeaders ? [...cors, ...route.refusalHeaders(r)] : cors);
   }
 
   function callerIp(res: uWS.HttpResponse, req: uWS.HttpRequest, relayed: boolean): string {
@@ -192,42 +202,66 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   /**
+   * A request whose admission waits on something (the site of its Host, the key inside its body): the body streams
+   * in at once, within the limit, and `then` admits and accepts it.
+   */
+  function admitLater(
+    res: uWS.HttpResponse,
+    req: uWS.HttpRequest,
+    relayed: boolean,
+    then: (r: { st: ReplyState; h: BatchRequestHeaders; cors: Headers; ip: string; body: Promise<ReadBody | null> }) => Promise<void>,
+  ): void {
+    const st = watchedReply(res);
+    const h = batchRequestHeaders(req, route.hasParam);
+    const cors = corsOf(h.origin);
+    const ip = callerIp(res, req, relayed);
+    const declared = Number(h.contentLength) || 0;
+    if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
+    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
+    guarded(res, st, cors, then({ st, h, cors, ip, body }));
+  }
+
+  /**
    * The same-origin path: the Host is resolved to its site's project (platform/sites/, cached) while the body
    * streams in, then the request is admitted as if it carried the project's ingest key, and goes on as any other.
    */
   function postToSite(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
-    const st = watchedReply(res);
-    const h = batchRequestHeaders(req);
-    const cors = corsOf(h.origin);
-    const ip = callerIp(res, req, false);
-    const declared = Number(h.contentLength) || 0;
-    if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
-    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
-    guarded(
-      res,
-      st,
-      cors,
-      (async () => {
-        let siteKey: EdgeKey | Refusal;
-        try {
-          siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
-        } catch (err) {
-          await body;
-          log.error({ err }, 'site lookup failed');
-          return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
-        }
-        if ('reason' in siteKey) {
-          await body;
-          return refuse(res, st, siteKey, cors);
-        }
-        const admitted = admitBatch(h, rules, siteKey);
-        if (!('ok' in admitted)) {
-          await body;
-          return refuse(res, st, admitted, cors);
-        }
-        await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
-      })(),
-    );
+    admitLater(res, req, false, async ({ st, h, cors, ip, body }) => {
+      let siteKey: EdgeKey | Refusal;
+      try {
+        siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
+      } catch (err) {
+        await body;
+        log.error({ err }, 'site lookup failed');
+        return refuse(res, st, refusal('limiter_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
+      }
+      if ('reason' in siteKey) {
+        await body;
+        return refuse(res, st, siteKey, cors);
+      }
+      const admitted = admitBatch(h, rules, siteKey);
+      if (!('ok' in admitted)) {
+        await body;
+        return refuse(res, st, admitted, cors);
+      }
+      await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
+    });
+  }
+
+  /**
+   * The key is inside the body (route.openBody): the body is read whole (within the limit) and opened, then the
+   * request is admitted with the key found and goes on as any other.
+   */
+  function postOpened(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    admitLater(res, req, true, async ({ st, h, cors, ip, body }) => {
+      const read = await body;
+      if (read === null || st.done || st.aborted) return;
+      const opened = route.openBody!(read, h);
+      if ('reason' in opened) return refuse(res, st, opened, cors);
+      const admitted = admitBatch(h, { ...rules, credential: (headers) => opened.token || ingestCredential(headers) });
+      if (!('ok' in admitted)) return refuse(res, st, admitted, cors);
+      await accept(res, st, Promise.resolve(read), limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors, opened.opened);
+    });
   }
 
   async function accept(
@@ -238,6 +272,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     admitted: Admitted,
     h: BatchRequestHeaders,
     cors: Headers,
+    opened?: unknown,
   ): Promise<void> {
     let decisions: Array<{ allowed: boolean; retryAfterSec: number }>;
     try {
@@ -262,6 +297,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       receivedAt: clock.now(),
       hasOrigin: h.origin !== '',
       contentEncoding: h.contentEncoding,
+      opened,
     });
     if (!('ok' in outcome)) return refuse(res, st, outcome, cors);
 

@@ -9,7 +9,7 @@ import { prng } from '../test/support/prng.ts';
 
 /**
  * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path,
- * the widget assets, analytics ingest and flag evaluation. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
+ * the widget assets, analytics ingest and flag evaluation, and PostHog's capture, flag and config routes. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
  * types, methods, query strings), the answer is below 500, JSON unless it is the script itself, and the edge keeps
  * answering. Seeded, so a failure reproduces.
  */
@@ -44,7 +44,7 @@ describe("the clients' public routes under random input", () => {
     ];
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
-      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics', 'flags']);
+      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics', 'flags', 'posthog', 'posthog']);
       let raw = pick([
         Buffer.from(pick(envelopes)),
         Buffer.from(goodEvent),
@@ -110,6 +110,43 @@ describe("the clients' public routes under random input", () => {
               ),
             }),
           );
+      } else if (route === 'posthog') {
+        url = `${pick(['/batch/', '/e/', '/i/v0/e', '/capture/', '/flags/', '/decide/', `/array/${pick([p.ingestKey, ascii(8).replace(/[/?#%]/g, 'x')])}/config`, '/batch/x'])}${pick(['', '?v=2', '?compression=gzip-js', '?compression=base64', '?compression=lz64', `?token=${encodeURIComponent(text(8))}`, '?ip=1&_=1'])}`;
+        const event = () =>
+          pick<unknown>([
+            {
+              event: text(5),
+              properties: { distinct_id: text(4), token: pick([p.ingestKey, text(6)]), $set: { a: text(3) } },
+              timestamp: pick([text(8), 1e12, null]),
+              uuid: pick([randomUUID(), 7]),
+            },
+            { event: 'e', distinct_id: pick([1, null, {}, text(3)]), offset: pick([5, 'x']) },
+            null,
+            [],
+          ]);
+        const json = pick<unknown>([
+          {
+            api_key: pick([p.ingestKey, text(10), 3]),
+            batch: Array.from({ length: Math.floor(rnd() * 4) }, event),
+            sent_at: pick([text(5), '2026-01-01T00:00:00Z']),
+          },
+          Array.from({ length: Math.floor(rnd() * 4) }, event),
+          event(),
+          {
+            token: p.ingestKey,
+            distinct_id: pick(['u1', 5, '', null]),
+            person_properties: pick([{ plan: 'pro' }, 'x', null]),
+            flag_keys: pick([['a'], 'a', null]),
+          },
+        ]);
+        const wire = Buffer.from(JSON.stringify(json));
+        raw = pick([
+          wire,
+          gzipSync(wire),
+          Buffer.from(`data=${encodeURIComponent(wire.toString('base64'))}`),
+          Buffer.from(`data=${encodeURIComponent(text(20))}`),
+          raw,
+        ]);
       } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
       const res = await request(method, url, headers, method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
       seen.set(res.status, (seen.get(res.status) ?? 0) + 1);

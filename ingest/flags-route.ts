@@ -10,7 +10,7 @@ import { ingestCredential, originAllowed, OTHER_CREDENTIAL_PREFIXES, type BatchR
 import type { EdgeContext } from './batch-route.ts';
 import type { FlagCache, ProjectFlags } from './flag-cache.ts';
 import { clientIp, immediateReply, send, sendError, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
-import type { EdgeKey } from './project-cache.ts';
+import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { siteKeyOfHost } from './site-key.ts';
 import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
@@ -139,6 +139,29 @@ function cachedAnswer(
   return made;
 }
 
+/** The project key a flag request names (`missing`: what to say when it names none). */
+export function flagKeyOf(cache: ProjectCache, token: string, missing: string): EdgeKey | Refusal {
+  if (!token) return refusal('unauthorized', missing);
+  const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
+  if (key) return key;
+  return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))
+    ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags')
+    : refusal('unauthorized', 'unknown or revoked ingest key');
+}
+
+/** A CORS preflight's answer: the request's origin may call with these methods and headers (a bad origin: none). */
+export function flagsPreflight(origin: string, methods: string, allowHeaders: string): Headers {
+  return origin && originHostOf(origin)
+    ? [
+        ['Access-Control-Allow-Origin', origin],
+        ['Vary', 'Origin'],
+        ['Access-Control-Allow-Methods', methods],
+        ['Access-Control-Allow-Headers', allowHeaders],
+        ['Access-Control-Max-Age', '600'],
+      ]
+    : [['Vary', 'Origin']];
+}
+
 /** A site's Host as an origin host: with its port when it names one; without, it matches port-less patterns. */
 function siteOriginHost(host: string): string | null {
   return /:\d+$/.test(host) ? originHostOf(`http://${host}`) : host.toLowerCase() || null;
@@ -181,20 +204,9 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
     [FLAGS_PATH, false],
     [SITE_FLAGS_PATH, true],
   ] as const) {
-    app.options(path, (res, req) => {
-      const origin = req.getHeader('origin');
-      const headers: Headers =
-        origin && originHostOf(origin)
-          ? [
-              ['Access-Control-Allow-Origin', origin],
-              ['Vary', 'Origin'],
-              ['Access-Control-Allow-Methods', 'GET'],
-              ['Access-Control-Allow-Headers', 'authorization, x-service-analytics-key, if-none-match'],
-              ['Access-Control-Max-Age', '600'],
-            ]
-          : [['Vary', 'Origin']];
-      send(res, immediateReply(), 204, headers);
-    });
+    app.options(path, (res, req) =>
+      send(res, immediateReply(), 204, flagsPreflight(req.getHeader('origin'), 'GET', 'authorization, x-service-analytics-key, if-none-match')),
+    );
     app.get(path, (res, req) => {
       const st = watchedReply(res, req);
       const r: FlagRequest = {
@@ -225,15 +237,12 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
   }
 
   // 1. credential: the request's ingest key, or the site's
-  function tokenKey(r: FlagRequest): EdgeKey | Refusal {
-    const token = ingestCredential(r as unknown as BatchRequestHeaders);
-    if (!token) return refusal('unauthorized', 'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)');
-    const key = token.startsWith(TOKEN_PREFIX.ingestKey) ? cache.byToken(token) : undefined;
-    if (key) return key;
-    return OTHER_CREDENTIAL_PREFIXES.some((p) => token.startsWith(p))
-      ? refusal('forbidden_credential', 'only an ingest key (cak_live_) may evaluate flags')
-      : refusal('unauthorized', 'unknown or revoked ingest key');
-  }
+  const tokenKey = (r: FlagRequest) =>
+    flagKeyOf(
+      cache,
+      ingestCredential(r as unknown as BatchRequestHeaders),
+      'an ingest key is required (Authorization: Bearer cak_live_... or x-service-analytics-key)',
+    );
 
   function answer(res: uWS.HttpResponse, st: ReplyState, r: FlagRequest, key: EdgeKey | Refusal, cors: Headers, siteKeyed: boolean): void {
     if ('reason' in key) return counters.refuse(res, st, key, cors);

@@ -9,6 +9,8 @@ import { sentryRoutes } from './sentry/sentry-routes.ts';
 import { analyticsRoute, SITE_ANALYTICS_PATH } from './analytics-route.ts';
 import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
+import { posthogCaptureRoutes } from './posthog/posthog-capture.ts';
+import { registerPostHogFlags } from './posthog/posthog-flags-route.ts';
 
 const prefixed = (prefix: string, counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}_${k}`, v]));
 import { buildWidgetAssets, registerWidgetAssets } from './widget-assets.ts';
@@ -24,7 +26,7 @@ import { siteServerOf } from '../platform/sites/site-server.ts';
  * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts): `POST /v1/errors/i`
  * (errors-route.ts) and `POST /v1/analytics/i` (analytics-route.ts), each also on every site's own host under
  * `/service/v1/` (§7.1), Sentry SDKs' envelope and store endpoints (sentry/); flag evaluation, `GET /v1/flags/i`
- * (flags-route.ts, from flag-cache.ts); the browser client's files under `/v1/w/` (widget-assets.ts); and in
+ * (flags-route.ts, from flag-cache.ts); PostHog's SDKs' capture and flag endpoints (posthog/); the browser client's files under `/v1/w/` (widget-assets.ts); and in
  * single-process mode site hosts and the relay of every other request to the API (single-process-proxy.ts). Per request it does no database I/O: keys, settings and cap state come from
  * the in-memory project cache (project-cache.ts).
  */
@@ -87,6 +89,10 @@ export async function startIngestServer(
   for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
   const flags = await startFlagCache(platform);
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
+  // PostHog's SDKs unchanged (posthog/): their capture routes are analytics ingest, their flag routes the same evaluation.
+  const posthogCounters = createRefusalCounters();
+  for (const route of posthogCaptureRoutes(analytics)) registerBatchRoute({ ...edge, counters: posthogCounters }, route);
+  registerPostHogFlags({ ...edge, counters: posthogCounters }, flags);
   registerWidgetAssets(app, await buildWidgetAssets());
   // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
   registerSingleProcessProxy(app, { forward: opts.forward, sites: opts.forward ? sites : undefined, trustProxy: platform.config.TRUST_PROXY, log });
@@ -116,6 +122,7 @@ export async function startIngestServer(
       ...prefixed('sentry', sentryCounters.counts),
       ...prefixed('analytics', analyticsCounters.counts),
       ...prefixed('flags', flagsCounters.counts),
+      ...prefixed('posthog', posthogCounters.counts),
     }),
   };
 }

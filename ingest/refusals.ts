@@ -12,6 +12,8 @@ export interface Refusal {
   /** Overrides the table's Retry-After (rate limits and caps know theirs). */
   retryAfterSec?: number;
   fields?: ErrorBody['fields'];
+  /** Fields added to the JSON body beside `error` and `message` (a route's callers read their own shape). */
+  body?: Record<string, unknown>;
 }
 
 export const refusal = (reason: RefusalReason, message: string, extra: Omit<Refusal, 'reason' | 'message'> = {}): Refusal => ({ reason, message, ...extra });
@@ -34,7 +36,7 @@ export function createRefusalCounters(): RefusalCounters {
       counts[r.reason]++;
       const how: { code?: ErrorCode; status?: 204; close?: true; retryAfterSec?: number } = REFUSALS[r.reason];
       if (how.status === 204) return send(res, st, 204, cors);
-      sendError(res, st, how.code!, r.message, cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close });
+      sendError(res, st, how.code!, r.message, cors, { retryAfterSec: r.retryAfterSec ?? how.retryAfterSec, fields: r.fields, close: how.close, body: r.body });
     },
     accepted(events, dropped) {
       counts.accepted_batches++;

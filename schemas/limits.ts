@@ -20,6 +20,11 @@ export const LIMITS = {
    */
   analyticsBatch: { minEvents: 1, maxEvents: 100, maxBodyBytes: 512 * 1024 },
   analyticsFields: { event: 200, distinctId: 200, sessionId: 200, path: 2048, propertyKey: 200, propertyCount: 100, propertiesBytes: 16 * 1024 },
+  /**
+   * PostHog's SDKs unchanged (ingest/posthog/): the capture routes take the analytics batch's event count, with room
+   * for the SDKs' wrappings (gzip, base64 forms); the body may inflate to 2 MB, and is then held to the same checks.
+   */
+  posthog: { maxBodyBytes: 512 * 1024, maxDecompressedBytes: 2 * 1024 * 1024 },
   analyticsIngestRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 60_000 },
   /** Flag evaluations (ours): a page asks once per load, a server per request; both cached by ETag. */
   flagsRate: { perKeyAndIpPerMinute: 1_200, perKeyPerMinute: 120_000 },

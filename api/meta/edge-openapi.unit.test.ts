@@ -15,6 +15,7 @@ import { edgeOpenApiPaths } from './edge-openapi.ts';
 const BATCH = ['admission', 'batch-route'];
 // A flags handler that throws is answered 500 internal by the guard every handler runs in (http/guarded-app.ts).
 const FLAGS = ['flags-route', 'http/guarded-app'];
+const POSTHOG_CAPTURE = ['posthog/posthog-capture', 'posthog/posthog-body'];
 const STEPS: Record<EdgeRouteName, string[]> = {
   errors: [...BATCH, 'errors-route'],
   siteErrors: [...BATCH, 'errors-route', 'site-key'],
@@ -25,6 +26,13 @@ const STEPS: Record<EdgeRouteName, string[]> = {
   flags: FLAGS,
   siteFlags: [...FLAGS, 'site-key'],
   widget: [],
+  posthogBatch: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
+  posthogEvents: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
+  posthogEventsV0: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
+  posthogCapture: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
+  posthogFlags: ['posthog/posthog-flags-route', 'posthog/posthog-body', 'flags-route'],
+  posthogDecide: ['posthog/posthog-flags-route', 'posthog/posthog-body', 'flags-route'],
+  posthogConfig: [],
 };
 
 function refusalsIn(step: string): string[] {

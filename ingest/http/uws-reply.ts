@@ -75,11 +75,13 @@ export interface ErrorExtra {
   fields?: ErrorBody['fields'];
   /** Close the connection after the answer (a body that is not read to its end). */
   close?: boolean;
+  /** Fields added beside `error` and `message`. */
+  body?: Record<string, unknown>;
 }
 
 /** `{ error, message }` with the code's status (schemas/error-codes.ts); Retry-After when given. */
 export function sendError(res: uWS.HttpResponse, st: ReplyState, code: ErrorCode, message: string, headers: Headers = [], extra: ErrorExtra = {}): void {
-  const body: ErrorBody = { error: code, message };
+  const body: ErrorBody = { ...extra.body, error: code, message };
   if (extra.fields) body.fields = extra.fields;
   const h: Headers = [['Content-Type', 'application/json'], ...headers];
   if (extra.retryAfterSec !== undefined) h.push(['Retry-After', String(extra.retryAfterSec)]);

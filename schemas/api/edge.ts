@@ -51,6 +51,14 @@ export const EDGE_PATHS = {
   sentryEnvelope: '/api/:projectId/envelope/',
   sentryStore: '/api/:projectId/store/',
   widget: '/v1/w/cx.js',
+  /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
+  posthogBatch: '/batch/',
+  posthogEvents: '/e/',
+  posthogEventsV0: '/i/v0/e/',
+  posthogCapture: '/capture/',
+  posthogFlags: '/flags/',
+  posthogDecide: '/decide/',
+  posthogConfig: '/array/:token/config',
 } as const;
 export type EdgeRouteName = keyof typeof EDGE_PATHS;
 
@@ -122,6 +130,63 @@ const flags = {
   refusals: ['unauthorized', 'forbidden_credential', 'origin_not_allowed', 'invalid_request', 'rate_limited', 'limiter_unavailable', 'internal'],
 } as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
 
+/** PostHog's answer to a capture request. */
+export const PostHogCaptureAnswer = z.object({ status: z.literal(1) });
+/** PostHog's answer to `/flags/` and `/decide/`: v2's `flags`, and the older maps (domain/posthog-flags.ts). */
+export const PostHogFlagsAnswer = z.object({
+  flags: z.record(
+    z.string(),
+    z.object({
+      key: z.string(),
+      enabled: z.boolean(),
+      variant: z.string().optional(),
+      reason: z.object({ code: z.string(), description: z.string(), condition_index: z.number().nullable() }),
+      metadata: z.object({
+        id: z.number(),
+        version: z.number(),
+        payload: z.string().optional().describe('the payload as JSON text'),
+        description: z.string().optional(),
+      }),
+    }),
+  ),
+  featureFlags: z.record(z.string(), z.union([z.string(), z.boolean()])),
+  featureFlagPayloads: z.record(z.string(), z.string()),
+  errorsWhileComputingFlags: z.boolean(),
+  quotaLimited: z.array(z.string()),
+  requestId: z.string(),
+});
+
+const posthogCapture = {
+  method: 'post',
+  ingestKey: false,
+  body: { contentType: 'application/json', schema: z.unknown() },
+  answers: { 200: { description: "PostHog's answer", schema: PostHogCaptureAnswer }, 204: paused },
+  refusals: [...BATCH_ADMISSION, 'invalid_request', 'quota_exceeded', 'too_large_decompressed', 'unsupported_encoding'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'summary'>;
+const POSTHOG_CAPTURE_NOTE =
+  ": PostHog's SDKs unchanged. The key is the body's `api_key` or `token` (or its first event's `properties.token`); JSON, gzip (Content-Encoding, or posthog-js's gzip-js as text/plain) or the `data=` base64 form; at most 100 events, mapped onto analytics events with the same checks, quota, origin and scrubbing. Refusals carry PostHog's `type`, `code`, `detail` beside `error` and `message`.";
+const posthogFlags = {
+  method: 'post',
+  ingestKey: false,
+  body: {
+    contentType: 'application/json',
+    schema: z.object({ token: z.string(), distinct_id: z.string(), person_properties: z.record(z.string(), z.unknown()).optional() }),
+  },
+  answers: { 200: { description: "PostHog's flags answer", schema: PostHogFlagsAnswer } },
+  refusals: [
+    'unauthorized',
+    'forbidden_credential',
+    'origin_not_allowed',
+    'invalid_request',
+    'too_large',
+    'too_large_decompressed',
+    'unsupported_encoding',
+    'rate_limited',
+    'limiter_unavailable',
+    'internal',
+  ],
+} as const satisfies Omit<EdgeRoute, 'name' | 'summary'>;
+
 export const EDGE_ROUTES: readonly EdgeRoute[] = [
   { name: 'errors', ingestKey: true, ...errors },
   { name: 'siteErrors', ingestKey: false, ...errors, summary: errors.summary + SITE_NOTE, refusals: [...errors.refusals, ...SITE] },
@@ -147,6 +212,25 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     summary: 'The browser client (also at the versioned, immutable URL /v1/w/manifest.json names)',
     ingestKey: false,
     answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
+    refusals: [],
+  },
+  { name: 'posthogBatch', ...posthogCapture, summary: `posthog-node's batch endpoint${POSTHOG_CAPTURE_NOTE}` },
+  { name: 'posthogEvents', ...posthogCapture, summary: `posthog-js's capture endpoint${POSTHOG_CAPTURE_NOTE}` },
+  { name: 'posthogEventsV0', ...posthogCapture, summary: `posthog-js's capture endpoint (newer)${POSTHOG_CAPTURE_NOTE}` },
+  { name: 'posthogCapture', ...posthogCapture, summary: `older PostHog SDKs' capture endpoint${POSTHOG_CAPTURE_NOTE}` },
+  {
+    name: 'posthogFlags',
+    ...posthogFlags,
+    summary:
+      "PostHog's flags endpoint (`?v=2`): every flag of the project (or `flag_keys`), evaluated on the edge for `distinct_id` and `person_properties`; the key is the body's `token`",
+  },
+  { name: 'posthogDecide', ...posthogFlags, summary: "PostHog's older decide endpoint: the same answer as /flags/" },
+  {
+    name: 'posthogConfig',
+    method: 'get',
+    summary: "posthog-js's remote config for a project key: what the service does not serve (recordings, surveys, heatmaps) is off",
+    ingestKey: false,
+    answers: { 200: { description: 'the config' }, 404: { description: 'no project has this key' } },
     refusals: [],
   },
 ];

@@ -9,6 +9,7 @@ import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { defineAnalyticsScenarios, defineFlagScenarios, type AnalyticsService } from './analytics.test-scenarios.ts';
+import { definePostHogScenarios } from './posthog.test-scenarios.ts';
 
 /** Every analytics rule through the whole path, embedded (one process) and distributed (three roles). */
 const logger = createLogger('silent', 'e2e');
@@ -40,6 +41,7 @@ describe('analytics end to end, embedded defaults (one process)', () => {
 
   defineAnalyticsScenarios(() => service);
   defineFlagScenarios(() => service);
+  definePostHogScenarios(() => service);
 });
 
 describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics end to end, Postgres + Kafka + ClickHouse + Redis (three roles)', () => {
@@ -61,4 +63,5 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics end to end
 
   defineAnalyticsScenarios(() => service);
   defineFlagScenarios(() => service);
+  definePostHogScenarios(() => service);
 });

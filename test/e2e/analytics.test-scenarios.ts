@@ -15,6 +15,15 @@ export interface AnalyticsService extends ServiceUrls {
   platform: Platform;
 }
 
+/** Only allowed.example.org may post, and the month's analytics quota is used up (the edge sees both at its next refresh). */
+export async function listOriginsAndSpendQuota(platform: Platform, projectId: string): Promise<void> {
+  await platform.db.query(`UPDATE error_settings SET ingest_origins = '{allowed.example.org}' WHERE project_id = $1`, [projectId]);
+  await platform.db.query(
+    `INSERT INTO analytics_monthly_usage (project_id, month, accepted) VALUES ($1, $2, $3) ON CONFLICT (project_id, month) DO UPDATE SET accepted = EXCLUDED.accepted`,
+    [projectId, usageMonth(Date.now()), LIMITS.analyticsMonthlyQuota],
+  );
+}
+
 const HOUR = 3_600_000;
 /** A fixed recent hour, so buckets are known (events are trusted within 7 days of their receipt). */
 const T0 = Math.floor((Date.now() - 30 * HOUR) / HOUR) * HOUR;
@@ -163,12 +172,7 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
       403,
     );
 
-    const s = service();
-    await s.platform.db.query(`UPDATE error_settings SET ingest_origins = '{allowed.example.org}' WHERE project_id = $1`, [p.id]);
-    await s.platform.db.query(
-      `INSERT INTO analytics_monthly_usage (project_id, month, accepted) VALUES ($1, $2, $3) ON CONFLICT (project_id, month) DO UPDATE SET accepted = EXCLUDED.accepted`,
-      [p.id, usageMonth(Date.now()), LIMITS.analyticsMonthlyQuota],
-    );
+    await listOriginsAndSpendQuota(service().platform, p.id);
     const refused = await eventually(
       'the edge sees the quota',
       async () => {
