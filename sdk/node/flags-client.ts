@@ -1,4 +1,4 @@
-import type { FlagAnswer } from '../../schemas/flags.ts';
+import type { FlagAnswer } from './wire.ts';
 
 /**
  * Feature flags for a Node server: asks the service (`GET /v1/flags/i` with the ingest key) and keeps each answer for

@@ -1,7 +1,7 @@
 /**
  * The Node SDK: report a server's errors to the service (`POST /v1/errors/i`, `runtime: "node"`).
  *
- *   import { init } from './sdk/node/index.ts';
+ *   import { init } from '@cx/node';
  *   const errors = init();                       // SERVICE_INGEST_KEY, SERVICE_BASE_URL, SERVICE_DEPLOY_ID, SERVICE_GIT_SHA
  *   errors.captureException(err, { extra: { orderId } });
  *
@@ -21,11 +21,14 @@
 import { randomUUID } from 'node:crypto';
 import { createBatchSender } from './batch-sender.ts';
 import { createFlagsClient, type FlagsClient } from './flags-client.ts';
-import { LIMITS } from '../../schemas/limits.ts';
-import type { AnalyticsEventInput } from '../../schemas/analytics-event.ts';
-import type { ErrorEventInput } from '../../schemas/error-event.ts';
+import { WIRE_LIMITS, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
 
 export type { FlagsClient } from './flags-client.ts';
+export type { FlagAnswer, WireAnalyticsEvent, WireErrorEvent } from './wire.ts';
+export { verifyWebhook, verifySignature, parseSignatureHeader, WebhookVerificationError, DEFAULT_TOLERANCE_SEC } from './webhook-verifier.ts';
+export type { VerifyOptions, WebhookPayload, ParsedSignatureHeader } from './webhook-verifier.ts';
+export { createErrorForwarder, createForwarder, SAME_ORIGIN_ERRORS_PATH, SAME_ORIGIN_ANALYTICS_PATH, SAME_ORIGIN_FLAGS_PATH } from './forwarder.ts';
+export type { ErrorForwarder, ForwarderOptions, ForwardedAnswer, ForwardInput, FastifyLike } from './forwarder.ts';
 
 export interface NodeClientOptions {
   ingestKey?: string;
@@ -62,14 +65,11 @@ export interface NodeClient {
   close(): Promise<void>;
 }
 
-/** The edge's limits per request (schemas/limits.ts): a batch the SDK sends is never refused for its size. */
-const ERRORS = LIMITS.errorBatch;
-const ANALYTICS = LIMITS.analyticsBatch;
+/** The edge's limits per request (wire.ts, tied to schemas/limits.ts): a batch the SDK sends is never refused for its size. */
+const ERRORS = WIRE_LIMITS.errorBatch;
+const ANALYTICS = WIRE_LIMITS.analyticsBatch;
 const SEND_AT = 10;
-
-/** What the SDK sends: the edge's own event shapes (schemas/), imported as types. */
-type WireAnalyticsEvent = AnalyticsEventInput & { uuid: string; timestamp: number };
-type WireEvent = ErrorEventInput & { name: string; runtime: 'node'; timestamp: number };
+type WireEvent = WireErrorEvent;
 
 export function init(options: NodeClientOptions = {}): NodeClient {
   const env = process.env;

@@ -1,0 +1,16 @@
+/**
+ * What the browser client sends and reads, written out so the package stands alone (tied to the service's
+ * schemas/limits.ts and schemas/flags.ts by sdk/browser/wire.unit.test.ts).
+ */
+export const WIRE_LIMITS = {
+  errorBatch: { maxEvents: 20, maxBodyBytes: 64 * 1024 },
+  analyticsBatch: { maxEvents: 100, maxBodyBytes: 512 * 1024 },
+} as const;
+
+/** One flag's answer (`GET .../flags/i`). */
+export interface FlagAnswer {
+  enabled: boolean;
+  variant: string | null;
+  payload: unknown;
+  reason: 'disabled' | 'no_condition_match' | 'out_of_rollout' | 'rollout' | 'unknown_flag';
+}

@@ -1,0 +1,48 @@
+/**
+ * What the Node SDK sends and reads, written out here so the package stands alone (no import from the service's
+ * schemas, no runtime dependency): the edge's limits per request and the events' and flags' shapes. A test ties each to
+ * the service's own (schemas/limits.ts, schemas/error-event.ts, schemas/analytics-event.ts, schemas/flags.ts), so
+ * they cannot drift apart (sdk/node/wire.unit.test.ts).
+ */
+export const WIRE_LIMITS = {
+  errorBatch: { maxEvents: 20, maxBodyBytes: 64 * 1024 },
+  analyticsBatch: { maxEvents: 100, maxBodyBytes: 512 * 1024 },
+} as const;
+
+/** One error event as `POST /v1/errors/i` takes it. */
+export interface WireErrorEvent {
+  name: string;
+  message: string;
+  stack?: string;
+  path?: string;
+  userId?: string;
+  distinctId?: string;
+  sessionId?: string;
+  deployId?: string;
+  gitSha?: string;
+  extra?: Record<string, unknown>;
+  /** Epoch milliseconds. */
+  timestamp: number;
+  runtime: 'node';
+}
+
+/** One analytics event as `POST /v1/analytics/i` takes it. */
+export interface WireAnalyticsEvent {
+  event: string;
+  distinctId: string;
+  properties?: Record<string, unknown>;
+  uuid: string;
+  /** Epoch milliseconds. */
+  timestamp: number;
+  deployId?: string;
+  gitSha?: string;
+}
+
+/** One flag's answer (`GET /v1/flags/i`). */
+export interface FlagAnswer {
+  enabled: boolean;
+  variant: string | null;
+  /** The flag's JSON payload when enabled, else null. */
+  payload: unknown;
+  reason: 'disabled' | 'no_condition_match' | 'out_of_rollout' | 'rollout' | 'unknown_flag';
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { AnalyticsEventSchema, type AnalyticsEventInput } from '../../schemas/analytics-event.ts';
+import { ErrorEventSchema, type ErrorEventInput } from '../../schemas/error-event.ts';
+import { FlagAnswerSchema, type FlagAnswer as ServiceFlagAnswer } from '../../schemas/flags.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { WIRE_LIMITS, type FlagAnswer, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
+
+/**
+ * The Node SDK's own copy of the wire (sdk/node/wire.ts, so the package imports nothing of the service) is the
+ * service's: the same limits, and shapes the edge's schemas take. The type assignments below fail the typecheck when
+ * the two drift; the parses fail the test.
+ */
+const asServiceError = (e: WireErrorEvent): ErrorEventInput => e;
+const asServiceAnalytics = (e: WireAnalyticsEvent): AnalyticsEventInput => e;
+const asSdkFlag = (a: ServiceFlagAnswer): FlagAnswer => a;
+
+describe("the Node SDK's wire", () => {
+  it('has the edge limits', () => {
+    expect(WIRE_LIMITS.errorBatch).toEqual({ maxEvents: LIMITS.errorBatch.maxEvents, maxBodyBytes: LIMITS.errorBatch.maxBodyBytes });
+    expect(WIRE_LIMITS.analyticsBatch).toEqual({ maxEvents: LIMITS.analyticsBatch.maxEvents, maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes });
+  });
+
+  it("sends what the edge's schemas take and reads what the edge answers", () => {
+    const error: WireErrorEvent = {
+      name: 'TypeError',
+      message: 'x',
+      stack: 'at a',
+      path: '/p',
+      userId: 'u',
+      deployId: 'd',
+      gitSha: 'abc',
+      extra: { a: 1 },
+      timestamp: Date.now(),
+      runtime: 'node',
+    };
+    expect(ErrorEventSchema.safeParse(asServiceError(error)).success).toBe(true);
+    const event: WireAnalyticsEvent = {
+      event: 'signup',
+      distinctId: 'u1',
+      properties: { plan: 'pro' },
+      uuid: crypto.randomUUID(),
+      timestamp: Date.now(),
+      deployId: 'd',
+    };
+    expect(AnalyticsEventSchema.safeParse(asServiceAnalytics(event)).success).toBe(true);
+    const answer = FlagAnswerSchema.parse({ enabled: true, variant: 'b', payload: { x: 1 }, reason: 'rollout' });
+    expect(asSdkFlag(answer).variant).toBe('b');
+  });
+});
