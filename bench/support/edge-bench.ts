@@ -60,6 +60,17 @@ export async function cannon(
   return jsonFromChild(bin, a, 'ignore', 'autocannon');
 }
 
+/** autocannon in a child process, POSTing `bodyFile`'s bytes as they are (gzip and other binary bodies). */
+export function cannonBinary(
+  url: string,
+  bodyFile: string,
+  headers: Record<string, string>,
+  opts: { duration: number; connections: number },
+): Promise<CannonResult> {
+  const script = path.resolve('bench/support/cannon-binary.mjs');
+  return jsonFromChild(process.execPath, [script, JSON.stringify({ url, bodyFile, headers, ...opts })], 'ignore', 'autocannon');
+}
+
 /** Run a child that prints one JSON document on stdout, and parse it. */
 export function jsonFromChild<T>(command: string, args: string[], stderr: 'ignore' | 'inherit', what: string): Promise<T> {
   if (pinned) [command, args] = ['taskset', ['-c', OTHERS_CPU, command, ...args]];

@@ -24,13 +24,19 @@ const NOT_PROPERTIES = new Set(['token', 'api_key', 'distinct_id']);
 export function eventOfPostHog(raw: unknown, receivedAt: number, sentAt: number): AnalyticsEventInput | unknown {
   if (!isObject(raw)) return raw;
   const props = isObject(raw.properties) ? raw.properties : {};
-  const properties: Record<string, unknown> = {};
-  for (const k of Object.keys(props)) if (!NOT_PROPERTIES.has(k)) properties[k] = props[k];
-  if (isObject(raw.$set)) properties.$set = raw.$set;
-  if (isObject(raw.$set_once)) properties.$set_once = raw.$set_once;
+  const set = isObject(raw.$set) ? raw.$set : undefined;
+  const setOnce = isObject(raw.$set_once) ? raw.$set_once : undefined;
+  // The parsed body is ours: its properties are used as they are unless something must go or come in.
+  let properties = props;
+  if (set || setOnce || 'token' in props || 'api_key' in props || 'distinct_id' in props) {
+    properties = {};
+    for (const k of Object.keys(props)) if (!NOT_PROPERTIES.has(k)) properties[k] = props[k];
+    if (set) properties.$set = set;
+    if (setOnce) properties.$set_once = setOnce;
+  }
 
   const out: Record<string, unknown> = { event: raw.event, distinctId: asId(raw.distinct_id) ?? asId(props.distinct_id) ?? asId(raw.$distinct_id) };
-  if (Object.keys(properties).length) out.properties = properties;
+  if (properties !== props || raw.properties !== undefined) out.properties = properties;
   const at = eventTime(raw, receivedAt, sentAt);
   if (at !== undefined) out.timestamp = at;
   if (raw.uuid !== undefined) out.uuid = raw.uuid;
