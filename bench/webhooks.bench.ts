@@ -2,7 +2,11 @@
  * Webhook benchmarks (issue 4). Prints one JSON object.
  *
  *  1. deliveries per second, end to end: publishProjectEvent -> fan-out -> signed HTTPS POST to a fast
- *     local receiver (a separate node process, self-signed certificate) -> attempt recorded.
+ *     local receiver (a separate node process, self-signed certificate) -> attempt recorded; and the dispatcher
+ *     process's CPU per delivery (Postgres is another process, not counted).
+ *  1c. one slow receiver among fast ones: SLOW_EVENTS events, each delivered to a fast endpoint and to one that
+ *     answers after SLOW_MS; the fast endpoint's deliveries per second with the slow one present, against the
+ *     same run with the slow endpoint absent (issue 29: the fast ones keep their rate).
  *  2. the sweep's cost with 100,000 pending deliveries in Postgres: a sweep that finds nothing due
  *     (all 100k scheduled later), and claiming one batch when all 100k are due.
  *
@@ -29,34 +33,44 @@ import { inertAnalytics, inertMailer } from '../test/support/stubs.ts';
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 3000);
 const PENDING = Number(process.env.PENDING ?? 100_000);
+const SLOW_EVENTS = Number(process.env.SLOW_EVENTS ?? 300);
+const SLOW_MS = Number(process.env.SLOW_MS ?? 500);
 
 const RECEIVER = `
 const https = require('node:https');
 const fs = require('node:fs');
 const dir = process.argv[1];
+const slowMs = Number(process.argv[2]);
 let n = 0;
-const server = https.createServer({ key: fs.readFileSync(dir + '/key.pem'), cert: fs.readFileSync(dir + '/cert.pem') }, (req, res) => {
+const tls = { key: fs.readFileSync(dir + '/key.pem'), cert: fs.readFileSync(dir + '/cert.pem') };
+const server = https.createServer(tls, (req, res) => {
   req.resume();
   req.on('end', () => { n++; res.writeHead(204); res.end(); });
 });
-server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
+// The slow receiver: the same answer after slowMs.
+const slow = https.createServer(tls, (req, res) => {
+  req.resume();
+  req.on('end', () => setTimeout(() => { n++; res.writeHead(204); res.end(); }, slowMs));
+});
+server.listen(0, '127.0.0.1', () => slow.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + ' ' + slow.address().port + '\\n')));
 process.on('SIGTERM', () => { process.stderr.write(String(n)); process.exit(0); });
 `;
 
-async function startReceiver(): Promise<{ url: string; cert: string; stop(): Promise<number> }> {
+async function startReceiver(): Promise<{ url: string; slowUrl: string; cert: string; stop(): Promise<number> }> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'whk-bench-'));
   const { key, cert } = makeSelfSignedCert();
   await writeFile(path.join(dir, 'key.pem'), key);
   await writeFile(path.join(dir, 'cert.pem'), cert);
-  const child = spawn(process.execPath, ['-e', RECEIVER, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout.once('data', (d: Buffer) => resolve(Number(d.toString().trim())));
+  const child = spawn(process.execPath, ['-e', RECEIVER, dir, String(SLOW_MS)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const [port, slowPort] = await new Promise<number[]>((resolve, reject) => {
+    child.stdout.once('data', (d: Buffer) => resolve(d.toString().trim().split(' ').map(Number)));
     child.once('exit', (code) => reject(new Error(`receiver exited ${code}`)));
   });
   let received = '';
   child.stderr.on('data', (d: Buffer) => (received += d.toString()));
   return {
     url: `https://127.0.0.1:${port}/hook`,
+    slowUrl: `https://127.0.0.1:${slowPort}/hook`,
     cert,
     async stop() {
       const gone = new Promise((r) => child.once('exit', r));
@@ -101,9 +115,43 @@ async function main() {
     database: 'postgres',
   };
 
+  /** A project of its own with a fast endpoint (and the slow one): SLOW_EVENTS events; the fast deliveries' rate. */
+  async function fastRate(withSlow: boolean): Promise<{ deliveriesPerSec: number; seconds: number }> {
+    const pid = newId('prj_');
+    await db.query('INSERT INTO projects (id, slug, name, owner_id) VALUES ($1, $2, $3, $4)', [pid, pid.replace('_', '-'), 'bench', userId]);
+    const fastId = newId('whk_');
+    const at = new Date(platform.clock.now());
+    const endpoint = (id: string, url: string) =>
+      db.query(
+        'INSERT INTO webhook_endpoints (id, project_id, url, events, max_attempts, secret, created_at, updated_at) VALUES ($1, $2, $3, $4, 6, $5, $6, $6)',
+        [id, pid, url, [], 'whsec_benchbenchbenchbench', at],
+      );
+    await endpoint(fastId, receiver.url);
+    if (withSlow) await endpoint(newId('whk_'), receiver.slowUrl);
+    const d = await startWebhookDispatcher(platform, { sweepIntervalMs: false });
+    const start = performance.now();
+    for (let i = 0; i < SLOW_EVENTS; i++) await publishProjectEvent(platform, { projectId: pid, event: 'user.created', data: { id: `u${i}` } });
+    let seconds = 0;
+    for (;;) {
+      const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'", [
+        fastId,
+      ]);
+      if (rows[0].n >= SLOW_EVENTS) {
+        seconds = (performance.now() - start) / 1000;
+        break;
+      }
+      if (performance.now() - start > 120_000) throw new Error(`fast deliveries stalled at ${rows[0].n}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await d.stop();
+    await db.query('DELETE FROM projects WHERE id = $1', [pid]);
+    return { deliveriesPerSec: Math.round(SLOW_EVENTS / seconds), seconds: +seconds.toFixed(2) };
+  }
+
   try {
     // 1. End to end.
     const dispatcher = await startWebhookDispatcher(platform, { sweepIntervalMs: false });
+    const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     const inFlight = new Set<Promise<unknown>>();
     for (let i = 0; i < EVENTS; i++) {
@@ -116,7 +164,14 @@ async function main() {
     await dispatcher.idle();
     const elapsed = (performance.now() - t0) / 1000;
     const ok = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE project_id = $1 AND status = 'succeeded'", [projectId]);
-    out.endToEnd = { events: EVENTS, succeeded: ok.rows[0].n, seconds: +elapsed.toFixed(2), deliveriesPerSec: Math.round(ok.rows[0].n / elapsed) };
+    const cpu = process.cpuUsage(cpu0);
+    out.endToEnd = {
+      events: EVENTS,
+      succeeded: ok.rows[0].n,
+      seconds: +elapsed.toFixed(2),
+      deliveriesPerSec: Math.round(ok.rows[0].n / elapsed),
+      cpuMicrosPerDelivery: Math.round((cpu.user + cpu.system) / Math.max(1, ok.rows[0].n)),
+    };
 
     // 1b. The sweep alone: EVENTS deliveries already due, sent by sweepOnce (retries, replays, restart).
     await db.query('DELETE FROM webhook_deliveries WHERE project_id = $1', [projectId]);
@@ -131,6 +186,12 @@ async function main() {
     const sweptSec = (performance.now() - t1) / 1000;
     out.sweepSend = { deliveries: swept, seconds: +sweptSec.toFixed(2), deliveriesPerSec: Math.round(swept / sweptSec) };
     await dispatcher.stop();
+
+    // 1c. One slow receiver among fast ones: the fast endpoint's rate, alone and beside the slow one.
+    await db.query('DELETE FROM webhook_deliveries WHERE project_id = $1', [projectId]);
+    out.slowReceiver = { events: SLOW_EVENTS, slowMs: SLOW_MS, fastAlone: await fastRate(false), fastBesideSlow: await fastRate(true) };
+    const sr = out.slowReceiver as { fastAlone: { deliveriesPerSec: number }; fastBesideSlow: { deliveriesPerSec: number } };
+    (out.slowReceiver as Record<string, unknown>).ratio = +(sr.fastBesideSlow.deliveriesPerSec / sr.fastAlone.deliveriesPerSec).toFixed(3);
 
     // 2. Sweep cost with PENDING pending deliveries.
     await db.query('DELETE FROM webhook_deliveries WHERE project_id = $1', [projectId]);

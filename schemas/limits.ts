@@ -83,6 +83,15 @@ export const LIMITS = {
   webhook: {
     maxAttempts: { min: 1, max: 10, default: 6 },
     attemptTimeoutMs: 10_000,
+    /**
+     * Connections kept alive to one receiver origin, and so deliveries in flight to it per processor (Svix and
+     * Hookdeck isolate receivers the same way): a slow receiver holds at most these, the others keep their rate.
+     */
+    perReceiverConnections: 8,
+    /** An idle kept-alive connection is closed after this. */
+    idleConnectionMs: 30_000,
+    /** Bytes of a receiver's answer read (and dropped) to keep its connection; past them the connection is dropped. */
+    answerReadBytes: 64 * 1024,
     /** Delay before attempt n+1, after attempt n failed (then the last value repeats). */
     backoffMs: [10_000, 40_000, 180_000, 660_000, 2_580_000],
     sweepIntervalMs: 60_000,

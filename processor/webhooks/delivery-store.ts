@@ -127,6 +127,19 @@ export async function claimDue(db: RelationalStore, now: number, limit: number, 
   return [...expired.rows, ...due.rows].map(mapClaimed);
 }
 
+/**
+ * Hand a claimed delivery back without an attempt (its receiver was busy past the wait the lease allows): pending
+ * again at `dueAt`, its attempt number as it was. Only while our lease holds.
+ */
+export async function releaseDelivery(db: Queryable, d: ClaimedDelivery, dueAt: number, now: number): Promise<void> {
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3::timestamptz, lease_until = NULL, lease_token = NULL,
+            attempt_seq = attempt_seq - 1, updated_at = $4::timestamptz
+      WHERE id = $1 AND lease_token = $2`,
+    [d.id, d.leaseToken, new Date(dueAt), new Date(now)],
+  );
+}
+
 /** Where a claimed delivery goes right now: the endpoint's current URL and signing secrets. */
 export async function loadSendTarget(db: Queryable, d: ClaimedDelivery, now: number): Promise<SendTarget> {
   if (d.endpointId) {

@@ -164,6 +164,59 @@ describe('webhook delivery', () => {
   });
 });
 
+describe('connections to receivers', () => {
+  it('keeps connections alive per receiver: 30 deliveries to one receiver need at most its 8 connections', async () => {
+    const { projectId } = await insertProject(platform);
+    for (let i = 0; i < 30; i++) await insertEndpoint(platform, { projectId, url: path(`/reuse/${i}`) });
+    const before = receiver.connections;
+    await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    expect(receiver.requests.filter((r) => r.path.startsWith('/reuse/'))).toHaveLength(30);
+    expect(receiver.connections - before).toBeLessThanOrEqual(LIMITS.webhook.perReceiverConnections);
+  });
+
+  it("reads an answer's body to keep the connection, and drops the connection of one past the cap (the delivery still succeeds)", async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/huge-answer') });
+    answer('/huge-answer', { status: 200, body: 'x'.repeat(LIMITS.webhook.answerReadBytes * 4) });
+    const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'succeeded', last_response_code: 200 });
+  });
+
+  it('a slow receiver holds only its own places: deliveries to it are gated, and a fast receiver in the same batch keeps its pace', async () => {
+    // Two origins on the one test receiver: localhost (slow answers) and 127.0.0.1 (fast).
+    resolveTable.localhost = ['127.0.0.1'];
+    const { projectId } = await insertProject(platform);
+    const slowUrl = `https://localhost:${receiver.port}`;
+    for (let i = 0; i < 16; i++) await insertEndpoint(platform, { projectId, url: `${slowUrl}/iso-slow/${i}` });
+    for (let i = 0; i < 16; i++) await insertEndpoint(platform, { projectId, url: path(`/iso-fast/${i}`) });
+    let slowInFlight = 0;
+    let slowMost = 0;
+    const fastAt: number[] = [];
+    const slowAnsweredAt: number[] = [];
+    receiver.respond = (req) => {
+      if (req.path.startsWith('/iso-slow/')) {
+        slowMost = Math.max(slowMost, ++slowInFlight);
+        setTimeout(() => {
+          slowInFlight--;
+          slowAnsweredAt.push(Date.now());
+        }, 2_000);
+        return { status: 200, delayMs: 2_000 };
+      }
+      if (req.path.startsWith('/iso-fast/')) fastAt.push(Date.now());
+      return { status: 200 };
+    };
+    await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await dispatcher.idle();
+    expect(slowMost).toBeLessThanOrEqual(LIMITS.webhook.perReceiverConnections);
+    expect(receiver.requests.filter((r) => r.path.startsWith('/iso-slow/'))).toHaveLength(16);
+    expect(fastAt).toHaveLength(16);
+    // Every fast delivery went out before the slow receiver had answered its first.
+    expect(Math.max(...fastAt)).toBeLessThan(Math.min(...slowAnsweredAt));
+  });
+});
+
 describe('retries, dead letter, Retry-After', () => {
   it('retries after ~10 s, ~40 s (±20% jitter) and dead-letters after maxAttempts with its error', async () => {
     const { projectId } = await insertProject(platform);

@@ -4,9 +4,20 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
-import { claimDue, finishAttempt, insertDeliveries, loadSendTarget, type ClaimedDelivery, type SendTarget, type Target } from './delivery-store.ts';
+import {
+  claimDue,
+  finishAttempt,
+  insertDeliveries,
+  LEASE_MS,
+  loadSendTarget,
+  releaseDelivery,
+  type ClaimedDelivery,
+  type SendTarget,
+  type Target,
+} from './delivery-store.ts';
 import { nextDelayMs } from './backoff.ts';
-import { sendWebhook } from './webhook-sender.ts';
+import { createReceiverGates } from './receiver-gates.ts';
+import { createWebhookAgents, sendWebhook } from './webhook-sender.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
 
 /**
@@ -18,9 +29,17 @@ import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
  *  2. prompt attempt: the new deliveries are claimed (leased) and sent right away.
  *  3. sweep: every minute, claim due deliveries (retries, replays, leases that ran out because a
  *     sender died mid-send) with FOR UPDATE SKIP LOCKED, so several processors can sweep at once.
- *  4. attempt: sign with the target's current secret(s), POST through the SSRF-guarded sender,
- *     record the attempt, then succeeded / pending with backoff / dead after maxAttempts.
+ *  4. attempt: wait for the receiver's gate (receiver-gates.ts: a few deliveries in flight per receiver origin, so a
+ *     slow receiver cannot hold the others' send slots; a wait the lease cannot cover hands the delivery back for
+ *     later), take a send slot, sign with the target's current secret(s), POST through the SSRF-guarded sender on a
+ *     kept-alive connection to that receiver, record the attempt, then succeeded / pending with backoff / dead after
+ *     maxAttempts.
+ * Claimed batches are worked on up to BATCHES_IN_FLIGHT at once, so one batch waiting on a slow receiver does not
+ * hold back the next.
  */
+const BATCHES_IN_FLIGHT = 4;
+/** A delivery handed back because its receiver stayed busy is due again after this. */
+const BUSY_RECEIVER_DELAY_MS = 5_000;
 
 export interface WebhookDispatcher {
   stop(): Promise<void>;
@@ -56,6 +75,9 @@ export async function startWebhookDispatcher(
   const log = logger.child({ component: 'webhook-dispatcher' });
   const batchSize = opts.batchSize ?? 200;
   const limit = createLimiter(opts.concurrency ?? 64);
+  const agents = createWebhookAgents();
+  const receivers = createReceiverGates(LIMITS.webhook.perReceiverConnections);
+  const attemptTimeoutMs = opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs;
   const inflight = new Set<Promise<unknown>>();
   let stopped = false;
 
@@ -65,34 +87,57 @@ export async function startWebhookDispatcher(
     return p;
   };
 
-  async function attempt(d: ClaimedDelivery, targets: Map<string, Promise<SendTarget>>): Promise<void> {
-    const startedAt = clock.now();
+  async function attempt(d: ClaimedDelivery, targets: Map<string, Promise<SendTarget>>, claimedAt: number): Promise<void> {
     // One lookup per target per claimed batch: a batch often holds many deliveries to one endpoint.
     const key = d.endpointId ?? `inbox:${d.inboxId}`;
     let pending = targets.get(key);
     if (!pending) {
-      pending = loadSendTarget(db, d, startedAt);
+      pending = loadSendTarget(db, d, clock.now());
       targets.set(key, pending);
     }
     const target = await pending;
-    if (!target.url) {
+    const url = target.url;
+    if (!url) {
+      const now = clock.now();
       await finishAttempt(
         db,
         { ...d, attempts: d.maxAttempts - 1 },
-        { ok: false, error: 'target no longer has a webhook url', startedAt, finishedAt: startedAt },
+        { ok: false, error: 'target no longer has a webhook url', startedAt: now, finishedAt: now },
       );
       return;
     }
+    // The receiver's gate, within what the lease leaves after a whole attempt.
+    const origin = originOf(url);
+    const waitMs = Math.max(0, claimedAt + LEASE_MS - attemptTimeoutMs - 5_000 - clock.now());
+    if (!(await receivers.acquire(origin, waitMs))) {
+      await releaseDelivery(db, d, clock.now() + BUSY_RECEIVER_DELAY_MS, clock.now());
+      return;
+    }
+    // The receiver's place is given back as soon as its answer is in; recording the attempt does not hold it.
+    let held = true;
+    const leave = () => {
+      if (held) receivers.release(origin);
+      held = false;
+    };
+    try {
+      await limit(() => send(d, url, target.secrets, leave));
+    } finally {
+      leave();
+    }
+  }
+
+  async function send(d: ClaimedDelivery, url: string, secrets: string[], answered: () => void): Promise<void> {
+    const startedAt = clock.now();
     const body = JSON.stringify({ event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() });
     const t = Math.floor(startedAt / 1000);
     const result = await sendWebhook(
       {
-        url: target.url,
+        url,
         body,
         headers: {
           'Content-Type': 'application/json',
           'User-Agent': USER_AGENT,
-          [SIGNATURE_HEADER]: signatureHeader(target.secrets, t, body),
+          [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
           // Stable across retries and replays, so receivers can dedupe (Svix webhook-id, Stripe event id).
           'Service-Webhook-Id': d.id,
           'Idempotency-Key': d.id,
@@ -100,11 +145,9 @@ export async function startWebhookDispatcher(
           'Service-Webhook-Attempt': String(d.attemptSeq),
         },
       },
-      {
-        timeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
-        guard: platform.outbound,
-      },
+      { timeoutMs: attemptTimeoutMs, guard: platform.outbound, agents },
     );
+    answered();
     const finishedAt = clock.now();
     const nextAttemptAt = result.ok ? undefined : finishedAt + nextDelayMs(d.attempts + 1, result.status, result.retryAfter, finishedAt, opts.random);
     const status = await finishAttempt(db, d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
@@ -112,18 +155,31 @@ export async function startWebhookDispatcher(
     else if (status === 'dead') log.warn({ deliveryId: d.id, error: result.error }, 'webhook delivery dead-lettered');
   }
 
-  async function attemptAll(claimed: ClaimedDelivery[]): Promise<void> {
+  async function attemptAll(claimed: ClaimedDelivery[], claimedAt: number): Promise<void> {
     const targets = new Map<string, Promise<SendTarget>>();
     await Promise.all(
       claimed.map((d) =>
-        limit(() =>
-          attempt(d, targets).catch((err) => {
-            // Infrastructure failure (database): the lease runs out and the sweep retries the delivery.
-            log.error({ err, deliveryId: d.id }, 'webhook attempt could not be recorded');
-          }),
-        ),
+        attempt(d, targets, claimedAt).catch((err) => {
+          // Infrastructure failure (database): the lease runs out and the sweep retries the delivery.
+          log.error({ err, deliveryId: d.id }, 'webhook attempt could not be recorded');
+        }),
       ),
     );
+  }
+
+  /** Claimed batches worked on at once, at most BATCHES_IN_FLIGHT; `settled` resolves when every one is done. */
+  function batchRunner() {
+    const running = new Set<Promise<void>>();
+    return {
+      async start(claimed: ClaimedDelivery[], claimedAt: number): Promise<void> {
+        while (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
+        const p: Promise<void> = attemptAll(claimed, claimedAt).finally(() => running.delete(p));
+        running.add(p);
+      },
+      async settled(): Promise<void> {
+        while (running.size) await Promise.all(running);
+      },
+    };
   }
 
   /** Targets of a batch of events: one endpoint query per project, one inbox query per inbox. */
@@ -176,23 +232,31 @@ export async function startWebhookDispatcher(
   }
 
   async function promptSend(ids: string[]): Promise<void> {
+    const batches = batchRunner();
     for (let i = 0; i < ids.length; i += batchSize) {
-      const claimed = await claimDue(db, clock.now(), batchSize, ids.slice(i, i + batchSize));
-      await attemptAll(claimed);
+      const claimedAt = clock.now();
+      await batches.start(await claimDue(db, claimedAt, batchSize, ids.slice(i, i + batchSize)), claimedAt);
     }
+    await batches.settled();
   }
 
   async function sweepOnce(): Promise<number> {
     let total = 0;
-    for (;;) {
-      const claimed = await claimDue(db, clock.now(), batchSize);
-      if (!claimed.length) return total;
-      total += claimed.length;
-      await attemptAll(claimed);
-      // A short claim does not mean nothing else is due: the row locks are taken above the LIMIT, so rows
-      // another sweeper holds or has just claimed drop out of this claim after the limit was filled, while
-      // due rows beyond it remain. Only an empty claim ends the sweep.
-      if (stopped) return total;
+    const batches = batchRunner();
+    try {
+      for (;;) {
+        const claimedAt = clock.now();
+        const claimed = await claimDue(db, claimedAt, batchSize);
+        if (!claimed.length) return total;
+        total += claimed.length;
+        await batches.start(claimed, claimedAt);
+        // A short claim does not mean nothing else is due: the row locks are taken above the LIMIT, so rows
+        // another sweeper holds or has just claimed drop out of this claim after the limit was filled, while
+        // due rows beyond it remain. Only an empty claim ends the sweep.
+        if (stopped) return total;
+      }
+    } finally {
+      await batches.settled();
     }
   }
 
@@ -232,8 +296,18 @@ export async function startWebhookDispatcher(
       if (timer) clearInterval(timer);
       await subscription.stop();
       await idle();
+      agents.destroy();
     },
   };
+}
+
+/** A receiver's origin (`https://host:port`), for its gate; a URL that does not parse is its own. */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }
 
 /** A small concurrency gate: at most `max` tasks run at once. */

@@ -92,7 +92,8 @@ export function definePostHogScenarios(service: () => AnalyticsService): void {
       conditions: [{ properties: [{ key: 'plan', operator: 'eq', value: 'pro' }] }],
     });
     await createFlag(p, { key: 'off-flag', enabled: false });
-    await edgeHasFlag(p, 'checkout');
+    // The last one made: a settings refresh between the two would show the first alone.
+    await edgeHasFlag(p, 'off-flag');
     const ph = client(p);
     const ours = await http(`${service().ingestUrl}/v1/flags/i?distinctId=user-1&properties=${encodeURIComponent('{"plan":"pro","distinct_id":"user-1"}')}`, {
       headers: { authorization: `Bearer ${p.ingestKey}` },

@@ -23,6 +23,8 @@ export interface Answer {
   hang?: boolean;
   /** Drop the connection without an answer (a reset). */
   reset?: boolean;
+  /** Answer after this long (a slow receiver). */
+  delayMs?: number;
   headers?: Record<string, string>;
   body?: string;
 }
@@ -32,6 +34,8 @@ export interface HttpsReceiver {
   port: number;
   cert: string;
   requests: ReceivedRequest[];
+  /** TLS connections accepted so far (kept-alive connections carry many requests). */
+  connections: number;
   respond: (req: ReceivedRequest) => Answer;
   waitFor(count: number, timeoutMs?: number): Promise<ReceivedRequest[]>;
   close(): Promise<void>;
@@ -78,6 +82,7 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
     port: 0,
     cert,
     requests,
+    connections: 0,
     respond: () => ({ status: 200 }),
     async waitFor(count, timeoutMs = 15_000) {
       const deadline = Date.now() + timeoutMs;
@@ -106,11 +111,16 @@ export async function startHttpsReceiver(): Promise<HttpsReceiver> {
       waiters.splice(0).forEach((w) => w());
       if (a.hang) return;
       if (a.reset) return req.socket.destroy();
-      res.writeHead(a.status, a.headers ?? {});
-      res.end(a.body ?? '');
-      waiters.splice(0).forEach((w) => w());
+      const answer = () => {
+        res.writeHead(a.status, a.headers ?? {});
+        res.end(a.body ?? '');
+        waiters.splice(0).forEach((w) => w());
+      };
+      if (a.delayMs) setTimeout(answer, a.delayMs);
+      else answer();
     });
   });
+  server.on('secureConnection', () => recv.connections++);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   recv.port = (server.address() as AddressInfo).port;
   recv.url = `https://127.0.0.1:${recv.port}/hook`;
