@@ -52,8 +52,28 @@ const ms = (v: unknown): number => (v instanceof Date ? v.getTime() : Number(v))
 
 /** Insert one delivery per (event, target), idempotently, in one statement. Returns the ids that were new. */
 export async function insertDeliveries(db: Queryable, items: Array<{ event: ProjectEvent; target: Target }>, now: number): Promise<string[]> {
+  return (await insertRows(db, items, now, undefined)).map((r) => r.id as string);
+}
+
+/**
+ * insertDeliveries for the prompt first attempt: the new rows are inserted already claimed (leased to the caller,
+ * attempt 1), in the same statement, and come back as claimed deliveries; rows that existed (a re-delivered event)
+ * are neither changed nor returned. A sender that dies before its attempt leaves them to the sweep once the lease
+ * runs out, as for any claim.
+ */
+export async function insertClaimedDeliveries(db: Queryable, items: Array<{ event: ProjectEvent; target: Target }>, now: number): Promise<ClaimedDelivery[]> {
+  return (await insertRows(db, items, now, { token: randomUUID(), leaseUntil: new Date(now + LEASE_MS) })).map(mapClaimed);
+}
+
+async function insertRows(
+  db: Queryable,
+  items: Array<{ event: ProjectEvent; target: Target }>,
+  now: number,
+  claim: { token: string; leaseUntil: Date } | undefined,
+): Promise<Array<Record<string, unknown>>> {
   if (!items.length) return [];
-  const params: unknown[] = [new Date(now)];
+  const params: unknown[] = claim ? [new Date(now), claim.leaseUntil, claim.token] : [new Date(now)];
+  const state = claim ? `'sending', 0, $2::timestamptz, $3, 1` : `'pending', 0, NULL, NULL, 0`;
   const rows = items.map(({ event: ev, target: t }) => {
     params.push(
       deliveryId(ev.id, t.id),
@@ -66,15 +86,15 @@ export async function insertDeliveries(db: Queryable, items: Array<{ event: Proj
       t.maxAttempts,
     );
     const i = params.length - 8;
-    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, 'pending', 0, $${i + 8}::int, $1::timestamptz, $1::timestamptz, $1::timestamptz)`;
+    return `($${i + 1}, $${i + 2}, $${i + 3}, $${i + 4}, $${i + 5}, $${i + 6}, $${i + 7}::jsonb, ${state}, $${i + 8}::int, $1::timestamptz, $1::timestamptz, $1::timestamptz)`;
   });
-  const { rows: inserted } = await db.query<{ id: string }>(
-    `INSERT INTO webhook_deliveries (id, project_id, endpoint_id, inbox_id, event_id, event, data, status, attempts, max_attempts, next_attempt_at, created_at, updated_at)
+  const { rows: inserted } = await db.query<Record<string, unknown>>(
+    `INSERT INTO webhook_deliveries AS d (id, project_id, endpoint_id, inbox_id, event_id, event, data, status, attempts, lease_until, lease_token, attempt_seq, max_attempts, next_attempt_at, created_at, updated_at)
      VALUES ${rows.join(', ')}
-     ON CONFLICT (id) DO NOTHING RETURNING id`,
+     ON CONFLICT (id) DO NOTHING ${claim ? CLAIM_RETURNING : 'RETURNING d.id'}`,
     params,
   );
-  return inserted.map((r) => r.id);
+  return inserted;
 }
 
 const CLAIM_RETURNING = `RETURNING d.id, d.project_id, d.endpoint_id, d.inbox_id, d.event_id, d.event, d.data, d.attempts, d.max_attempts, d.attempt_seq, d.lease_token`;
@@ -184,47 +204,109 @@ export interface AttemptOutcome {
  * lease was lost (another processor took the delivery over) and nothing was written.
  */
 export async function finishAttempt(db: Queryable, d: ClaimedDelivery, o: AttemptOutcome): Promise<'succeeded' | 'pending' | 'dead' | null> {
-  const used = d.attempts + 1;
-  const status = o.ok ? 'succeeded' : used >= d.maxAttempts ? 'dead' : 'pending';
-  const next = status === 'pending' ? (o.nextAttemptAt ?? o.finishedAt) : null;
-  const col = d.endpointId ? 'endpoint_id' : 'inbox_id';
-  // One statement, one round trip and one commit: move the delivery on (only while our lease holds),
-  // log the attempt, and prune the target's log to the last 100 (§9). The prune runs in the same
-  // snapshot and does not see the new row, hence OFFSET limit - 1.
-  const { rows } = await db.query<{ updated: number }>(
-    `WITH upd AS (
-       UPDATE webhook_deliveries
-       SET status = $3, attempts = $4, next_attempt_at = COALESCE($5::timestamptz, next_attempt_at), lease_until = NULL, lease_token = NULL,
-           last_error = $6, last_response_code = $7::int, updated_at = $8::timestamptz
-       WHERE id = $1 AND lease_token = $2
-       RETURNING id
+  return (await finishAttempts(db, [{ d, o }]))[0]!;
+}
+
+type Finished = 'succeeded' | 'pending' | 'dead' | null;
+
+/**
+ * finishAttempt for many attempts in two statements: one moves every delivery on (each only while its lease holds)
+ * and logs its attempt; the second prunes the logs of the targets touched to their last 100 (§9), seeing the new rows.
+ * The dispatcher records attempts as they finish in groups (createAttemptRecorder), so a busy processor pays two
+ * round trips and one commit per group instead of one per delivery. Statuses come back in the order given.
+ */
+export async function finishAttempts(db: Queryable, items: Array<{ d: ClaimedDelivery; o: AttemptOutcome }>): Promise<Finished[]> {
+  if (!items.length) return [];
+  const rows = items.map(({ d, o }) => {
+    const used = d.attempts + 1;
+    const status = o.ok ? 'succeeded' : used >= d.maxAttempts ? 'dead' : 'pending';
+    const next = status === 'pending' ? (o.nextAttemptAt ?? o.finishedAt) : null;
+    return {
+      id: d.id,
+      lease_token: d.leaseToken,
+      status,
+      attempts: used,
+      next_attempt_at: next === null ? null : new Date(next).toISOString(),
+      last_error: o.ok ? null : (o.error ?? 'failed'),
+      response_code: o.status ?? null,
+      finished_at: new Date(o.finishedAt).toISOString(),
+      started_at: new Date(o.startedAt).toISOString(),
+      endpoint_id: d.endpointId,
+      inbox_id: d.inboxId,
+      attempt: d.attemptSeq,
+      attempt_status: o.ok ? 'succeeded' : 'failed',
+    };
+  });
+  const { rows: moved } = await db.query<{ id: string; status: string }>(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, lease_token text, status text, attempts int, next_attempt_at timestamptz,
+         last_error text, response_code int, finished_at timestamptz, started_at timestamptz, endpoint_id text, inbox_id text, attempt int,
+         attempt_status text)
+     ), upd AS (
+       UPDATE webhook_deliveries d
+       SET status = i.status, attempts = i.attempts, next_attempt_at = COALESCE(i.next_attempt_at, d.next_attempt_at), lease_until = NULL,
+           lease_token = NULL, last_error = i.last_error, last_response_code = i.response_code, updated_at = i.finished_at
+       FROM input i WHERE d.id = i.id AND d.lease_token = i.lease_token
+       RETURNING d.id, d.status
      ), ins AS (
        INSERT INTO webhook_attempts (delivery_id, endpoint_id, inbox_id, attempt, status, response_code, error, started_at, finished_at, next_attempt_at)
-       SELECT id, $9, $10, $11::int, $12, $7::int, $6, $13::timestamptz, $8::timestamptz, $5::timestamptz FROM upd
-       RETURNING id
-     ), del AS (
-       DELETE FROM webhook_attempts WHERE ${col} = $14 AND EXISTS (SELECT 1 FROM ins) AND id <= (
-         SELECT id FROM webhook_attempts WHERE ${col} = $14 ORDER BY id DESC OFFSET $15::int LIMIT 1)
+       SELECT i.id, i.endpoint_id, i.inbox_id, i.attempt, i.attempt_status, i.response_code, i.last_error, i.started_at, i.finished_at, i.next_attempt_at
+         FROM input i JOIN upd u ON u.id = i.id
        RETURNING 1
      )
-     SELECT (SELECT count(*) FROM upd)::int AS updated, (SELECT count(*) FROM del)::int AS pruned`,
-    [
-      d.id,
-      d.leaseToken,
-      status,
-      used,
-      next === null ? null : new Date(next),
-      o.ok ? null : (o.error ?? 'failed'),
-      o.status ?? null,
-      new Date(o.finishedAt),
-      d.endpointId,
-      d.inboxId,
-      d.attemptSeq,
-      o.ok ? 'succeeded' : 'failed',
-      new Date(o.startedAt),
-      d.endpointId ?? d.inboxId,
-      LIMITS.webhook.deliveryLogPerEndpoint - 1,
-    ],
+     SELECT id, status FROM upd`,
+    [JSON.stringify(rows)],
   );
-  return rows[0]?.updated ? status : null;
+  const done = new Map(moved.map((r) => [r.id, r.status as Finished]));
+  const endpoints = [...new Set(items.filter(({ d }) => d.endpointId && done.has(d.id)).map(({ d }) => d.endpointId!))];
+  const inboxes = [...new Set(items.filter(({ d }) => d.inboxId && done.has(d.id)).map(({ d }) => d.inboxId!))];
+  if (endpoints.length || inboxes.length)
+    await db.query(
+      `DELETE FROM webhook_attempts a USING (
+         SELECT 'endpoint' AS kind, t AS target, (SELECT id FROM webhook_attempts WHERE endpoint_id = t ORDER BY id DESC OFFSET $3::int LIMIT 1) AS cutoff
+           FROM unnest($1::text[]) t
+         UNION ALL
+         SELECT 'inbox', t, (SELECT id FROM webhook_attempts WHERE inbox_id = t ORDER BY id DESC OFFSET $3::int LIMIT 1) FROM unnest($2::text[]) t
+       ) c
+       WHERE c.cutoff IS NOT NULL AND a.id <= c.cutoff
+         AND ((c.kind = 'endpoint' AND a.endpoint_id = c.target) OR (c.kind = 'inbox' AND a.inbox_id = c.target))`,
+      [endpoints, inboxes, LIMITS.webhook.deliveryLogPerEndpoint],
+    );
+  return items.map(({ d }) => done.get(d.id) ?? null);
+}
+
+/**
+ * Attempts recorded in groups (group commit): an attempt that finishes while a group is being written joins the next
+ * one, which is written as soon as the one before is done; nothing waits on a timer. `record` resolves with the
+ * delivery's new status once its group is committed (null: the lease was lost).
+ */
+export function createAttemptRecorder(db: Queryable, maxGroup = 500) {
+  let queue: Array<{ d: ClaimedDelivery; o: AttemptOutcome; resolve(s: Finished): void; reject(e: unknown): void }> = [];
+  let writing = false;
+  const write = async () => {
+    writing = true;
+    while (queue.length) {
+      const group = queue.slice(0, maxGroup);
+      queue = queue.slice(group.length);
+      try {
+        const statuses = await finishAttempts(db, group);
+        group.forEach((g, i) => g.resolve(statuses[i]!));
+      } catch (err) {
+        for (const g of group) g.reject(err);
+      }
+    }
+    writing = false;
+  };
+  return {
+    record(d: ClaimedDelivery, o: AttemptOutcome): Promise<Finished> {
+      return new Promise<Finished>((resolve, reject) => {
+        queue.push({ d, o, resolve, reject });
+        // Attempts finishing in the same turn of the event loop go together.
+        if (!writing) {
+          writing = true;
+          setImmediate(() => void write());
+        }
+      });
+    },
+  };
 }

@@ -217,6 +217,23 @@ describe('connections to receivers', () => {
   });
 });
 
+describe('recording attempts in groups', () => {
+  it('records 130 attempts finishing together (groups of many) and keeps the last 100 of the endpoint', async () => {
+    const { projectId } = await insertProject(platform);
+    const ep = await insertEndpoint(platform, { projectId, url: path('/grouped') });
+    await Promise.all(Array.from({ length: 130 }, (_, i) => publishProjectEvent(platform, { projectId, event: 'webhook.test', data: { i } })));
+    await dispatcher.idle();
+    expect(requestsTo('/grouped')).toHaveLength(130);
+    const { rows } = await platform.db.query<{ n: number; ok: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'succeeded')::int AS ok FROM webhook_deliveries WHERE endpoint_id = $1`,
+      [ep.id],
+    );
+    expect(rows[0]).toEqual({ n: 130, ok: 130 });
+    const log = await platform.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_attempts WHERE endpoint_id = $1', [ep.id]);
+    expect(log.rows[0]!.n).toBe(100);
+  });
+});
+
 describe('retries, dead letter, Retry-After', () => {
   it('retries after ~10 s, ~40 s (±20% jitter) and dead-letters after maxAttempts with its error', async () => {
     const { projectId } = await insertProject(platform);

@@ -6,8 +6,9 @@ import { LIMITS } from '../../schemas/limits.ts';
 import { subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
 import {
   claimDue,
+  createAttemptRecorder,
   finishAttempt,
-  insertDeliveries,
+  insertClaimedDeliveries,
   LEASE_MS,
   loadSendTarget,
   releaseDelivery,
@@ -26,14 +27,14 @@ import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
  *     (project endpoints by subscription, or only the event's inbox target), id derived from event
  *     and target, inserted with ON CONFLICT DO NOTHING: a re-delivered message sends nothing twice.
  *     The bus offset is committed after the rows are stored, so no event is lost.
- *  2. prompt attempt: the new deliveries are claimed (leased) and sent right away.
+ *  2. prompt attempt: the new deliveries are inserted already claimed (leased) and sent right away.
  *  3. sweep: every minute, claim due deliveries (retries, replays, leases that ran out because a
  *     sender died mid-send) with FOR UPDATE SKIP LOCKED, so several processors can sweep at once.
  *  4. attempt: wait for the receiver's gate (receiver-gates.ts: a few deliveries in flight per receiver origin, so a
  *     slow receiver cannot hold the others' send slots; a wait the lease cannot cover hands the delivery back for
  *     later), take a send slot, sign with the target's current secret(s), POST through the SSRF-guarded sender on a
- *     kept-alive connection to that receiver, record the attempt, then succeeded / pending with backoff / dead after
- *     maxAttempts.
+ *     kept-alive connection to that receiver, record the attempt (in groups with the attempts finishing alongside:
+ *     delivery-store.ts createAttemptRecorder), then succeeded / pending with backoff / dead after maxAttempts.
  * Claimed batches are worked on up to BATCHES_IN_FLIGHT at once, so one batch waiting on a slow receiver does not
  * hold back the next.
  */
@@ -76,6 +77,7 @@ export async function startWebhookDispatcher(
   const batchSize = opts.batchSize ?? 200;
   const limit = createLimiter(opts.concurrency ?? 64);
   const agents = createWebhookAgents();
+  const recorder = createAttemptRecorder(db);
   const receivers = createReceiverGates(LIMITS.webhook.perReceiverConnections);
   const attemptTimeoutMs = opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs;
   const inflight = new Set<Promise<unknown>>();
@@ -150,7 +152,7 @@ export async function startWebhookDispatcher(
     answered();
     const finishedAt = clock.now();
     const nextAttemptAt = result.ok ? undefined : finishedAt + nextDelayMs(d.attempts + 1, result.status, result.retryAfter, finishedAt, opts.random);
-    const status = await finishAttempt(db, d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
+    const status = await recorder.record(d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
     if (status === null) log.warn({ deliveryId: d.id }, 'lease lost before the attempt was recorded; another processor owns the delivery');
     else if (status === 'dead') log.warn({ deliveryId: d.id, error: result.error }, 'webhook delivery dead-lettered');
   }
@@ -182,8 +184,11 @@ export async function startWebhookDispatcher(
     };
   }
 
-  /** Targets of a batch of events: one endpoint query per project, one inbox query per inbox. */
-  async function fanOut(events: ProjectEvent[]): Promise<string[]> {
+  /**
+   * Targets of a batch of events: one endpoint query per project, one inbox query per inbox. The new deliveries are
+   * inserted already claimed for their prompt first attempt (one statement, one commit).
+   */
+  async function fanOut(events: ProjectEvent[]): Promise<ClaimedDelivery[]> {
     const items: Array<{ event: ProjectEvent; target: Target }> = [];
     const endpointsOf = new Map<string, Array<{ id: string; events: string[]; max_attempts: number }>>();
     for (const ev of events) {
@@ -210,9 +215,9 @@ export async function startWebhookDispatcher(
           items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) } });
       }
     }
-    const fresh: string[] = [];
+    const fresh: ClaimedDelivery[] = [];
     // Bounded statements: a few hundred rows each.
-    for (let i = 0; i < items.length; i += 500) fresh.push(...(await insertDeliveries(db, items.slice(i, i + 500), clock.now())));
+    for (let i = 0; i < items.length; i += 500) fresh.push(...(await insertClaimedDeliveries(db, items.slice(i, i + 500), clock.now())));
     return fresh;
   }
 
@@ -226,17 +231,17 @@ export async function startWebhookDispatcher(
       }
       events.push(event);
     }
+    const claimedAt = clock.now();
     const fresh = await fanOut(events);
-    // Tracked (stop waits for it) and never rejected: each send records its own failure.
-    if (fresh.length && !stopped) void track(promptSend(fresh));
+    // Tracked (stop waits for it) and never rejected: each send records its own failure. (Stopping, the claimed
+    // deliveries wait for their lease to run out and the next sweep, as a sender's that died mid-send.)
+    if (fresh.length && !stopped) void track(promptSend(fresh, claimedAt));
   }
 
-  async function promptSend(ids: string[]): Promise<void> {
+  /** The prompt first attempts of freshly inserted (already claimed) deliveries. */
+  async function promptSend(fresh: ClaimedDelivery[], claimedAt: number): Promise<void> {
     const batches = batchRunner();
-    for (let i = 0; i < ids.length; i += batchSize) {
-      const claimedAt = clock.now();
-      await batches.start(await claimDue(db, claimedAt, batchSize, ids.slice(i, i + batchSize)), claimedAt);
-    }
+    for (let i = 0; i < fresh.length; i += batchSize) await batches.start(fresh.slice(i, i + batchSize), claimedAt);
     await batches.settled();
   }
 
