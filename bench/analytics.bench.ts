@@ -269,9 +269,11 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
       TRUST_PROXY: 'true',
     };
     const testing = isolatedTopics('bench-analytics');
-    const processor = await spawnRole('processor', env, testing, 120_000);
+    // BENCH_PROFILE=processor (or ingest): that role's CPU profile, written to profiles/ when it stops.
+    const profileOf = (role: string) => (process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : []);
+    const processor = await spawnRole('processor', env, testing, 120_000, profileOf('processor'));
     cleanups.push(() => processor.stop());
-    const ingest = await spawnRole('ingest', env, testing, 120_000);
+    const ingest = await spawnRole('ingest', env, testing, 120_000, profileOf('ingest'));
     cleanups.push(() => ingest.stop());
 
     const db = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
