@@ -1,7 +1,6 @@
 import type { Platform } from '../../platform/platform.ts';
-import type { StoredAnalyticsEvent } from '../../schemas/analytics-event.ts';
 import type { BatchSummary } from '../batch-summary.ts';
-import { createEnvironmentResolver } from '../environment/environment-resolver.ts';
+import { createEnvironmentResolver, type EnvironmentInput } from '../environment/environment-resolver.ts';
 import { scrubStep } from './steps/scrub-step.ts';
 import { analyticsRow, createStoreStep } from './steps/store-step.ts';
 import { claimBatches, countUsage } from './steps/usage-step.ts';
@@ -9,9 +8,11 @@ import type { AnalyticsBatchMessage } from '../../schemas/bus/analytics-events.t
 
 /**
  * The analytics pipeline, for one delivery of stamped batches (analytics-consumer.ts decodes them):
- *   1. scrub     secret-looking property values and keys, and the path (steps/scrub-step.ts)
- *   2. stamp     the environment (§7.4) from the Origin host or the deploy, as for errors
- *                (processor/environment/); events of a project that no longer exists are dropped
+ *   1. stamp     the environment (§7.4) from the Origin host or the deploy, as for errors (processor/environment/),
+ *                once per distinct (project, Origin, deploy named) of the delivery; events of a project that no
+ *                longer exists are dropped
+ *   2. scrub     secret-looking property values and keys, and the path (steps/scrub-step.ts); the scrubbed event
+ *                becomes its row at once (steps/store-step.ts analyticsRow), the only copy made of it
  *   3. claim     the batch ids in the ledger; a batch claimed before (a re-delivery) goes no further
  *   4. store     ClickHouse analytics_events, keyed by uuid, with an insert token (steps/store-step.ts)
  *   5. count     the month's usage (steps/usage-step.ts)
@@ -31,29 +32,33 @@ export function createAnalyticsPipeline(platform: Pick<Platform, 'db' | 'analyti
   const store = createStoreStep({ analytics: platform.analytics });
 
   return async function handle(batches: AnalyticsBatchInput[]): Promise<AnalyticsBatchSummary> {
-    // 1. scrub
-    const scrubbed = batches.map((b) => ({ ...b, events: b.events.map(scrubStep) }));
-    // 2. stamp (read-only, before the transaction: the embedded store has one connection)
-    const flat = scrubbed.flatMap((b, bi) => b.events.map((e) => ({ b, bi, e })));
-    const environments = await resolveEnvironment(
-      flat.map(({ b, e }) => ({ projectId: b.projectId, originHost: b.originHost, deployId: e.deployId, gitSha: e.gitSha })),
+    // 1. stamp (read-only, before the transaction: the embedded store has one connection). The environment depends
+    //    only on the project, the Origin and the deploy an event names: each distinct one is resolved once.
+    const asks: EnvironmentInput[] = [];
+    const askIndex = new Map<string, number>();
+    const askOf = batches.map((b) =>
+      b.events.map((e) => {
+        const key = `${b.projectId}\n${b.originHost ?? ''}\n${e.deployId ?? ''}\n${e.gitSha ?? ''}`;
+        let i = askIndex.get(key);
+        if (i === undefined) {
+          askIndex.set(key, (i = asks.length));
+          asks.push({ projectId: b.projectId, originHost: b.originHost, deployId: e.deployId, gitSha: e.gitSha });
+        }
+        return i;
+      }),
     );
+    const environments = await resolveEnvironment(asks);
+    // 2. scrub, then the row: one pass per event, its one copy after scrubbing is the row itself
     const rowsPerBatch = batches.map(() => [] as Array<Record<string, unknown>>);
     const unknownPerBatch = new Array<number>(batches.length).fill(0);
-    flat.forEach(({ b, bi, e }, i) => {
-      const environment = environments[i];
-      if (!environment) {
-        unknownPerBatch[bi]!++;
-        return;
-      }
-      const stored: StoredAnalyticsEvent & { originHost: string | null } = {
-        ...e,
-        projectId: b.projectId,
-        environment,
-        receivedAt: b.receivedAt,
-        originHost: b.originHost,
-      };
-      rowsPerBatch[bi]!.push(analyticsRow(stored));
+    batches.forEach((b, bi) => {
+      const rows = rowsPerBatch[bi]!;
+      const asked = askOf[bi]!;
+      b.events.forEach((e, ei) => {
+        const environment = environments[asked[ei]!];
+        if (!environment) unknownPerBatch[bi]!++;
+        else rows.push(analyticsRow(scrubStep(e), b, environment));
+      });
     });
 
     return platform.db.transaction(async (tx) => {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
-import type { StoredAnalyticsEvent } from '../../../schemas/analytics-event.ts';
+import type { StampedAnalyticsEvent, StoredAnalyticsEvent } from '../../../schemas/analytics-event.ts';
 import { chTime } from '../../time-text.ts';
 
 /**
@@ -15,20 +15,29 @@ export function propertyText(v: unknown): string {
   return typeof v === 'string' ? v : (JSON.stringify(v) ?? 'null');
 }
 
-export function analyticsRow(e: StoredAnalyticsEvent & { originHost: string | null }): Record<string, unknown> {
+/**
+ * An event's row, built straight from the (scrubbed) event and its batch's stamp: the one copy of the event the
+ * pipeline makes after scrubbing.
+ */
+export function analyticsRow(
+  e: StampedAnalyticsEvent,
+  stamp: { projectId: string; receivedAt: number; originHost: string | null },
+  environment: StoredAnalyticsEvent['environment'],
+): Record<string, unknown> {
   const properties: Record<string, string> = {};
-  for (const [k, v] of Object.entries(e.properties)) properties[k] = propertyText(v);
+  const from = e.properties;
+  for (const k in from) properties[k] = propertyText(from[k]);
   return {
-    project_id: e.projectId,
+    project_id: stamp.projectId,
     event_id: e.uuid,
     event: e.event,
     distinct_id: e.distinctId,
     timestamp: chTime(e.timestamp),
-    received_at: chTime(e.receivedAt),
-    environment: e.environment,
+    received_at: chTime(stamp.receivedAt),
+    environment,
     session_id: e.sessionId ?? '',
     path: e.path ?? '',
-    origin_host: e.originHost ?? '',
+    origin_host: stamp.originHost ?? '',
     properties,
   };
 }
