@@ -131,6 +131,7 @@ describe('the console', () => {
     await once.getByRole('button', { name: 'Copy Token' }).click();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(ingestKey);
     await expect.poll(() => once.innerText()).toContain('<script src=');
+    expect(await once.innerText()).toContain(`posthog.init('${ingestKey}', { api_host: '${svc.base}' })`);
     await once.getByRole('button', { name: 'I have saved it' }).click();
     await expect.poll(() => page.locator('body').innerText()).not.toContain(ingestKey);
 

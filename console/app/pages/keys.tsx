@@ -66,6 +66,8 @@ export function Keys() {
                   <pre>{`Sentry.init({ dsn: '${created.dsn}' });`}</pre>
                 </>
               )}
+              <p>PostHog's SDKs take the key as the project token and this service as the host:</p>
+              <pre>{`// posthog-js\nposthog.init('${created.token}', { api_host: '${base}' });\n// posthog-node\nnew PostHog('${created.token}', { host: '${base}' });`}</pre>
             </div>
           ) : (
             <pre>{`curl ${base}/v1/projects/${slug} -H "Authorization: Bearer ${created.token}"`}</pre>
