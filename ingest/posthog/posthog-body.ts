@@ -25,7 +25,15 @@ export interface OpenedBody {
   sentAt: number;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+/** A JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/** The events of an opened body: an array, `{ batch: [...] }`, or one event. */
+export function eventsOf(json: unknown): unknown[] {
+  if (Array.isArray(json)) return json;
+  if (isObject(json) && Array.isArray(json.batch)) return json.batch;
+  return [json];
+}
 
 function queryParams(query: string): URLSearchParams {
   try {
@@ -68,7 +76,7 @@ const text = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
 
 /** The key a PostHog body names: its own `api_key`/`token`, else its first event's. */
 export function tokenOf(json: unknown): string {
-  const first = Array.isArray(json) ? json[0] : isObject(json) && Array.isArray(json.batch) ? json.batch[0] : json;
+  const first = eventsOf(json)[0];
   const body = isObject(json) ? json : {};
   const event = isObject(first) ? first : {};
   const props = isObject(event.properties) ? event.properties : {};

@@ -3,7 +3,7 @@ import { EDGE_PATHS } from '../../schemas/api/edge.ts';
 import { stampAnalyticsBatch } from '../analytics-route.ts';
 import type { BatchRoute, Parsed, ParseContext } from '../batch-route.ts';
 import { refusal, type Refusal } from '../refusals.ts';
-import { openPostHogBody, type OpenedBody } from './posthog-body.ts';
+import { eventsOf, openPostHogBody, type OpenedBody } from './posthog-body.ts';
 import { eventOfPostHog } from './posthog-event.ts';
 
 /**
@@ -22,14 +22,6 @@ import { eventOfPostHog } from './posthog-event.ts';
 export const POSTHOG_CAPTURE_PATHS = [EDGE_PATHS.posthogBatch, EDGE_PATHS.posthogEvents, EDGE_PATHS.posthogEventsV0, EDGE_PATHS.posthogCapture] as const;
 
 const MAX_EVENTS = LIMITS.analyticsBatch.maxEvents;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** The events of an opened body: an array, `{ batch: [...] }`, or one event. */
-function eventsOf(json: unknown): unknown[] {
-  if (Array.isArray(json)) return json;
-  if (isObject(json) && Array.isArray(json.batch)) return json.batch;
-  return [json];
-}
 
 export function parsePostHogCapture(opened: OpenedBody, ctx: Pick<ParseContext, 'projectId' | 'originHost' | 'receivedAt'>): Parsed | Refusal {
   const raw = eventsOf(opened.json);

@@ -1,4 +1,5 @@
 import type { AnalyticsEventInput } from '../../schemas/analytics-event.ts';
+import { isObject } from './posthog-body.ts';
 
 /**
  * One PostHog event as our analytics event (pure). What is not ours is left for the usual check to refuse by name
@@ -17,7 +18,6 @@ import type { AnalyticsEventInput } from '../../schemas/analytics-event.ts';
  *
  * The project's key (`token`) is a credential of the request, not a property of the event: it is never stored.
  */
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 const asId = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' && Number.isFinite(v) ? String(v) : undefined);
 const NOT_PROPERTIES = new Set(['token', 'api_key', 'distinct_id']);
 

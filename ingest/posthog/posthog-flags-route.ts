@@ -14,7 +14,7 @@ import type { FlagCache } from '../flag-cache.ts';
 import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers, type ReplyState } from '../http/uws-reply.ts';
 import { originHostOf } from '../origin-policy.ts';
 import { refusal, type Refusal } from '../refusals.ts';
-import { openPostHogBody } from './posthog-body.ts';
+import { isObject, openPostHogBody } from './posthog-body.ts';
 import { posthogErrorFields } from './posthog-capture.ts';
 
 /**
@@ -33,7 +33,6 @@ import { posthogErrorFields } from './posthog-capture.ts';
 export const POSTHOG_FLAGS_PATHS = [EDGE_PATHS.posthogFlags, EDGE_PATHS.posthogDecide] as const;
 const MINUTE_MS = 60_000;
 const F = LIMITS.analyticsFields;
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 interface FlagsAsk {
   distinctId: string;

@@ -117,19 +117,18 @@ function mapClaimed(r: Record<string, unknown>): ClaimedDelivery {
 
 /**
  * Claim up to `limit` deliveries that are due now: first those whose lease ran out (interrupted
- * mid-send), then pending ones by due time. `ids` narrows the claim to fresh deliveries (the
- * prompt first attempt right after fan-out).
+ * mid-send), then pending ones by due time. (Fresh deliveries are claimed as they are inserted:
+ * insertClaimedDeliveries.)
  */
-export async function claimDue(db: RelationalStore, now: number, limit: number, ids?: string[]): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: RelationalStore, now: number, limit: number): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
   const at = new Date(now);
   const leaseUntil = new Date(now + LEASE_MS);
-  const only = ids ? 'AND id = ANY($5::text[])' : '';
   const claim = (where: string, order: string, max: number) =>
     db.query<Record<string, unknown>>(
       `WITH due AS (
          SELECT id FROM webhook_deliveries
-         WHERE ${where} ${only}
+         WHERE ${where}
          ORDER BY ${order}
          LIMIT $2
          FOR UPDATE SKIP LOCKED
@@ -138,10 +137,9 @@ export async function claimDue(db: RelationalStore, now: number, limit: number, 
        SET status = 'sending', lease_until = $3::timestamptz, lease_token = $4, attempt_seq = d.attempt_seq + 1, updated_at = $1::timestamptz
        FROM due WHERE d.id = due.id
        ${CLAIM_RETURNING}`,
-      ids ? [at, max, leaseUntil, token, ids] : [at, max, leaseUntil, token],
+      [at, max, leaseUntil, token],
     );
-  // Fresh deliveries (ids given) cannot hold a lease yet: skip the lease-takeover query for them.
-  const expired = ids ? { rows: [] } : await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
+  const expired = await claim(`status = 'sending' AND lease_until <= $1`, 'lease_until', limit);
   const left = limit - expired.rows.length;
   const due = left > 0 ? await claim(`status = 'pending' AND next_attempt_at <= $1`, 'next_attempt_at', left) : { rows: [] };
   return [...expired.rows, ...due.rows].map(mapClaimed);
