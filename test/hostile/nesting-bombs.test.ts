@@ -31,6 +31,8 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
     analytics: JSON.stringify({ batch: [{ event: 'e', distinctId: 'u', properties: { x: 0 } }] }).replace('0', inner),
     errors: JSON.stringify({ batch: [{ name: 'E', message: 'm', extra: { x: 0 } }] }).replace('0', inner),
     sentryStore: JSON.stringify({ exception: { values: [{ type: 'E', value: 'v' }] }, extra: { x: 0 }, tags: { t: 0 } }).replace(/0/g, inner),
+    posthogBatch: JSON.stringify({ api_key: p.ingestKey, batch: [{ event: 'e', distinct_id: 'u', properties: { x: 0 } }] }).replace('0', inner),
+    posthogFlags: JSON.stringify({ token: p.ingestKey, distinct_id: 'u', person_properties: { x: 0 } }).replace('0', inner),
   });
 
   for (const [shape, inner] of [
@@ -48,6 +50,9 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
         ['POST', '/service/v1/errors/i', { host: `${p.slug}.localhost`, 'content-type': 'application/json' }, b.errors],
         ['POST', `/api/${number}/store/`, sentryAuth, b.sentryStore],
         ['POST', `/api/${number}/envelope/`, { ...sentryAuth, 'content-type': 'application/x-sentry-envelope' }, `{}\n{"type":"event"}\n${b.sentryStore}`],
+        ['POST', '/batch/', { 'content-type': 'application/json' }, b.posthogBatch],
+        ['POST', '/e/', { 'content-type': 'application/x-www-form-urlencoded' }, `data=${encodeURIComponent(Buffer.from(b.posthogBatch).toString('base64'))}`],
+        ['POST', '/flags/?v=2', { 'content-type': 'application/json' }, b.posthogFlags],
       ];
       for (const [method, url, headers, body] of cases) {
         expect(Buffer.byteLength(body)).toBeLessThan(64 * 1024);
