@@ -31,8 +31,9 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
     analytics: JSON.stringify({ batch: [{ event: 'e', distinctId: 'u', properties: { x: 0 } }] }).replace('0', inner),
     errors: JSON.stringify({ batch: [{ name: 'E', message: 'm', extra: { x: 0 } }] }).replace('0', inner),
     sentryStore: JSON.stringify({ exception: { values: [{ type: 'E', value: 'v' }] }, extra: { x: 0 }, tags: { t: 0 } }).replace(/0/g, inner),
-    posthogBatch: JSON.stringify({ api_key: p.ingestKey, batch: [{ event: 'e', distinct_id: 'u', properties: { x: 0 } }] }).replace('0', inner),
-    posthogFlags: JSON.stringify({ token: p.ingestKey, distinct_id: 'u', person_properties: { x: 0 } }).replace('0', inner),
+    // A placeholder the key cannot hold (a '0' may be in the key itself).
+    posthogBatch: JSON.stringify({ api_key: p.ingestKey, batch: [{ event: 'e', distinct_id: 'u', properties: { x: '#bomb#' } }] }).replace('"#bomb#"', inner),
+    posthogFlags: JSON.stringify({ token: p.ingestKey, distinct_id: 'u', person_properties: { x: '#bomb#' } }).replace('"#bomb#"', inner),
   });
 
   for (const [shape, inner] of [
