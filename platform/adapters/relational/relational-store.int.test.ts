@@ -7,6 +7,9 @@ import type { RelationalStore } from '../../ports/relational-store.ts';
 import { migrateRelational, splitStatements } from '../../migrate.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 import { createPgliteStore } from './pglite-store.ts';
+import { createPgliteWorkerStore } from './pglite-worker-store.ts';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
 import { createPgStore } from './pg-store.ts';
 
 /**
@@ -204,6 +207,69 @@ describe('relational store: PGlite (in memory)', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe('relational store: PGlite on its own thread, in a data dir (the embedded default)', () => {
+  const dataDir = () => mkdtemp(path.join(os.tmpdir(), 'pglite-worker-'));
+  contract(
+    async () => createPgliteWorkerStore(await dataDir()),
+    async () => undefined,
+  );
+
+  it('applies migrations once; a second run is a no-op', async () => {
+    await expectMigrationsAppliedOnce(await createPgliteWorkerStore(await dataDir()));
+  });
+
+  it('keeps what was committed across a close and a reopen of the same data dir', async () => {
+    const dir = await dataDir();
+    const first = await createPgliteWorkerStore(dir);
+    await first.query('CREATE TABLE kept (id text PRIMARY KEY)');
+    await first.transaction((tx) => tx.query('INSERT INTO kept (id) VALUES ($1)', ['a']));
+    await first.close();
+    const second = await createPgliteWorkerStore(dir);
+    try {
+      expect((await second.query('SELECT id FROM kept')).rows).toEqual([{ id: 'a' }]);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('serialises transactions and the queries issued while one is open, as one connection does', async () => {
+    const db = await createPgliteWorkerStore(await dataDir());
+    try {
+      await db.query('CREATE TABLE c (n int NOT NULL)');
+      await db.query('INSERT INTO c (n) VALUES (0)');
+      const order: string[] = [];
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const first = db.transaction(async (tx) => {
+        await tx.query('UPDATE c SET n = n + 1');
+        order.push('first updated');
+        await held;
+        order.push('first ends');
+      });
+      await new Promise((r) => setTimeout(r, 20));
+      const second = db.transaction(async (tx) => {
+        order.push('second starts');
+        await tx.query('UPDATE c SET n = n * 10');
+      });
+      const plain = db.query<{ n: number }>('SELECT n FROM c').then((r) => {
+        order.push(`plain read ${r.rows[0]!.n}`);
+      });
+      await new Promise((r) => setTimeout(r, 50));
+      release();
+      await Promise.all([first, second, plain]);
+      expect(order).toEqual(['first updated', 'first ends', 'second starts', 'plain read 10']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('rejects every request once closed', async () => {
+    const db = await createPgliteWorkerStore(await dataDir());
+    await db.close();
+    await expect(db.query('SELECT 1 AS one', [])).rejects.toThrow(/worker exited/);
   });
 });
 

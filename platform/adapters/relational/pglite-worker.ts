@@ -1,0 +1,111 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { PGlite, type Transaction } from '@electric-sql/pglite';
+import type { WorkerReply, WorkerRequest } from './pglite-worker-protocol.ts';
+
+/**
+ * The worker side of pglite-worker-store.ts: PGlite (Postgres in WASM, whose statements run synchronously on the
+ * thread that calls them) on a thread of its own, answering the store's requests one message each. A transaction
+ * is opened by `begin` and holds PGlite's lock until the main thread says `end`; requests outside it queue behind
+ * it in PGlite, as they do when PGlite runs on the main thread.
+ */
+const port = parentPort!;
+const { dataDir } = workerData as { dataDir: string };
+
+/** Thrown inside PGlite's transaction to roll it back when the main thread's function failed. */
+class Rollback extends Error {}
+
+const errorFields = ['code', 'detail', 'hint', 'position', 'schema', 'table', 'column', 'dataType', 'constraint', 'severity', 'where', 'routine'] as const;
+function serialiseError(err: unknown): Extract<WorkerReply, { ok: false }>['error'] {
+  const e = err as Record<string, unknown> & { message?: string; name?: string };
+  const fields: Record<string, unknown> = {};
+  for (const k of errorFields) if (e?.[k] !== undefined) fields[k] = e[k];
+  return { message: String(e?.message ?? err), name: String(e?.name ?? 'Error'), fields };
+}
+
+const reply = (m: WorkerReply) => port.postMessage(m);
+
+async function run(q: Pick<PGlite | Transaction, 'query'> & { exec?: PGlite['exec'] }, sql: string, params: unknown[] | undefined) {
+  if (params?.length || !q.exec) {
+    const r = await q.query(sql, params ?? []);
+    return { rows: r.rows, affectedRows: r.affectedRows ?? 0 };
+  }
+  // exec runs several statements (migrations); query needs parameters bound.
+  const results = await q.exec(sql);
+  const last = results[results.length - 1] ?? { rows: [], affectedRows: 0 };
+  return { rows: last.rows, affectedRows: last.affectedRows ?? 0 };
+}
+
+async function main(): Promise<void> {
+  let db: PGlite;
+  try {
+    db = await PGlite.create(dataDir);
+  } catch (err) {
+    reply({ id: 0, ok: false, error: serialiseError(err) });
+    return;
+  }
+  /** Requests of open transactions, waiting for their transaction's loop to take them. */
+  const inbox = new Map<number, { queue: WorkerRequest[]; wake?: () => void }>();
+
+  port.on('message', (m: WorkerRequest) => {
+    if (m.tx !== undefined) {
+      const box = inbox.get(m.tx);
+      if (!box) return reply({ id: m.id, ok: false, error: { message: 'transaction is not open', name: 'Error', fields: {} } });
+      box.queue.push(m);
+      box.wake?.();
+      return;
+    }
+    if (m.op === 'query') {
+      run(db, m.sql, m.params).then(
+        (r) => reply({ id: m.id, ok: true, ...r }),
+        (err) => reply({ id: m.id, ok: false, error: serialiseError(err) }),
+      );
+    } else if (m.op === 'begin') {
+      const box: { queue: WorkerRequest[]; wake?: () => void } = { queue: [] };
+      const next = async (): Promise<WorkerRequest> => {
+        while (!box.queue.length) await new Promise<void>((r) => (box.wake = r));
+        return box.queue.shift()!;
+      };
+      let endId: number | undefined;
+      db.transaction(async (t) => {
+        inbox.set(m.id, box);
+        reply({ id: m.id, ok: true, rows: [], affectedRows: 0 });
+        for (;;) {
+          const q = await next();
+          if (q.op === 'end') {
+            endId = q.id;
+            if (q.commit) return;
+            throw new Rollback('rolled back');
+          }
+          if (q.op !== 'query') continue;
+          try {
+            reply({ id: q.id, ok: true, ...(await run(t, q.sql, q.params)) });
+          } catch (err) {
+            reply({ id: q.id, ok: false, error: serialiseError(err) });
+          }
+        }
+      }).then(
+        () => {
+          inbox.delete(m.id);
+          reply({ id: endId!, ok: true, rows: [], affectedRows: 0 });
+        },
+        (err) => {
+          inbox.delete(m.id);
+          // A rollback asked for is done; a failure of BEGIN (before `begin` was answered) or of COMMIT is the error.
+          if (err instanceof Rollback) reply({ id: endId!, ok: true, rows: [], affectedRows: 0 });
+          else reply({ id: endId ?? m.id, ok: false, error: serialiseError(err) });
+        },
+      );
+    } else if (m.op === 'close') {
+      db.close().then(
+        () => {
+          reply({ id: m.id, ok: true, rows: [], affectedRows: 0 });
+          port.close();
+        },
+        (err) => reply({ id: m.id, ok: false, error: serialiseError(err) }),
+      );
+    }
+  });
+  reply({ id: 0, ok: true, rows: [], affectedRows: 0 });
+}
+
+void main();
