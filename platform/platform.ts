@@ -38,7 +38,7 @@ export type PlatformOverrides = Partial<Omit<Platform, 'config' | 'logger' | 'cl
 /** Choose one adapter per port from the configuration, log the choice, and apply migrations. */
 export async function createPlatform(config: Config, logger: Logger, overrides: PlatformOverrides = {}): Promise<Platform> {
   const dataDir = path.resolve(config.DATA_DIR);
-  const needsDataDir = !config.DATABASE_URL || !config.CLICKHOUSE_URL || !config.SMTP_URL;
+  const needsDataDir = !config.DATABASE_URL || !config.CLICKHOUSE_URL || !config.SMTP_URL || !config.KAFKA_BROKERS;
   if (needsDataDir) await mkdir(dataDir, { recursive: true });
   const clock = overrides.clock ?? systemClock;
 
@@ -46,7 +46,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
     overrides.db ??
     (config.DATABASE_URL
       ? await (await import('./adapters/relational/pg-store.ts')).createPgStore(config.DATABASE_URL)
-      : await (await import('./adapters/relational/pglite-store.ts')).createPgliteStore(path.join(dataDir, 'pglite')));
+      : await (await import('./adapters/relational/pglite-worker-store.ts')).createPgliteWorkerStore(path.join(dataDir, 'pglite')));
   const analytics =
     overrides.analytics ??
     (config.CLICKHOUSE_URL
@@ -60,7 +60,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
           clientId: config.KAFKA_CLIENT_ID,
           logger,
         })
-      : (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus());
+      : (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }));
   const limiter =
     overrides.limiter ??
     (config.REDIS_URL

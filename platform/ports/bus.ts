@@ -22,7 +22,7 @@ export type BatchHandler = (messages: ConsumedMessage[]) => Promise<void>;
 export interface SubscribeOptions {
   /**
    * Batches the handler may work on at once (default 1). Above 1 the handler must not depend on the
-   * order of batches; commits stay in order. The in-process bus runs one batch at a time regardless.
+   * order of batches; commits stay in order.
    */
   maxInFlight?: number;
 }

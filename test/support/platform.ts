@@ -8,7 +8,7 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { backendUrl } from './backends.ts';
 
 /**
- * A Platform for tests. Embedded by default (PGlite in memory dir, chDB, in-process bus,
+ * A Platform for tests. Embedded by default (PGlite in memory, chDB, in-process bus without a log,
  * in-memory limits, file mail); pass `real` to use the real backends found by global setup.
  * chDB binds one data directory per process, so every embedded platform in a test process shares
  * one chDB store (test files run in separate processes).
@@ -56,6 +56,11 @@ export async function createTestPlatform(opts: TestPlatformOptions = {}): Promis
   const logger = createLogger(config.LOG_LEVEL, 'test');
   const overrides: PlatformOverrides = { ...opts.overrides };
   if (!config.CLICKHOUSE_URL && !overrides.analytics) overrides.analytics = await sharedChdbStore();
+  if (!config.KAFKA_BROKERS && !overrides.bus) {
+    // No log, like PGlite in memory: publish resolves once the consumers processed the messages.
+    const { createInProcessBus } = await import('../../platform/adapters/bus/in-process-bus.ts');
+    overrides.bus = createInProcessBus();
+  }
   if (!config.DATABASE_URL && !overrides.db) {
     const { createPgliteStore } = await import('../../platform/adapters/relational/pglite-store.ts');
     overrides.db = await createPgliteStore(); // in memory: fast and isolated per platform

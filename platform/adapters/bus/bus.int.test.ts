@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { BusUnavailableError, type Bus, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
@@ -185,6 +188,178 @@ describe('bus contract: in-process', () => {
     await bus.close();
     await expect(waiting).rejects.toBeInstanceOf(BusUnavailableError);
     await expect(bus.publish(topic, [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
+  });
+});
+
+describe('bus contract: in-process with its log on disk', () => {
+  const dirs: string[] = [];
+  const logDir = () => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'bus-log-'));
+    dirs.push(d);
+    return d;
+  };
+  busContract(async () => createInProcessBus({ logDir: logDir() }));
+
+  it('publish resolves once the log holds the messages, before any consumer ran; a restart delivers them', async () => {
+    const dir = logDir();
+    const topic = 'errors.v1';
+    const first = createInProcessBus({ logDir: dir });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    await first.subscribe(topic, 'g', async (ms) => {
+      started.push(...ms.map(text));
+      await held;
+    });
+    await first.publish(topic, [msg('k', 'accepted-1'), msg('k', 'accepted-2')]);
+    // Resolved while the handler still holds its batch: nothing is committed yet.
+    await until(() => started.length >= 2, 'the handler started');
+    const closing = first.close();
+    release();
+    await closing;
+
+    // The batch finished before close, so it is committed; a new one published after a restart, with the group away,
+    // and then a process that "crashed" (never closed) before its consumer ran.
+    const second = createInProcessBus({ logDir: dir });
+    await second.publish(topic, [msg('k', 'after-restart')]);
+    const third = createInProcessBus({ logDir: dir });
+    const seen: ConsumedMessage[] = [];
+    await third.subscribe(topic, 'g', async (ms) => void seen.push(...ms));
+    await until(() => seen.length >= 1, 'the message published before the restart');
+    expect(seen.map(text)).toEqual(['after-restart']);
+    expect(seen[0]!.offset).toBe('2');
+    await third.close();
+    await second.close();
+  });
+
+  it('a batch whose handler never finished comes back after a restart; committed ones do not', async () => {
+    const dir = logDir();
+    const crashed = createInProcessBus({ logDir: dir });
+    const firstRun: string[] = [];
+    await crashed.subscribe('t', 'g', async (ms) => {
+      firstRun.push(...ms.map(text));
+      if (ms.some((m) => text(m) === 'poison-for-now')) await new Promise(() => undefined); // the process dies here
+    });
+    await crashed.publish('t', [msg('k', 'done-1')]);
+    await until(() => firstRun.length >= 1, 'done-1');
+    await new Promise((r) => setTimeout(r, 50)); // its commit is written
+    await crashed.publish('t', [msg('k', 'poison-for-now'), msg('k', 'after-it')]);
+    await until(() => firstRun.includes('poison-for-now'), 'the stuck batch');
+
+    const restarted = createInProcessBus({ logDir: dir });
+    const seen: string[] = [];
+    await restarted.subscribe('t', 'g', async (ms) => void seen.push(...ms.map(text)));
+    await until(() => seen.length >= 2, 'the uncommitted batch');
+    expect(seen).toEqual(['poison-for-now', 'after-it']);
+    await restarted.close();
+  });
+
+  it('a handler that fails is retried until it succeeds; the publish was not refused', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    let attempts = 0;
+    const processed: string[] = [];
+    await bus.subscribe('t', 'g', async (ms) => {
+      if (++attempts <= 4) throw new Error('database unreachable');
+      processed.push(...ms.map(text));
+    });
+    await bus.publish('t', [msg('k', 'kept')]);
+    await until(() => processed.length >= 1, 'the retried message');
+    expect(attempts).toBe(5);
+    expect(processed).toEqual(['kept']);
+    await bus.close();
+  });
+
+  it('a torn record at the end of the log (a crash mid-write) is cut off; everything before it and after it is read', async () => {
+    const dir = logDir();
+    const bus = createInProcessBus({ logDir: dir });
+    await bus.publish('t', [msg('k', 'whole-1'), msg('k', 'whole-2')]);
+    await bus.close();
+    const topicDir = path.join(dir, 't');
+    const segment = path.join(topicDir, readdirSync(topicDir).find((f) => f.endsWith('.log'))!);
+    const whole = statSync(segment).size;
+    // Half a frame: a length that promises more bytes than follow.
+    appendFileSync(segment, Buffer.from([0, 0, 0, 40, 1, 2, 3, 4, 0, 1]));
+
+    const reopened = createInProcessBus({ logDir: dir });
+    await reopened.publish('t', [msg('k', 'after-the-tear')]);
+    expect(statSync(segment).size).toBeGreaterThan(whole);
+    const seen: ConsumedMessage[] = [];
+    await reopened.subscribe('t', 'g', async (ms) => void seen.push(...ms));
+    await until(() => seen.length >= 3, 'three records');
+    expect(seen.map(text)).toEqual(['whole-1', 'whole-2', 'after-the-tear']);
+    expect(seen.map((m) => m.offset)).toEqual(['0', '1', '2']);
+    await reopened.close();
+  });
+
+  it('deletes a segment once every group is past it, and keeps what the slowest group still has to read', async () => {
+    const dir = logDir();
+    const bus = createInProcessBus({ logDir: dir, segmentBytes: 256 });
+    const fast: string[] = [];
+    const slow: string[] = [];
+    let slowOpen = false;
+    await bus.subscribe('t', 'fast', async (ms) => void fast.push(...ms.map(text)));
+    await bus.subscribe('t', 'slow', async (ms) => {
+      if (!slowOpen) throw new Error('not yet');
+      slow.push(...ms.map(text));
+    });
+    for (let i = 0; i < 20; i++) await bus.publish('t', [msg('k', `m${i}-${'x'.repeat(60)}`)]);
+    await until(() => fast.length >= 20, 'the fast group');
+    const segments = () => readdirSync(path.join(dir, 't')).filter((f) => f.endsWith('.log'));
+    expect(segments().length).toBeGreaterThan(3);
+    slowOpen = true;
+    await until(() => slow.length >= 20, 'the slow group', 60_000);
+    await until(() => segments().length === 1, 'old segments deleted');
+    await bus.close();
+  }, 90_000);
+
+  it('runs up to maxInFlight batches at once, and never commits past one still running', async () => {
+    const dir = logDir();
+    const bus = createInProcessBus({ logDir: dir });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let active = 0;
+    let maxActive = 0;
+    const finished: string[] = [];
+    await bus.subscribe(
+      't',
+      'g',
+      async (ms) => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        if (ms.some((m) => text(m) === 'slow')) await held;
+        finished.push(...ms.map(text));
+        active--;
+      },
+      { maxInFlight: 2 },
+    );
+    await bus.publish('t', [msg('k', 'slow')]);
+    await until(() => active === 1, 'the slow batch running');
+    await bus.publish('t', [msg('k', 'quick')]);
+    await until(() => finished.includes('quick'), 'the quick batch, beside the slow one');
+    expect(maxActive).toBe(2);
+    await new Promise((r) => setTimeout(r, 50));
+
+    // The slow batch never finishes in this process: a restart must deliver it again, though a later one finished.
+    const restarted = createInProcessBus({ logDir: dir });
+    const seen: string[] = [];
+    await restarted.subscribe('t', 'g', async (ms) => void seen.push(...ms.map(text)));
+    await until(() => seen.length >= 1, 'the uncommitted batch');
+    expect(seen[0]).toBe('slow');
+    await restarted.close();
+    release();
+    await bus.close();
+  });
+
+  it('keeps topic and group names inside the bus directory', async () => {
+    const dir = logDir();
+    const bus = createInProcessBus({ logDir: path.join(dir, 'bus') });
+    const seen: string[] = [];
+    await bus.subscribe('../../escape', '../group', async (ms) => void seen.push(...ms.map(text)));
+    await bus.publish('../../escape', [msg('k', 'v')]);
+    await until(() => seen.length >= 1, 'the message');
+    await bus.close();
+    expect(readdirSync(dir)).toEqual(['bus']);
+    expect(existsSync(path.join(dir, 'escape'))).toBe(false);
   });
 });
 

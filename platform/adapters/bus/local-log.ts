@@ -1,0 +1,270 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { crc32 } from 'node:zlib';
+import type { BusMessage } from '../../ports/bus.ts';
+
+/**
+ * The embedded bus's log on disk (issue 29): what lets the in-process bus answer a publish once the messages are
+ * written and synced, instead of once they are processed, so the edge's 202 waits for an append and not for the
+ * error pipeline. One directory per topic under the bus directory (DATA_DIR/bus/<topic>/):
+ *
+ *  - segments     `<base offset, 20 digits>.log`, append only. A record is framed
+ *                 [u32 body length][u32 crc32 of body][body], body = [u16 key length, 0xffff: no key][key][value];
+ *                 a record's offset is its segment's base plus its position. A segment rolls at SEGMENT_BYTES.
+ *  - appends      group-committed: appends that arrive while a write + fdatasync runs go out together in the next
+ *                 one, and each resolves with the write that carried it. A failed write is cut back off the file
+ *                 (ftruncate to the last synced size) and rejects its appends; if the cut fails too, the log refuses
+ *                 every append until the process restarts rather than write after a torn record.
+ *  - commits      a consumer group's next offset to process, `<group>.offset`, replaced by write + rename. Not
+ *                 synced: a commit lost in a crash means re-delivery, which every handler tolerates (at least once).
+ *  - recovery     at open, every segment is read in order; a torn or corrupt record (a crash mid-write) ends its
+ *                 segment there, and the last segment is truncated to it.
+ *  - retention    a segment other than the last is deleted once every group of the topic (those subscribed and
+ *                 those with a commit file) has committed past its end.
+ *
+ * File names of topics and groups are percent-encoded, so no name leaves the bus directory.
+ */
+export const SEGMENT_BYTES = 64 * 1024 * 1024;
+const HEADER = 8;
+const NO_KEY = 0xffff;
+/** Longest key a record can carry (u16 length, 0xffff reserved). */
+const MAX_KEY_BYTES = 0xfffe;
+
+const write = promisify(fs.write);
+const fdatasync = promisify(fs.fdatasync);
+const ftruncate = promisify(fs.ftruncate);
+
+export interface LogRecord {
+  offset: bigint;
+  key?: string;
+  value: Buffer;
+}
+
+interface Segment {
+  base: bigint;
+  /** Records in it. */
+  count: number;
+  file: string;
+}
+
+interface PendingAppend {
+  frames: Buffer;
+  count: number;
+  resolve(first: bigint): void;
+  reject(err: unknown): void;
+}
+
+export interface TopicLog {
+  /** The offset the next appended record gets. */
+  readonly nextOffset: bigint;
+  /** The first offset still on disk. */
+  readonly startOffset: bigint;
+  /** Write and sync the messages; resolves with the first one's offset (the rest follow in order). */
+  append(messages: BusMessage[]): Promise<bigint>;
+  /** Records from `from` up to the last synced one, read from disk. */
+  readFrom(from: bigint): LogRecord[];
+  /** The group's committed next offset, or undefined when it never committed. */
+  committed(group: string): bigint | undefined;
+  /** Record that `group` processed everything before `next`; deletes segments every group is past. */
+  commit(group: string, next: bigint): void;
+  /** Resolves when the appends and commits started so far are done; then closes the file. */
+  close(): Promise<void>;
+}
+
+const fileName = (name: string) => encodeURIComponent(name).replace(/\./g, '%2E');
+
+/** Frames for the messages, one buffer. */
+function encode(messages: BusMessage[]): Buffer {
+  const keys = messages.map((m) => (m.key === undefined ? undefined : Buffer.from(m.key)));
+  let total = 0;
+  messages.forEach((m, i) => {
+    const key = keys[i];
+    if (key && key.length > MAX_KEY_BYTES) throw new RangeError(`bus key longer than ${MAX_KEY_BYTES} bytes`);
+    total += HEADER + 2 + (key?.length ?? 0) + m.value.length;
+  });
+  const out = Buffer.allocUnsafe(total);
+  let at = 0;
+  messages.forEach((m, i) => {
+    const key = keys[i];
+    const bodyStart = at + HEADER;
+    out.writeUInt16BE(key ? key.length : NO_KEY, bodyStart);
+    let p = bodyStart + 2;
+    if (key) p += key.copy(out, p);
+    p += m.value.copy(out, p);
+    out.writeUInt32BE(p - bodyStart, at);
+    out.writeUInt32BE(crc32(out.subarray(bodyStart, p)), at + 4);
+    at = p;
+  });
+  return out;
+}
+
+/** The whole records of a segment's bytes, and where the first torn or corrupt one starts (the valid length). */
+function decode(buf: Buffer, base: bigint): { records: LogRecord[]; validBytes: number } {
+  const records: LogRecord[] = [];
+  let at = 0;
+  while (at + HEADER <= buf.length) {
+    const len = buf.readUInt32BE(at);
+    const end = at + HEADER + len;
+    if (len < 2 || end > buf.length) break;
+    const body = buf.subarray(at + HEADER, end);
+    if (crc32(body) !== buf.readUInt32BE(at + 4)) break;
+    const keyLen = body.readUInt16BE(0);
+    const hasKey = keyLen !== NO_KEY;
+    if (hasKey && 2 + keyLen > body.length) break;
+    records.push({
+      offset: base + BigInt(records.length),
+      key: hasKey ? body.toString('utf8', 2, 2 + keyLen) : undefined,
+      // A copy: the segment's buffer is dropped after reading.
+      value: Buffer.from(body.subarray(hasKey ? 2 + keyLen : 2)),
+    });
+    at = end;
+  }
+  return { records, validBytes: at };
+}
+
+/** Open (recovering) the log of one topic in `dir`. Synchronous: it runs when a topic is first used. */
+export function openTopicLog(dir: string, onError: (err: unknown, what: string) => void, segmentBytes = SEGMENT_BYTES): TopicLog {
+  fs.mkdirSync(dir, { recursive: true });
+  const segments: Segment[] = [];
+  const commits = new Map<string, bigint>();
+  for (const f of fs.readdirSync(dir).sort()) {
+    const seg = /^(\d{20})\.log$/.exec(f);
+    if (seg) segments.push({ base: BigInt(seg[1]!), count: 0, file: path.join(dir, f) });
+    else if (f.endsWith('.offset')) {
+      const text = fs.readFileSync(path.join(dir, f), 'utf8').trim();
+      if (/^\d+$/.test(text)) commits.set(decodeURIComponent(f.slice(0, -'.offset'.length)), BigInt(text));
+    }
+  }
+  segments.sort((a, b) => (a.base < b.base ? -1 : 1));
+  for (const [i, s] of segments.entries()) {
+    const buf = fs.readFileSync(s.file);
+    const { records, validBytes } = decode(buf, s.base);
+    s.count = records.length;
+    if (validBytes < buf.length && i === segments.length - 1) fs.truncateSync(s.file, validBytes);
+  }
+  const segmentFile = (base: bigint) => path.join(dir, `${base.toString().padStart(20, '0')}.log`);
+  if (!segments.length) segments.push({ base: 0n, count: 0, file: segmentFile(0n) });
+  let active = segments[segments.length - 1]!;
+  let fd = fs.openSync(active.file, 'a');
+  let size = fs.fstatSync(fd).size;
+  const endOf = (s: Segment) => s.base + BigInt(s.count);
+
+  let queue: PendingAppend[] = [];
+  let flushing: Promise<void> | undefined;
+  let broken: Error | undefined;
+  const commitWrites = new Map<string, { writing: boolean; next?: bigint; done: Promise<void> }>();
+
+  async function flush(): Promise<void> {
+    while (queue.length) {
+      const batch = queue;
+      queue = [];
+      const frames = batch.length === 1 ? batch[0]!.frames : Buffer.concat(batch.map((p) => p.frames));
+      const count = batch.reduce((n, p) => n + p.count, 0);
+      try {
+        if (broken) throw broken;
+        let written = 0;
+        while (written < frames.length) written += (await write(fd, frames, written, frames.length - written, null)).bytesWritten;
+        await fdatasync(fd);
+      } catch (err) {
+        if (!broken) {
+          await ftruncate(fd, size).catch((cut) => {
+            broken = new Error(`bus log ${dir} cannot be cut back after a failed write: ${(cut as Error).message}`);
+          });
+        }
+        for (const p of batch) p.reject(err);
+        continue;
+      }
+      let first = endOf(active);
+      size += frames.length;
+      for (const p of batch) {
+        p.resolve(first);
+        first += BigInt(p.count);
+      }
+      active.count += count;
+      if (size >= segmentBytes) roll();
+    }
+  }
+
+  function roll(): void {
+    const base = endOf(active);
+    const next = { base, count: 0, file: segmentFile(base) };
+    const nextFd = fs.openSync(next.file, 'a');
+    fs.closeSync(fd);
+    fd = nextFd;
+    size = 0;
+    segments.push(next);
+    active = next;
+  }
+
+  function prune(): void {
+    if (!commits.size) return;
+    let low: bigint | undefined;
+    for (const c of commits.values()) if (low === undefined || c < low) low = c;
+    while (segments.length > 1 && endOf(segments[0]!) <= low!) {
+      const gone = segments.shift()!;
+      fs.promises.unlink(gone.file).catch((err) => onError(err, `deleting ${gone.file}`));
+    }
+  }
+
+  return {
+    get nextOffset() {
+      return endOf(active);
+    },
+    get startOffset() {
+      return segments[0]!.base;
+    },
+    append(messages) {
+      return new Promise<bigint>((resolve, reject) => {
+        queue.push({ frames: encode(messages), count: messages.length, resolve, reject });
+        if (!flushing) flushing = flush().finally(() => (flushing = undefined));
+      });
+    },
+    readFrom(from) {
+      const out: LogRecord[] = [];
+      for (const s of segments) {
+        if (endOf(s) <= from || !s.count) continue;
+        for (const r of decode(fs.readFileSync(s.file), s.base).records.slice(0, s.count)) if (r.offset >= from) out.push(r);
+      }
+      return out;
+    },
+    committed: (group) => commits.get(group),
+    commit(group, next) {
+      commits.set(group, next);
+      prune();
+      let w = commitWrites.get(group);
+      if (!w) {
+        w = { writing: false, done: Promise.resolve() };
+        commitWrites.set(group, w);
+      }
+      w.next = next;
+      if (w.writing) return;
+      const state = w;
+      state.writing = true;
+      state.done = (async () => {
+        while (state.next !== undefined) {
+          const value = state.next;
+          state.next = undefined;
+          const file = path.join(dir, `${fileName(group)}.offset`);
+          try {
+            await fs.promises.writeFile(`${file}.tmp`, value.toString());
+            await fs.promises.rename(`${file}.tmp`, file);
+          } catch (err) {
+            onError(err, `committing ${group}`);
+          }
+        }
+        state.writing = false;
+      })();
+    },
+    async close() {
+      while (flushing !== undefined) await flushing;
+      await Promise.all([...commitWrites.values()].map((w) => w.done));
+      fs.closeSync(fd);
+    },
+  };
+}
+
+/** The bus directory: a topic's log in its own sub-directory, opened when first used. */
+export function topicLogDir(busDir: string, topic: string): string {
+  return path.join(busDir, fileName(topic));
+}
