@@ -1,3 +1,4 @@
+import { ITEMS_PER_TURN, yieldToEventLoop } from '../platform/event-loop.ts';
 import type { Logger } from '../platform/logger.ts';
 import type { Bus, ConsumedMessage } from '../platform/ports/bus.ts';
 import { addSummaries, emptySummary, type BatchSummary } from './batch-summary.ts';
@@ -53,7 +54,8 @@ export async function startPipelineConsumer<Batch, Reason extends string>(
       const undecodable = emptySummary<R>();
       const countDrop = (reason: R) => (undecodable.dropped[reason] = (undecodable.dropped[reason] ?? 0) + 1);
       const batches: Batch[] = [];
-      for (const m of messages) {
+      for (const [i, m] of messages.entries()) {
+        if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
         const batch = spec.decode(m.value, countDrop);
         if (batch !== undefined) batches.push(batch);
         else {

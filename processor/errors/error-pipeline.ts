@@ -25,6 +25,7 @@
  * The handler resolves only after step 9; the bus commits the offsets after that.
  */
 import type { Clock } from '../../platform/clock.ts';
+import { ITEMS_PER_TURN, yieldToEventLoop } from '../../platform/event-loop.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Mailer } from '../../platform/ports/mailer.ts';
@@ -98,7 +99,8 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     // 2-3. scrub -> fingerprint: pure, per event. A drop here is recorded with the others below.
     const preDropped = new Map<string, DropReason>();
     const fingerprinted: FingerprintedEvent[] = [];
-    for (const e of incoming) {
+    for (const [i, e] of incoming.entries()) {
+      if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
       const scrubbed = scrubStep(e);
       if (scrubbed.kind === 'drop') {
         preDropped.set(e.event.eventId, scrubbed.reason);
@@ -167,7 +169,12 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
 
     // 9. occurrence: after the commit. A failure throws, the bus re-delivers, and the ledger turns
     // the re-delivery into "rewrite the same rows".
-    await occurrenceStep([...accepted.map((e) => occurrenceRow(e, e.environment)), ...earlier]);
+    const rows = earlier;
+    for (const [i, e] of accepted.entries()) {
+      if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
+      rows.push(occurrenceRow(e, e.environment));
+    }
+    await occurrenceStep(rows);
 
     // 10. alert: detached.
     if (alertClaims.length) track(alertStep.sendAlerts(deps.db, alertClaims));
