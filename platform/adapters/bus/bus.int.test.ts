@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { BusUnavailableError, type Bus, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
 import { createInProcessBus } from './in-process-bus.ts';
+import { openTopicLog } from './local-log.ts';
 import { createKafkaBus } from './kafka-bus.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 import { startKafkaMock } from '../../../test/support/kafka-mock.ts';
@@ -348,6 +349,27 @@ describe('bus contract: in-process with its log on disk', () => {
     await restarted.close();
     release();
     await bus.close();
+  });
+
+  it('bounds the bytes waiting for a group: past the bound, publish is refused at once and nothing is written', async () => {
+    const dir = logDir();
+    const bus = createInProcessBus({ logDir: dir, maxWaitingBytes: 1_000 });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let started = 0;
+    await bus.subscribe('t', 'g', async () => {
+      started++;
+      await held;
+    });
+    await bus.publish('t', [msg('k', 'first')]);
+    await until(() => started === 1, 'the first batch in the handler');
+    await bus.publish('t', [msg('k', 'a'.repeat(600))]);
+    await expect(bus.publish('t', [msg('k', 'b'.repeat(600))])).rejects.toBeInstanceOf(BusUnavailableError);
+    release();
+    await bus.close();
+    const log = openTopicLog(path.join(dir, 't'), () => undefined);
+    expect(log.readFrom(0n).map((r) => r.value.length)).toEqual([5, 600]);
+    await log.close();
   });
 
   it('keeps topic and group names inside the bus directory', async () => {

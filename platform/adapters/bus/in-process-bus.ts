@@ -45,6 +45,8 @@ export interface InProcessBusOptions {
   logger?: Logger;
   /** Where a log segment rolls (local-log.ts's SEGMENT_BYTES); tests make it small. */
   segmentBytes?: number;
+  /** Bytes of message values that may wait per group or topic (MAX_WAITING_BYTES); tests make it small. */
+  maxWaitingBytes?: number;
 }
 
 const HANDLER_ATTEMPTS = 3;
@@ -104,6 +106,7 @@ const GIVEN_BACK = Symbol('given back');
 export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   const topics = new Map<string, Topic>();
   const logger = opts.logger;
+  const maxWaitingBytes = opts.maxWaitingBytes ?? MAX_WAITING_BYTES;
   let closed = false;
 
   function topicOf(name: string): Topic {
@@ -198,8 +201,8 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   function refuseIfFull(topic: Topic, count: number, bytes: number): void {
     const groups = [...topic.groups.values()];
     const full = groups.length
-      ? groups.some((g) => g.waiting + count > MAX_WAITING || g.waitingBytes + bytes > MAX_WAITING_BYTES)
-      : topic.orphanCount + count > MAX_WAITING || topic.orphanBytes + bytes > MAX_WAITING_BYTES;
+      ? groups.some((g) => g.waiting + count > MAX_WAITING || g.waitingBytes + bytes > maxWaitingBytes)
+      : topic.orphanCount + count > MAX_WAITING || topic.orphanBytes + bytes > maxWaitingBytes;
     if (full) throw new BusUnavailableError(`in-process bus: too many messages waiting on ${topic.name}`);
   }
 
