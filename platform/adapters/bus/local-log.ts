@@ -99,11 +99,20 @@ function encode(messages: BusMessage[]): Buffer {
   return out;
 }
 
-/** The whole records of a segment's bytes, and where the first torn or corrupt one starts (the valid length). */
-function decode(buf: Buffer, base: bigint): { records: LogRecord[]; validBytes: number } {
+/**
+ * The whole records of a segment's bytes: how many there are, where the first torn or corrupt one starts (the valid
+ * length), and, when `keep` is given, copies of the records whose offsets it accepts (at most `limit` records read).
+ */
+function decode(
+  buf: Buffer,
+  base: bigint,
+  keep?: (offset: bigint) => boolean,
+  limit = Number.POSITIVE_INFINITY,
+): { count: number; records: LogRecord[]; validBytes: number } {
   const records: LogRecord[] = [];
+  let count = 0;
   let at = 0;
-  while (at + HEADER <= buf.length) {
+  while (at + HEADER <= buf.length && count < limit) {
     const len = buf.readUInt32BE(at);
     const end = at + HEADER + len;
     if (len < 2 || end > buf.length) break;
@@ -112,15 +121,19 @@ function decode(buf: Buffer, base: bigint): { records: LogRecord[]; validBytes: 
     const keyLen = body.readUInt16BE(0);
     const hasKey = keyLen !== NO_KEY;
     if (hasKey && 2 + keyLen > body.length) break;
-    records.push({
-      offset: base + BigInt(records.length),
-      key: hasKey ? body.toString('utf8', 2, 2 + keyLen) : undefined,
-      // A copy: the segment's buffer is dropped after reading.
-      value: Buffer.from(body.subarray(hasKey ? 2 + keyLen : 2)),
-    });
+    const offset = base + BigInt(count);
+    if (keep?.(offset)) {
+      records.push({
+        offset,
+        key: hasKey ? body.toString('utf8', 2, 2 + keyLen) : undefined,
+        // A copy: the segment's buffer is dropped after reading.
+        value: Buffer.from(body.subarray(hasKey ? 2 + keyLen : 2)),
+      });
+    }
+    count++;
     at = end;
   }
-  return { records, validBytes: at };
+  return { count, records, validBytes: at };
 }
 
 /** Open (recovering) the log of one topic in `dir`. Synchronous: it runs when a topic is first used. */
@@ -139,9 +152,13 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
   segments.sort((a, b) => (a.base < b.base ? -1 : 1));
   for (const [i, s] of segments.entries()) {
     const buf = fs.readFileSync(s.file);
-    const { records, validBytes } = decode(buf, s.base);
-    s.count = records.length;
-    if (validBytes < buf.length && i === segments.length - 1) fs.truncateSync(s.file, validBytes);
+    const { count, validBytes } = decode(buf, s.base);
+    s.count = count;
+    if (validBytes < buf.length) {
+      // The last segment's tail is a write the crash cut short: cut it off. Anywhere else the disk lost synced records.
+      if (i === segments.length - 1) fs.truncateSync(s.file, validBytes);
+      else onError(new Error(`${buf.length - validBytes} bytes after record ${s.base + BigInt(count)} cannot be read`), `reading ${s.file}`);
+    }
   }
   const segmentFile = (base: bigint) => path.join(dir, `${base.toString().padStart(20, '0')}.log`);
   if (!segments.length) segments.push({ base: 0n, count: 0, file: segmentFile(0n) });
@@ -224,7 +241,7 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
       const out: LogRecord[] = [];
       for (const s of segments) {
         if (endOf(s) <= from || !s.count) continue;
-        for (const r of decode(fs.readFileSync(s.file), s.base).records.slice(0, s.count)) if (r.offset >= from) out.push(r);
+        for (const r of decode(fs.readFileSync(s.file), s.base, (offset) => offset >= from, s.count).records) out.push(r);
       }
       return out;
     },
