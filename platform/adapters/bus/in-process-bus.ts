@@ -74,6 +74,7 @@ interface Run {
 
 interface Group {
   id: string;
+  topic: Topic;
   members: BatchHandler[];
   queue: Job[];
   waiting: number;
@@ -148,7 +149,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     group.waiting -= count;
     group.waitingBytes -= bytes;
     const messages = jobs.length === 1 ? jobs[0]!.messages : jobs.flatMap((j) => j.messages);
-    const topic = topics.get(messages[0]!.topic)!;
+    const topic = group.topic;
     let run = jobs[0]!.run;
     if (topic.log && !run) {
       run = { end: BigInt(messages[messages.length - 1]!.offset) + 1n, finished: false };
@@ -199,15 +200,15 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   }
 
   function refuseIfFull(topic: Topic, count: number, bytes: number): void {
-    const groups = [...topic.groups.values()];
-    const full = groups.length
-      ? groups.some((g) => g.waiting + count > MAX_WAITING || g.waitingBytes + bytes > maxWaitingBytes)
-      : topic.orphanCount + count > MAX_WAITING || topic.orphanBytes + bytes > maxWaitingBytes;
+    const over = (waiting: number, waitingBytes: number) => waiting + count > MAX_WAITING || waitingBytes + bytes > maxWaitingBytes;
+    let full = !topic.groups.size && over(topic.orphanCount, topic.orphanBytes);
+    for (const g of topic.groups.values()) full ||= over(g.waiting, g.waitingBytes);
     if (full) throw new BusUnavailableError(`in-process bus: too many messages waiting on ${topic.name}`);
   }
 
-  function consumed(topic: string, messages: BusMessage[], first: bigint): ConsumedMessage[] {
-    return messages.map((m, i) => ({ topic, partition: 0, offset: (first + BigInt(i)).toString(), key: m.key, value: m.value }));
+  /** Messages as a consumer sees them, numbered from `first` on (or by their own offsets, read back from the log). */
+  function consumed(topic: string, messages: Array<BusMessage & { offset?: bigint }>, first = 0n): ConsumedMessage[] {
+    return messages.map((m, i) => ({ topic, partition: 0, offset: (m.offset ?? first + BigInt(i)).toString(), key: m.key, value: m.value }));
   }
 
   async function publish(topicName: string, messages: BusMessage[]): Promise<void> {
@@ -253,6 +254,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   function createGroup(topic: Topic, groupId: string, maxInFlight: number): Group {
     const group: Group = {
       id: groupId,
+      topic,
       members: [],
       queue: [],
       waiting: 0,
@@ -264,14 +266,13 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     };
     topic.groups.set(groupId, group);
     if (topic.log) {
-      const from = topic.log.committed(groupId) ?? topic.log.startOffset;
+      const committed = topic.log.committed(groupId);
+      const from = committed ?? topic.log.startOffset;
       // A group that never committed says where it starts, so retention keeps what it still has to read.
-      if (topic.log.committed(groupId) === undefined) topic.log.commit(groupId, from);
+      if (committed === undefined) topic.log.commit(groupId, from);
       const records = topic.log.readFrom(from);
       for (let i = 0; i < records.length; i += MAX_BATCH) {
-        const slice = records
-          .slice(i, i + MAX_BATCH)
-          .map((r) => ({ topic: topic.name, partition: 0, offset: r.offset.toString(), key: r.key, value: r.value }));
+        const slice = consumed(topic.name, records.slice(i, i + MAX_BATCH));
         enqueue(group, { messages: slice, bytes: bytesOf(slice), done: noop });
       }
     } else {

@@ -143,13 +143,13 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
   const commits = new Map<string, bigint>();
   for (const f of fs.readdirSync(dir).sort()) {
     const seg = /^(\d{20})\.log$/.exec(f);
+    // Sorted by name is sorted by base offset: the names are zero-padded to one width.
     if (seg) segments.push({ base: BigInt(seg[1]!), count: 0, file: path.join(dir, f) });
     else if (f.endsWith('.offset')) {
       const text = fs.readFileSync(path.join(dir, f), 'utf8').trim();
       if (/^\d+$/.test(text)) commits.set(decodeURIComponent(f.slice(0, -'.offset'.length)), BigInt(text));
     }
   }
-  segments.sort((a, b) => (a.base < b.base ? -1 : 1));
   for (const [i, s] of segments.entries()) {
     const buf = fs.readFileSync(s.file);
     const { count, validBytes } = decode(buf, s.base);
@@ -170,7 +170,8 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
   let queue: PendingAppend[] = [];
   let flushing: Promise<void> | undefined;
   let broken: Error | undefined;
-  const commitWrites = new Map<string, { writing: boolean; next?: bigint; done: Promise<void> }>();
+  /** Per group: the commit still to write, and the write running (at most one; it writes the newest value). */
+  const commitWrites = new Map<string, { next?: bigint; writing?: Promise<void> }>();
 
   async function flush(): Promise<void> {
     while (queue.length) {
@@ -250,19 +251,15 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
       commits.set(group, next);
       prune();
       let w = commitWrites.get(group);
-      if (!w) {
-        w = { writing: false, done: Promise.resolve() };
-        commitWrites.set(group, w);
-      }
+      if (!w) commitWrites.set(group, (w = {}));
       w.next = next;
-      if (w.writing) return;
+      if (w.writing !== undefined) return;
       const state = w;
-      state.writing = true;
-      state.done = (async () => {
+      state.writing = (async () => {
+        const file = path.join(dir, `${fileName(group)}.offset`);
         while (state.next !== undefined) {
           const value = state.next;
           state.next = undefined;
-          const file = path.join(dir, `${fileName(group)}.offset`);
           try {
             await fs.promises.writeFile(`${file}.tmp`, value.toString());
             await fs.promises.rename(`${file}.tmp`, file);
@@ -270,12 +267,12 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
             onError(err, `committing ${group}`);
           }
         }
-        state.writing = false;
+        state.writing = undefined;
       })();
     },
     async close() {
       while (flushing !== undefined) await flushing;
-      await Promise.all([...commitWrites.values()].map((w) => w.done));
+      await Promise.all([...commitWrites.values()].map((w) => w.writing));
       fs.closeSync(fd);
     },
   };

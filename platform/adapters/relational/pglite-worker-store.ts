@@ -3,7 +3,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Queryable, QueryResult, RelationalStore } from '../../ports/relational-store.ts';
+import type { Queryable, RelationalStore } from '../../ports/relational-store.ts';
+import { toQueryResult } from './pglite-store.ts';
 import type { WorkerReply, WorkerRequest } from './pglite-worker-protocol.ts';
 
 /**
@@ -53,19 +54,16 @@ export async function createPgliteWorkerStore(dataDir: string): Promise<Relation
       settle();
       worker.postMessage(req);
     });
-  const wrap = <T>(r: { rows: unknown[]; affectedRows: number }): QueryResult<T> => ({
-    rows: r.rows as T[],
-    // PGlite reports affectedRows 0 (not undefined) for a SELECT: fall back to the rows returned.
-    rowCount: r.affectedRows || r.rows.length,
-  });
 
   return {
     adapter: 'pglite',
-    query: async <T>(sql: string, params?: unknown[]) => wrap<T>(await call({ id: nextId++, op: 'query', sql, params })),
+    query: async <T>(sql: string, params?: unknown[]) => toQueryResult<T>(await call({ id: nextId++, op: 'query', sql, params })),
     async transaction(fn) {
       const tx = nextId++;
       await call({ id: tx, op: 'begin' });
-      const inside: Queryable = { query: async <T>(sql: string, params?: unknown[]) => wrap<T>(await call({ id: nextId++, op: 'query', sql, params, tx })) };
+      const inside: Queryable = {
+        query: async <T>(sql: string, params?: unknown[]) => toQueryResult<T>(await call({ id: nextId++, op: 'query', sql, params, tx })),
+      };
       let out: Awaited<ReturnType<typeof fn>>;
       try {
         out = await fn(inside);

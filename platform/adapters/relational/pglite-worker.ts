@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGlite } from '@electric-sql/pglite';
+import { runStatement } from './pglite-store.ts';
 import type { WorkerReply, WorkerRequest } from './pglite-worker-protocol.ts';
 
 /**
@@ -24,16 +25,8 @@ function serialiseError(err: unknown): Extract<WorkerReply, { ok: false }>['erro
 
 const reply = (m: WorkerReply) => port.postMessage(m);
 
-async function run(q: Pick<PGlite | Transaction, 'query'> & { exec?: PGlite['exec'] }, sql: string, params: unknown[] | undefined) {
-  if (params?.length || !q.exec) {
-    const r = await q.query(sql, params ?? []);
-    return { rows: r.rows, affectedRows: r.affectedRows ?? 0 };
-  }
-  // exec runs several statements (migrations); query needs parameters bound.
-  const results = await q.exec(sql);
-  const last = results[results.length - 1] ?? { rows: [], affectedRows: 0 };
-  return { rows: last.rows, affectedRows: last.affectedRows ?? 0 };
-}
+/** A statement's answer as it crosses to the main thread (rows by structured clone). */
+const answer = (r: { rows: unknown[]; affectedRows?: number }) => ({ rows: r.rows, affectedRows: r.affectedRows ?? 0 });
 
 async function main(): Promise<void> {
   let db: PGlite;
@@ -55,8 +48,8 @@ async function main(): Promise<void> {
       return;
     }
     if (m.op === 'query') {
-      run(db, m.sql, m.params).then(
-        (r) => reply({ id: m.id, ok: true, ...r }),
+      runStatement(db, m.sql, m.params).then(
+        (r) => reply({ id: m.id, ok: true, ...answer(r) }),
         (err) => reply({ id: m.id, ok: false, error: serialiseError(err) }),
       );
     } else if (m.op === 'begin') {
@@ -78,7 +71,7 @@ async function main(): Promise<void> {
           }
           if (q.op !== 'query') continue;
           try {
-            reply({ id: q.id, ok: true, ...(await run(t, q.sql, q.params)) });
+            reply({ id: q.id, ok: true, ...answer(await t.query(q.sql, q.params ?? [])) });
           } catch (err) {
             reply({ id: q.id, ok: false, error: serialiseError(err) });
           }
