@@ -203,12 +203,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parsed.data;
 }
 
-/** Which variables each role needs in the distributed setup (the embedded engines are single-process). */
+/** The ports a role opens an adapter for. A role opens only these: an edge never starts chDB, a builder never mails. */
+export type Backend = 'relational' | 'analytical' | 'bus' | 'rateLimits' | 'mail';
+export const BACKENDS: readonly Backend[] = ['relational', 'analytical', 'bus', 'rateLimits', 'mail'];
+
+export const ROLE_BACKENDS: Record<Role, readonly Backend[]> = {
+  all: BACKENDS,
+  // Keys, settings and caps (relational), the batch onto the bus, the rate limits.
+  ingest: ['relational', 'bus', 'rateLimits'],
+  // Pipelines into Postgres and ClickHouse, webhook fan-out, alert and uptime mail.
+  processor: ['relational', 'analytical', 'bus', 'mail'],
+  // Reads and writes of every family, sign-in limits, test alert mail.
+  api: ['relational', 'analytical', 'bus', 'rateLimits', 'mail'],
+  // Deploy rows, build logs in ClickHouse, deploy events.
+  builder: ['relational', 'analytical', 'bus'],
+};
+
+/** The variable that points a port at its production server (unset: the embedded default). */
+export const BACKEND_URL: Record<Backend, keyof Config> = {
+  relational: 'DATABASE_URL',
+  analytical: 'CLICKHOUSE_URL',
+  bus: 'KAFKA_BROKERS',
+  rateLimits: 'REDIS_URL',
+  mail: 'SMTP_URL',
+};
+
+/**
+ * Which variables each role needs in the distributed setup (the embedded engines are single-process): the server of
+ * every port it opens, and the public base URL where it writes links (alert mail, API answers).
+ */
 export const DISTRIBUTED_REQUIRED: Record<Exclude<Role, 'all'>, Array<keyof Config>> = {
-  ingest: ['DATABASE_URL', 'KAFKA_BROKERS', 'REDIS_URL'],
-  processor: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'SMTP_URL', 'PUBLIC_BASE_URL'],
-  api: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS', 'REDIS_URL', 'PUBLIC_BASE_URL'],
-  builder: ['DATABASE_URL', 'CLICKHOUSE_URL', 'KAFKA_BROKERS'],
+  ingest: ROLE_BACKENDS.ingest.map((b) => BACKEND_URL[b]),
+  processor: [...ROLE_BACKENDS.processor.map((b) => BACKEND_URL[b]), 'PUBLIC_BASE_URL'],
+  api: [...ROLE_BACKENDS.api.map((b) => BACKEND_URL[b]), 'PUBLIC_BASE_URL'],
+  builder: ROLE_BACKENDS.builder.map((b) => BACKEND_URL[b]),
 };
 
 /** The public base URL without a trailing slash; `http://localhost:$PORT` when PUBLIC_BASE_URL is unset. */

@@ -1,7 +1,9 @@
 import path from 'node:path';
 import { systemTxtResolver, type TxtResolver } from './ports/txt-resolver.ts';
 import { mkdir } from 'node:fs/promises';
-import type { Config } from './config.ts';
+import { BACKEND_URL, BACKENDS, type Backend, type Config } from './config.ts';
+import { lockDataDir } from './data-dir/data-dir-lock.ts';
+import { openEmbedded } from './data-dir/damaged-data-dir.ts';
 import type { Logger } from './logger.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { RelationalStore } from './ports/relational-store.ts';
@@ -35,68 +37,137 @@ export interface Platform {
 
 export type PlatformOverrides = Partial<Omit<Platform, 'config' | 'logger' | 'close'>>;
 
-/** Choose one adapter per port from the configuration, log the choice, and apply migrations. */
-export async function createPlatform(config: Config, logger: Logger, overrides: PlatformOverrides = {}): Promise<Platform> {
+export interface PlatformOptions {
+  /** The ports this process opens (a role's ROLE_BACKENDS); the others answer every use with an error naming them. */
+  backends?: readonly Backend[];
+  /** What this process is, written beside the data directory's lock for whoever is refused by it. */
+  command?: string;
+}
+
+/**
+ * Choose one adapter per port the role uses from the configuration, log the choice, and apply migrations.
+ *
+ * When any embedded engine opens (PGlite, chDB, the bus's log), the data directory's lock is taken first
+ * (data-dir/data-dir-lock.ts): a second process is refused before it opens anything. An engine that cannot open
+ * its files is reported by name with the way back (data-dir/damaged-data-dir.ts), never as a bare `Aborted()`.
+ */
+export async function createPlatform(config: Config, logger: Logger, overrides: PlatformOverrides = {}, opts: PlatformOptions = {}): Promise<Platform> {
   const dataDir = path.resolve(config.DATA_DIR);
-  const needsDataDir = !config.DATABASE_URL || !config.CLICKHOUSE_URL || !config.SMTP_URL || !config.KAFKA_BROKERS;
-  if (needsDataDir) await mkdir(dataDir, { recursive: true });
+  const backends = new Set(opts.backends ?? BACKENDS);
+  const uses = (b: Backend) => backends.has(b) && !overrides[OVERRIDE_OF[b]];
+  const embedded = (['relational', 'analytical', 'bus'] as const).filter((b) => uses(b) && !config[BACKEND_URL[b]]);
+  const lock = embedded.length ? await lockDataDir(dataDir, opts.command ?? 'the service') : undefined;
+  if (!lock && uses('mail') && !config.SMTP_URL) await mkdir(dataDir, { recursive: true });
   const clock = overrides.clock ?? systemClock;
-
-  const db =
-    overrides.db ??
-    (config.DATABASE_URL
-      ? await (await import('./adapters/relational/pg-store.ts')).createPgStore(config.DATABASE_URL)
-      : await (await import('./adapters/relational/pglite-worker-store.ts')).createPgliteWorkerStore(path.join(dataDir, 'pglite')));
-  const analytics =
-    overrides.analytics ??
-    (config.CLICKHOUSE_URL
-      ? await (await import('./adapters/analytical/clickhouse-store.ts')).createClickhouseStore(config.CLICKHOUSE_URL)
-      : await (await import('./adapters/analytical/chdb-store.ts')).createChdbStore(path.join(dataDir, 'chdb')));
-  const bus =
-    overrides.bus ??
-    (config.KAFKA_BROKERS
-      ? await (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({
-          brokers: config.KAFKA_BROKERS.split(','),
-          clientId: config.KAFKA_CLIENT_ID,
-          logger,
-        })
-      : (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }));
-  const limiter =
-    overrides.limiter ??
-    (config.REDIS_URL
-      ? await (await import('./adapters/rate-limit/redis-limiter.ts')).createRedisLimiter(config.REDIS_URL)
-      : (await import('./adapters/rate-limit/memory-limiter.ts')).createMemoryLimiter(clock));
-  const mailer =
-    overrides.mailer ??
-    (config.SMTP_URL
-      ? (await import('./adapters/mail/smtp-mailer.ts')).createSmtpMailer(config.SMTP_URL, config.MAIL_FROM)
-      : (await import('./adapters/mail/file-mailer.ts')).createFileMailer(path.join(dataDir, 'mail'), config.MAIL_FROM, logger));
-
-  logger.info(
-    { relational: db.adapter, analytical: analytics.adapter, bus: bus.adapter, rateLimits: limiter.adapter, mail: mailer.adapter },
-    'adapters chosen',
-  );
-  await migrateRelational(db, logger);
-  await migrateAnalytical(analytics, logger);
-
-  const platform: Platform = {
-    config,
-    logger,
-    clock,
-    db,
-    analytics,
-    bus,
-    limiter,
-    mailer,
-    txt: overrides.txt ?? systemTxtResolver,
-    outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocalWebhooks: config.ALLOW_LOCAL_WEBHOOKS }),
-    async close() {
-      await bus.close().catch(() => undefined);
-      await limiter.close().catch(() => undefined);
-      await mailer.close().catch(() => undefined);
-      await analytics.close().catch(() => undefined);
-      await db.close().catch(() => undefined);
-    },
+  const opened: Array<{ close(): Promise<void> }> = [];
+  const open = async <T extends { close(): Promise<void> }>(b: Backend, make: () => Promise<T>): Promise<T> => {
+    const adapter = embedded.includes(b as (typeof embedded)[number]) ? await openEmbedded(b, dataDir, make) : await make();
+    opened.push(adapter);
+    return adapter;
   };
-  return platform;
+
+  try {
+    const db =
+      overrides.db ??
+      (!backends.has('relational')
+        ? notOpened<RelationalStore>('relational', opts.command)
+        : config.DATABASE_URL
+          ? await open('relational', async () => (await import('./adapters/relational/pg-store.ts')).createPgStore(config.DATABASE_URL!))
+          : await open('relational', async () =>
+              (await import('./adapters/relational/pglite-worker-store.ts')).createPgliteWorkerStore(path.join(dataDir, 'pglite')),
+            ));
+    const analytics =
+      overrides.analytics ??
+      (!backends.has('analytical')
+        ? notOpened<AnalyticalStore>('analytical', opts.command)
+        : config.CLICKHOUSE_URL
+          ? await open('analytical', async () => (await import('./adapters/analytical/clickhouse-store.ts')).createClickhouseStore(config.CLICKHOUSE_URL!))
+          : await open('analytical', async () => (await import('./adapters/analytical/chdb-store.ts')).createChdbStore(path.join(dataDir, 'chdb'))));
+    const bus =
+      overrides.bus ??
+      (!backends.has('bus')
+        ? notOpened<Bus>('bus', opts.command)
+        : config.KAFKA_BROKERS
+          ? await open('bus', async () =>
+              (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({
+                brokers: config.KAFKA_BROKERS!.split(','),
+                clientId: config.KAFKA_CLIENT_ID,
+                logger,
+              }),
+            )
+          : await open('bus', async () =>
+              (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }),
+            ));
+    const limiter =
+      overrides.limiter ??
+      (!backends.has('rateLimits')
+        ? notOpened<RateLimiter>('rateLimits', opts.command)
+        : config.REDIS_URL
+          ? await open('rateLimits', async () => (await import('./adapters/rate-limit/redis-limiter.ts')).createRedisLimiter(config.REDIS_URL!))
+          : await open('rateLimits', async () => (await import('./adapters/rate-limit/memory-limiter.ts')).createMemoryLimiter(clock)));
+    const mailer =
+      overrides.mailer ??
+      (!backends.has('mail')
+        ? notOpened<Mailer>('mail', opts.command)
+        : config.SMTP_URL
+          ? await open('mail', async () => (await import('./adapters/mail/smtp-mailer.ts')).createSmtpMailer(config.SMTP_URL!, config.MAIL_FROM))
+          : await open('mail', async () =>
+              (await import('./adapters/mail/file-mailer.ts')).createFileMailer(path.join(dataDir, 'mail'), config.MAIL_FROM, logger),
+            ));
+
+    const chosen: Record<string, string> = {};
+    if (backends.has('relational')) chosen.relational = db.adapter;
+    if (backends.has('analytical')) chosen.analytical = analytics.adapter;
+    if (backends.has('bus')) chosen.bus = bus.adapter;
+    if (backends.has('rateLimits')) chosen.rateLimits = limiter.adapter;
+    if (backends.has('mail')) chosen.mail = mailer.adapter;
+    logger.info({ ...chosen, ...(lock ? { dataDir } : {}) }, 'adapters chosen');
+    if (backends.has('relational')) await migrateRelational(db, logger);
+    if (backends.has('analytical')) await migrateAnalytical(analytics, logger);
+
+    return {
+      config,
+      logger,
+      clock,
+      db,
+      analytics,
+      bus,
+      limiter,
+      mailer,
+      txt: overrides.txt ?? systemTxtResolver,
+      outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocalWebhooks: config.ALLOW_LOCAL_WEBHOOKS }),
+      async close() {
+        // The bus first (nothing more is published or consumed), the stores last; then the data directory is free.
+        for (const b of ['bus', 'rateLimits', 'mail', 'analytical', 'relational'] as const) {
+          const adapter = { bus, rateLimits: limiter, mail: mailer, analytical: analytics, relational: db }[b];
+          if (opened.includes(adapter)) await adapter.close().catch(() => undefined);
+        }
+        await lock?.release();
+      },
+    };
+  } catch (err) {
+    for (const adapter of opened.reverse()) await adapter.close().catch(() => undefined);
+    await lock?.release();
+    throw err;
+  }
+}
+
+const OVERRIDE_OF: Record<Backend, keyof PlatformOverrides> = {
+  relational: 'db',
+  analytical: 'analytics',
+  bus: 'bus',
+  rateLimits: 'limiter',
+  mail: 'mailer',
+};
+
+/** A port this role does not open: any use is a bug in the role's ROLE_BACKENDS, said as such. */
+function notOpened<T extends object>(backend: Backend, command = 'this process'): T {
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      if (prop === 'adapter') return 'not opened';
+      if (prop === 'close') return async () => undefined;
+      if (prop === 'then') return undefined;
+      throw new Error(`${command} does not open the ${backend} port (platform/config.ts ROLE_BACKENDS); it was asked for ${String(prop)}`);
+    },
+  });
 }

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type Config, type Role } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { checkRoleConfig, ROLES, start } from './service.ts';
+import { dataDirRefusal } from '../platform/data-dir/data-dir-refusal.ts';
 
 async function main(): Promise<void> {
   const role = (process.argv[2] ?? 'all') as Role;
@@ -40,6 +41,12 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A data directory in use or that cannot be opened is the operator's to act on: the message says what and how.
+  const refusal = dataDirRefusal(err);
+  if (refusal) {
+    process.stderr.write(`failed to start: ${refusal.message}\n`);
+    process.exit(refusal.exitCode);
+  }
   process.stderr.write(`failed to start: ${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });

@@ -6,7 +6,7 @@
  * Start order matters in one process: the processor subscribes before the edge accepts traffic, so
  * the in-process bus always has its consumers.
  */
-import { ConfigError, DISTRIBUTED_REQUIRED, type Config, type Role, publicBaseUrl } from '../platform/config.ts';
+import { ConfigError, DISTRIBUTED_REQUIRED, ROLE_BACKENDS, type Config, type Role, publicBaseUrl } from '../platform/config.ts';
 import { type Logger } from '../platform/logger.ts';
 import { createPlatform, type Platform, type PlatformOverrides } from '../platform/platform.ts';
 import { bootstrapInstance } from './bootstrap.ts';
@@ -70,7 +70,10 @@ export interface StartOptions {
 export async function start(role: Role, config: Config, logger: Logger, opts: StartOptions = {}): Promise<Running> {
   checkRoleConfig(role, config);
   const t = opts.testing ?? {};
-  const platform = await createPlatform(config, logger, t.overrides);
+  const platform = await createPlatform(config, logger, t.overrides, {
+    backends: ROLE_BACKENDS[role],
+    command: role === 'all' ? `npm start (every role, port ${config.PORT})` : `the ${role} role (port ${config.PORT})`,
+  });
   if (config.ALLOW_LOCAL_WEBHOOKS) logger.warn('ALLOW_LOCAL_WEBHOOKS is on: webhook endpoints may be http:// and loopback receivers (development only)');
   const stops: Array<() => Promise<void>> = [];
   let port: number | undefined;

@@ -5,11 +5,12 @@
  *   npm run unprocessable -- replay [eventId ...]   publish them again on the error topic (all, or these)
  *
  * Configured from the environment like the service (service/main.ts). On the embedded defaults (PGlite)
- * the database is one process's: stop `npm start` first.
+ * the data directory has one owner at a time (its lock): stop `npm start` first, or this command is refused.
  */
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { createPlatform } from '../platform/platform.ts';
+import { dataDirRefusal } from '../platform/data-dir/data-dir-refusal.ts';
 import { listUnprocessable, replayUnprocessable } from '../processor/errors/unprocessable-replay.ts';
 
 async function main(): Promise<void> {
@@ -19,7 +20,15 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfig();
-  const platform = await createPlatform(config, createLogger('warn', 'unprocessable'));
+  const platform = await createPlatform(
+    config,
+    createLogger('warn', 'unprocessable'),
+    {},
+    {
+      backends: ['relational', 'bus'],
+      command: `npm run unprocessable -- ${command}`,
+    },
+  );
   try {
     const ids = eventIds.length ? eventIds : undefined;
     if (command === 'list') {
@@ -35,6 +44,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  const refusal = dataDirRefusal(err);
+  if (refusal) {
+    process.stderr.write(`${refusal.message}\n`);
+    process.exit(refusal.exitCode);
+  }
   process.stderr.write(`${(err as Error).stack ?? err}\n`);
   process.exit(1);
 });

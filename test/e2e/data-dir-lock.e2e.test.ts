@@ -1,0 +1,186 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { freePort } from './support/console-service.ts';
+import { eventually } from './support/http-client.ts';
+
+/**
+ * One owner per data directory (issue 36), with the real command `npm start` runs (`tsx service/main.ts`): a second
+ * start on a data directory in use is refused, names the holder and touches nothing; the first keeps serving; after a
+ * normal stop and after a SIGKILL of the holder, the next start opens the same data (an issue, a deploy, a key).
+ * Before the lock, the refused second start had opened PGlite beside the first and every later start died with
+ * `RuntimeError: Aborted()`.
+ */
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OWNER = { email: 'owner@lock.test', password: 'lock-owner-password' };
+
+interface Started {
+  child: ChildProcess;
+  base: string;
+  exited: Promise<number | null>;
+  stderr: () => string;
+}
+
+const children: ChildProcess[] = [];
+afterAll(() => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+});
+
+function run(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let err = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    err = (err + c.toString()).slice(-8000);
+  });
+  child.stdout!.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, stderr: () => err };
+}
+
+async function startService(dataDir: string): Promise<Started> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const s = run(['service/main.ts'], {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OWNER_EMAIL: OWNER.email,
+    OWNER_PASSWORD: OWNER.password,
+    SETTINGS_REFRESH_MS: '250',
+    ALLOW_LOCAL_REPOS: 'true',
+  });
+  let gone = false;
+  void s.exited.then(() => (gone = true));
+  await eventually(
+    'the service answers',
+    async () => {
+      if (gone) throw new Error(`the service exited: ${s.stderr()}`);
+      return (await fetch(`${base}/v1/openapi.json`).catch(() => undefined))?.status === 200 ? true : undefined;
+    },
+    120_000,
+    200,
+  );
+  return { ...s, base };
+}
+
+async function signIn(base: string): Promise<Record<string, string>> {
+  const res = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
+  expect(res.status).toBe(200);
+  const cookie = res.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  return { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
+}
+
+async function json(base: string, route: string, headers: Record<string, string>, init: { method?: string; body?: unknown } = {}) {
+  const res = await fetch(`${base}${route}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+/** What must survive every stop: the issue with its count, the ready deploy, the ingest key. */
+async function expectDataIntact(base: string, expected: { issueId: string; deployId: string; keyId: string }) {
+  const session = await signIn(base);
+  const issue = await json(base, `/v1/projects/locked/errors/${expected.issueId}`, session);
+  expect(issue.status).toBe(200);
+  expect(issue.body.issue.count).toBe(3);
+  const deploy = await json(base, `/v1/projects/locked/deploys/${expected.deployId}`, session);
+  expect(deploy.status).toBe(200);
+  expect(deploy.body.deploy.status).toBe('ready');
+  const keys = await json(base, '/v1/projects/locked/keys', session);
+  expect(keys.body.data.map((k: { id: string }) => k.id)).toContain(expected.keyId);
+}
+
+it('a second start on a data directory in use is refused and the data survives every stop', { timeout: 420_000 }, async () => {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-lock-'));
+  const repo = await mkdtemp(path.join(os.tmpdir(), 'e2e-lock-repo-'));
+  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
+  git('init', '-q', '-b', 'main');
+  await writeFile(path.join(repo, 'build.sh'), 'mkdir -p out; echo "<h1>locked</h1>" > out/index.html');
+  git('add', '.');
+  git('commit', '-q', '-m', 'site');
+
+  // The first start: an owner, a project with a key, an issue of three events and a ready deploy.
+  const first = await startService(dataDir);
+  const session = await signIn(first.base);
+  const project = await json(first.base, '/v1/projects', session, {
+    method: 'POST',
+    body: { name: 'locked', slug: 'locked', domains: { production: ['app.example.com'], preview: [] } },
+  });
+  expect(project.status).toBe(201);
+  const key = await json(first.base, '/v1/projects/locked/keys', session, { method: 'POST', body: { kind: 'ingest', name: 'k' } });
+  expect(key.status).toBe(201);
+  const post = () =>
+    fetch(`${first.base}/v1/errors/i`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.body.key.token}`, 'content-type': 'application/json', origin: 'https://app.example.com' },
+      body: JSON.stringify({ batch: [{ name: 'Error', message: 'lock test', stack: 'Error: lock test\n    at run (src/lock.ts:1:1)' }] }),
+    }).then((r) => r.status);
+  await eventually('the edge knows the key', async () => ((await post()) === 202 ? true : undefined), 60_000, 200);
+  expect([await post(), await post()]).toEqual([202, 202]);
+  const issueId = await eventually(
+    'the issue counts three',
+    async () => {
+      const list = await json(first.base, '/v1/projects/locked/errors', session);
+      return list.body.data?.[0]?.count === 3 ? (list.body.data[0].id as string) : undefined;
+    },
+    60_000,
+    200,
+  );
+  expect(
+    (
+      await json(first.base, '/v1/projects/locked/deploys/settings', session, {
+        method: 'PATCH',
+        body: { repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out' },
+      })
+    ).status,
+  ).toBe(200);
+  const deploy = await json(first.base, '/v1/projects/locked/deploys', session, { method: 'POST', body: {} });
+  expect(deploy.status).toBe(202);
+  const deployId = deploy.body.deploy.id as string;
+  const built = await eventually(
+    'the build ends',
+    async () => {
+      const d = (await json(first.base, `/v1/projects/locked/deploys/${deployId}`, session)).body.deploy;
+      return ['ready', 'failed', 'canceled'].includes(d.status) ? d : undefined;
+    },
+    120_000,
+    250,
+  );
+  expect(built).toMatchObject({ status: 'ready' });
+  const expected = { issueId, deployId, keyId: key.body.key.id as string };
+
+  // A second start on the same directory (another port): refused at once, naming the holder.
+  const second = run(['service/main.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+  expect(await second.exited).toBe(75);
+  expect(second.stderr()).toContain(`is in use by pid ${first.child.pid}`);
+  expect(second.stderr()).toContain('npm start (every role');
+  expect(second.stderr()).not.toContain('adapters chosen');
+  // Every command that opens the data directory is refused the same way.
+  const unprocessable = run(['service/unprocessable-cli.ts', 'list'], { DATA_DIR: dataDir });
+  expect(await unprocessable.exited).toBe(75);
+  expect(unprocessable.stderr()).toContain(`pid ${first.child.pid}`);
+  // The first keeps serving, untouched.
+  await expectDataIntact(first.base, expected);
+
+  // A normal stop of the holder, then a start: the same data.
+  first.child.kill('SIGTERM');
+  expect(await first.exited).toBe(0);
+  const third = await startService(dataDir);
+  await expectDataIntact(third.base, expected);
+
+  // SIGKILL of the holder leaves no stale lock: the next start opens the data at once.
+  third.child.kill('SIGKILL');
+  await third.exited;
+  const fourth = await startService(dataDir);
+  await expectDataIntact(fourth.base, expected);
+  fourth.child.kill('SIGTERM');
+  expect(await fourth.exited).toBe(0);
+});
