@@ -1,12 +1,14 @@
 /**
- * Rate limiter port: fixed-window counters. Adapters: Redis (REDIS_URL; shared by several edge
- * nodes) and in-memory (one node).
+ * Rate limiter port: sliding windows. No more than `limit` hits are let through in any `windowMs`, wherever
+ * that window starts (the rule and its arithmetic: adapters/rate-limit/sliding-window.ts). Adapters: Redis
+ * (REDIS_URL; shared by several edge nodes) and in-memory (one node); both refuse at the same moments.
  */
 export interface RateDecision {
+  /** Whether this key had room for the hit. */
   allowed: boolean;
-  /** Hits left in the current window after this one (0 when refused). */
+  /** Hits this key would still let through in its window after this decision (0 when it refused). */
   remaining: number;
-  /** Whole seconds until the window resets; at least 1. Used for Retry-After. */
+  /** Whole seconds until the next hit on this key would be let through; at least 1. Used for Retry-After. */
   retryAfterSec: number;
 }
 
@@ -18,12 +20,13 @@ export interface RateHit {
 
 export interface RateLimiter {
   readonly adapter: 'redis' | 'memory';
-  /** Count one hit against `key`, allowing `limit` hits per `windowMs`. */
+  /** One hit against `key`, letting `limit` hits through per `windowMs`; a refused hit counts nothing. */
   hit(key: string, limit: number, windowMs: number): Promise<RateDecision>;
   /**
-   * Count one hit against every key at once (one round trip to Redis), each with its own limit and
-   * window; the decisions come back in the same order. Every key counts the hit, allowed or not, as
-   * `hit` does.
+   * One hit against several keys at once (one round trip to Redis), each with its own limit and window; the
+   * decisions come back in the same order. The hit counts on every key only if every key had room: a request
+   * that one key refuses spends none of the others (an address over its own limit does not spend its
+   * project's), and its other keys' decisions say `allowed` with their remaining unchanged.
    */
   hitAll(hits: readonly RateHit[]): Promise<RateDecision[]>;
   close(): Promise<void>;
