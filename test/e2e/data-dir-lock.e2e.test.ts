@@ -95,7 +95,7 @@ async function expectDataIntact(base: string, expected: { issueId: string; deplo
   expect(deploy.status).toBe(200);
   expect(deploy.body.deploy.status).toBe('ready');
   const keys = await json(base, '/v1/projects/locked/keys', session);
-  expect(keys.body.data.map((k: { id: string }) => k.id)).toContain(expected.keyId);
+  expect(keys.body.keys.map((k: { id: string }) => k.id)).toContain(expected.keyId);
 }
 
 it('a second start on a data directory in use is refused and the data survives every stop', { timeout: 420_000 }, async () => {
