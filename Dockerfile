@@ -1,4 +1,4 @@
-# One image for the three roles (ingest, processor, api); docker-compose.yml picks the role by command.
+# One image for the four roles (ingest, processor, api, builder); docker-compose.yml picks the role by command.
 # Debian bookworm (glibc 2.36) and Node 20: what the uWebSockets.js alias and chDB's binaries load on.
 FROM node:20-bookworm-slim
 
@@ -18,4 +18,8 @@ COPY . .
 
 USER node
 EXPOSE 8080
+# Liveness: the role's event loop answers /livez on PORT (every role serves it; README, "Health and metrics"). The image
+# has no curl or wget, so node asks. docker-compose.yml replaces this with /readyz, which also asks the backends.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=90s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/livez').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 CMD ["npx", "tsx", "service/main.ts"]

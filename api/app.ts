@@ -36,6 +36,8 @@ import { monitorRoutes } from './uptime/monitor-routes.ts';
 import { statusRoute } from './uptime/status-route.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { oauthRoutes } from './oauth/oauth-routes.ts';
+import { opsRoutes } from './meta/ops-routes.ts';
+import type { Ops } from '../platform/ops/ops.ts';
 
 /**
  * The Fastify control API (every `/v1` route but the ingest edge's). Order matters:
@@ -58,6 +60,8 @@ export interface BuildApiOptions {
   deployTopic?: string;
   /** The same for verified inbound provider deliveries. */
   inboundTopic?: string;
+  /** `/livez`, `/readyz`, `/metrics` on the API's port, and the answer times /metrics shows (platform/ops/). */
+  ops?: Ops;
 }
 
 export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
@@ -69,8 +73,11 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
     routerOptions: { ignoreTrailingSlash: true },
   }) as unknown as FastifyInstance;
   app.decorate('platform', platform);
+  const metrics = opts.ops?.metrics;
   app.addHook('onResponse', async (request, reply) => {
     request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    // By route pattern, never the URL (whose ids would make a series per request); unmatched requests share one.
+    metrics?.observeApiAnswer(request.method, request.routeOptions.url ?? '(unmatched)', reply.statusCode, reply.elapsedTime / 1000);
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -156,6 +163,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(mcpRoutes(platform, () => app));
   await app.register(oauthRoutes(platform));
   await app.register(consoleRoutes(await consoleBundle()));
+  if (opts.ops) await app.register(opsRoutes(opts.ops));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);
 
   await app.ready();

@@ -41,6 +41,11 @@ const ORPHAN_AFTER_MS = 5_000;
 const CANCEL_POLL_MS = 1_000;
 /** How often old artifacts are swept (artifact-sweep.ts). */
 const SWEEP_MS = 10 * 60 * 1000;
+export interface BuildTotals {
+  ready: number;
+  canceled: number;
+  failed: Partial<Record<DeployFailureReason, number>>;
+}
 
 export interface StartBuilderOptions {
   /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
@@ -55,6 +60,11 @@ export interface StartBuilderOptions {
 export interface Builder {
   /** Deploys building in this process. */
   running(): string[];
+  /**
+   * Builds this builder finished since start, by outcome; `failed` by reason, `builder_lost` counting the deploys
+   * whose lease ran out that this builder's sweep failed (GET /metrics).
+   */
+  stats(): BuildTotals;
   /** Resolves when nothing is building here and nothing queued could be claimed (tests). */
   idle(): Promise<void>;
   /** Stop claiming; builds in flight are killed and left to the lease sweep of another builder. */
@@ -106,6 +116,8 @@ export async function startBuilder(
   const told = new Set<string>();
   /** Whether to take the oldest queued deploy of any age (after a build of its own ended). */
   let takeAny = false;
+  const totals: BuildTotals = { ready: 0, canceled: 0, failed: {} };
+  const countFailed = (reason: DeployFailureReason) => (totals.failed[reason] = (totals.failed[reason] ?? 0) + 1);
 
   // 1-2. wake and claim while there is room
   function wake(): Promise<void> {
@@ -201,6 +213,10 @@ export async function startBuilder(
     await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
     if (signal.aborted && !canceled()) return; // stopping: the lease runs out and another builder fails it as builder_lost
     const finished = await buildsRepository.finish(db, owner, d.id, outcome, clock.now(), buildLog.stored);
+    if (finished) {
+      if (outcome.status === 'failed') countFailed(outcome.reason);
+      else totals[outcome.status]++;
+    }
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
     if (finished && outcome.status === 'ready' && finished.environment === 'production')
@@ -254,6 +270,7 @@ export async function startBuilder(
         .then(() => buildsRepository.failExpired(db, now))
         .then(async (lost) => {
           for (const f of lost) {
+            countFailed('builder_lost');
             log.warn({ deployId: f.id }, 'builder lost: lease expired');
             await announce(f);
           }
@@ -307,6 +324,7 @@ export async function startBuilder(
 
   return {
     running: () => [...building.keys()],
+    stats: () => structuredClone(totals),
     async idle() {
       for (;;) {
         await waking;

@@ -4,7 +4,19 @@ import type { Platform } from '../platform/platform.ts';
 import type { RateHit } from '../platform/ports/rate-limiter.ts';
 import type { SiteServer } from '../platform/sites/site-server.ts';
 import { admitBatch, batchRequestHeaders, ingestCredential, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
-import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers, type ReadBody, type ReplyState } from './http/uws-reply.ts';
+import {
+  clientIp,
+  immediateReply,
+  readBody,
+  send,
+  sendError,
+  timedReply,
+  watchedReply,
+  type AnswerObserver,
+  type Headers,
+  type ReadBody,
+  type ReplyState,
+} from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
@@ -98,6 +110,8 @@ export interface EdgeContext {
   sites?: SiteServer;
   /** Notes the keys of accepted requests, written out once a minute (key-usage.ts). */
   keyUsage?: KeyUsage;
+  /** Told every answer of a route (the latency histogram of /metrics). */
+  observe?: AnswerObserver;
 }
 
 const DEFAULT_CORS_ALLOW_HEADERS = 'content-type, authorization, x-service-analytics-key';
@@ -178,7 +192,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   function post(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
-    const st = watchedReply(res);
+    const st = timedReply(watchedReply(res), route.path, edge.observe);
     const h = batchRequestHeaders(req, route.hasParam);
     const cors = corsOf(h.origin);
 
@@ -211,7 +225,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     relayed: boolean,
     then: (r: { st: ReplyState; h: BatchRequestHeaders; cors: Headers; ip: string; body: Promise<ReadBody | null> }) => Promise<void>,
   ): void {
-    const st = watchedReply(res);
+    const st = timedReply(watchedReply(res), route.path, edge.observe);
     const h = batchRequestHeaders(req, route.hasParam);
     const cors = corsOf(h.origin);
     const ip = callerIp(res, req, relayed);

@@ -9,7 +9,7 @@ import { LIMITS } from '../schemas/limits.ts';
 import { ingestCredential, originAllowed, OTHER_CREDENTIAL_PREFIXES, type BatchRequestHeaders } from './admission.ts';
 import type { EdgeContext } from './batch-route.ts';
 import type { FlagCache, ProjectFlags } from './flag-cache.ts';
-import { clientIp, immediateReply, send, sendError, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
+import { clientIp, immediateReply, send, sendError, timedReply, watchedReply, type Headers, type ReplyState } from './http/uws-reply.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { siteKeyOfHost } from './site-key.ts';
 import { originHostOf } from './origin-policy.ts';
@@ -208,7 +208,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
       send(res, immediateReply(), 204, flagsPreflight(req.getHeader('origin'), 'GET', 'authorization, x-service-analytics-key, if-none-match')),
     );
     app.get(path, (res, req) => {
-      const st = watchedReply(res, req);
+      const st = timedReply(watchedReply(res, req), path, edge.observe);
       const r: FlagRequest = {
         authorization: req.getHeader('authorization'),
         analyticsKey: req.getHeader('x-service-analytics-key'),

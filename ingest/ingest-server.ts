@@ -21,6 +21,8 @@ import { registerSingleProcessProxy } from './single-process-proxy.ts';
 import { guardedApp } from './http/guarded-app.ts';
 import { startKeyUsage, type KeyUsage } from './key-usage.ts';
 import { siteServerOf } from '../platform/sites/site-server.ts';
+import type { Ops } from '../platform/ops/ops.ts';
+import { registerOpsRoutes } from './ops-routes.ts';
 
 /**
  * The ingest edge (uWebSockets.js): the public batch routes (batch-route.ts): `POST /v1/errors/i`
@@ -45,6 +47,8 @@ export interface IngestServerOptions {
   topic?: string;
   /** Defaults to analyticsEvents.TOPIC. */
   analyticsTopic?: string;
+  /** `/livez`, `/readyz`, `/metrics` on this port, and the counts and answer times /metrics shows (platform/ops/). */
+  ops?: Ops;
 }
 
 export interface IngestServer {
@@ -76,7 +80,8 @@ export async function startIngestServer(
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
   const sites = siteServerOf(platform.db, platform.config);
   const keyUsage = startKeyUsage(platform);
-  const edge = { app, platform, cache, counters, log, sites, keyUsage };
+  const observe = opts.ops && ((route: string, status: number, seconds: number) => opts.ops!.metrics.observeIngestAnswer(route, status, seconds));
+  const edge = { app, platform, cache, counters, log, sites, keyUsage, observe };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
   const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? analyticsEvents.TOPIC);
@@ -94,6 +99,11 @@ export async function startIngestServer(
   for (const route of posthogCaptureRoutes(analytics)) registerBatchRoute({ ...edge, counters: posthogCounters }, route);
   registerPostHogFlags({ ...edge, counters: posthogCounters }, flags);
   registerWidgetAssets(app, await buildWidgetAssets());
+  if (opts.ops) {
+    registerOpsRoutes(app, opts.ops, log);
+    const families = { errors: counters, sentry: sentryCounters, analytics: analyticsCounters, flags: flagsCounters, posthog: posthogCounters };
+    for (const [family, c] of Object.entries(families)) opts.ops.metrics.addEdgeCounts(family, c.counts);
+  }
   // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
   registerSingleProcessProxy(app, { forward: opts.forward, sites: opts.forward ? sites : undefined, trustProxy: platform.config.TRUST_PROXY, log });
 

@@ -181,6 +181,11 @@ const ConfigSchema = z.object({
   RESEND_API_URL: z.string().default('https://api.resend.com'),
   /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
+  /**
+   * METRICS_TOKEN: `GET /metrics` answers only a caller sending `Authorization: Bearer <this>`; unset, /metrics is
+   * answered as a route that does not exist. At least 16 characters. Never logged.
+   */
+  METRICS_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16, 'a token of at least 16 characters').optional()),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -19,12 +19,14 @@ import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
+import { opsOfRole } from '../platform/ops/ops.ts';
+import { startOpsServer } from '../platform/ops/ops-server.ts';
 
 export const ROLES: Role[] = ['all', 'ingest', 'processor', 'api', 'builder'];
 
 export interface Running {
   platform: Platform;
-  /** The port HTTP answers on (ingest edge or API), when the role serves HTTP. */
+  /** The port HTTP answers on: the edge's or the API's; the processor's and the builder's serve only /livez, /readyz, /metrics. */
   port?: number;
   stop(): Promise<void>;
 }
@@ -77,6 +79,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
   if (config.ALLOW_LOCAL_WEBHOOKS) logger.warn('ALLOW_LOCAL_WEBHOOKS is on: webhook endpoints may be http:// and loopback receivers (development only)');
   const stops: Array<() => Promise<void>> = [];
   let port: number | undefined;
+  // /livez, /readyz and /metrics on the role's port (the edge's in npm start); one registry for every role started here.
+  const ops = opsOfRole(platform, role);
 
   try {
     // The first start's credentials are printed last, once everything listens, so nothing scrolls them away.
@@ -95,6 +99,10 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
         sweepIntervalMs: t.webhookSweepIntervalMs,
       });
       stops.push(() => webhooks.stop());
+      ops.metrics.addPipeline('errors', () => errors.stats());
+      ops.metrics.addPipeline('analytics', () => analytics.stats());
+      ops.metrics.addPipeline('inbound', () => inbound.stats());
+      ops.metrics.addWebhookAttempts(() => webhooks.stats());
       if (t.uptime !== false) {
         const uptime = await startUptimeMonitor(platform);
         stops.push(() => uptime.stop());
@@ -103,8 +111,9 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     if (role === 'all' || role === 'builder') {
       const builder = await startBuilder(platform, { topic: t.deployTopic, consumerGroup: t.builderConsumerGroup, leaseMs: t.buildLeaseMs });
       stops.push(() => builder.stop());
+      ops.metrics.addBuilds(() => builder.stats());
     }
-    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic, inboundTopic: t.inboundTopic }) : undefined;
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic, inboundTopic: t.inboundTopic, ops }) : undefined;
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {
@@ -113,6 +122,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
         forward: api ? injectForwarder(api) : undefined,
         topic: t.errorTopic,
         analyticsTopic: t.analyticsTopic,
+        ops,
       });
       port = edge.port;
       stops.push(() => edge.close());
@@ -120,6 +130,11 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       await api.listen({ port: config.PORT, host: config.HOST });
       const addr = api.server.address();
       port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+    } else {
+      // The processor and the builder serve no traffic: a small server of their own answers the operator's routes.
+      const server = await startOpsServer(ops, { port: config.PORT, host: config.HOST, logger });
+      port = server.port;
+      stops.push(() => server.close());
     }
     logger.info({ role, port }, 'service started');
     if (created && !t.quietFirstStart) printFirstStart(config, created);

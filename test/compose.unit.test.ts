@@ -3,14 +3,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { DISTRIBUTED_REQUIRED, loadConfig, type Config } from '../platform/config.ts';
+import { BACKEND_URL, DISTRIBUTED_REQUIRED, loadConfig, ROLE_BACKENDS, type Config } from '../platform/config.ts';
 import { TOPICS } from '../schemas/topics.ts';
 
 /**
  * docker-compose.yml cannot run on these machines (no Docker engine), so this keeps it honest:
  * every role gets every variable platform/config.ts requires for it, every value parses, the
- * addresses point at services of the stack, Kafka holds every topic durably, and the proxy sends the
- * ingest routes to the edge and the rest to the API.
+ * addresses point at services of the stack, Kafka holds every topic durably, the proxy sends the
+ * ingest routes to the edge and the rest to the API, and everything starts in order: each role once the
+ * backends it opens are healthy, the proxy once the roles it sends to answer /readyz.
  */
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const compose = parse(readFileSync(path.join(root, 'docker-compose.yml'), 'utf8'), { merge: true }) as {
@@ -24,6 +25,8 @@ interface Service {
   environment?: Record<string, string | number | boolean | null> | string[];
   volumes?: string[];
   ports?: string[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+  healthcheck?: { test?: string[] | string };
 }
 const roles = Object.keys(DISTRIBUTED_REQUIRED) as Array<keyof typeof DISTRIBUTED_REQUIRED>;
 
@@ -33,6 +36,15 @@ function envOf(service: Service): Record<string, string> {
     return Object.fromEntries(env.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
   }
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : String(v)]));
+}
+
+/** The path a health check's `node -e` script fetches on the role's own port (PORT, 8080 in the stack). */
+function probeUrl(test: string[]): string | undefined {
+  const [cmd, node, flag, script] = test;
+  if (cmd !== 'CMD' || node !== 'node' || flag !== '-e' || !script) return undefined;
+  return /^fetch\('http:\/\/127\.0\.0\.1:' \+ \(process\.env\.PORT \|\| 8080\) \+ '(\/\w+)'\)\.then\(\(r\) => process\.exit\(r\.ok \? 0 : 1\), \(\) => process\.exit\(1\)\)$/.exec(
+    script,
+  )?.[1];
 }
 
 function hostsOf(key: keyof Config, value: string): string[] {
@@ -111,9 +123,39 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('builds from a Dockerfile on Node 20 that starts a role with tsx', () => {
+  it('builds from a Dockerfile on Node 20 that starts a role with tsx, and checks its liveness on /livez', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20/m);
     expect(dockerfile).toMatch(/CMD \["npx", "tsx", "service\/main\.ts"\]/);
+    const probe = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)?.[1];
+    expect(probe, 'a HEALTHCHECK in exec form').toBeDefined();
+    expect(probeUrl(['CMD', ...JSON.parse(probe!)])).toBe('/livez');
+  });
+
+  it.each(roles)('role %s is healthy only when its /readyz answers (node asks: the image has no curl or wget)', (role) => {
+    const test = compose.services[role].healthcheck?.test;
+    expect(Array.isArray(test) && test[0], `${role}: healthcheck`).toBe('CMD');
+    expect(probeUrl(test as string[])).toBe('/readyz');
+  });
+
+  it.each(roles)('role %s starts once every backend it opens is healthy (Kafka: once its topics exist)', (role) => {
+    const deps = compose.services[role].depends_on;
+    expect(deps && !Array.isArray(deps), `${role}: depends_on with conditions`).toBe(true);
+    const env = envOf(compose.services[role]);
+    const expected: Record<string, string> = {};
+    for (const backend of ROLE_BACKENDS[role]) {
+      if (backend === 'bus') expected['kafka-init'] = 'service_completed_successfully';
+      else expected[hostsOf(BACKEND_URL[backend], env[BACKEND_URL[backend]]!)[0]!] = 'service_healthy';
+    }
+    const conditions = Object.fromEntries(Object.entries(deps as Record<string, { condition?: string }>).map(([name, d]) => [name, d.condition]));
+    expect(conditions).toEqual(expected);
+    // A service waited for as healthy must say how it is healthy, or the role would wait forever.
+    for (const [name, condition] of Object.entries(expected)) {
+      if (condition === 'service_healthy') expect(compose.services[name]?.healthcheck?.test, `${name}: healthcheck`).toBeDefined();
+    }
+  });
+
+  it('the proxy sends traffic only once the edge and the API are healthy', () => {
+    expect(compose.services.proxy.depends_on).toEqual({ ingest: { condition: 'service_healthy' }, api: { condition: 'service_healthy' } });
   });
 });

@@ -19,6 +19,20 @@ export interface ReplyState {
   done: boolean;
   /** Set while a body is being read, so an abort settles the read. */
   onAbortRead?: () => void;
+  /** Told the status when the answer goes out (timedReply). */
+  answered?: (status: number) => void;
+}
+
+/** Told each timed answer: the route (its registered path), the status, and the seconds since the request arrived. */
+export type AnswerObserver = (route: string, status: number, seconds: number) => void;
+
+/** Times `st`'s answer for `observe` (the edge's latency histogram, platform/ops/metrics.ts); `st` unchanged without one. */
+export function timedReply(st: ReplyState, route: string, observe: AnswerObserver | undefined): ReplyState {
+  if (observe) {
+    const t0 = performance.now();
+    st.answered = (status) => observe(route, status, (performance.now() - t0) / 1000);
+  }
+  return st;
 }
 
 /** A reply that notices the client going away (needed by any route that answers after an await). */
@@ -59,6 +73,7 @@ function statusLine(status: number): string {
 export function send(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, body?: string | Buffer, close = false): void {
   if (st.aborted || st.done) return;
   st.done = true;
+  st.answered?.(status);
   res.cork(() => {
     res.writeStatus(statusLine(status));
     for (const [k, v] of headers) res.writeHeader(k, v);

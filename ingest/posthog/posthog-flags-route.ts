@@ -11,7 +11,7 @@ import { batchRequestHeaders, ingestCredential, originAllowed } from '../admissi
 import { flagKeyOf, flagsPreflight } from '../flags-route.ts';
 import type { EdgeContext } from '../batch-route.ts';
 import type { FlagCache } from '../flag-cache.ts';
-import { clientIp, immediateReply, readBody, send, sendError, watchedReply, type Headers, type ReplyState } from '../http/uws-reply.ts';
+import { clientIp, immediateReply, readBody, send, sendError, timedReply, watchedReply, type Headers, type ReplyState } from '../http/uws-reply.ts';
 import { originHostOf } from '../origin-policy.ts';
 import { refusal, type Refusal } from '../refusals.ts';
 import { isObject, openPostHogBody } from './posthog-body.ts';
@@ -74,7 +74,7 @@ export function registerPostHogFlags(edge: EdgeContext, flags: FlagCache): void 
           flagsPreflight(req.getHeader('origin'), 'POST', 'content-type, content-encoding, authorization, x-service-analytics-key'),
         ),
       );
-      app.post(path, post);
+      app.post(path, (res, req) => post(res, req, base));
       app.any(path, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]));
     }
   }
@@ -93,8 +93,8 @@ export function registerPostHogFlags(edge: EdgeContext, flags: FlagCache): void 
     send(res, immediateReply(req), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'public, max-age=300'], ...cors], REMOTE_CONFIG(token));
   });
 
-  function post(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
-    const st = watchedReply(res);
+  function post(res: uWS.HttpResponse, req: uWS.HttpRequest, route: string): void {
+    const st = timedReply(watchedReply(res), route, edge.observe);
     const h = batchRequestHeaders(req);
     const ip = clientIp(res, config.TRUST_PROXY ? req.getHeader('x-forwarded-for') : '', config.TRUST_PROXY);
     const cors: Headers = h.origin

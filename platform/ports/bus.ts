@@ -43,7 +43,20 @@ export interface Bus {
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   /** Consume `topic` as consumer group `groupId`; offsets are committed after `handler` resolves. */
   subscribe(topic: string, groupId: string, handler: BatchHandler, opts?: SubscribeOptions): Promise<Subscription>;
+  /**
+   * Resolves when the bus answers (Kafka: the cluster's metadata came back); rejects otherwise. For readiness
+   * (`/readyz`). Absent where there is nothing to reach (the in-process bus lives in the process).
+   */
+  ping?(): Promise<void>;
+  /** Per consumer group this process subscribed: messages of its topic it has not processed (committed) yet. */
+  lag?(): Promise<BusLag[]>;
   close(): Promise<void>;
+}
+
+export interface BusLag {
+  topic: string;
+  group: string;
+  messages: number;
 }
 
 /** Thrown by publish when the bus cannot take the messages now; a retry may help. */

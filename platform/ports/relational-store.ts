@@ -17,5 +17,15 @@ export interface RelationalStore extends Queryable {
   readonly adapter: 'postgres' | 'pglite';
   /** Run `fn` in one transaction: committed when it resolves, rolled back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** The connection pool's use, for metrics (Postgres); absent where there is no pool (PGlite: one connection). */
+  poolUse?(): PoolUse;
   close(): Promise<void>;
+}
+
+export interface PoolUse {
+  /** Connections open, busy or idle. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
 }

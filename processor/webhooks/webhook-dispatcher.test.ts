@@ -66,8 +66,10 @@ describe('webhook delivery', () => {
   it('POSTs { event, data, sentAt } signed so that Stripe and our verifier accept it, once per event id', async () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/signed') });
+    const succeeded = dispatcher.stats().succeeded;
     const ev = await publishProjectEvent(platform, { projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
     await dispatcher.idle();
+    expect(dispatcher.stats().succeeded).toBe(succeeded + 1);
 
     expect(requestsTo('/signed')).toHaveLength(1);
     const req = requestsTo('/signed')[0]!;
@@ -239,6 +241,7 @@ describe('retries, dead letter, Retry-After', () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/failing'), maxAttempts: 3 });
     answer('/failing', { status: 500 });
+    const before = dispatcher.stats();
     const ev = await publishProjectEvent(platform, { projectId, event: 'order.paid', data: { orderId: 'o1' } });
     await dispatcher.idle();
     const id = deliveryId(ev.id, ep.id);
@@ -278,6 +281,9 @@ describe('retries, dead letter, Retry-After', () => {
       [3, 'failed', 500],
     ]);
     expect(log[2].next_attempt_at).toBeNull();
+    // Counted by outcome for GET /metrics: two attempts that will be retried, one that dead-lettered.
+    const after = dispatcher.stats();
+    expect([after.retrying - before.retrying, after.dead - before.dead, after.succeeded - before.succeeded]).toEqual([2, 1, 0]);
   });
 
   it('jitter spreads retries and stays inside ±20% of every step of the schedule', async () => {

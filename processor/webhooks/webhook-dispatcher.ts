@@ -42,8 +42,17 @@ const BATCHES_IN_FLIGHT = 4;
 /** A delivery handed back because its receiver stayed busy is due again after this. */
 const BUSY_RECEIVER_DELAY_MS = 5_000;
 
+/**
+ * How an attempt ended: `succeeded` (2xx), `retrying` (failed, due again after its backoff), `dead` (failed for the
+ * last time, or its target is gone), `lease_lost` (another processor owns the delivery now), `deferred` (its
+ * receiver stayed busy: handed back unsent, due again shortly).
+ */
+export type AttemptOutcome = 'succeeded' | 'retrying' | 'dead' | 'lease_lost' | 'deferred';
+
 export interface WebhookDispatcher {
   stop(): Promise<void>;
+  /** Attempts by outcome since start (GET /metrics). */
+  stats(): Record<AttemptOutcome, number>;
   /** Claim and send every delivery due now; resolves when those attempts are recorded. Returns how many were attempted. */
   sweepOnce(): Promise<number>;
   /** Resolves when the prompt first attempts started so far are recorded (tests, shutdown). */
@@ -82,6 +91,7 @@ export async function startWebhookDispatcher(
   const attemptTimeoutMs = opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs;
   const inflight = new Set<Promise<unknown>>();
   let stopped = false;
+  const outcomes: Record<AttemptOutcome, number> = { succeeded: 0, retrying: 0, dead: 0, lease_lost: 0, deferred: 0 };
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     inflight.add(p);
@@ -101,11 +111,12 @@ export async function startWebhookDispatcher(
     const url = target.url;
     if (!url) {
       const now = clock.now();
-      await finishAttempt(
+      const status = await finishAttempt(
         db,
         { ...d, attempts: d.maxAttempts - 1 },
         { ok: false, error: 'target no longer has a webhook url', startedAt: now, finishedAt: now },
       );
+      outcomes[status === null ? 'lease_lost' : 'dead']++;
       return;
     }
     // The receiver's gate, within what the lease leaves after a whole attempt.
@@ -113,6 +124,7 @@ export async function startWebhookDispatcher(
     const waitMs = Math.max(0, claimedAt + LEASE_MS - attemptTimeoutMs - 5_000 - clock.now());
     if (!(await receivers.acquire(origin, waitMs))) {
       await releaseDelivery(db, d, clock.now() + BUSY_RECEIVER_DELAY_MS, clock.now());
+      outcomes.deferred++;
       return;
     }
     // The receiver's place is given back as soon as its answer is in; recording the attempt does not hold it.
@@ -153,6 +165,7 @@ export async function startWebhookDispatcher(
     const finishedAt = clock.now();
     const nextAttemptAt = result.ok ? undefined : finishedAt + nextDelayMs(d.attempts + 1, result.status, result.retryAfter, finishedAt, opts.random);
     const status = await recorder.record(d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
+    outcomes[status === null ? 'lease_lost' : status === 'pending' ? 'retrying' : status]++;
     if (status === null) log.warn({ deliveryId: d.id }, 'lease lost before the attempt was recorded; another processor owns the delivery');
     else if (status === 'dead') log.warn({ deliveryId: d.id, error: result.error }, 'webhook delivery dead-lettered');
   }
@@ -296,6 +309,7 @@ export async function startWebhookDispatcher(
   return {
     sweepOnce,
     idle,
+    stats: () => ({ ...outcomes }),
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);

@@ -8,6 +8,7 @@ import type { Project } from '../../schemas/api/projects.ts';
 import { buildApiApp } from '../../api/app.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { createTestPlatform, type TestPlatformOptions } from './platform.ts';
+import type { Builder } from '../../builder/deploy-builder.ts';
 
 /**
  * Account helpers for API tests: a fresh user with a console session, a project, keys and a CLI
@@ -115,19 +116,21 @@ export async function buildTestApi(
 ) {
   const platform = await createTestPlatform(opts);
   const stops: Array<() => Promise<void>> = [];
+  let builder: Builder | undefined;
   if (opts.processors) {
     const { startErrorConsumer } = await import('../../processor/errors/error-consumer.ts');
     const { startWebhookDispatcher } = await import('../../processor/webhooks/webhook-dispatcher.ts');
     const { startBuilder } = await import('../../builder/deploy-builder.ts');
     const errors = await startErrorConsumer(platform);
     const webhooks = await startWebhookDispatcher(platform);
-    const builder = await startBuilder(platform, opts.builder);
+    const started = await startBuilder(platform, opts.builder);
+    builder = started;
     const { startInboundConsumer } = await import('../../processor/inbound/inbound-consumer.ts');
     const inbound = await startInboundConsumer(platform);
     stops.push(
       () => errors.stop(),
       () => webhooks.stop(),
-      () => builder.stop(),
+      () => started.stop(),
       () => inbound.stop(),
     );
   }
@@ -135,6 +138,8 @@ export async function buildTestApi(
   return {
     app,
     platform,
+    /** With `processors`: the builder, for its totals. */
+    builder,
     async close() {
       await app.close();
       for (const stop of stops) await stop();

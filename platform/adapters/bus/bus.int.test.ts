@@ -126,6 +126,35 @@ function busContract(makeBus: () => Promise<Bus>) {
     await until(() => seen.length >= 1, 'the early message');
     expect(seen).toEqual(['early']);
   });
+
+  it("tells a group's lag (what it has not processed) and answers a ping", async () => {
+    await bus.ping?.();
+    const topic = `t-${randomUUID()}`;
+    const group = `g-${randomUUID()}`;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let got = 0;
+    await sub(topic, group, async (ms) => {
+      got += ms.length;
+      await gate;
+    });
+    // Not awaited: without a log, publish resolves only once the group processed the messages.
+    const published = bus.publish(topic, [msg('k', '1'), msg('k', '2'), msg('k', '3')]);
+    const lagOf = async () => (await bus.lag!()).find((l) => l.topic === topic && l.group === group)?.messages;
+    await until(() => got >= 1, 'the handler holding a batch');
+    await untilAsync(async () => (await lagOf()) === 3, 'a lag of three');
+    release();
+    await published;
+    await untilAsync(async () => (await lagOf()) === 0, 'no lag once processed');
+  });
+}
+
+async function untilAsync(cond: () => Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 describe('bus contract: in-process', () => {
@@ -422,8 +451,10 @@ describeWith(['kafka'], 'bus contract: kafka', () => {
       bus = await createKafkaBus({ brokers: mock.brokers.split(','), clientId: 'doomed', logger });
       const topic = `t-${randomUUID()}`;
       await bus.publish(topic, [msg('k', 'before')]);
+      await bus.ping!();
       await mock.stop();
       await expect(bus.publish(topic, [msg('k', 'after')])).rejects.toBeInstanceOf(BusUnavailableError);
+      await expect(bus.ping!()).rejects.toThrow();
     } finally {
       await bus?.close();
       await mock.stop();

@@ -3,6 +3,7 @@ import {
   BusUnavailableError,
   type BatchHandler,
   type Bus,
+  type BusLag,
   type BusMessage,
   type ConsumedMessage,
   type SubscribeOptions,
@@ -82,6 +83,8 @@ interface Group {
   /** Batches the handler may work on at once (the first subscription's maxInFlight). */
   maxInFlight: number;
   running: number;
+  /** Messages of the batches running now (lag() without a log). */
+  runningMessages: number;
   /** The batches in flight; stop() waits on them. */
   inFlight: Set<Promise<void>>;
   /** With a log: the batches handed out and not yet committed, in offset order. */
@@ -156,9 +159,11 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
       group.runs.push(run);
     }
     group.running++;
+    group.runningMessages += count;
     const work = topic.log ? runUntilDone(group, messages, topic.name) : runWithRetries(group.members[0]!, messages);
     const settled: Promise<void> = work.then((outcome) => {
       group.running--;
+      group.runningMessages -= count;
       group.inFlight.delete(settled);
       if (outcome === GIVEN_BACK) enqueue(group, { messages, bytes, done: noop, run }, true);
       else {
@@ -261,6 +266,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
       waitingBytes: 0,
       maxInFlight,
       running: 0,
+      runningMessages: 0,
       inFlight: new Set(),
       runs: [],
     };
@@ -308,6 +314,17 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     adapter: 'in-process',
     publish,
     subscribe,
+    /** With a log: its end minus the group's commit. Without one: the messages waiting for the group or in its handler. */
+    async lag() {
+      const out: BusLag[] = [];
+      for (const topic of topics.values()) {
+        for (const g of topic.groups.values()) {
+          const messages = topic.log ? Number(topic.log.nextOffset - (topic.log.committed(g.id) ?? topic.log.startOffset)) : g.waiting + g.runningMessages;
+          out.push({ topic: topic.name, group: g.id, messages });
+        }
+      }
+      return out;
+    },
     async close() {
       closed = true;
       const err = new BusUnavailableError('bus closed');

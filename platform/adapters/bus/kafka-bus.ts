@@ -1,4 +1,4 @@
-import type { Consumer, ICustomPartitioner, ISocketFactory, LogEntry, Producer } from 'kafkajs';
+import type { Admin, Consumer, ICustomPartitioner, ISocketFactory, LogEntry, Producer } from 'kafkajs';
 import { loadKafkajs } from './kafkajs-runtime.ts';
 import type { Logger } from '../../logger.ts';
 import { GroupCommitConsumer } from './group-commit-consumer.ts';
@@ -6,6 +6,7 @@ import {
   BusUnavailableError,
   type BatchHandler,
   type Bus,
+  type BusLag,
   type BusMessage,
   type ConsumedMessage,
   type SubscribeOptions,
@@ -57,6 +58,8 @@ const MAX_BATCH_BYTES = 2 * 1024 * 1024;
  * messages (the edge's coalescing publisher) split by it.
  */
 export const MAX_PUBLISH_BYTES = 900 * 1024;
+/** Longest a readiness ping or a lag reading may take (an operator's probe, a scrape); past it, it rejects. */
+const ADMIN_TIMEOUT_MS = 2_000;
 
 export interface KafkaBusOptions {
   brokers: string[];
@@ -101,7 +104,47 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   }
 
   const consumers = new Set<Consumer>();
+  /** The consumer groups this process runs, by topic and group, for lag(). */
+  const groups = new Map<string, { topic: string; groupId: string; members: number }>();
   let closed = false;
+
+  /** The admin client behind ping() and lag(): connected at first use, once; a failed connect is tried again next time. */
+  let admin: Promise<Admin> | undefined;
+  function adminClient(): Promise<Admin> {
+    admin ??= (async () => {
+      const a = kafka.admin();
+      await a.connect();
+      return a;
+    })().catch((err) => {
+      admin = undefined;
+      throw err;
+    });
+    return admin;
+  }
+
+  /**
+   * Per group: the partitions' ends (ListOffsets) minus the group's commits (OffsetFetch), two requests per group; a
+   * partition the group never committed counts from its first offset, where a new group starts (fromBeginning).
+   */
+  async function lag(): Promise<BusLag[]> {
+    if (!groups.size) return [];
+    const read = async () => {
+      const a = await adminClient();
+      return Promise.all(
+        [...groups.values()].map(async ({ topic, groupId }) => {
+          const [ends, committed] = await Promise.all([a.fetchTopicOffsets(topic), a.fetchOffsets({ groupId, topics: [topic] })]);
+          const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
+          let messages = 0n;
+          for (const p of ends) {
+            const c = done.get(p.partition) ?? -1n;
+            messages += BigInt(p.high) - (c >= 0n ? c : BigInt(p.low));
+          }
+          return { topic, group: groupId, messages: Number(messages) };
+        }),
+      );
+    };
+    return withTimeout(read(), ADMIN_TIMEOUT_MS, 'reading the consumer lag');
+  }
 
   async function publish(topic: string, messages: BusMessage[]): Promise<void> {
     if (closed) throw new BusUnavailableError('bus closed');
@@ -166,10 +209,15 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       },
     });
     consumers.add(consumer);
+    const groupKey = `${topic}\0${groupId}`;
+    const group = groups.get(groupKey) ?? { topic, groupId, members: 0 };
+    group.members++;
+    groups.set(groupKey, group);
     return {
       async stop() {
         stopping = true;
         consumers.delete(consumer);
+        if (--group.members === 0) groups.delete(groupKey);
         // No new fetches; what was fetched is handled and committed while the consumer is still in
         // its group; then disconnect() leaves it.
         consumer.pause([{ topic }]);
@@ -184,8 +232,19 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
     maxPublishBytes: MAX_PUBLISH_BYTES,
     publish,
     subscribe,
+    async ping() {
+      await withTimeout(
+        adminClient().then((a) => a.describeCluster()),
+        ADMIN_TIMEOUT_MS,
+        'asking the cluster for its metadata',
+      );
+    },
+    lag,
     async close() {
       closed = true;
+      const a = admin;
+      admin = undefined;
+      await a?.then((c) => c.disconnect()).catch(() => undefined);
       await Promise.all([...consumers].map((c) => c.disconnect().catch(() => undefined)));
       consumers.clear();
       await producer.disconnect().catch(() => undefined);

@@ -34,6 +34,7 @@ export async function createPgStore(url: string, opts: { max?: number } = {}): P
         client.release();
       }
     },
+    poolUse: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => pool.end(),
   };
 }

@@ -279,6 +279,31 @@ describeWith(['postgres'], 'relational store: Postgres', () => {
     (db, tables) => dropInTestDatabase(db, { tables }),
   );
 
+  it("tells its pool's use (GET /metrics): connections open and idle, queries waiting for one", async () => {
+    const db = await createPgStore(backendUrl('postgres')!, { max: 1 });
+    try {
+      expect(db.poolUse!()).toEqual({ total: 1, idle: 1, waiting: 0 }); // the connection check at start
+      let release!: () => void;
+      let inside!: () => void;
+      const started = new Promise<void>((r) => (inside = r));
+      const held = db.transaction(
+        () =>
+          new Promise<void>((r) => {
+            release = r;
+            inside();
+          }),
+      );
+      await started;
+      const queued = db.query('SELECT 1');
+      expect(db.poolUse!()).toEqual({ total: 1, idle: 0, waiting: 1 });
+      release();
+      await Promise.all([held, queued]);
+      expect(db.poolUse!()).toEqual({ total: 1, idle: 1, waiting: 0 });
+    } finally {
+      await db.close();
+    }
+  });
+
   describe('migrations, in a fresh schema of their own', () => {
     const schemas: string[] = [];
     let admin: RelationalStore;
