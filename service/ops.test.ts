@@ -219,6 +219,7 @@ describe('npm start: every role in one process, the operator routes on its one p
 });
 
 describe.each([
+  ['ingest', ['relational', 'bus', 'rateLimits'], 'service_ingest_refusals_total'],
   ['processor', ['relational', 'analytical', 'bus'], 'service_pipeline_events_total'],
   ['builder', ['relational', 'analytical', 'bus'], 'service_builds_total'],
   ['api', ['relational', 'analytical', 'bus', 'rateLimits'], 'service_api_request_seconds'],
@@ -248,13 +249,13 @@ describe.each([
     const text = await scrape(svc.base);
     expect(text).toContain(own);
     expect(text).toContain('nodejs_eventloop_lag_seconds');
-    if (role !== 'api') expect(text).toContain('service_bus_lag_messages');
+    if (role === 'processor' || role === 'builder') expect(text).toContain('service_bus_lag_messages');
   });
 
   it('its routes under random input: never a 5xx, JSON errors, still serving', () => fuzzOpsRoutes(svc.base, role.length));
 
-  // The small server of the processor and the builder (Fastify answers the API's port its own way).
-  it.skipIf(role === 'api')('a request that is not HTTP gets a JSON 400 and the port keeps serving', async () => {
+  // The small server of the processor and the builder (Fastify and uWebSockets.js answer theirs their own way).
+  it.skipIf(role === 'api' || role === 'ingest')('a request that is not HTTP gets a JSON 400 and the port keeps serving', async () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(Number(new URL(svc.base).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
       let text = '';
