@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { computeFingerprint, groupIdFor, normalizeMessage } from './fingerprint.ts';
+import { computeFingerprint, groupIdFor, normalizeMessage, stripContentHashes } from './fingerprint.ts';
 
 const stackAt = (line: number, host = 'app.example.com') =>
   `TypeError: x\n    at loadUser (https://${host}/assets/users.js:${line}:7)\n    at dispatch (https://${host}/node_modules/react/index.js:1:1)`;
@@ -45,5 +45,35 @@ describe('fingerprint', () => {
     expect(groupIdFor('prj_b', fp)).not.toBe(groupIdFor('prj_a', fp));
     // Remembered or not, the id is the stored formula's: ids in the database stay valid.
     expect(groupIdFor('prj_a', fp)).toBe('grp_' + createHash('sha256').update(`prj_a:${fp}`).digest('hex').slice(0, 24));
+  });
+});
+
+describe('content hashes in file names (one issue across deploys)', () => {
+  it.each([
+    ['/assets/index-3f9a2c1b.js', '/assets/index-[hash].js'],
+    ['/assets/index-BxYzkQaw.js', '/assets/index-[hash].js'],
+    ['/assets/index-Bx_9kQ-a.js', '/assets/index-[hash].js'],
+    ['/assets/date-picker-widget.js', '/assets/date-picker-widget.js'],
+    ['/static/js/main.8e1d7f0a.chunk.js', '/static/js/main.[hash].chunk.js'],
+    ['/main-4PKGQX7N.js', '/main-[hash].js'],
+    ['/chunks/4PKGQX7N.js', '/chunks/[hash].js'],
+    ['/_next/static/chunks/pages/index-3f9a2c1b4e5d6f70.js', '/_next/static/chunks/pages/index-[hash].js'],
+    ['/_next/static/x1Y2z3AbCdEfGhIjKlMn_/_buildManifest.js', '/_next/static/[hash]/_buildManifest.js'],
+  ])('%s → %s', (file, stripped) => {
+    expect(stripContentHashes(file)).toBe(stripped);
+  });
+
+  it.each(['/assets/polyfills.js', 'src/components/UserProfile.tsx', 'src/userProfileCard.ts', '/logs/20261126/app.js', 'node:internal/process'])(
+    'keeps names that are words: %s',
+    (file) => {
+      expect(stripContentHashes(file)).toBe(file);
+    },
+  );
+
+  it('the same error from two deploys of a bundle (new hashes) is one issue; another file is another', () => {
+    const at = (file: string) => `TypeError: x\n    at checkout (https://app.example.com/assets/${file}:1:71)`;
+    const first = computeFingerprint('TypeError', 'x', at('main-3F9A2C1B.js')).fingerprint;
+    expect(computeFingerprint('TypeError', 'x', at('main-8E1D7F0A.js')).fingerprint).toBe(first);
+    expect(computeFingerprint('TypeError', 'x', at('vendor-8E1D7F0A.js')).fingerprint).not.toBe(first);
   });
 });
