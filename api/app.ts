@@ -8,6 +8,7 @@ import type { Platform } from '../platform/platform.ts';
 import { ServiceError } from '../schemas/error-codes.ts';
 import { installErrorHandling } from './http-errors.ts';
 import { installAuth } from './auth/auth-plugin.ts';
+import { installDiskGuard } from './disk-guard.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
 import { SESSION_COOKIE } from './auth/credentials.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
@@ -138,6 +139,8 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   // Site hosts are answered before the auth hook: a site is public, and its paths are not API routes.
   installSiteHosting(app, platform);
   installAuth(app, platform);
+  // While DATA_DIR's disk is low: reads answer, writes 503 (disk-guard.ts).
+  installDiskGuard(app, platform.disk);
 
   await app.register(metaRoutes(platform));
   await app.register(accountsRoutes(platform));

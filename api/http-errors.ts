@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { BusUnavailableError } from '../platform/ports/bus.ts';
-import { ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+import { DISK_FULL_RETRY_AFTER_SEC, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
 
 /**
  * One wire shape for every failure (spec §8.1): `{ error, message }`, plus `fields` on
@@ -21,6 +22,10 @@ export function sendError(reply: FastifyReply, err: ServiceError): FastifyReply 
 /** Map any thrown value to the ServiceError we answer with. Exported for unit tests. */
 export function toServiceError(err: unknown): { error: ServiceError; unexpected: boolean } {
   if (err instanceof ServiceError) return { error: err, unexpected: false };
+  // A store or the bus out of space (ENOSPC, Postgres 53100, ClickHouse NOT_ENOUGH_SPACE): a retry later helps.
+  if (isDiskFullError(err)) {
+    return { error: new ServiceError('unavailable', DISK_FULL_MESSAGE, { retryAfterSec: DISK_FULL_RETRY_AFTER_SEC }), unexpected: false };
+  }
   // The bus is away (Kafka down): a retry later helps, as on the edge.
   if (err instanceof BusUnavailableError) {
     return {

@@ -9,7 +9,10 @@
  *                 while fewer than BUILDS_PER_BUILDER builds run here: the deploys this builder was told
  *                 of first, then, when a build of its own ends, the oldest queued
  *   3. build      checkout, build command, artifact (build-run.ts), every output line to the build log
- *                 (build-log.ts), the lease renewed every third of its length
+ *                 (build-log.ts), the lease renewed every third of its length. While DATA_DIR's disk is low
+ *                 (platform/data-dir/disk-space.ts) a build does not start: the deploy fails as disk_full, with a
+ *                 log line, and can be redeployed once there is room; a build whose artifact runs out of space
+ *                 fails the same way
  *   4. finish     ready (artifact kept) or failed with its reason; deploy.succeeded / deploy.failed go out
  *                 through publishProjectEvent, so webhooks receive them
  *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
@@ -18,7 +21,7 @@
  */
 import path from 'node:path';
 import os from 'node:os';
-import { chmod, mkdir } from 'node:fs/promises';
+import { chmod, mkdir, rm } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../domain/project-event-publisher.ts';
@@ -28,11 +31,12 @@ import { LIMITS } from '../schemas/limits.ts';
 import type { DeployFailureReason } from '../schemas/deploys.ts';
 import * as deployRequests from '../schemas/bus/deploy-requests.ts';
 import { createBuildLog } from './build-log.ts';
-import { runBuild, type BuildIsolation } from './build-run.ts';
+import { runBuild, type BuildIsolation, type BuildOutcome } from './build-run.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
 import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
 import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
+import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
 
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
@@ -41,6 +45,9 @@ const ORPHAN_AFTER_MS = 5_000;
 const CANCEL_POLL_MS = 1_000;
 /** How often old artifacts are swept (artifact-sweep.ts). */
 const SWEEP_MS = 10 * 60 * 1000;
+/** The build log's line for a build refused for want of disk (the operator's log says how much is free). */
+export const DISK_FULL_BUILD_LINE = 'the build did not run: the service is out of disk space. Nothing was deployed; redeploy once space is freed';
+
 export interface BuildTotals {
   ready: number;
   canceled: number;
@@ -72,7 +79,7 @@ export interface Builder {
 }
 
 export async function startBuilder(
-  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'outbound'>,
+  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'disk' | 'logger' | 'outbound'>,
   opts: StartBuilderOptions = {},
 ): Promise<Builder> {
   const { db, clock, config } = platform;
@@ -177,7 +184,11 @@ export async function startBuilder(
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     const refused = source && (await repositoryRefusal(source.repoUrl));
     const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, opts.bwrap) : undefined;
-    if (sandbox && !sandbox.available) {
+    if (platform.disk.low) {
+      log.warn({ deployId: d.id }, "DATA_DIR's disk is low on space: the build is not started, the deploy fails as disk_full");
+      buildLog.line('system', DISK_FULL_BUILD_LINE);
+      outcome = { status: 'failed', reason: 'disk_full' };
+    } else if (sandbox && !sandbox.available) {
       buildLog.line('system', `builds cannot be sandboxed on this builder: ${sandbox.message}`);
       outcome = { status: 'failed', reason: 'sandbox_unavailable' };
     } else if (!source) {
@@ -203,8 +214,16 @@ export async function startBuilder(
         log: buildLog,
         onSha: (sha) => buildsRepository.recordSha(db, d.id, sha),
         signal,
+      }).catch(async (err: unknown): Promise<BuildOutcome> => {
+        // The artifact (or anything else of the build's) ran out of space: what was copied goes, the deploy fails.
+        if (!platform.disk.noteError(err) && !isDiskFullError(err)) throw err;
+        await rm(artifactDir, { recursive: true, force: true }).catch(() => undefined);
+        buildLog.line('system', DISK_FULL_BUILD_LINE);
+        return { ok: false, reason: 'disk_full' };
       });
-      outcome = result.ok ? { status: 'ready', artifactDir } : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
+      outcome = result.ok
+        ? { status: 'ready', artifactDir: path.relative(dataDir, artifactDir) }
+        : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
     }
     if (canceled()) {
       buildLog.line('system', 'canceled');

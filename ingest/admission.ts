@@ -5,6 +5,7 @@ import { bearer } from './http/uws-reply.ts';
 import { originHostOf } from './origin-policy.ts';
 import type { EdgeKey, EdgeProject, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal } from './refusals.ts';
+import { DISK_FULL_MESSAGE } from '../platform/data-dir/disk-space.ts';
 
 /**
  * Whether the edge takes a batch, decided from the request's headers and the in-memory project cache
@@ -15,6 +16,7 @@ import { refusal, type Refusal } from './refusals.ts';
  *   4. Origin allowed for the project (§7.3)                              origin_not_allowed
  *   5. paused project                                                     paused
  *   6. the route's cap (errors: the monthly cap, §7.5)                    capped
+ *   7. room on DATA_DIR's disk (platform/data-dir/disk-space.ts)          disk_full (503, nothing published)
  */
 export interface BatchRequestHeaders {
   authorization: string;
@@ -80,6 +82,8 @@ export interface AdmissionRules {
   maxBodyBytes: number;
   /** Step 6: a refusal when the project is over the route's cap for this request, else undefined. */
   cap(project: EdgeProject, origin: { present: boolean; host: string | null }): Refusal | undefined;
+  /** Step 7: whether DATA_DIR's disk is low (the platform's watch); absent: never. */
+  diskLow?(): boolean;
 }
 
 /** Credentials of ours that are not ingest keys: a 403, not a 401 (the caller is known, the route is not theirs). */
@@ -138,6 +142,9 @@ export function admitBatch(h: BatchRequestHeaders, rules: AdmissionRules, siteKe
   // 6. cap
   const capped = rules.cap(project, { present: h.origin !== '', host: originHost });
   if (capped) return capped;
+
+  // 7. disk: what is refused now is never half-taken; the client retries after Retry-After
+  if (rules.diskLow?.()) return refusal('disk_full', DISK_FULL_MESSAGE);
 
   return { ok: true, key, originHost, declaredLength };
 }

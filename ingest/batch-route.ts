@@ -23,6 +23,7 @@ import { refusal, type Refusal, type RefusalCounters } from './refusals.ts';
 import { siteKeyOfHost } from './site-key.ts';
 import type { KeyUsage } from './key-usage.ts';
 import type { RejectedEvent } from '../schemas/api/edge.ts';
+import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-space.ts';
 
 /**
  * One public batch route of the edge (errors, analytics, the Sentry envelope and store routes, and their site-host forms;
@@ -30,10 +31,10 @@ import type { RejectedEvent } from '../schemas/api/edge.ts';
  * it goes; everything else is here.
  *
  * Per request, no database I/O:
- *   1-6. admission from the headers (admission.ts)                           401/403/415/413/403/204/429
+ *   1-7. admission from the headers (admission.ts)                           401/403/415/413/403/204/429/503
  *   7.   body streamed in, cut off past the limit, while the rate limits run  413 (closed) / 429 rate_limited
  *   8.   parse, validate, stamp (the route's pure function)                   400 invalid_request
- *   9.   one bus message per request; 202 only once the bus holds it          503 unavailable
+ *   9.   one bus message per request; 202 only once the bus holds it          503 unavailable (disk_full: no space for the log)
  * Every request not accepted is counted by reason (refusals.ts), served at the route's health path.
  */
 export interface BatchRoute {
@@ -102,7 +103,7 @@ export interface Parsed {
 
 export interface EdgeContext {
   app: uWS.TemplatedApp;
-  platform: Pick<Platform, 'config' | 'limiter' | 'clock' | 'db'>;
+  platform: Pick<Platform, 'config' | 'limiter' | 'clock' | 'db' | 'disk'>;
   cache: ProjectCache;
   counters: RefusalCounters;
   log: Logger;
@@ -137,6 +138,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     credential: route.credential,
     mediaType: route.mediaType,
     check: route.check,
+    diskLow: () => platform.disk.low,
   };
   const preflight: Headers = [
     ['Access-Control-Allow-Methods', 'POST'],
@@ -321,6 +323,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         await route.publish({ key: projectId, value: outcome.value });
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
+        // Out of space for the bus's log: the watch turns low at once, so the next batches are refused at admission.
+        if (platform.disk.noteError(err) || isDiskFullError(err)) return refuse(res, st, refusal('disk_full', DISK_FULL_MESSAGE), cors);
         return refuse(res, st, refusal('bus_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
       }
     }

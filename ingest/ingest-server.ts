@@ -63,7 +63,7 @@ export interface IngestServer {
 export { ERRORS_INGEST_HEALTH_PATH, ERRORS_INGEST_PATH } from './errors-route.ts';
 
 export async function startIngestServer(
-  platform: Pick<Platform, 'bus' | 'clock' | 'config' | 'db' | 'logger' | 'limiter'>,
+  platform: Pick<Platform, 'bus' | 'clock' | 'config' | 'db' | 'disk' | 'logger' | 'limiter'>,
   opts: IngestServerOptions,
 ): Promise<IngestServer> {
   const log = platform.logger.child({ component: 'ingest' });

@@ -52,6 +52,12 @@ const ConfigSchema = z.object({
   HOST: z.string().default('0.0.0.0'),
   /** DATA_DIR: where the embedded engines and mail files live; survives restarts. */
   DATA_DIR: z.string().default('./data'),
+  /**
+   * DATA_DIR_MIN_FREE_MB: free space DATA_DIR's disk keeps in reserve. Under it (checked every 2 s, and at once when a
+   * write fails for want of space) ingest answers 503, API writes answer 503 and builds do not start; reads go on, and
+   * everything is taken again by itself once there is room. 0: only a failed write turns it on.
+   */
+  DATA_DIR_MIN_FREE_MB: z.coerce.number().int().min(0).default(256),
   /** PUBLIC_BASE_URL: the service's public base (links in email, hook URLs, cookie Secure flag). */
   PUBLIC_BASE_URL: optionalUrl(['http', 'https']),
   /** DATABASE_URL: Postgres; unset = PGlite under DATA_DIR. */

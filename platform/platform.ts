@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { BACKEND_URL, BACKENDS, type Backend, type Config } from './config.ts';
 import { lockDataDir } from './data-dir/data-dir-lock.ts';
 import { openEmbedded } from './data-dir/damaged-data-dir.ts';
+import { NO_DATA_DIR_WRITES, reportingDiskFull, startDiskSpaceWatch, type DiskSpace } from './data-dir/disk-space.ts';
 import type { Logger } from './logger.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { RelationalStore } from './ports/relational-store.ts';
@@ -32,6 +33,8 @@ export interface Platform {
   txt: TxtResolver;
   /** Every address dialled on a tenant's behalf (webhooks, repositories, builds' egress) passes this guard. */
   outbound: OutboundUrlGuard;
+  /** DATA_DIR's free space (data-dir/disk-space.ts): while low, ingest, API writes and builds are refused. */
+  disk: DiskSpace;
   close(): Promise<void>;
 }
 
@@ -42,6 +45,8 @@ export interface PlatformOptions {
   backends?: readonly Backend[];
   /** What this process is, written beside the data directory's lock for whoever is refused by it. */
   command?: string;
+  /** Writes under DATA_DIR beyond the embedded engines and mail files (a builder's artifacts): its disk is watched. */
+  writesDataDir?: boolean;
 }
 
 /**
@@ -57,11 +62,20 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
   const uses = (b: Backend) => backends.has(b) && !overrides[OVERRIDE_OF[b]];
   const embedded = (['relational', 'analytical', 'bus'] as const).filter((b) => uses(b) && !config[BACKEND_URL[b]]);
   const lock = embedded.length ? await lockDataDir(dataDir, opts.command ?? 'the service') : undefined;
-  if (!lock && uses('mail') && !config.SMTP_URL) await mkdir(dataDir, { recursive: true });
+  const fileMail = uses('mail') && !config.SMTP_URL;
+  const writesDataDir = embedded.length > 0 || fileMail || opts.writesDataDir === true;
+  if (!lock && writesDataDir) await mkdir(dataDir, { recursive: true });
   const clock = overrides.clock ?? systemClock;
+  // Where something writes under DATA_DIR, its free space is watched, and the adapters that write there report a
+  // write that failed for want of space at once.
+  const disk =
+    overrides.disk ??
+    (writesDataDir ? await startDiskSpaceWatch({ dir: dataDir, minFreeBytes: config.DATA_DIR_MIN_FREE_MB * 1024 * 1024, logger }) : NO_DATA_DIR_WRITES);
   const opened: Array<{ close(): Promise<void> }> = [];
   const open = async <T extends { close(): Promise<void> }>(b: Backend, make: () => Promise<T>): Promise<T> => {
-    const adapter = embedded.includes(b as (typeof embedded)[number]) ? await openEmbedded(b, dataDir, make) : await make();
+    const underDataDir = embedded.includes(b as (typeof embedded)[number]);
+    const made = underDataDir ? await openEmbedded(b, dataDir, make) : await make();
+    const adapter = underDataDir || (b === 'mail' && fileMail) ? reportingDiskFull(made, disk) : made;
     opened.push(adapter);
     return adapter;
   };
@@ -136,7 +150,9 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
       mailer,
       txt: overrides.txt ?? systemTxtResolver,
       outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocalWebhooks: config.ALLOW_LOCAL_WEBHOOKS }),
+      disk,
       async close() {
+        disk.close();
         // The bus first (nothing more is published or consumed), the stores last; then the data directory is free.
         for (const b of ['bus', 'rateLimits', 'mail', 'analytical', 'relational'] as const) {
           const adapter = { bus, rateLimits: limiter, mail: mailer, analytical: analytics, relational: db }[b];
@@ -146,6 +162,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
       },
     };
   } catch (err) {
+    disk.close();
     for (const adapter of opened.reverse()) await adapter.close().catch(() => undefined);
     await lock?.release();
     throw err;

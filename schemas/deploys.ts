@@ -23,7 +23,9 @@ export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies re
  * - sandbox_unavailable: this builder cannot sandbox builds (bubblewrap missing) and BUILD_SANDBOX is not off;
  * - memory_limit, process_limit, cpu_limit, disk_limit: the build ran into a resource limit and was stopped;
  * - output_escapes: the output directory, or a link in it, leads outside (the log names it);
- * - too_many_files, file_too_large, artifact_too_large: the output is over an artifact limit.
+ * - too_many_files, file_too_large, artifact_too_large: the output is over an artifact limit;
+ * - disk_full: the service's data directory is out of disk space (DATA_DIR_MIN_FREE_MB): the build did not start, or
+ *   its artifact could not be kept. Redeploy once there is room.
  */
 export const DEPLOY_FAILURE_REASONS = [
   'checkout_failed',
@@ -41,6 +43,7 @@ export const DEPLOY_FAILURE_REASONS = [
   'too_many_files',
   'file_too_large',
   'artifact_too_large',
+  'disk_full',
 ] as const;
 
 /** What one deploy's artifact may hold (ARTIFACT_MAX_* in the configuration). */

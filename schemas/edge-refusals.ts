@@ -1,4 +1,4 @@
-import { UNAVAILABLE_RETRY_AFTER_SEC, type ErrorCode } from './error-codes.ts';
+import { DISK_FULL_RETRY_AFTER_SEC, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorCode } from './error-codes.ts';
 
 /**
  * Every way the edge refuses a request, by snake_case reason (counted, served by each route's health
@@ -34,6 +34,8 @@ export const REFUSALS = {
   paused: { status: 204 },
   bus_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
   limiter_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
+  /** DATA_DIR's disk is low (platform/data-dir/disk-space.ts), or the bus's log could not be written for want of space. */
+  disk_full: { code: 'unavailable', retryAfterSec: DISK_FULL_RETRY_AFTER_SEC },
   /** Our bug: a step threw. Answered 500 (no internals), counted, and the edge keeps serving. */
   internal: { code: 'internal' },
 } as const satisfies Record<string, { code: ErrorCode; close?: true; retryAfterSec?: number } | { status: 204 }>;

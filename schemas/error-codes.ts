@@ -51,6 +51,11 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** Retry-After of a 503 `unavailable` (the bus or the shared rate limiter is away), on the edge and the API alike. */
 export const UNAVAILABLE_RETRY_AFTER_SEC = 5;
+/**
+ * Retry-After of a 503 `unavailable` for want of disk (DATA_DIR's free space under DATA_DIR_MIN_FREE_MB): space comes
+ * back when an operator frees it, not in seconds, so clients wait longer between tries.
+ */
+export const DISK_FULL_RETRY_AFTER_SEC = 30;
 
 /** Body of every failure response. */
 export interface ErrorBody {

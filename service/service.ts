@@ -75,6 +75,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
   const platform = await createPlatform(config, logger, t.overrides, {
     backends: ROLE_BACKENDS[role],
     command: role === 'all' ? `npm start (every role, port ${config.PORT})` : `the ${role} role (port ${config.PORT})`,
+    // A builder keeps artifacts under DATA_DIR even when every port is on its server.
+    writesDataDir: role === 'all' || role === 'builder',
   });
   if (config.ALLOW_LOCAL_WEBHOOKS) logger.warn('ALLOW_LOCAL_WEBHOOKS is on: webhook endpoints may be http:// and loopback receivers (development only)');
   const stops: Array<() => Promise<void>> = [];

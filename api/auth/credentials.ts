@@ -3,6 +3,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { SCOPES, TOKEN_PREFIX, type Scope } from '../../schemas/scopes.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { tokenHash } from '../../platform/tokens.ts';
+import { isDiskFullError } from '../../platform/data-dir/disk-space.ts';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from './internal-calls.ts';
 import type { Credential } from './route-auth.ts';
@@ -35,6 +36,11 @@ function stale(lastUsed: Date | string | null, now: number): boolean {
 
 const unauthorized = (message: string) => new ServiceError('unauthorized', message);
 
+/** A credential's last use is a note, not what the request is for: a store out of disk space does not fail a read. */
+const unlessDiskFull = (err: unknown) => {
+  if (!isDiskFullError(err)) throw err;
+};
+
 /** Resolve the caller's credential; null when the request carries none. Throws 401/403 ServiceErrors. */
 export async function resolveCredential(
   platform: Pick<Platform, 'clock' | 'db'> & Partial<Pick<Platform, 'config'>>,
@@ -63,7 +69,7 @@ export async function resolveCredential(
       const row = rows[0];
       if (!row || new Date(row.expires_at).getTime() <= now) throw unauthorized('unknown, expired or revoked MCP token');
       if (platform.config && row.resource !== `${publicBaseUrl(platform.config)}/v1/mcp`) throw unauthorized('this token was issued for another resource');
-      if (stale(row.last_used_at, now)) await db.query('UPDATE mcp_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      if (stale(row.last_used_at, now)) await db.query('UPDATE mcp_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
       return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
     }
 
@@ -74,7 +80,7 @@ export async function resolveCredential(
       );
       const row = rows[0];
       if (!row) throw unauthorized('unknown or revoked CLI token');
-      if (stale(row.last_used_at, now)) await db.query('UPDATE cli_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      if (stale(row.last_used_at, now)) await db.query('UPDATE cli_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
       return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
     }
 
@@ -90,7 +96,7 @@ export async function resolveCredential(
       const row = rows[0];
       if (!row) throw unauthorized('unknown or revoked API key');
       if (kind === 'ingest') throw new ServiceError('forbidden', INGEST_KEY_REFUSED);
-      if (stale(row.last_used_at, now)) await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+      if (stale(row.last_used_at, now)) await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
       const scopes = row.scopes.filter((s): s is Scope => s in SCOPES);
       return { carrier: 'bearer', credential: { kind: 'project_key', keyId: row.id, projectId: row.project_id, scopes, mode: kind } };
     }
@@ -106,6 +112,6 @@ export async function resolveCredential(
   );
   const row = rows[0];
   if (!row) throw unauthorized('session expired or signed out; sign in again');
-  if (stale(row.last_used_at, now)) await db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]);
+  if (stale(row.last_used_at, now)) await db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
   return { carrier: 'cookie', credential: { kind: 'session', userId: row.user_id, sessionId: row.id } };
 }

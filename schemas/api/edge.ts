@@ -80,7 +80,7 @@ export interface EdgeRoute {
   refusals: readonly RefusalReason[];
 }
 
-/** What every batch route refuses with: admission (credential, origin, media type, size, paused) and publishing. */
+/** What every batch route refuses with: admission (credential, origin, media type, size, paused, disk) and publishing. */
 const BATCH_ADMISSION = [
   'unauthorized',
   'forbidden_credential',
@@ -91,6 +91,7 @@ const BATCH_ADMISSION = [
   'rate_limited',
   'limiter_unavailable',
   'bus_unavailable',
+  'disk_full',
   'internal',
 ] as const;
 /** The same-origin routes on a site's host: the host must be a site, and its project must have an ingest key to attach. */

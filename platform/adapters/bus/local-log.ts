@@ -13,9 +13,11 @@ import type { BusMessage } from '../../ports/bus.ts';
  *                 [u32 body length][u32 crc32 of body][body], body = [u16 key length, 0xffff: no key][key][value];
  *                 a record's offset is its segment's base plus its position. A segment rolls at SEGMENT_BYTES.
  *  - appends      group-committed: appends that arrive while a write + fdatasync runs go out together in the next
- *                 one, and each resolves with the write that carried it. A failed write is cut back off the file
- *                 (ftruncate to the last synced size) and rejects its appends; if the cut fails too, the log refuses
- *                 every append until the process restarts rather than write after a torn record.
+ *                 one, and each resolves with the write that carried it. A failed write (a full disk: ENOSPC) is cut
+ *                 back off the file (ftruncate to the last synced size) and rejects its appends; if the cut fails
+ *                 too, the log refuses every append until the process restarts rather than write after a torn record.
+ *                 A segment that cannot be created when it should roll (no space for it) is reported, and the
+ *                 appends go on into the current one until a roll succeeds.
  *  - commits      a consumer group's next offset to process, `<group>.offset`, replaced by write + rename. Not
  *                 synced: a commit lost in a crash means re-delivery, which every handler tolerates (at least once).
  *  - recovery     at open, every segment is read in order; a torn or corrupt record (a crash mid-write) ends its
@@ -200,8 +202,25 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
         first += BigInt(p.count);
       }
       active.count += count;
-      if (size >= segmentBytes) roll();
+      if (size >= segmentBytes) {
+        try {
+          roll();
+        } catch (err) {
+          onError(err, `starting a segment after ${endOf(active)}`);
+        }
+      }
     }
+  }
+
+  /**
+   * One flush at a time. An append made while a flush is ending (after its loop found the queue empty, before its
+   * promise settled: a caller appending as soon as its previous append resolved) is picked up by the next one.
+   */
+  function startFlush(): void {
+    flushing = flush().finally(() => {
+      flushing = undefined;
+      if (queue.length) startFlush();
+    });
   }
 
   function roll(): void {
@@ -235,7 +254,7 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
     append(messages) {
       return new Promise<bigint>((resolve, reject) => {
         queue.push({ frames: encode(messages), count: messages.length, resolve, reject });
-        if (!flushing) flushing = flush().finally(() => (flushing = undefined));
+        if (!flushing) startFlush();
       });
     },
     readFrom(from) {
