@@ -51,4 +51,15 @@ describe('the artifact sweep', () => {
     expect(await sweepArtifacts(platform.db, dataDir, 2)).toEqual([live.id]);
     expect(existsSync(newer.dir)).toBe(true);
   });
+
+  it('sweeps an artifact stored relative to DATA_DIR (as builds store it since migration 0025)', async () => {
+    const p = await createIngestProject(platform);
+    const old = await readyDeploy(p.projectId, 30);
+    const kept = await readyDeploy(p.projectId, 10);
+    for (const d of [old, kept]) await platform.db.query('UPDATE deploys SET artifact_dir = $2 WHERE id = $1', [d.id, `artifacts/${d.id}`]);
+    await platform.db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [p.projectId, kept.id]);
+    expect(await sweepArtifacts(platform.db, dataDir, 1)).toEqual([old.id]);
+    expect(existsSync(old.dir)).toBe(false);
+    expect(existsSync(kept.dir)).toBe(true);
+  });
 });

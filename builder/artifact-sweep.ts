@@ -7,16 +7,18 @@ import type { Queryable } from '../platform/ports/relational-store.ts';
  * `keep` are deleted, and the deploy forgets its artifact (its host then answers "nothing is deployed here", and a
  * rollback to it is refused). The column is cleared first, in one statement that skips whatever is live at that
  * moment, and only then are the files removed, so a concurrent rollback never points at a deleted output. Only
- * directories under DATA_DIR/artifacts are ever deleted. Any number of builders may sweep at once.
+ * directories under DATA_DIR/artifacts are ever deleted: the stored `artifacts/<deployId>` (relative to DATA_DIR, so
+ * a moved data directory is still swept) or an absolute path under it. Any number of builders may sweep at once.
  */
 export async function sweepArtifacts(db: Queryable, dataDir: string, keep: number, batch = 200): Promise<string[]> {
-  const under = path.join(path.resolve(dataDir), 'artifacts') + path.sep;
+  const root = path.resolve(dataDir);
+  const under = path.join(root, 'artifacts') + path.sep;
   const r = await db.query<{ id: string; artifact_dir: string }>(
     `WITH doomed AS (
        SELECT id, artifact_dir FROM (
          SELECT d.id, d.artifact_dir, row_number() OVER (PARTITION BY d.project_id ORDER BY d.finished_at DESC NULLS LAST, d.id DESC) AS rn
            FROM deploys d
-          WHERE d.status = 'ready' AND d.artifact_dir IS NOT NULL AND starts_with(d.artifact_dir, $2)
+          WHERE d.status = 'ready' AND d.artifact_dir IS NOT NULL AND (starts_with(d.artifact_dir, 'artifacts/') OR starts_with(d.artifact_dir, $2))
        ) ranked
        WHERE rn > $1
        LIMIT $3)
@@ -26,6 +28,9 @@ export async function sweepArtifacts(db: Queryable, dataDir: string, keep: numbe
       RETURNING deploys.id, doomed.artifact_dir`,
     [keep, under, batch],
   );
-  for (const row of r.rows) if (row.artifact_dir.startsWith(under)) await rm(row.artifact_dir, { recursive: true, force: true });
+  for (const row of r.rows) {
+    const dir = path.resolve(root, row.artifact_dir);
+    if (dir.startsWith(under)) await rm(dir, { recursive: true, force: true });
+  }
   return r.rows.map((row) => row.id);
 }

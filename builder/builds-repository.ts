@@ -101,7 +101,11 @@ export const buildsRepository = {
     return r.rows.map((x) => x.id);
   },
 
-  /** Finish a build this owner holds; undefined when it no longer holds it (its lease expired meanwhile). */
+  /**
+   * Finish a build this owner holds; undefined when it no longer holds it (its lease expired meanwhile). A ready
+   * build's `artifactDir` is stored relative to DATA_DIR (`artifacts/<deployId>`): a data directory moved or restored
+   * elsewhere still serves its sites.
+   */
   async finish(
     db: Queryable,
     owner: string,

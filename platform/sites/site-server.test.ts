@@ -53,6 +53,20 @@ describe('the site server', () => {
     expect(sites.cacheStats.bytes).toBeLessThan(1024 * 1024);
   });
 
+  it('serves a stored artifact directory relative to DATA_DIR, wherever the data directory now is', async () => {
+    // A data directory restored at another path: the row says `artifacts/<deployId>` (migration 0025), not where it was.
+    const dataDir = await mkdtemp(path.join(os.tmpdir(), 'site-data-'));
+    await mkdir(path.join(dataDir, 'artifacts', 'dep_moved'), { recursive: true });
+    await writeFile(path.join(dataDir, 'artifacts', 'dep_moved', 'index.html'), '<h1>moved</h1>');
+    const db = { query: async () => ({ rows: [{ project_id: 'prj_moved', artifact_dir: 'artifacts/dep_moved' }] }) } as unknown as Queryable;
+    const sites = createSiteServer(db, { sitesDomain: 'localhost', dataDir });
+    const site = await sites.lookup('dep-moved.localhost');
+    expect(site).toEqual({ projectId: 'prj_moved', dir: path.join(dataDir, 'artifacts', 'dep_moved') });
+    const res = await sites.serve(site!.dir, 'GET', '/');
+    expect(res.status).toBe(200);
+    expect('body' in res && res.body.toString()).toBe('<h1>moved</h1>');
+  });
+
   it('bounds its cache by entries and bytes, misses included', async () => {
     const sites = createSiteServer(noDb, 'localhost');
     for (let i = 0; i < 30_000; i++) await sites.serve(root, 'GET', `/missing-${i}-${'x'.repeat(200)}`);

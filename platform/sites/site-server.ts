@@ -122,12 +122,18 @@ export interface SiteServerOptions {
   reserved?: (hostname: string) => string | undefined;
   /** The PUBLIC_BASE_URL host: the API and console answer there even when it lies under SITES_DOMAIN. */
   ownHost?: string;
+  /**
+   * DATA_DIR: a deploy's stored artifact directory is relative to it (`artifacts/<deployId>`), so a data directory
+   * moved or restored elsewhere still serves its sites. An absolute one (a test's) is served as it is.
+   */
+  dataDir?: string;
 }
 
 /** The site server of a configured service: the service's own hosts are never a site. */
-export function siteServerOf(db: Queryable, config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN'>) {
+export function siteServerOf(db: Queryable, config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN' | 'DATA_DIR'>) {
   return createSiteServer(db, {
     sitesDomain: config.SITES_DOMAIN,
+    dataDir: config.DATA_DIR,
     reserved: serviceHostRule(config),
     ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase(),
   });
@@ -144,7 +150,8 @@ export function createSiteServer(
   const realRoots = new Map<string, string>();
 
   type Row = { project_id: string; artifact_dir: string | null };
-  const site = (row: Row | undefined): Site => ({ projectId: row?.project_id ?? null, dir: row?.artifact_dir ?? '' });
+  const dataDir = path.resolve(o.dataDir ?? '.');
+  const site = (row: Row | undefined): Site => ({ projectId: row?.project_id ?? null, dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '' });
 
   async function resolve(hostname: string): Promise<Site | undefined> {
     if (hostname === o.ownHost) return undefined;
