@@ -1,3 +1,4 @@
+import type { DiskSpaceState } from '../data-dir/disk-space.ts';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { BusLag } from '../ports/bus.ts';
 import type { PoolUse } from '../ports/relational-store.ts';
@@ -37,6 +38,8 @@ export interface ServiceMetrics {
   addBusLag(lag: () => Promise<BusLag[]>): void;
   /** The relational store's connection pool (Postgres; PGlite has none). */
   addDbPool(use: () => PoolUse): void;
+  /** DATA_DIR's free space as the disk watch last read it (platform/data-dir/disk-space.ts). */
+  addDiskSpace(state: () => DiskSpaceState): void;
 }
 
 export interface PipelineTotals {
@@ -217,6 +220,26 @@ export function createServiceMetrics(): ServiceMetrics {
       gauge('service_db_pool_connections', 'Connections the Postgres pool holds (busy and idle)', (u) => u.total);
       gauge('service_db_pool_idle_connections', 'Connections of the Postgres pool not in use', (u) => u.idle);
       gauge('service_db_pool_waiting_queries', 'Queries waiting for a connection of the Postgres pool', (u) => u.waiting);
+    },
+    addDiskSpace(state) {
+      new Gauge({
+        name: 'service_data_dir_free_bytes',
+        help: "DATA_DIR's free bytes at the disk watch's last check (absent before the first, or when unreadable)",
+        registers,
+        collect() {
+          this.reset();
+          const free = state().freeBytes;
+          if (free !== null) this.set(free);
+        },
+      });
+      new Gauge({
+        name: 'service_data_dir_low',
+        help: '1 while DATA_DIR is below DATA_DIR_MIN_FREE_MB or a write failed for want of space: ingest, API writes and builds are refused',
+        registers,
+        collect() {
+          this.set(state().low ? 1 : 0);
+        },
+      });
     },
   };
 }

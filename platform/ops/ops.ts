@@ -55,6 +55,7 @@ export function opsOfRole(platform: Platform, role: Role): Ops {
   const { bus, db } = platform;
   if (uses.includes('bus') && bus.lag) ops.metrics.addBusLag(() => bus.lag!());
   if (uses.includes('relational') && db.poolUse) ops.metrics.addDbPool(() => db.poolUse!());
+  ops.metrics.addDiskSpace(() => platform.disk.state());
   return ops;
 }
 
