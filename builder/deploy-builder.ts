@@ -238,11 +238,11 @@ export async function startBuilder(
     }
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
-    if (finished && outcome.status === 'ready' && finished.environment === 'production')
+    if (!finished) log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
+    else if (outcome.status === 'ready' && finished.environment === 'production')
       await ensureSiteMonitor(platform, finished.projectId)
         .then((r) => r === 'created' && log.info({ projectId: finished.projectId }, 'the live site got an uptime monitor'))
         .catch((err) => log.warn({ err, deployId: d.id }, 'giving the live site a monitor failed'));
-    else log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
   }
 
   /**
