@@ -41,6 +41,24 @@ describe('the site server', () => {
     expect((await sites.serve(root, 'GET', '/docs/')).status).toBe(200);
   });
 
+  it("never serves a build's source maps: a .map answers exactly as a missing file", async () => {
+    const site = await mkdtemp(path.join(os.tmpdir(), 'site-maps-'));
+    await writeFile(path.join(site, 'main-4PKGQX7N.js'), 'console.log(1)\n//# sourceMappingURL=main-4PKGQX7N.js.map');
+    await writeFile(path.join(site, 'main-4PKGQX7N.js.map'), JSON.stringify({ version: 3, sources: ['src/secret.ts'], sourcesContent: ['const key = 1'] }));
+    await writeFile(path.join(site, 'styles.css.MAP'), '{}');
+    await writeFile(path.join(site, '404.html'), '<h1>no such page</h1>');
+    const sites = createSiteServer(noDb, 'localhost');
+    const missing = await sites.serve(site, 'GET', '/no-such-file.js');
+    expect(missing.status).toBe(404);
+    for (const p of ['/main-4PKGQX7N.js.map', '/main-4PKGQX7N.js%2Emap', '/main-4PKGQX7N.js.map?v=1', '/styles.css.MAP']) {
+      const res = await sites.serve(site, 'GET', p);
+      expect([res.status, 'body' in res && res.body.toString()], p).toEqual([404, 'body' in missing && missing.body.toString()]);
+      expect(res.headers, p).toEqual(missing.headers);
+    }
+    expect((await sites.serve(site, 'HEAD', '/main-4PKGQX7N.js.map')).status).toBe(404);
+    expect((await sites.serve(site, 'GET', '/main-4PKGQX7N.js')).status).toBe(200);
+  });
+
   it('streams files over the in-memory limit instead of reading them whole', async () => {
     const sites = createSiteServer(noDb, 'localhost');
     const res = await sites.serve(root, 'GET', '/big.bin');

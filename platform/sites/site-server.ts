@@ -10,7 +10,8 @@ import { serviceHostRule } from './service-hosts.ts';
  * - `<slug>.<SITES_DOMAIN>` and the project's production domains: the live production deploy
  *   (projects.live_deploy_id: the newest ready production deploy, or a rollback's choice);
  * - `<deploy-id>.<SITES_DOMAIN>` (the id with `-` for `_`): that deploy, production or preview, once ready.
- * A directory serves its `index.html`; a missing file the site's own `404.html` or a plain 404; content types
+ * A directory serves its `index.html`; a missing file the site's own `404.html` or a plain 404 (a source map, `*.map`,
+ * is answered as missing: it carries the tenant's source); content types
  * by extension; long-lived caching only for hashed asset names (`app.3f9a2c1b.css`), revalidation for the rest.
  *
  * One implementation for whoever is the front door: the edge in the single process (ingest/), the API behind
@@ -283,11 +284,18 @@ export function createSiteServer(
       const absolute = path.join(root, path.posix.normalize(`/${pathname}`));
       if (absolute !== root && !absolute.startsWith(root + path.sep)) return text(404, 'not found');
       const head = method === 'HEAD';
-      const found = await file(root, absolute);
+      // A build's source maps (with their sourcesContent: the tenant's source) are never served: a `.map` is answered
+      // exactly as a file that is not there, so a `sourceMappingURL` comment left in the JS just 404s.
+      const found = isSourceMap(absolute) ? undefined : await file(root, absolute);
       if (found) return answer(200, found, head, [['x-content-type-options', 'nosniff']]);
       const notFound = await file(root, path.join(root, '404.html'));
       if (notFound) return answer(404, { ...notFound, type: CONTENT_TYPES['.html']!, cache: REVALIDATE }, head);
       return text(404, 'not found');
     },
   };
+}
+
+/** `app.js.map`, `styles.css.MAP`: a source map by its name (the form every bundler writes). */
+export function isSourceMap(file: string): boolean {
+  return /\.map$/i.test(file);
 }
