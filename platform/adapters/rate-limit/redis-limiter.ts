@@ -51,7 +51,8 @@ while ai <= #ARGV do
         end
       end
     end
-    req[j] = { key = key, limit = limit, slot = slot, span = span, slotMs = slotMs, total = total, room = total < limit }
+    -- moved: the key's newest slot changes (or the key is new), so its total, newest slot and expiry are written.
+    req[j] = { key = key, limit = limit, slot = slot, span = span, slotMs = slotMs, total = total, room = total < limit, moved = last ~= slot }
     if not req[j].room then all = false end
   end
   -- 2. Count the hit on every key only when all had room.
@@ -59,12 +60,17 @@ while ai <= #ARGV do
     if all then
       redis.call('HINCRBY', r.key, r.slot, 1)
       r.total = r.total + 1
-      redis.call('HSET', r.key, 't', r.total, 'l', r.slot)
-      -- Until the newest slot stops counting, and a second more for another node's slower clock.
-      redis.call('PEXPIRE', r.key, (r.slot + r.span + 1) * r.slotMs - now + 1000)
+      if r.moved then
+        redis.call('HSET', r.key, 't', r.total, 'l', r.slot)
+        -- Until the newest slot stops counting, and a second more for another node's slower clock.
+        redis.call('PEXPIRE', r.key, (r.slot + r.span + 1) * r.slotMs - now + 1000)
+      else
+        -- The same newest slot: nothing was dropped and the expiry stands (the common case under load).
+        redis.call('HINCRBY', r.key, 't', 1)
+      end
     elseif r.total == 0 then
       redis.call('DEL', r.key)
-    else
+    elseif r.moved then
       redis.call('HSET', r.key, 't', r.total, 'l', r.slot)
     end
     -- 3. Each key's decision: the retry slot is where enough of the oldest hits have left for one more.
