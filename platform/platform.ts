@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { BACKEND_URL, BACKENDS, type Backend, type Config } from './config.ts';
 import { lockDataDir } from './data-dir/data-dir-lock.ts';
 import { openEmbedded } from './data-dir/damaged-data-dir.ts';
+import { answerBackups } from './data-dir/snapshot.ts';
 import { NO_DATA_DIR_WRITES, reportingDiskFull, startDiskSpaceWatch, type DiskSpace } from './data-dir/disk-space.ts';
 import type { Logger } from './logger.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -138,6 +139,8 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
     logger.info({ ...chosen, ...(lock ? { dataDir } : {}) }, 'adapters chosen');
     if (backends.has('relational')) await migrateRelational(db, logger);
     if (backends.has('analytical')) await migrateAnalytical(analytics, logger);
+    // The data directory's owner makes the consistent copy `npm run backup` asks for (data-dir/snapshot.ts).
+    const backups = lock ? await answerBackups(dataDir, logger, { relational: db, analytical: analytics, bus }, embedded) : undefined;
 
     return {
       config,
@@ -153,6 +156,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
       disk,
       async close() {
         disk.close();
+        await backups?.close();
         // The bus first (nothing more is published or consumed), the stores last; then the data directory is free.
         for (const b of ['bus', 'rateLimits', 'mail', 'analytical', 'relational'] as const) {
           const adapter = { bus, rateLimits: limiter, mail: mailer, analytical: analytics, relational: db }[b];

@@ -14,6 +14,11 @@ export interface AnalyticalStore {
    * where the engine supports insert deduplication; tables are also keyed by event id.
    */
   insert(table: string, rows: Array<Record<string, unknown>>, opts?: { dedupToken?: string }): Promise<void>;
+  /**
+   * Embedded only (chDB): copy its files into `dest` for a backup, each table consistent as of the call
+   * (platform/data-dir/snapshot.ts). Absent on a ClickHouse server, which has `BACKUP ... TO`.
+   */
+  snapshot?(dest: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -50,6 +50,11 @@ export interface Bus {
   ping?(): Promise<void>;
   /** Per consumer group this process subscribed: messages of its topic it has not processed (committed) yet. */
   lag?(): Promise<BusLag[]>;
+  /**
+   * Embedded only (the in-process bus's log): copy its files into `dest` for a backup, consistent as of the call
+   * (platform/data-dir/snapshot.ts). Absent where the engine has its own tools (Kafka).
+   */
+  snapshot?(dest: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -19,6 +19,11 @@ export interface RelationalStore extends Queryable {
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /** The connection pool's use, for metrics (Postgres); absent where there is no pool (PGlite: one connection). */
   poolUse?(): PoolUse;
+  /**
+   * Embedded only (PGlite in the data directory): copy its files into `dest` for a backup, consistent as of the call
+   * (platform/data-dir/snapshot.ts). Absent on Postgres, which has `pg_dump`.
+   */
+  snapshot?(dest: string): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -1,10 +1,11 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from './support/console-service.ts';
 import { eventually } from './support/http-client.ts';
+import { json, killStarted, run, signIn, startService } from './support/service-process.ts';
 
 /**
  * One owner per data directory (issue 36), with the real command `npm start` runs (`tsx service/main.ts`): a second
@@ -13,77 +14,7 @@ import { eventually } from './support/http-client.ts';
  * Before the lock, the refused second start had opened PGlite beside the first and every later start died with
  * `RuntimeError: Aborted()`.
  */
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const OWNER = { email: 'owner@lock.test', password: 'lock-owner-password' };
-
-interface Started {
-  child: ChildProcess;
-  base: string;
-  exited: Promise<number | null>;
-  stderr: () => string;
-}
-
-const children: ChildProcess[] = [];
-afterAll(() => {
-  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-});
-
-function run(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  let err = '';
-  child.stderr!.on('data', (c: Buffer) => {
-    err = (err + c.toString()).slice(-8000);
-  });
-  child.stdout!.resume();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, exited, stderr: () => err };
-}
-
-async function startService(dataDir: string): Promise<Started> {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const s = run(['service/main.ts'], {
-    DATA_DIR: dataDir,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    OWNER_EMAIL: OWNER.email,
-    OWNER_PASSWORD: OWNER.password,
-    SETTINGS_REFRESH_MS: '250',
-    ALLOW_LOCAL_REPOS: 'true',
-  });
-  let gone = false;
-  void s.exited.then(() => (gone = true));
-  await eventually(
-    'the service answers',
-    async () => {
-      if (gone) throw new Error(`the service exited: ${s.stderr()}`);
-      return (await fetch(`${base}/v1/openapi.json`).catch(() => undefined))?.status === 200 ? true : undefined;
-    },
-    120_000,
-    200,
-  );
-  return { ...s, base };
-}
-
-async function signIn(base: string): Promise<Record<string, string>> {
-  const res = await fetch(`${base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
-  expect(res.status).toBe(200);
-  const cookie = res.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  return { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' };
-}
-
-async function json(base: string, route: string, headers: Record<string, string>, init: { method?: string; body?: unknown } = {}) {
-  const res = await fetch(`${base}${route}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? undefined : JSON.stringify(init.body) });
-  return { status: res.status, body: (await res.json()) as any };
-}
+afterAll(killStarted);
 
 /** What must survive every stop: the issue with its count, the ready deploy, the ingest key. */
 async function expectDataIntact(base: string, expected: { issueId: string; deployId: string; keyId: string }) {

@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { start, type Running, type StartOptions } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
-import { eventually, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
+import { eventually, getWithHost, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
 import { isolatedTopics } from './support/isolated-topics.ts';
 import { spawnRole, type RoleProcess } from './support/spawn-role.ts';
 
@@ -177,17 +176,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
     const res = await call(await hook(p.slug, 'main'));
     const d = await done(p.slug, res.json.deployId);
     expect(d.status).toBe('ready');
-    // node:http, since fetch does not let a caller set Host.
-    const page = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = httpRequest(`${urls.apiUrl}/`, { headers: { host: `${p.slug}.localhost` } }, (res) => {
-        let body = '';
-        res
-          .setEncoding('utf8')
-          .on('data', (c: string) => (body += c))
-          .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
-      req.on('error', reject).end();
-    });
+    const page = await getWithHost(`${urls.apiUrl}/`, `${p.slug}.localhost`);
     expect(page.status).toBe(200);
     expect(page.body).toContain(`built ${d.gitSha}`);
   });

@@ -4,6 +4,7 @@ import { Session } from 'chdb';
 import type { AnalyticalStore } from '../../ports/analytical-store.ts';
 import { AnalyticalQueryError } from '../../ports/analytical-store.ts';
 import { toAnalyticalError } from './analytical-error.ts';
+import { snapshotChdb } from './chdb-snapshot.ts';
 import { toCompactRows, toJsonEachRow } from './json-each-row.ts';
 
 /**
@@ -129,7 +130,7 @@ export async function createChdbStore(dataDir: string): Promise<AnalyticalStore>
     }
   };
 
-  return {
+  const store: AnalyticalStore = {
     adapter: 'chdb',
     async command(sql, params) {
       await run(sql, params);
@@ -161,10 +162,15 @@ export async function createChdbStore(dataDir: string): Promise<AnalyticalStore>
         throw toAnalyticalError(err);
       }
     },
+    async snapshot(dest) {
+      live();
+      await snapshotChdb(store, handle.dataDir, dest);
+    },
     async close() {
       if (closed) return;
       closed = true;
       handle.release();
     },
   };
+  return store;
 }

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import { crc32 } from 'node:zlib';
 import type { BusMessage } from '../../ports/bus.ts';
@@ -24,6 +25,8 @@ import type { BusMessage } from '../../ports/bus.ts';
  *                 segment there, and the last segment is truncated to it.
  *  - retention    a segment other than the last is deleted once every group of the topic (those subscribed and
  *                 those with a commit file) has committed past its end.
+ *  - snapshot     (backups) the segments up to the last synced record and the groups' commits as they are at the
+ *                 call; appends and commits go on meanwhile and are not in the copy.
  *
  * File names of topics and groups are percent-encoded, so no name leaves the bus directory.
  */
@@ -70,6 +73,11 @@ export interface TopicLog {
   committed(group: string): bigint | undefined;
   /** Record that `group` processed everything before `next`; deletes segments every group is past. */
   commit(group: string, next: bigint): void;
+  /**
+   * Copy the log into `dest` (created) as it is at this call: every segment up to its last synced record (so the
+   * copy never ends in a torn one) and each group's commit. Appends, commits and retention go on meanwhile.
+   */
+  snapshot(dest: string): Promise<void>;
   /** Resolves when the appends and commits started so far are done; then closes the file. */
   close(): Promise<void>;
 }
@@ -287,6 +295,27 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
           }
         }
         state.writing = undefined;
+      })();
+    },
+    snapshot(dest) {
+      // Taken in this call, before any await: the synced length of the active segment (bytes past it are a write
+      // not yet acknowledged), the others whole, each held open so that retention deleting one cannot take it from
+      // under the copy; and the commits, which never run ahead of what the stores hold.
+      const taken = segments.map((s) => ({ name: path.basename(s.file), fd: fs.openSync(s.file, 'r'), bytes: s === active ? size : undefined }));
+      const groups = [...commits];
+      return (async () => {
+        try {
+          await fs.promises.mkdir(dest, { recursive: true });
+          for (const t of taken) {
+            const bytes = t.bytes ?? fs.fstatSync(t.fd).size;
+            const to = path.join(dest, t.name);
+            if (!bytes) await fs.promises.writeFile(to, '');
+            else await pipeline(fs.createReadStream('', { fd: t.fd, start: 0, end: bytes - 1, autoClose: false }), fs.createWriteStream(to));
+          }
+          for (const [group, next] of groups) await fs.promises.writeFile(path.join(dest, `${fileName(group)}.offset`), next.toString());
+        } finally {
+          for (const t of taken) fs.closeSync(t.fd);
+        }
       })();
     },
     async close() {

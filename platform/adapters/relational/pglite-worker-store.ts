@@ -74,6 +74,9 @@ export async function createPgliteWorkerStore(dataDir: string): Promise<Relation
       await call({ id: nextId++, op: 'end', tx, commit: true });
       return out;
     },
+    async snapshot(dest) {
+      await call({ id: nextId++, op: 'snapshot', dest });
+    },
     async close() {
       if (dead) return;
       const exited = once(worker, 'exit');

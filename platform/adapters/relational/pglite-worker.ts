@@ -1,3 +1,4 @@
+import { cp } from 'node:fs/promises';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { runStatement } from './pglite-store.ts';
@@ -87,6 +88,16 @@ async function main(): Promise<void> {
           if (err instanceof Rollback) reply({ id: endId!, ok: true, rows: [], affectedRows: 0 });
           else reply({ id: endId ?? m.id, ok: false, error: serialiseError(err) });
         },
+      );
+    } else if (m.op === 'snapshot') {
+      // Inside PGlite's transaction lock every other statement waits, so the files are still while they are copied;
+      // the checkpoint first writes every committed change into them, so the copy opens as a cleanly stopped database.
+      db.transaction(async (t) => {
+        await t.exec('CHECKPOINT');
+        await cp(dataDir, m.dest, { recursive: true, verbatimSymlinks: true });
+      }).then(
+        () => reply({ id: m.id, ok: true, rows: [], affectedRows: 0 }),
+        (err) => reply({ id: m.id, ok: false, error: serialiseError(err) }),
       );
     } else if (m.op === 'close') {
       db.close().then(

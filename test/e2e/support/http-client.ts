@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { createUser } from '../../../api/accounts/users-repository.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { Scope } from '../../../schemas/scopes.ts';
@@ -115,4 +116,18 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     if (Date.now() > end) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, intervalMs));
   }
+}
+
+/** GET `url` with the Host header set (a site host on a loopback address); node:http, since fetch does not let a caller set Host. */
+export function getWithHost(url: string, host: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { headers: { host } }, (res) => {
+      let body = '';
+      res
+        .setEncoding('utf8')
+        .on('data', (c: string) => (body += c))
+        .on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject).end();
+  });
 }
