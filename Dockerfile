@@ -22,4 +22,5 @@ EXPOSE 8080
 # has no curl or wget, so node asks. docker-compose.yml replaces this with /readyz, which also asks the backends.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=90s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/livez').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-CMD ["npx", "tsx", "service/main.ts"]
+# node runs the service itself, so docker stop's SIGTERM reaches it (no npx or tsx process in between).
+CMD ["node", "--import", "tsx", "service/main.ts"]

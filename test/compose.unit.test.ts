@@ -58,7 +58,8 @@ describe('docker-compose.yml', () => {
     expect(service, `service "${role}"`).toBeDefined();
     const context = typeof service.build === 'string' ? service.build : service.build?.context;
     expect(context).toBe('.');
-    expect(service.command).toEqual(['npx', 'tsx', 'service/main.ts', role]);
+    // node runs the service itself: a stop's SIGTERM reaches it (npx and tsx in between did not pass it on).
+    expect(service.command).toEqual(['node', '--import', 'tsx', 'service/main.ts', role]);
   });
 
   it.each(roles)('role %s sets every variable DISTRIBUTED_REQUIRED lists, with values the config accepts', (role) => {
@@ -126,7 +127,7 @@ describe('docker-compose.yml', () => {
   it('builds from a Dockerfile on Node 20 that starts a role with tsx, and checks its liveness on /livez', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20/m);
-    expect(dockerfile).toMatch(/CMD \["npx", "tsx", "service\/main\.ts"\]/);
+    expect(dockerfile).toMatch(/CMD \["node", "--import", "tsx", "service\/main\.ts"\]/);
     const probe = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)?.[1];
     expect(probe, 'a HEALTHCHECK in exec form').toBeDefined();
     expect(probeUrl(['CMD', ...JSON.parse(probe!)])).toBe('/livez');

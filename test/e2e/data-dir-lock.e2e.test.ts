@@ -5,10 +5,11 @@ import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from './support/console-service.ts';
 import { eventually } from './support/http-client.ts';
-import { json, killStarted, run, signIn, startService } from './support/service-process.ts';
+import { json, killStarted, npmRun, OWNER, run, signIn, startService } from './support/service-process.ts';
+import { lockDataDir } from '../../platform/data-dir/data-dir-lock.ts';
 
 /**
- * One owner per data directory (issue 36), with the real command `npm start` runs (`tsx service/main.ts`): a second
+ * One owner per data directory (issue 36), with the real command `npm start` runs (`node --import tsx service/main.ts`): a second
  * start on a data directory in use is refused, names the holder and touches nothing; the first keeps serving; after a
  * normal stop and after a SIGKILL of the holder, the next start opens the same data (an issue, a deploy, a key).
  * Before the lock, the refused second start had opened PGlite beside the first and every later start died with
@@ -114,4 +115,28 @@ it('a second start on a data directory in use is refused and the data survives e
   await expectDataIntact(fourth.base, expected);
   fourth.child.kill('SIGTERM');
   expect(await fourth.exited).toBe(0);
+});
+
+it("SIGTERM to `npm start`'s own process (a supervisor's or a shell's stop) stops the service and frees the data directory", { timeout: 180_000 }, async () => {
+  // npm runs the script through sh; with tsx in between, the signal stopped at sh and the service kept serving,
+  // orphaned, holding the lock. The scripts exec node itself, so the signal is the service's.
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-npm-start-'));
+  const port = await freePort();
+  const npm = npmRun('start', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password });
+  await eventually(
+    'npm start answers',
+    async () => ((await fetch(`http://127.0.0.1:${port}/livez`).catch(() => undefined))?.status === 200 ? true : undefined),
+    120_000,
+    200,
+  );
+  npm.child.kill('SIGTERM');
+  await npm.exited;
+  await eventually(
+    'the service has stopped',
+    async () => ((await fetch(`http://127.0.0.1:${port}/livez`).catch(() => 'gone')) === 'gone' ? true : undefined),
+    30_000,
+    200,
+  );
+  // Stopped, not orphaned: the directory is free at once.
+  await (await lockDataDir(dataDir, 'after npm start stopped')).release();
 });

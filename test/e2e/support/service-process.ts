@@ -5,7 +5,7 @@ import { freePort } from './console-service.ts';
 import { eventually } from './http-client.ts';
 
 /**
- * The real command `npm start` runs (`tsx service/main.ts`), and the other commands of the repository, as child
+ * The real command `npm start` runs (`node --import tsx service/main.ts`), and the other commands of the repository, as child
  * processes: for the tests of the data directory (its lock, backups and restore). `killStarted()` in an afterAll
  * kills whatever is still running.
  */
