@@ -125,12 +125,14 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
   /**
    * Per group: the partitions' ends (ListOffsets) minus the group's commits (OffsetFetch), two requests per group; a
    * partition the group never committed counts from its first offset, where a new group starts (fromBeginning).
+   * A group whose offsets cannot be read now (a topic whose metadata the broker has not given yet: kafkajs's
+   * fetchTopicOffsets then throws) is left out of this answer; the others are still told.
    */
   async function lag(): Promise<BusLag[]> {
     if (!groups.size) return [];
     const read = async () => {
       const a = await adminClient();
-      return Promise.all(
+      const told = await Promise.allSettled(
         [...groups.values()].map(async ({ topic, groupId }) => {
           const [ends, committed] = await Promise.all([a.fetchTopicOffsets(topic), a.fetchOffsets({ groupId, topics: [topic] })]);
           const done = new Map((committed[0]?.partitions ?? []).map((p) => [p.partition, BigInt(p.offset)]));
@@ -142,6 +144,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
           return { topic, group: groupId, messages: Number(messages) };
         }),
       );
+      return told.flatMap((t) => (t.status === 'fulfilled' ? [t.value] : []));
     };
     return withTimeout(read(), ADMIN_TIMEOUT_MS, 'reading the consumer lag');
   }
