@@ -257,17 +257,20 @@ describe.each([
 
   it('its routes under random input: never a 5xx, JSON errors, still serving', () => fuzzOpsRoutes(svc.base, role.length));
 
-  // The small server of the processor and the builder (Fastify and uWebSockets.js answer theirs their own way).
-  it.runIf(role === 'processor' || role === 'builder')('a request that is not HTTP gets a JSON 400 and the port keeps serving', async () => {
+  it('a request that is not HTTP does not stop the port: the small server of the processor and builder answers a JSON 400', async () => {
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(Number(new URL(svc.base).port), '127.0.0.1', () => socket.write('NOT HTTP AT ALL\r\n\r\n'));
       let text = '';
       socket.on('data', (c) => (text += c));
       socket.on('end', () => resolve(text));
+      socket.on('close', () => resolve(text));
       socket.on('error', reject);
     });
-    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).toBe('invalid_request');
+    // Fastify (api) and uWebSockets.js (ingest) answer malformed requests their own way; the node:http server is ours.
+    if (role === 'processor' || role === 'builder') {
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)).error).toBe('invalid_request');
+    }
     expect((await get(svc.base, '/livez')).status).toBe(200);
   });
 

@@ -259,6 +259,16 @@ describe('what a restore refuses', () => {
     expect(await readFile(path.join(missing, 'mail', 'a.eml'), 'utf8')).toBe('a');
   });
 
+  it('a restore killed before it moved anything (SIGKILL) leaves a directory the next restore takes', async () => {
+    const file = await backupOf({ 'mail/a.eml': 'a' });
+    const dir = await tempDir();
+    await mkdir(path.join(dir, '.restoring-0badc0de', 'pglite'), { recursive: true });
+    await writeFile(path.join(dir, '.restoring-0badc0de', 'pglite', 'PG_VERSION'), '17');
+    await restoreDataDir(file, dir);
+    expect((await readdir(dir)).sort()).toEqual(['mail', 'service.lock']);
+    expect(await readFile(path.join(dir, 'mail', 'a.eml'), 'utf8')).toBe('a');
+  });
+
   it('a file that is not a backup: garbage, a tar.gz without a manifest, another format', async () => {
     const target = path.join(await tempDir(), 'data');
     const garbage = path.join(await tempDir(), 'garbage.tar.gz');

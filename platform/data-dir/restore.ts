@@ -42,6 +42,9 @@ export async function restoreDataDir(file: string, dataDir: string): Promise<{ d
   const lock = await lockDataDir(dir, 'npm run restore');
   const staging = path.join(dir, `${RESTORING_PREFIX}${randomBytes(4).toString('hex')}`);
   try {
+    // A restore killed before it moved anything left only its staging folder: under the lock no other restore runs,
+    // so it is removed, and the directory is as empty as it was.
+    for (const name of await readdir(dir)) if (name.startsWith(RESTORING_PREFIX)) await rm(path.join(dir, name), { recursive: true, force: true });
     await refuseUnlessEmpty(dir);
     await mkdir(staging, { mode: 0o700 });
     await extract({ file: src, cwd: staging, strip: 1, strict: true, preserveOwner: false, filter: (p) => p !== MANIFEST_NAME });
@@ -65,14 +68,17 @@ export async function restoreDataDir(file: string, dataDir: string): Promise<{ d
   return { dir, manifest };
 }
 
-/** Refuse a data directory that holds anything but the lock's file (and an empty lost+found, a new volume's). */
+/**
+ * Refuse a data directory that holds anything but the lock's file, a killed restore's staging folder (removed under
+ * the lock), and an empty lost+found (a new volume's).
+ */
 async function refuseUnlessEmpty(dir: string): Promise<void> {
   const st = await stat(dir).catch(() => undefined);
   if (!st) return;
   if (!st.isDirectory()) throw new RestoreRefusedError(`${dir} is not a directory`);
   const there: string[] = [];
   for (const name of (await readdir(dir)).sort()) {
-    if (name === LOCK_FILE) continue;
+    if (name === LOCK_FILE || name.startsWith(RESTORING_PREFIX)) continue;
     if (name === 'lost+found' && !(await readdir(path.join(dir, name)).catch(() => ['?'])).length) continue;
     there.push(name);
   }
