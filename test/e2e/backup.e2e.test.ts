@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { gitRepoWith } from '../support/git-repo.ts';
 import { eventually, getWithHost } from './support/http-client.ts';
 import { json, killStarted, npmRun, signIn, startService } from './support/service-process.ts';
 
@@ -46,13 +46,7 @@ it('a backup made under load restores every family of data, each acknowledged ev
   const work = await mkdtemp(path.join(os.tmpdir(), 'e2e-backup-'));
   works.push(work);
   const dataDir = path.join(work, 'data');
-  const repo = path.join(work, 'repo');
-  await mkdir(repo);
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
-  git('init', '-q', '-b', 'main');
-  await writeFile(path.join(repo, 'build.sh'), 'mkdir -p out; echo "<h1>kept in the backup</h1>" > out/index.html');
-  git('add', '.');
-  git('commit', '-q', '-m', 'site');
+  const repo = gitRepoWith({ 'build.sh': 'mkdir -p out; echo "<h1>kept in the backup</h1>" > out/index.html' }, path.join(work, 'repo'));
 
   // 1. Every family of data.
   const env = { ALLOW_LOCAL_WEBHOOKS: 'true', TRUST_PROXY: 'true' };

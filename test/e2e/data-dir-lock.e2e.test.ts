@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from './support/console-service.ts';
+import { gitRepoWith } from '../support/git-repo.ts';
 import { eventually } from './support/http-client.ts';
 import { json, killStarted, npmRun, OWNER, run, signIn, startService } from './support/service-process.ts';
 import { lockDataDir } from '../../platform/data-dir/data-dir-lock.ts';
@@ -32,12 +32,7 @@ async function expectDataIntact(base: string, expected: { issueId: string; deplo
 
 it('a second start on a data directory in use is refused and the data survives every stop', { timeout: 420_000 }, async () => {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-lock-'));
-  const repo = await mkdtemp(path.join(os.tmpdir(), 'e2e-lock-repo-'));
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=t@example.com', '-c', 'user.name=t', ...args], { cwd: repo });
-  git('init', '-q', '-b', 'main');
-  await writeFile(path.join(repo, 'build.sh'), 'mkdir -p out; echo "<h1>locked</h1>" > out/index.html');
-  git('add', '.');
-  git('commit', '-q', '-m', 'site');
+  const repo = gitRepoWith({ 'build.sh': 'mkdir -p out; echo "<h1>locked</h1>" > out/index.html' });
 
   // The first start: an owner, a project with a key, an issue of three events and a ready deploy.
   const first = await startService(dataDir);

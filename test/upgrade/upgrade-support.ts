@@ -1,10 +1,10 @@
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { freePort } from '../e2e/support/console-service.ts';
 import { eventually } from '../e2e/support/http-client.ts';
+import { gitRepoWith } from '../support/git-repo.ts';
 
 /**
  * What the upgrade fixture's maker (make-fixture.ts, against a tagged version's code) and the upgrade test (against
@@ -157,11 +157,5 @@ export async function webhookReceiver(): Promise<{ url: string; received: Delive
 
 /** A git repository whose build (`sh build.sh`) writes out/index.html: `html`, shell variables expanded at build time. */
 export async function siteRepo(dir: string, html: string): Promise<string> {
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.email=upgrade@upgrade.test', '-c', 'user.name=upgrade', ...args], { cwd: dir });
-  await mkdir(dir, { recursive: true });
-  git('init', '-q', '-b', 'main');
-  await writeFile(path.join(dir, 'build.sh'), `mkdir -p out\necho "${html}" > out/index.html\n`);
-  git('add', '.');
-  git('commit', '-q', '-m', 'site');
-  return dir;
+  return gitRepoWith({ 'build.sh': `mkdir -p out\necho "${html}" > out/index.html\n` }, dir);
 }
