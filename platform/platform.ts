@@ -72,70 +72,72 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
   const disk =
     overrides.disk ??
     (writesDataDir ? await startDiskSpaceWatch({ dir: dataDir, minFreeBytes: config.DATA_DIR_MIN_FREE_MB * 1024 * 1024, logger }) : NO_DATA_DIR_WRITES);
-  const opened: Array<{ close(): Promise<void> }> = [];
-  const open = async <T extends { close(): Promise<void> }>(b: Backend, make: () => Promise<T>): Promise<T> => {
-    const underDataDir = embedded.includes(b as (typeof embedded)[number]);
-    const made = underDataDir ? await openEmbedded(b, dataDir, make) : await make();
-    const adapter = underDataDir || (b === 'mail' && fileMail) ? reportingDiskFull(made, disk) : made;
-    opened.push(adapter);
+  const opened = new Map<Backend, { close(): Promise<void> }>();
+  /**
+   * One port: the test's override, or nothing for a port the role does not open, or the production adapter when its
+   * variable (BACKEND_URL) is set, else the embedded one (named with the way back if it cannot open its files).
+   */
+  const port = async <T extends { close(): Promise<void> }>(
+    b: Backend,
+    override: T | undefined,
+    onServer: (url: string) => Promise<T>,
+    embeddedDefault: () => Promise<T>,
+  ): Promise<T> => {
+    if (override) return override;
+    if (!backends.has(b)) return notOpened<T>(b, opts.command);
+    const url = config[BACKEND_URL[b]] as string | undefined;
+    const made = url
+      ? await onServer(url)
+      : embedded.includes(b as (typeof embedded)[number])
+        ? await openEmbedded(b, dataDir, embeddedDefault)
+        : await embeddedDefault();
+    // What writes under DATA_DIR (every embedded default but the in-memory rate limits) tells the disk watch at once
+    // when a write failed for want of space.
+    const adapter = url || b === 'rateLimits' ? made : reportingDiskFull(made, disk);
+    opened.set(b, adapter);
     return adapter;
   };
 
   try {
-    const db =
-      overrides.db ??
-      (!backends.has('relational')
-        ? notOpened<RelationalStore>('relational', opts.command)
-        : config.DATABASE_URL
-          ? await open('relational', async () => (await import('./adapters/relational/pg-store.ts')).createPgStore(config.DATABASE_URL!))
-          : await open('relational', async () =>
-              (await import('./adapters/relational/pglite-worker-store.ts')).createPgliteWorkerStore(path.join(dataDir, 'pglite')),
-            ));
-    const analytics =
-      overrides.analytics ??
-      (!backends.has('analytical')
-        ? notOpened<AnalyticalStore>('analytical', opts.command)
-        : config.CLICKHOUSE_URL
-          ? await open('analytical', async () => (await import('./adapters/analytical/clickhouse-store.ts')).createClickhouseStore(config.CLICKHOUSE_URL!))
-          : await open('analytical', async () => (await import('./adapters/analytical/chdb-store.ts')).createChdbStore(path.join(dataDir, 'chdb'))));
-    const bus =
-      overrides.bus ??
-      (!backends.has('bus')
-        ? notOpened<Bus>('bus', opts.command)
-        : config.KAFKA_BROKERS
-          ? await open('bus', async () =>
-              (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({
-                brokers: config.KAFKA_BROKERS!.split(','),
-                clientId: config.KAFKA_CLIENT_ID,
-                logger,
-              }),
-            )
-          : await open('bus', async () =>
-              (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }),
-            ));
-    const limiter =
-      overrides.limiter ??
-      (!backends.has('rateLimits')
-        ? notOpened<RateLimiter>('rateLimits', opts.command)
-        : config.REDIS_URL
-          ? await open('rateLimits', async () => (await import('./adapters/rate-limit/redis-limiter.ts')).createRedisLimiter(config.REDIS_URL!))
-          : await open('rateLimits', async () => (await import('./adapters/rate-limit/memory-limiter.ts')).createMemoryLimiter(clock)));
-    const mailer =
-      overrides.mailer ??
-      (!backends.has('mail')
-        ? notOpened<Mailer>('mail', opts.command)
-        : config.SMTP_URL
-          ? await open('mail', async () => (await import('./adapters/mail/smtp-mailer.ts')).createSmtpMailer(config.SMTP_URL!, config.MAIL_FROM))
-          : await open('mail', async () =>
-              (await import('./adapters/mail/file-mailer.ts')).createFileMailer(path.join(dataDir, 'mail'), config.MAIL_FROM, logger),
-            ));
+    const db = await port<RelationalStore>(
+      'relational',
+      overrides.db,
+      async (url) => (await import('./adapters/relational/pg-store.ts')).createPgStore(url),
+      async () => (await import('./adapters/relational/pglite-worker-store.ts')).createPgliteWorkerStore(path.join(dataDir, 'pglite')),
+    );
+    const analytics = await port<AnalyticalStore>(
+      'analytical',
+      overrides.analytics,
+      async (url) => (await import('./adapters/analytical/clickhouse-store.ts')).createClickhouseStore(url),
+      async () => (await import('./adapters/analytical/chdb-store.ts')).createChdbStore(path.join(dataDir, 'chdb')),
+    );
+    const bus = await port<Bus>(
+      'bus',
+      overrides.bus,
+      async (url) => (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({ brokers: url.split(','), clientId: config.KAFKA_CLIENT_ID, logger }),
+      async () => (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }),
+    );
+    const limiter = await port<RateLimiter>(
+      'rateLimits',
+      overrides.limiter,
+      async (url) => (await import('./adapters/rate-limit/redis-limiter.ts')).createRedisLimiter(url),
+      async () => (await import('./adapters/rate-limit/memory-limiter.ts')).createMemoryLimiter(clock),
+    );
+    const mailer = await port<Mailer>(
+      'mail',
+      overrides.mailer,
+      async (url) => (await import('./adapters/mail/smtp-mailer.ts')).createSmtpMailer(url, config.MAIL_FROM),
+      async () => (await import('./adapters/mail/file-mailer.ts')).createFileMailer(path.join(dataDir, 'mail'), config.MAIL_FROM, logger),
+    );
 
-    const chosen: Record<string, string> = {};
-    if (backends.has('relational')) chosen.relational = db.adapter;
-    if (backends.has('analytical')) chosen.analytical = analytics.adapter;
-    if (backends.has('bus')) chosen.bus = bus.adapter;
-    if (backends.has('rateLimits')) chosen.rateLimits = limiter.adapter;
-    if (backends.has('mail')) chosen.mail = mailer.adapter;
+    const adapters: Record<Backend, { adapter: string; close(): Promise<void> }> = {
+      relational: db,
+      analytical: analytics,
+      bus,
+      rateLimits: limiter,
+      mail: mailer,
+    };
+    const chosen = Object.fromEntries([...backends].map((b) => [b, adapters[b].adapter]));
     logger.info({ ...chosen, ...(lock ? { dataDir } : {}) }, 'adapters chosen');
     if (backends.has('relational')) await migrateRelational(db, logger);
     if (backends.has('analytical')) await migrateAnalytical(analytics, logger);
@@ -158,16 +160,17 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
         disk.close();
         await backups?.close();
         // The bus first (nothing more is published or consumed), the stores last; then the data directory is free.
-        for (const b of ['bus', 'rateLimits', 'mail', 'analytical', 'relational'] as const) {
-          const adapter = { bus, rateLimits: limiter, mail: mailer, analytical: analytics, relational: db }[b];
-          if (opened.includes(adapter)) await adapter.close().catch(() => undefined);
-        }
+        for (const b of ['bus', 'rateLimits', 'mail', 'analytical', 'relational'] as const)
+          await opened
+            .get(b)
+            ?.close()
+            .catch(() => undefined);
         await lock?.release();
       },
     };
   } catch (err) {
     disk.close();
-    for (const adapter of opened.reverse()) await adapter.close().catch(() => undefined);
+    for (const adapter of [...opened.values()].reverse()) await adapter.close().catch(() => undefined);
     await lock?.release();
     throw err;
   }
