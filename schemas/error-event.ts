@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { normalizeDebugId } from './debug-id.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -64,6 +65,11 @@ export const ErrorEventSchema = z.object({
   /** Client time: epoch milliseconds or an ISO-8601 string (the spec leaves the format open). */
   timestamp: z.union([z.number().finite(), z.string().max(64)]).optional(),
   runtime: z.enum(['browser', 'node']).optional(),
+  /**
+   * Debug ids by the URL or path of the file they belong to (issue 37): what the SDKs read from the bundler's
+   * `_sentryDebugIds`. Entries that are not a file and a uuid are left out, never refused (debugIdsOf).
+   */
+  debugIds: z.record(z.string(), z.unknown()).optional(),
 });
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>;
 /** An error event as a client sends it (the SDKs build these). */
@@ -89,6 +95,26 @@ export interface StampedErrorEvent extends Partial<Record<ErrorEventTextField, s
   runtime: 'browser' | 'node';
   /** Fields the edge cut to their limit. */
   truncated: Array<'name' | 'message' | 'stack'>;
+  /** File URL -> debug id (canonical uuid), at most LIMITS.errorFields.debugIds entries. */
+  debugIds?: Record<string, string>;
+}
+
+/**
+ * The debug ids of an event as the pipeline keeps them: up to LIMITS.errorFields.debugIds entries whose file is a
+ * string of at most 2048 characters and whose id is a uuid (canonical: lower case, dashed); undefined when none.
+ */
+export function debugIdsOf(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  const out: Record<string, string> = {};
+  let n = 0;
+  for (const [file, id] of Object.entries(value)) {
+    if (n >= F.debugIds) break;
+    const debugId = normalizeDebugId(id);
+    if (!debugId || !file || file.length > 2048 || file === '__proto__') continue;
+    out[file] = debugId;
+    n++;
+  }
+  return n ? out : undefined;
 }
 
 /** One accepted batch as the pipeline consumes it: the edge's stamp and every event stamped. */
@@ -131,6 +157,8 @@ export function stampErrorEvent(e: ErrorEvent, eventId: string, defaultRuntime: 
   const out: StampedErrorEvent = { eventId, name, message, stack, runtime: e.runtime ?? defaultRuntime, truncated };
   copySetTextFields(e, out as unknown as Record<string, unknown>);
   if (e.extra !== undefined) out.extra = e.extra;
+  const debugIds = debugIdsOf(e.debugIds);
+  if (debugIds) out.debugIds = debugIds;
   const clientTime = normaliseTime(e.timestamp);
   if (clientTime !== undefined) out.clientTime = clientTime;
   return out;
@@ -174,4 +202,8 @@ export const StampedErrorEventSchema = z.object({
     .transform((t) => (isTime(t) ? t : undefined)),
   runtime: z.enum(['browser', 'node']).optional(),
   truncated: z.array(z.enum(['name', 'message', 'stack'])).optional(),
+  debugIds: z
+    .unknown()
+    .optional()
+    .transform((d) => debugIdsOf(d)),
 });

@@ -7,7 +7,7 @@ export const LIMITS = {
    */
   json: { maxDepth: 64 },
   errorBatch: { minEvents: 1, maxEvents: 20, maxBodyBytes: 64 * 1024 },
-  errorFields: { name: 200, message: 2000, stack: 8192 },
+  errorFields: { name: 200, message: 2000, stack: 8192, debugIds: 100 },
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
   /**
    * Sentry SDKs' ingest (ours; issue 15): a request body up to 1 MB as sent, and as much once decompressed (gzip,
@@ -123,5 +123,35 @@ export const LIMITS = {
     /** Lists: deploys per page. */
     listDefault: 20,
     listMax: 100,
+  },
+  /**
+   * Source maps (issue 37; ours, the spec shows none): what a build keeps or an upload stores, and what the processor
+   * spends on them. A map past a bound is refused with its reason (domain/source-maps/source-map-file.ts).
+   */
+  sourceMaps: {
+    /** One map's bytes (a large app's main bundle maps to a few MB; Sentry's own cap on a file is 40 MB). */
+    mapBytes: 16 * 1024 * 1024,
+    /** Maps kept per deploy, and their bytes together. */
+    mapsPerDeploy: 500,
+    bytesPerDeploy: 128 * 1024 * 1024,
+    /** An index map's `sections` nested deeper than this, or more sections than this in all, is refused. */
+    sectionDepth: 2,
+    sections: 1_000,
+    /** An upload (sentry-cli's artifact bundle, `cx sourcemaps upload`): its bytes and its files. */
+    uploadBytes: 128 * 1024 * 1024,
+    uploadFiles: 2_000,
+    /** One upload chunk (sentry-cli's chunk size), and the chunks one assemble may name. */
+    chunkBytes: 8 * 1024 * 1024,
+    /** Uploaded maps kept per project: the newest bundles up to these bytes; older ones go. */
+    uploadedBytesPerProject: 512 * 1024 * 1024,
+    /** Frames of one event the processor tries to resolve (top first); the rest keep their minified form. */
+    framesPerEvent: 50,
+    /** Context lines either side of a frame's line, and a context line's characters (cut around the column). */
+    contextLines: 5,
+    contextLineChars: 300,
+    /** Bytes of maps one batch may parse cold (not cached); frames past it stay minified, counted `busy`. */
+    coldBytesPerBatch: 64 * 1024 * 1024,
+    /** Parsed maps kept per processor, by their source bytes. */
+    cacheBytes: 256 * 1024 * 1024,
   },
 } as const;

@@ -15,6 +15,7 @@ export const SCOPES = {
   'flags:write': 'create, change and delete feature flags',
   'uptime:read': 'list uptime monitors, their checks and incidents',
   'uptime:write': 'create, change, pause and delete uptime monitors',
+  'sourcemaps:write': "upload source maps (sentry-cli's artifact bundles, cx sourcemaps upload)",
 } as const;
 export type Scope = keyof typeof SCOPES;
 export const ALL_SCOPES = Object.keys(SCOPES) as Scope[];
