@@ -16,6 +16,8 @@ export interface BatchSummary<Reason extends string = string> {
   duplicates: number;
   /** Events not stored, by snake_case reason. */
   dropped: Partial<Record<Reason, number>>;
+  /** What a pipeline's steps did besides keeping or dropping, by snake_case name (the error pipeline's symbolication: frames resolved, unresolved by reason, maps refused by reason). */
+  counted?: Record<string, number>;
 }
 
 export const emptySummary = <R extends string = string>(): BatchSummary<R> => ({ accepted: 0, duplicates: 0, dropped: {} });
@@ -23,5 +25,11 @@ export const emptySummary = <R extends string = string>(): BatchSummary<R> => ({
 export function addSummaries<R extends string>(a: BatchSummary<R>, b: BatchSummary<R>): BatchSummary<R> {
   const dropped: Partial<Record<R, number>> = { ...a.dropped };
   for (const [k, v] of Object.entries(b.dropped) as Array<[R, number]>) dropped[k] = (dropped[k] ?? 0) + v;
-  return { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
+  const out: BatchSummary<R> = { accepted: a.accepted + b.accepted, duplicates: a.duplicates + b.duplicates, dropped };
+  if (a.counted || b.counted) {
+    const counted: Record<string, number> = { ...a.counted };
+    for (const [k, v] of Object.entries(b.counted ?? {})) counted[k] = (counted[k] ?? 0) + v;
+    out.counted = counted;
+  }
+  return out;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { SymbolicatedFrame } from '../domain/source-maps/symbolicated-frame.ts';
 import { normalizeDebugId } from './debug-id.ts';
 import { LIMITS } from './limits.ts';
 
@@ -97,6 +98,12 @@ export interface StampedErrorEvent extends Partial<Record<ErrorEventTextField, s
   truncated: Array<'name' | 'message' | 'stack'>;
   /** File URL -> debug id (canonical uuid), at most LIMITS.errorFields.debugIds entries. */
   debugIds?: Record<string, string>;
+  /**
+   * Set by the processor's symbolication, never by a client (issue 37): when a source map resolved a frame, `stack`
+   * holds the original frames, `minifiedStack` the stack as sent, and `frames` each frame's resolution.
+   */
+  minifiedStack?: string;
+  frames?: SymbolicatedFrame[];
 }
 
 /**

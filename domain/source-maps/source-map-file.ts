@@ -9,7 +9,14 @@ import { LIMITS } from '../../schemas/limits.ts';
  * sentry-cli 2.x's `debug_id`) is read here. The mappings themselves are decoded only by the processor, which refuses
  * a map whose mappings do not decode (`map_refused`), never crashes on it.
  */
-export const MAP_REFUSALS = ['map_too_large', 'map_invalid_json', 'not_a_source_map', 'map_sections_too_deep', 'map_too_many_sections'] as const;
+export const MAP_REFUSALS = [
+  'map_too_large',
+  'map_invalid_json',
+  'not_a_source_map',
+  'map_invalid_mappings',
+  'map_sections_too_deep',
+  'map_too_many_sections',
+] as const;
 export type MapRefusal = (typeof MAP_REFUSALS)[number];
 
 export type InspectedMap = { kind: 'ok'; debugId?: string; map: RawSourceMap } | { kind: 'refused'; reason: MapRefusal; detail: string };
@@ -58,7 +65,14 @@ function checkShape(map: Record<string, unknown>, depth: number, sections: { cou
     return undefined;
   }
   if (typeof map.mappings !== 'string') return refuse('not_a_source_map', 'no "mappings" string and no "sections"');
-  if (map.sources !== undefined && !Array.isArray(map.sources)) return refuse('not_a_source_map', '"sources" is not a list');
+  // Base64 VLQ digits, commas and semicolons only: anything else is no mapping (a decoder would read garbage from it).
+  if (/[^A-Za-z0-9+/,;]/.test(map.mappings)) return refuse('map_invalid_mappings', '"mappings" holds characters that are not base64 VLQ');
+  if (!Array.isArray(map.sources) || !map.sources.every((x) => typeof x === 'string' || x === null))
+    return refuse('not_a_source_map', '"sources" is not a list of strings');
+  if (map.names !== undefined && (!Array.isArray(map.names) || !map.names.every((x) => typeof x === 'string')))
+    return refuse('not_a_source_map', '"names" is not a list of strings');
+  if (map.sourcesContent !== undefined && (!Array.isArray(map.sourcesContent) || !map.sourcesContent.every((x) => typeof x === 'string' || x === null)))
+    return refuse('not_a_source_map', '"sourcesContent" is not a list of strings');
   return undefined;
 }
 

@@ -97,6 +97,12 @@ export const sourceMapsRepository = {
     return r.rows.map(refOf);
   },
 
+  /** Each project's live deploy (a production host's and custom domain's frames were served by it). */
+  async liveDeploys(db: Queryable, projectIds: string[]): Promise<Map<string, string | null>> {
+    const r = await db.query<{ id: string; live_deploy_id: string | null }>('SELECT id, live_deploy_id FROM projects WHERE id = ANY($1::text[])', [projectIds]);
+    return new Map(r.rows.map((row) => [row.id, row.live_deploy_id]));
+  },
+
   /** The content of these maps, by id. */
   async contents(db: Queryable, ids: string[]): Promise<Map<string, Buffer>> {
     if (!ids.length) return new Map();

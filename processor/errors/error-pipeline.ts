@@ -4,25 +4,28 @@
  *
  *  1. flatten      the batches' events; an event id seen twice in one delivery counts once
  *  2. scrub        secrets out of the free-text fields, before anything is stored
- *  3. fingerprint  name + message without numbers + first in-app frame -> fingerprint and group id
- *  4. environment  server-side stamping from the project's domains or deploys (unknown project: drop)
+ *  3. symbolicate  minified frames through the project's kept source maps to their original file, line and
+ *                  function, with context lines (issue 37); the stack as sent is kept beside it
+ *  4. fingerprint  name + message without numbers + first in-app frame -> fingerprint and group id
+ *  5. environment  server-side stamping from the project's domains or deploys (unknown project: drop)
  *  then in ONE Postgres transaction:
- *  5. claim        every event id in the ledger, written as accepted: ids already there were consumed
+ *  6. claim        every event id in the ledger, written as accepted: ids already there were consumed
  *                  by an earlier delivery and change nothing
- *  6. lock         the usage rows the batch counts against, then its existing groups (this order in every
+ *  7. lock         the usage rows the batch counts against, then its existing groups (this order in every
  *                  processor: concurrent batches of one project queue, and see each other's new groups)
- *  7. caps         monthly and open-group caps (drop: monthly_cap / open_groups_cap), usage counters
- *  8. group        fold the accepted events into their groups: counts, samples, status, regressions;
+ *  8. caps         monthly and open-group caps (drop: monthly_cap / open_groups_cap), usage counters
+ *  9. group        fold the accepted events into their groups: counts, samples, status, regressions;
  *                  the ledger records every drop with its reason; alert mail is claimed
  *  after the commit:
- *  9. occurrence   ClickHouse rows for every accepted event of the batch, including events accepted by an
+ * 10. occurrence   ClickHouse rows for every accepted event of the batch, including events accepted by an
  *                  earlier delivery (read back from the ledger): heals a crash between the commit and this
- * 10. alert        send the claimed mails, detached: mail never fails or blocks the batch
+ * 11. alert        send the claimed mails, detached: mail never fails or blocks the batch
  *
- * Every event not stored is counted by reason (BatchSummary.dropped, outcome.ts's DropReason). SQL lives in
+ * Every event not stored is counted by reason (BatchSummary.dropped, outcome.ts's DropReason), and what symbolication
+ * did by name (BatchSummary.counted). SQL lives in
  * the repositories (repositories/): steps say the rules.
  *
- * The handler resolves only after step 9; the bus commits the offsets after that.
+ * The handler resolves only after step 10; the bus commits the offsets after that.
  */
 import type { Clock } from '../../platform/clock.ts';
 import { ITEMS_PER_TURN, yieldToEventLoop } from '../../platform/event-loop.ts';
@@ -42,6 +45,8 @@ import { createGroupStep } from './steps/group-step.ts';
 import { createOccurrenceStep, occurrenceRow } from './steps/occurrence-step.ts';
 import type { DropReason, EnvironmentStampedEvent, FingerprintedEvent, IncomingEvent } from './steps/outcome.ts';
 import { createScrubStep } from './steps/scrub-step.ts';
+import { createSymbolicateStep } from './steps/symbolicate-step.ts';
+import type { ParsedMaps } from './symbolication/parsed-maps.ts';
 import type { BatchSummary as SharedBatchSummary } from '../batch-summary.ts';
 
 export interface ErrorPipelineDeps {
@@ -56,6 +61,10 @@ export interface ErrorPipelineDeps {
   caps?: ErrorCaps;
   /** SITES_DOMAIN: the platform's own hosts of each project stamp environments too (platform/sites/platform-hosts.ts). */
   sitesDomain?: string;
+  /** Parsed source maps, shared by the pipelines of one process; a new cache of LIMITS.sourceMaps.cacheBytes by default. */
+  parsedMaps?: ParsedMaps;
+  /** Defaults to LIMITS.sourceMaps.coldBytesPerBatch; tests pass small numbers. */
+  coldBytesPerBatch?: number;
 }
 
 /** What one delivery did: accepted, duplicates (consumed by an earlier delivery), dropped by DropReason. */
@@ -72,6 +81,12 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
   const groups = groupsRepository;
   const usage = usageRepository;
   const scrubStep = createScrubStep();
+  const symbolicateStep = createSymbolicateStep({
+    db: deps.db,
+    sitesDomain: deps.sitesDomain,
+    maps: deps.parsedMaps,
+    coldBytesPerBatch: deps.coldBytesPerBatch,
+  });
   const fingerprintStep = createFingerprintStep();
   const environmentStep = createEnvironmentStep({ db: deps.db, clock: deps.clock, sitesDomain: deps.sitesDomain });
   const capsStep = createCapsStep({ caps: deps.caps, usage, groups });
@@ -96,22 +111,31 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     }
     if (!incoming.length) return summary;
 
-    // 2-3. scrub -> fingerprint: pure, per event. A drop here is recorded with the others below.
+    // 2. scrub: pure, per event. A drop here is recorded with the others below.
     const preDropped = new Map<string, DropReason>();
-    const fingerprinted: FingerprintedEvent[] = [];
+    const scrubbed: IncomingEvent[] = [];
     for (const [i, e] of incoming.entries()) {
       if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
-      const scrubbed = scrubStep(e);
-      if (scrubbed.kind === 'drop') {
-        preDropped.set(e.event.eventId, scrubbed.reason);
-        continue;
-      }
-      const fp = fingerprintStep(scrubbed.value);
+      const s = scrubStep(e);
+      if (s.kind === 'drop') preDropped.set(e.event.eventId, s.reason);
+      else scrubbed.push(s.value);
+    }
+
+    // 3. symbolicate: the batch's frames through their source maps (no query when no frame could have one).
+    const counted: Record<string, number> = {};
+    const symbolicated = await symbolicateStep(scrubbed, counted);
+    if (Object.keys(counted).length) summary.counted = counted;
+
+    // 4. fingerprint: pure, per event.
+    const fingerprinted: FingerprintedEvent[] = [];
+    for (const [i, e] of symbolicated.entries()) {
+      if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
+      const fp = fingerprintStep(e);
       if (fp.kind === 'drop') preDropped.set(e.event.eventId, fp.reason);
       else fingerprinted.push(fp.value);
     }
 
-    // 4. environment: two reads for the whole batch.
+    // 5. environment: two reads for the whole batch.
     const stamped: EnvironmentStampedEvent[] = [];
     (await environmentStep(fingerprinted)).forEach((o, i) => {
       if (o.kind === 'ok') stamped.push(o.value);
@@ -120,7 +144,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     const stampedById = new Map(stamped.map((e) => [e.event.eventId, e]));
 
     const { alertClaims, accepted, earlier } = await deps.db.transaction(async (tx) => {
-      // 5. claim
+      // 6. claim
       const claimed = await ledger.claim(
         tx,
         incoming.map((e) => {
@@ -130,10 +154,10 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
       );
       summary.duplicates = incoming.length - claimed.size;
       const fresh = stamped.filter((e) => claimed.has(e.event.eventId));
-      // 6. lock: usage rows, then existing groups
+      // 7. lock: usage rows, then existing groups
       const acceptedSoFar = await usage.lock(tx, fresh.map(usageBucketOf));
       const prior = await groups.lockPrior(tx, [...new Set(fresh.map((e) => e.groupId))]);
-      // 7. caps
+      // 8. caps
       const accepted: EnvironmentStampedEvent[] = [];
       const drops: LedgerDrop[] = [];
       (await capsStep(tx, fresh, { acceptedSoFar, prior })).forEach((o, i) => {
@@ -149,11 +173,11 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
         countDrop(reason);
         drops.push({ event_id: eventId, drop_reason: reason, environment: null });
       }
-      // 8. group, ledger drops, alert claims
+      // 9. group, ledger drops, alert claims
       const changes = await groupStep(tx, accepted, prior);
       await ledger.recordDrops(tx, drops);
       const alertClaims = await alertStep.claimAlerts(tx, changes);
-      // Accepted by an earlier delivery: their ClickHouse rows are written again (step 9).
+      // Accepted by an earlier delivery: their ClickHouse rows are written again (step 10).
       const redelivered = fingerprinted.filter((e) => !claimed.has(e.event.eventId));
       const before = await ledger.acceptedEarlier(
         tx,
@@ -167,7 +191,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     });
     summary.accepted = accepted.length;
 
-    // 9. occurrence: after the commit. A failure throws, the bus re-delivers, and the ledger turns
+    // 10. occurrence: after the commit. A failure throws, the bus re-delivers, and the ledger turns
     // the re-delivery into "rewrite the same rows".
     const rows = earlier;
     for (const [i, e] of accepted.entries()) {
@@ -176,7 +200,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     }
     await occurrenceStep(rows);
 
-    // 10. alert: detached.
+    // 11. alert: detached.
     if (alertClaims.length) track(alertStep.sendAlerts(deps.db, alertClaims));
     return summary;
   }

@@ -30,21 +30,26 @@ export function* stackFrames(stack: string): Generator<StackFrame> {
   for (let start = 0; start <= stack.length; ) {
     let end = stack.indexOf('\n', start);
     if (end === -1) end = stack.length;
-    const line = stack.slice(start, end).trimEnd();
+    const line = stack.slice(start, end);
     start = end + 1;
-    if (!line.trim()) continue;
-    let m: RegExpExecArray | null;
-    const v8 = V8_START.test(line);
-    if (v8 && (m = V8_FRAME.exec(line))) {
-      const fn = (m[1] ?? '').replace(/^async\s+/, '');
-      yield frame(fn, m[2] ?? '', m[3], m[4]);
-    } else if (!v8 && line.includes('@') && (m = GECKO_FRAME.exec(line))) {
-      yield frame(m[1] ?? '', m[2] ?? '', m[3], m[4]);
-    } else if (NATIVE_CODE.test(line)) {
-      yield frame('', '[native code]', undefined, undefined);
-    }
-    // Anything else is the message header ("TypeError: ...") or prose: not a frame.
+    const f = parseFrameLine(line);
+    if (f) yield f;
   }
+}
+
+/** One line of a stack as a frame, or undefined for the message header ("TypeError: ...") or prose. */
+export function parseFrameLine(untrimmed: string): StackFrame | undefined {
+  const line = untrimmed.trimEnd();
+  if (!line.trim()) return undefined;
+  let m: RegExpExecArray | null;
+  const v8 = V8_START.test(line);
+  if (v8 && (m = V8_FRAME.exec(line))) {
+    const fn = (m[1] ?? '').replace(/^async\s+/, '');
+    return frame(fn, m[2] ?? '', m[3], m[4]);
+  }
+  if (!v8 && line.includes('@') && (m = GECKO_FRAME.exec(line))) return frame(m[1] ?? '', m[2] ?? '', m[3], m[4]);
+  if (NATIVE_CODE.test(line)) return frame('', '[native code]', undefined, undefined);
+  return undefined;
 }
 
 function frame(fn: string, file: string, line: string | undefined, col: string | undefined): StackFrame {
@@ -62,6 +67,8 @@ export function isInAppFile(file: string): boolean {
   if (!file) return false;
   const f = file.toLowerCase();
   if (f.includes('node_modules/') || f.includes('node_modules\\')) return false;
+  // A bundler's own runtime, as a source map names it (webpack's chunk loading, Vite's preload helper).
+  if (f.includes('webpack/runtime/') || f.includes('webpack/bootstrap') || f.startsWith('\0') || f.includes('vite/preload-helper')) return false;
   if (f.startsWith('node:') || f.startsWith('internal/') || f.includes('(internal/')) return false;
   if (EXTENSION_SCHEMES.test(f)) return false;
   if (f.includes('<anonymous>') || f === 'native' || f.includes('[native code]') || f === 'unknown location') return false;

@@ -40,6 +40,9 @@ export function sampleOf(e: EnvironmentStampedEvent) {
     originHost: e.originHost ?? undefined,
     extra: ev.extra,
     truncated: ev.truncated.length ? ev.truncated : undefined,
+    // Symbolication (issue 37): the stack as sent when a map resolved a frame, and each frame's resolution.
+    minifiedStack: ev.minifiedStack,
+    frames: ev.frames,
   };
   // Every text field, under its own name (schemas/error-event.ts).
   copyTextFields(ev, sample);

@@ -31,6 +31,8 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
     origin_host: e.originHost ?? '',
     extra: ev.extra ? JSON.stringify(ev.extra) : '',
     truncated: ev.truncated ?? [],
+    minified_stack: ev.minifiedStack ?? '',
+    frames: ev.frames ? JSON.stringify(ev.frames) : '',
   };
   // Each text field under its column (schemas/error-event.ts); '' where the event has none.
   copyTextColumns(ev, row);

@@ -21,6 +21,8 @@ export function createScrubStep() {
     event.clientTime = e.clientTime;
     event.runtime = e.runtime;
     event.truncated = e.truncated;
+    // Ids, not text: the symbolication step reads them (issue 37).
+    if (e.debugIds !== undefined) event.debugIds = e.debugIds;
     return ok({ projectId: input.projectId, originHost: input.originHost, receivedAt: input.receivedAt, event });
   };
 }
