@@ -46,6 +46,7 @@ export interface PipelineTotals {
   accepted: number;
   duplicates: number;
   dropped: Partial<Record<string, number>>;
+  counted?: Record<string, number>;
 }
 
 export interface BuildTotals {
@@ -142,6 +143,11 @@ export function createServiceMetrics(): ServiceMetrics {
     'pipeline',
     'reason',
   ]);
+  const pipelineCounted = countedFrom(
+    'service_pipeline_counted_total',
+    "What a pipeline's steps did besides keeping or dropping events, by pipeline and name (errors: source map frames resolved, unresolved_<reason>, map_refused_<reason>)",
+    ['pipeline', 'name'],
+  );
   const webhookAttempts = countedFrom('service_webhook_attempts_total', 'Webhook delivery attempts by outcome', ['outcome']);
   const builds = countedFrom('service_builds_total', 'Builds this builder finished, by outcome and failure reason', ['outcome', 'reason']);
 
@@ -178,6 +184,9 @@ export function createServiceMetrics(): ServiceMetrics {
       });
       pipelineDropped(function* () {
         for (const [reason, n] of Object.entries(totals().dropped)) yield [{ pipeline, reason }, n ?? 0];
+      });
+      pipelineCounted(function* () {
+        for (const [name, n] of Object.entries(totals().counted ?? {})) yield [{ pipeline, name }, n];
       });
     },
     addWebhookAttempts(counts) {

@@ -141,7 +141,7 @@ describe('/metrics', () => {
     const ops = createOps({ ports: ports(), uses: ['relational'], logger, metricsToken: TOKEN });
     const edge: Record<string, number> = { accepted_batches: 1, accepted_events: 3, unauthorized: 0, dropped_item_session: 2 };
     ops.metrics.addEdgeCounts('sentry', edge);
-    const pipeline = { accepted: 5, duplicates: 1, dropped: { invalid_event: 2 } as Record<string, number> };
+    const pipeline = { accepted: 5, duplicates: 1, dropped: { invalid_event: 2 } as Record<string, number>, counted: { resolved: 9, unresolved_no_map: 1 } };
     ops.metrics.addPipeline('errors', () => pipeline);
     ops.metrics.addWebhookAttempts(() => ({ succeeded: 4, dead: 1 }));
     ops.metrics.addBuilds(() => ({ ready: 2, canceled: 0, failed: { timeout: 1 } }));
@@ -155,6 +155,8 @@ describe('/metrics', () => {
     expect(metricValue(text, 'service_pipeline_events_total', { pipeline: 'errors', outcome: 'accepted' })).toBe(5);
     expect(metricValue(text, 'service_pipeline_events_total', { pipeline: 'errors', outcome: 'dropped' })).toBe(2);
     expect(metricValue(text, 'service_pipeline_dropped_total', { pipeline: 'errors', reason: 'invalid_event' })).toBe(2);
+    expect(metricValue(text, 'service_pipeline_counted_total', { pipeline: 'errors', name: 'resolved' })).toBe(9);
+    expect(metricValue(text, 'service_pipeline_counted_total', { pipeline: 'errors', name: 'unresolved_no_map' })).toBe(1);
     expect(metricValue(text, 'service_webhook_attempts_total', { outcome: 'dead' })).toBe(1);
     expect(metricValue(text, 'service_builds_total', { outcome: 'failed', reason: 'timeout' })).toBe(1);
     expect(metricValue(text, 'service_bus_lag_messages', { topic: 'errors.events.v1', group: 'error-pipeline' })).toBe(7);
