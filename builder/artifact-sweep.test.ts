@@ -9,6 +9,7 @@ import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
 import { rollbackTo } from '../api/deploys/deploys-repository.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
+import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 
 /** Row 6 of issue 22 (artifacts were never cleaned): the sweep keeps the live deploy and the newest N per project. */
 let platform: Platform;
@@ -50,6 +51,18 @@ describe('the artifact sweep', () => {
     // The deploy that was live is now just the third newest: swept; the new live one stays.
     expect(await sweepArtifacts(platform.db, dataDir, 2)).toEqual([live.id]);
     expect(existsSync(newer.dir)).toBe(true);
+  });
+
+  it("forgets a swept deploy's source maps with its output; the kept deploys' maps stay", async () => {
+    const p = await createIngestProject(platform);
+    const old = await readyDeploy(p.projectId, 30);
+    const kept = await readyDeploy(p.projectId, 10);
+    const map = (name: string) => ({ mapName: `${name}.js.map`, servedPath: `/${name}.js`, content: Buffer.from('{"version":3,"mappings":""}') });
+    for (const d of [old, kept]) await sourceMapsRepository.insert(platform.db, { projectId: p.projectId, deployId: d.id }, [map('a'), map('b')]);
+    await platform.db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [p.projectId, kept.id]);
+    expect(await sweepArtifacts(platform.db, dataDir, 1)).toEqual([old.id]);
+    expect(await sourceMapsRepository.listForDeploy(platform.db, old.id)).toEqual([]);
+    expect((await sourceMapsRepository.listForDeploy(platform.db, kept.id)).map((m) => m.mapName)).toEqual(['a.js.map', 'b.js.map']);
   });
 
   it('sweeps an artifact stored relative to DATA_DIR (as builds store it since migration 0025)', async () => {

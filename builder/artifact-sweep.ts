@@ -1,14 +1,16 @@
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../platform/ports/relational-store.ts';
+import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 
 /**
  * Artifacts do not pile up: per project, the outputs of ready deploys that are neither live nor among the newest
  * `keep` are deleted, and the deploy forgets its artifact (its host then answers "nothing is deployed here", and a
  * rollback to it is refused). The column is cleared first, in one statement that skips whatever is live at that
- * moment, and only then are the files removed, so a concurrent rollback never points at a deleted output. Only
- * directories under DATA_DIR/artifacts are ever deleted: the stored `artifacts/<deployId>` (relative to DATA_DIR, so
- * a moved data directory is still swept) or an absolute path under it. Any number of builders may sweep at once.
+ * moment, and only then are its source maps and files removed, so a concurrent rollback never points at a deleted
+ * output. Only directories under DATA_DIR/artifacts are ever deleted: the stored `artifacts/<deployId>` (relative to
+ * DATA_DIR, so a moved data directory is still swept) or an absolute path under it. Any number of builders may sweep
+ * at once.
  */
 export async function sweepArtifacts(db: Queryable, dataDir: string, keep: number, batch = 200): Promise<string[]> {
   const root = path.resolve(dataDir);
@@ -27,6 +29,11 @@ export async function sweepArtifacts(db: Queryable, dataDir: string, keep: numbe
         AND deploys.id NOT IN (SELECT live_deploy_id FROM projects WHERE live_deploy_id IS NOT NULL)
       RETURNING deploys.id, doomed.artifact_dir`,
     [keep, under, batch],
+  );
+  // A deploy's source maps are kept exactly as long as its output (issue 37): errors from its files stop resolving.
+  await sourceMapsRepository.deleteForDeploys(
+    db,
+    r.rows.map((row) => row.id),
   );
   for (const row of r.rows) {
     const dir = path.resolve(root, row.artifact_dir);

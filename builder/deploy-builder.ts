@@ -13,8 +13,8 @@
  *                 (platform/data-dir/disk-space.ts) a build does not start: the deploy fails as disk_full, with a
  *                 log line, and can be redeployed once there is room; a build whose artifact runs out of space
  *                 fails the same way
- *   4. finish     ready (artifact kept) or failed with its reason; deploy.succeeded / deploy.failed go out
- *                 through publishProjectEvent, so webhooks receive them
+ *   4. finish     ready (artifact kept, its source maps stored privately first: source-maps/) or failed with its
+ *                 reason; deploy.succeeded / deploy.failed go out through publishProjectEvent, so webhooks receive them
  *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
  *                 which frees the project's production slot; a build asked to cancel (checked every
  *                 CANCEL_POLL_MS) is killed and ends `canceled`
@@ -37,6 +37,8 @@ import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
 import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
+import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
+import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
@@ -229,6 +231,9 @@ export async function startBuilder(
       buildLog.line('system', 'canceled');
       outcome = { status: 'canceled' };
     }
+    // The output's source maps, kept privately for symbolication before the deploy turns ready (source-maps/).
+    if (outcome.status === 'ready' && !signal.aborted)
+      await keepDeploySourceMaps(db, { projectId: d.projectId, deployId: d.id }, path.join(dataDir, outcome.artifactDir), (t) => buildLog.line('system', t));
     await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
     if (signal.aborted && !canceled()) return; // stopping: the lease runs out and another builder fails it as builder_lost
     const finished = await buildsRepository.finish(db, owner, d.id, outcome, clock.now(), buildLog.stored);
@@ -238,8 +243,10 @@ export async function startBuilder(
     }
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
-    if (!finished) log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
-    else if (outcome.status === 'ready' && finished.environment === 'production')
+    if (!finished) {
+      log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
+      await sourceMapsRepository.deleteForDeploys(db, [d.id]).catch(() => undefined);
+    } else if (outcome.status === 'ready' && finished.environment === 'production')
       await ensureSiteMonitor(platform, finished.projectId)
         .then((r) => r === 'created' && log.info({ projectId: finished.projectId }, 'the live site got an uptime monitor'))
         .catch((err) => log.warn({ err, deployId: d.id }, 'giving the live site a monitor failed'));

@@ -37,7 +37,7 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
         try {
           const found = await opts.sites.lookup(host);
           if (found !== undefined) {
-            const site = await opts.sites.serve(found.dir, method, url);
+            const site = await opts.sites.serve(found.dir, method, url, found);
             return 'file' in site ? sendFile(res, st, site.status, site.headers, site.file, site.size) : send(res, st, site.status, site.headers, site.body);
           }
         } catch (err) {

@@ -12,16 +12,18 @@ interface ProjectRow {
   default_branch: string;
   production_domains: string[];
   preview_domains: string[];
+  serve_source_maps: boolean;
   created_at: Date | string;
 }
 
-const COLUMNS = 'id, slug, name, default_branch, production_domains, preview_domains, created_at';
+const COLUMNS = 'id, slug, name, default_branch, production_domains, preview_domains, serve_source_maps, created_at';
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id,
   slug: r.slug,
   name: r.name,
   defaultBranch: r.default_branch,
   domains: { production: r.production_domains ?? [], preview: r.preview_domains ?? [] },
+  serveSourceMaps: r.serve_source_maps === true,
   createdAt: new Date(r.created_at).toISOString(),
 });
 
@@ -93,9 +95,10 @@ export async function getProject(db: Queryable, id: string): Promise<Project | n
 export async function updateProject(db: Queryable, id: string, patch: PatchProjectBody): Promise<Project> {
   const { rows } = await db.query<ProjectRow>(
     `UPDATE projects SET name = COALESCE($2, name), default_branch = COALESCE($3, default_branch),
-       production_domains = COALESCE($4, production_domains), preview_domains = COALESCE($5, preview_domains)
+       production_domains = COALESCE($4, production_domains), preview_domains = COALESCE($5, preview_domains),
+       serve_source_maps = COALESCE($6, serve_source_maps)
      WHERE id = $1 RETURNING ${COLUMNS}`,
-    [id, patch.name ?? null, patch.defaultBranch ?? null, patch.domains?.production ?? null, patch.domains?.preview ?? null],
+    [id, patch.name ?? null, patch.defaultBranch ?? null, patch.domains?.production ?? null, patch.domains?.preview ?? null, patch.serveSourceMaps ?? null],
   );
   if (!rows[0]) throw new ServiceError('not_found', 'project not found');
   return toProject(rows[0]);

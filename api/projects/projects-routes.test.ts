@@ -116,4 +116,22 @@ describe('projects', () => {
     const byKey = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: bearer(k.token), payload: { name: 'x' } });
     expect(byKey.statusCode).toBe(403);
   });
+
+  it('serveSourceMaps: off by default, turned on and off by PATCH alone, a boolean only; a key cannot', async () => {
+    const p = await createProject(t.app, user.cookie);
+    const patch = (payload: object, headers = sessionHeaders(user.cookie)) =>
+      t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers, payload });
+    const shown = async () => (await t.app.inject({ url: `/v1/projects/${p.slug}`, headers: { cookie: user.cookie } })).json().project.serveSourceMaps;
+    expect(await shown()).toBe(false);
+    expect((await patch({ serveSourceMaps: true })).json().project).toMatchObject({ serveSourceMaps: true, name: p.name });
+    expect(await shown()).toBe(true);
+    // Another setting changed leaves it as it is.
+    expect((await patch({ name: 'Still serving' })).json().project.serveSourceMaps).toBe(true);
+    const bad = await patch({ serveSourceMaps: 'yes' });
+    expect([bad.statusCode, bad.json().error]).toEqual([400, 'invalid_request']);
+    const k = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });
+    expect((await patch({ serveSourceMaps: false }, bearer(k.token))).statusCode).toBe(403);
+    expect((await patch({ serveSourceMaps: false })).json().project.serveSourceMaps).toBe(false);
+    expect(await shown()).toBe(false);
+  });
 });

@@ -10,7 +10,7 @@ import { siteUrls } from '../../platform/sites/site-urls.ts';
 import { CreateProjectBody, PatchProjectBody, ProjectAnswer, ProjectList, ProjectRollupAnswer } from '../../schemas/api/projects.ts';
 import { errorAnswers, SlugParams } from '../../schemas/api/common.ts';
 
-/** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains). */
+/** `/v1/projects`: create, list, the dashboard rollup (spec §1), and settings (name, branch, domains, source maps). */
 export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): FastifyPluginAsyncZod {
   const { db } = platform;
   const served = servedAt(platform.config);
@@ -77,7 +77,7 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
         config: { auth: AUTH.user },
         schema: {
           tags: ['projects'],
-          summary: 'Change name, default branch or domains',
+          summary: 'Change name, default branch, domains, or whether the sites serve their source maps',
           params: SlugParams,
           body: PatchProjectBody,
           response: { 200: ProjectAnswer },

@@ -13,7 +13,7 @@ export function installSiteHosting(app: FastifyInstance, platform: Platform, sit
     if (!host) return;
     const site = await sites.lookup(host);
     if (site === undefined) return; // not a site: the API answers
-    const res = await sites.serve(site.dir, request.method, request.url);
+    const res = await sites.serve(site.dir, request.method, request.url, site);
     for (const [k, v] of res.headers) reply.header(k, v);
     if ('file' in res) return reply.code(res.status).header('content-length', String(res.size)).send(res.file.createReadStream());
     return reply.code(res.status).send(res.body);

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { mkdir, mkdtemp, open, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIngestProject, addLiveSite } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
 import { createSiteServer } from './site-server.ts';
@@ -57,6 +57,18 @@ describe('the site server', () => {
     }
     expect((await sites.serve(site, 'HEAD', '/main-4PKGQX7N.js.map')).status).toBe(404);
     expect((await sites.serve(site, 'GET', '/main-4PKGQX7N.js')).status).toBe(200);
+
+    // Opted in (projects.serve_source_maps): served, revalidated rather than cached for a year; opted out again: the
+    // same 404 as before, though the map now sits in the file cache.
+    const optedIn = await sites.serve(site, 'GET', '/main-4PKGQX7N.js.map', { serveSourceMaps: true });
+    expect([optedIn.status, 'body' in optedIn && JSON.parse(optedIn.body.toString()).sources]).toEqual([200, ['src/secret.ts']]);
+    expect(optedIn.headers).toContainEqual(['cache-control', 'public, max-age=0, must-revalidate']);
+    const optedOut = await sites.serve(site, 'GET', '/main-4PKGQX7N.js.map', { serveSourceMaps: false });
+    expect([optedOut.status, 'body' in optedOut && optedOut.body.toString(), optedOut.headers]).toEqual([
+      404,
+      'body' in missing && missing.body.toString(),
+      missing.headers,
+    ]);
   });
 
   it('streams files over the in-memory limit instead of reading them whole', async () => {
@@ -79,7 +91,7 @@ describe('the site server', () => {
     const db = { query: async () => ({ rows: [{ project_id: 'prj_moved', artifact_dir: 'artifacts/dep_moved' }] }) } as unknown as Queryable;
     const sites = createSiteServer(db, { sitesDomain: 'localhost', dataDir });
     const site = await sites.lookup('dep-moved.localhost');
-    expect(site).toEqual({ projectId: 'prj_moved', dir: path.join(dataDir, 'artifacts', 'dep_moved') });
+    expect(site).toEqual({ projectId: 'prj_moved', dir: path.join(dataDir, 'artifacts', 'dep_moved'), serveSourceMaps: false });
     const res = await sites.serve(site!.dir, 'GET', '/');
     expect(res.status).toBe(200);
     expect('body' in res && res.body.toString()).toBe('<h1>moved</h1>');
@@ -114,6 +126,34 @@ describe('through the edge (uWebSockets.js) and real HTTP', () => {
       req.on('error', reject);
       req.end();
     });
+
+  it("reads the project's source map opt-in with the site's row: on, off again, each within SITE_CACHE_MS (2 s)", async () => {
+    await writeFile(path.join(root, 'app-4PKGQX7N.js.map'), '{"version":3,"mappings":""}');
+    const sites = createSiteServer(edge.platform.db, 'localhost');
+    const host = `${slug}.localhost`;
+    const map = async () => {
+      const site = (await sites.lookup(host))!;
+      return (await sites.serve(site.dir, 'GET', '/app-4PKGQX7N.js.map', site)).status;
+    };
+    const setOptIn = (on: boolean) => edge.platform.db.query('UPDATE projects SET serve_source_maps = $2 WHERE slug = $1', [slug, on]);
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      expect(await map()).toBe(404);
+      await setOptIn(true);
+      vi.setSystemTime(Date.now() + 2_001);
+      expect(await map()).toBe(200);
+      await setOptIn(false);
+      vi.setSystemTime(Date.now() + 2_001);
+      expect(await map()).toBe(404);
+    } finally {
+      vi.useRealTimers();
+    }
+    // Through the edge (its own site server): the flag travels with the site it looked up.
+    await setOptIn(true);
+    await vi.waitFor(async () => expect((await get('/app-4PKGQX7N.js.map')).status).toBe(200), { timeout: 10_000, interval: 100 });
+    await setOptIn(false);
+    await vi.waitFor(async () => expect((await get('/app-4PKGQX7N.js.map')).status).toBe(404), { timeout: 10_000, interval: 100 });
+  });
 
   it('serves a 64 MB file whole, three at once, HEAD with its length; links are 404', async () => {
     const all = await Promise.all([get('/big.bin'), get('/big.bin'), get('/big.bin')]);

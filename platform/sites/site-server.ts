@@ -11,7 +11,8 @@ import { serviceHostRule } from './service-hosts.ts';
  *   (projects.live_deploy_id: the newest ready production deploy, or a rollback's choice);
  * - `<deploy-id>.<SITES_DOMAIN>` (the id with `-` for `_`): that deploy, production or preview, once ready.
  * A directory serves its `index.html`; a missing file the site's own `404.html` or a plain 404 (a source map, `*.map`,
- * is answered as missing: it carries the tenant's source); content types
+ * is answered as missing: it carries the tenant's source; a project opts in with projects.serve_source_maps, read
+ * with the site's row, so a change applies within SITE_CACHE_MS); content types
  * by extension; long-lived caching only for hashed asset names (`app.3f9a2c1b.css`), revalidation for the rest.
  *
  * One implementation for whoever is the front door: the edge in the single process (ingest/), the API behind
@@ -33,13 +34,15 @@ export type SiteResponse =
 export interface Site {
   projectId: string | null;
   dir: string;
+  /** The project opted in to serving its `*.map` files (projects.serve_source_maps; off by default). */
+  serveSourceMaps: boolean;
 }
 
 export interface SiteServer {
   /** The site a Host names, or undefined when the Host is not a site. */
   lookup(host: string): Promise<Site | undefined>;
-  /** The answer for one request to a site. */
-  serve(root: string, method: string, url: string): Promise<SiteResponse>;
+  /** The answer for one request to a site; a `.map` is served only when the site opted in (`site.serveSourceMaps`). */
+  serve(root: string, method: string, url: string, site?: Pick<Site, 'serveSourceMaps'>): Promise<SiteResponse>;
 }
 
 const CONTENT_TYPES: Record<string, string> = {
@@ -150,9 +153,13 @@ export function createSiteServer(
   const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
   const realRoots = new Map<string, string>();
 
-  type Row = { project_id: string; artifact_dir: string | null };
+  type Row = { project_id: string; artifact_dir: string | null; serve_source_maps?: boolean | null };
   const dataDir = path.resolve(o.dataDir ?? '.');
-  const site = (row: Row | undefined): Site => ({ projectId: row?.project_id ?? null, dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '' });
+  const site = (row: Row | undefined): Site => ({
+    projectId: row?.project_id ?? null,
+    dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '',
+    serveSourceMaps: row?.serve_source_maps === true,
+  });
 
   async function resolve(hostname: string): Promise<Site | undefined> {
     if (hostname === o.ownHost) return undefined;
@@ -160,13 +167,16 @@ export function createSiteServer(
       const label = hostname.slice(0, -suffix.length);
       if (!label || label.includes('.')) return undefined;
       if (label.startsWith('dep-')) {
-        const r = await db.query<Row>(`SELECT project_id, CASE WHEN status = 'ready' THEN artifact_dir END AS artifact_dir FROM deploys WHERE id = $1`, [
-          label.replace(/-/g, '_'),
-        ]);
+        const r = await db.query<Row>(
+          `SELECT d.project_id, CASE WHEN d.status = 'ready' THEN d.artifact_dir END AS artifact_dir, p.serve_source_maps
+             FROM deploys d JOIN projects p ON p.id = d.project_id WHERE d.id = $1`,
+          [label.replace(/-/g, '_')],
+        );
         return site(r.rows[0]);
       }
       const r = await db.query<Row>(
-        `SELECT p.id AS project_id, d.artifact_dir FROM projects p LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
+        `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM projects p
+           LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
         [label],
       );
       return site(r.rows[0]);
@@ -174,7 +184,7 @@ export function createSiteServer(
     if (o.reserved?.(hostname)) return undefined;
     // A custom domain serves only once its project proved control of it (api/domains/).
     const r = await db.query<Row>(
-      `SELECT p.id AS project_id, d.artifact_dir FROM project_domains pd JOIN projects p ON p.id = pd.project_id
+      `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM project_domains pd JOIN projects p ON p.id = pd.project_id
          JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
         WHERE pd.domain = $1 AND pd.verified_at IS NOT NULL LIMIT 1`,
       [hostname],
@@ -213,7 +223,8 @@ export function createSiteServer(
   }
 
   const typeOf = (target: string) => CONTENT_TYPES[path.extname(target).toLowerCase()] ?? 'application/octet-stream';
-  const cacheOf = (target: string) => (HASHED_NAME.test(target) ? IMMUTABLE : REVALIDATE);
+  // A served source map (opted in) is revalidated whatever its name: opting out must not wait for a year of caches.
+  const cacheOf = (target: string) => (HASHED_NAME.test(target) && !isSourceMap(target) ? IMMUTABLE : REVALIDATE);
 
   /** A small file from memory (or read into it), a large one as an open handle to stream; null: none. */
   async function file(root: string, absolute: string): Promise<CachedFile | { handle: FileHandle; size: number; type: string; cache: string }> {
@@ -271,7 +282,7 @@ export function createSiteServer(
       return found;
     },
 
-    async serve(root, method, url) {
+    async serve(root, method, url, site) {
       if (method !== 'GET' && method !== 'HEAD') return text(405, 'method not allowed', [['allow', 'GET, HEAD']]);
       if (!root) return text(404, 'nothing is deployed here yet');
       let pathname: string;
@@ -284,9 +295,10 @@ export function createSiteServer(
       const absolute = path.join(root, path.posix.normalize(`/${pathname}`));
       if (absolute !== root && !absolute.startsWith(root + path.sep)) return text(404, 'not found');
       const head = method === 'HEAD';
-      // A build's source maps (with their sourcesContent: the tenant's source) are never served: a `.map` is answered
-      // exactly as a file that is not there, so a `sourceMappingURL` comment left in the JS just 404s.
-      const found = isSourceMap(absolute) ? undefined : await file(root, absolute);
+      // A build's source maps (with their sourcesContent: the tenant's source) are not served unless the project opted
+      // in: a `.map` is answered exactly as a file that is not there, so a `sourceMappingURL` comment left in the JS
+      // just 404s. The check comes before the file cache, so turning the option off takes effect with the site's row.
+      const found = isSourceMap(absolute) && !site?.serveSourceMaps ? undefined : await file(root, absolute);
       if (found) return answer(200, found, head, [['x-content-type-options', 'nosniff']]);
       const notFound = await file(root, path.join(root, '404.html'));
       if (notFound) return answer(404, { ...notFound, type: CONTENT_TYPES['.html']!, cache: REVALIDATE }, head);

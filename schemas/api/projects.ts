@@ -3,7 +3,7 @@ import { BranchSchema } from '../deploys.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
 import { DeploySchema } from './deploys.ts';
 
-/** Projects (spec §1, §4.1): create, list, the dashboard rollup, and settings (name, branch, domains). */
+/** Projects (spec §1, §4.1): create, list, the dashboard rollup, and settings (name, branch, domains, source maps). */
 const MAX_DOMAINS = 50;
 
 /** A project's slug: lowercase a-z0-9 and hyphens, 3 to 40 characters, not starting or ending with a hyphen. */
@@ -25,6 +25,11 @@ export const ProjectSchema = z.object({
   name: z.string(),
   defaultBranch: z.string(),
   domains: DomainsSchema,
+  serveSourceMaps: z
+    .boolean()
+    .describe(
+      "whether the project's sites serve its builds' `*.map` files to anyone (default false: a `.map` answers 404, as a missing file; the maps are kept privately for symbolication either way)",
+    ),
   createdAt: z.string(),
 });
 export type Project = z.infer<typeof ProjectSchema>;
@@ -49,6 +54,7 @@ export const PatchProjectBody = z
       .object({ production: DomainListSchema.optional(), preview: DomainListSchema.optional() })
       .optional()
       .describe('each list given replaces the stored one'),
+    serveSourceMaps: z.boolean().optional().describe("serve the builds' `*.map` files on the project's sites (applies within 2 s)"),
   })
   .strict();
 export type PatchProjectBody = z.infer<typeof PatchProjectBody>;

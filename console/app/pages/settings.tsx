@@ -9,7 +9,8 @@ import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
 /**
  * Environments (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
  * (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
- * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test).
+ * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test) and
+ * whether the sites serve their builds' source maps (PATCH /v1/projects/:slug, serveSourceMaps).
  * The API validates; the console shows its message, field by field.
  */
 export function Settings() {
@@ -22,6 +23,7 @@ export function Settings() {
       <IngestSettings slug={slug} />
       <AlertSettingsForm slug={slug} />
       <CustomDomains slug={slug} />
+      <SourceMapSettings slug={slug} />
     </div>
   );
 }
@@ -301,6 +303,49 @@ function EnvironmentDomains({ slug }: { slug: string }) {
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save environments" busy={act.busy} saved={saved} />
+          </form>
+        )}
+      </Loaded>
+    </section>
+  );
+}
+
+/**
+ * Source maps (issue 37): a build's maps are always kept privately for symbolication; this only says whether the
+ * project's sites also serve the `*.map` files (and their sources) to anyone.
+ */
+function SourceMapSettings({ slug }: { slug: string }) {
+  const r = useResource(() => get<ProjectAnswer>(projectPath(slug)), [slug]);
+  const [serve, setServe] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  useEffect(() => {
+    if (r.data) setServe(r.data.project.serveSourceMaps);
+  }, [r.data]);
+  const save = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void act.run(async () => {
+      r.setData(await patch<ProjectAnswer>(projectPath(slug), { serveSourceMaps: serve }));
+      setSaved(true);
+    });
+  };
+  return (
+    <section aria-labelledby="sourcemaps-h" class="panel">
+      <h2 id="sourcemaps-h">Source maps</h2>
+      <p class="muted">
+        Each build's source maps are kept privately to turn minified stack traces back into your source. The sites answer a <code>.map</code> as a missing file
+        unless you choose to publish them.
+      </p>
+      <Loaded r={r} what="the project's settings">
+        {() => (
+          <form onSubmit={save} class="stack">
+            <label class="check">
+              <input type="checkbox" name="serveSourceMaps" checked={serve} onChange={(e) => setServe(e.currentTarget.checked)} />
+              Serve source maps publicly (anyone can then read the sources they contain)
+            </label>
+            <ErrorNote error={act.error} />
+            <SubmitRow label="Save source map setting" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>
