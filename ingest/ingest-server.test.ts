@@ -135,6 +135,33 @@ describe('POST /v1/errors/i: accepting', () => {
     expect(batch.events[1].truncated).toEqual([]);
   });
 
+  it('carries debugIds to the bus as sent, stamped with the file -> uuid entries only, at most 100 (issue 37)', async () => {
+    const p = await freshProject();
+    const id = (i: number) => `c2ba6f5c-7f59-4b5e-9d3a-${String(i).padStart(12, '0')}`;
+    const debugIds: Record<string, unknown> = {
+      'https://shop.example.com/assets/index-3f9a2c1b.js': 'C2BA6F5C7F594B5E9D3A000000000001',
+      'https://shop.example.com/assets/vendor.js': 'not a uuid',
+      'https://shop.example.com/assets/chunk.js': 42,
+      '': id(3),
+      ['x'.repeat(2049)]: id(4),
+    };
+    const many: Record<string, string> = {};
+    for (let i = 0; i < 150; i++) many[`/app/dist/f${i}.js`] = id(i);
+    const res = await post(p.ingestKey, { batch: [event({ debugIds }), event({ debugIds: many }), event()] });
+    expect(res.status).toBe(202);
+    const [batch] = publishedFor(p.projectId);
+    // The edge publishes the client's bytes; the stamp the processor reads keeps what debugIdsOf keeps.
+    expect(batch.events[0].debugIds).toEqual({ 'https://shop.example.com/assets/index-3f9a2c1b.js': 'c2ba6f5c-7f59-4b5e-9d3a-000000000001' });
+    expect(Object.keys(batch.events[1].debugIds!)).toHaveLength(LIMITS.errorFields.debugIds);
+    expect(batch.events[1].debugIds!['/app/dist/f0.js']).toBe(id(0));
+    expect(batch.events[1].debugIds).not.toHaveProperty('/app/dist/f100.js');
+    expect(batch.events[2]).not.toHaveProperty('debugIds');
+    // Not an object at all: refused like any field of the wrong type, naming it.
+    const bad = await post(p.ingestKey, { batch: [event({ debugIds: ['x'] })] });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ error: 'invalid_request', fields: [{ path: 'batch.0.debugIds' }] });
+  });
+
   it('accepts environment in the body and ignores it', async () => {
     const p = await freshProject();
     const res = await post(p.ingestKey, { batch: [event({ environment: 'production' })] });

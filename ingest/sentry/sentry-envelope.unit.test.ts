@@ -1,7 +1,12 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { computeFingerprint } from '../../processor/errors/fingerprint.ts';
+import { parseStack } from '../../processor/errors/stack-parser.ts';
+import { decodeErrorBatch } from '../../schemas/bus/error-events.ts';
+import { LIMITS } from '../../schemas/limits.ts';
+import { parseErrorBatch } from '../error-batch.ts';
 import { parseEnvelope } from './sentry-envelope.ts';
-import { errorEventOfSentry } from './sentry-event.ts';
+import { debugIdsOfSentry, errorEventOfSentry } from './sentry-event.ts';
 
 describe('Sentry envelopes', () => {
   it('reads items with and without a length, payloads that hold newlines included', () => {
@@ -106,5 +111,54 @@ describe('a Sentry event as our error event', () => {
     expect(e.message.length).toBe(2000);
     expect(e.stack!.length).toBeLessThanOrEqual(8192);
     expect(JSON.stringify(e.extra).length).toBeLessThan(1000);
+  });
+});
+
+describe("a Sentry event's debug ids (issue 37)", () => {
+  // The real @sentry/browser 11 in Chromium, an error thrown in one of two bundles that the real `sentry-cli sourcemaps
+  // inject` gave a debug id (fixtures/capture-browser-envelope.mjs made this file).
+  const envelope = parseEnvelope(readFileSync(new URL('./fixtures/browser-debug-ids.envelope', import.meta.url)));
+  const item = envelope.ok ? envelope.items.find((i) => i.type === 'event') : undefined;
+  const sentryEvent = JSON.parse(item!.payload.toString());
+
+  it("maps debug_meta's sourcemap images to debugIds, keyed by the file the stack names, and the edge stamps them", () => {
+    const [image] = sentryEvent.debug_meta.images;
+    const e = errorEventOfSentry(sentryEvent)!;
+    expect(e.debugIds).toEqual({ [image.code_file]: image.debug_id });
+    // Only the bundle the error went through, under the name its frames carry in our stack.
+    expect(image.code_file).toMatch(/\/assets\/app-3f9a2c1b\.js$/);
+    expect(parseStack(e.stack!).map((f) => f.file)).toContain(image.code_file);
+    const out = parseErrorBatch(Buffer.from(JSON.stringify({ batch: [e] })), { projectId: 'p', originHost: null, receivedAt: 1, defaultRuntime: 'browser' });
+    expect(out.ok).toBe(true);
+    expect(decodeErrorBatch(out.ok ? out.value : Buffer.alloc(0))!.events[0]!.debugIds).toEqual({ [image.code_file]: image.debug_id });
+  });
+
+  it('takes sourcemap images only, with a file and a uuid, at most 100, and none when there are none', () => {
+    const id = (i: number) => `4a8cb436-4752-53b3-80d8-${String(i).padStart(12, '0')}`;
+    expect(
+      debugIdsOfSentry({
+        images: [
+          { type: 'sourcemap', code_file: '/app/dist/server.js', debug_id: '4A8CB436475253B380D84CF1C268A742' },
+          { type: 'elf', code_file: '/usr/lib/libc.so', debug_id: id(1) },
+          { type: 'sourcemap', code_file: '', debug_id: id(2) },
+          { type: 'sourcemap', code_file: 42, debug_id: id(3) },
+          { type: 'sourcemap', code_file: '/app/dist/a.js', debug_id: 'not-a-uuid' },
+          { type: 'sourcemap', code_file: 'x'.repeat(2049), debug_id: id(4) },
+          { type: 'sourcemap', code_file: '__proto__', debug_id: id(5) },
+          { type: 'sourcemap', code_file: '/app/dist/b.js' },
+          null,
+          'text',
+        ],
+      }),
+    ).toEqual({ '/app/dist/server.js': '4a8cb436-4752-53b3-80d8-4cf1c268a742' });
+    const many = Array.from({ length: 5000 }, (_, i) => ({ type: 'sourcemap', code_file: `/app/dist/f${i % 300}.js`, debug_id: id(i % 300) }));
+    const cut = debugIdsOfSentry({ images: many })!;
+    expect(Object.keys(cut)).toHaveLength(LIMITS.errorFields.debugIds);
+    expect(cut['/app/dist/f99.js']).toBe(id(99));
+    expect(cut).not.toHaveProperty('/app/dist/f100.js');
+    for (const none of [undefined, null, 'x', { images: 'x' }, { images: [] }, { images: [{ type: 'macho', debug_id: id(1) }] }])
+      expect(debugIdsOfSentry(none)).toBeUndefined();
+    const { debug_meta: _, ...without } = sentryEvent;
+    expect(errorEventOfSentry(without)).not.toHaveProperty('debugIds');
   });
 });

@@ -1,12 +1,13 @@
+import { normalizeDebugId } from '../../schemas/debug-id.ts';
+import { debugIdsOf, type ErrorEvent } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import type { ErrorEvent } from '../../schemas/error-event.ts';
 
 /**
  * A Sentry event (the JSON of an envelope's `event` item, or a store body) as our error event (§2.5), so it
  * goes through the same pipeline: exception type and value, frames turned into a V8-style stack that the
  * fingerprint parses, the message, `release` as `gitSha` when it looks like one. `environment` does not stamp the
  * event (the server does, §7.4); the SDK's value is kept in `extra.sentry.environment`, with its `release`. What a Sentry user would look for in a sample (event id, level, tags,
- * the SDK, extra) is kept in `extra`, bounded.
+ * the SDK, extra) is kept in `extra`, bounded. `debug_meta`'s source map images become `debugIds` (issue 37).
  */
 export interface SentryFrame {
   filename?: unknown;
@@ -75,6 +76,28 @@ function boundedExtra(e: Record<string, unknown>, eventId: string | undefined): 
   return text.length <= MAX_EXTRA_CHARS ? extra : { sentry: { eventId, extraTooLarge: text.length } };
 }
 
+/**
+ * `debug_meta.images[]` of `type: "sourcemap"` as our `debugIds` (code_file -> debug_id): what @sentry/core's
+ * applyDebugMeta writes for each frame whose file a bundle's `_sentryDebugIds` snippet named, `code_file` being the
+ * frame's `abs_path` or else `filename`, as stackOfFrames names the file. Other images (native `elf`, `macho`, ...)
+ * and entries that are not a file and a uuid are skipped; the walk stops at LIMITS.errorFields.debugIds entries, and
+ * debugIdsOf applies its rules once more, so the bound is the one every event has.
+ */
+export function debugIdsOfSentry(debugMeta: unknown): Record<string, string> | undefined {
+  const images = obj(debugMeta)?.images;
+  if (!Array.isArray(images)) return undefined;
+  const found: Record<string, string> = Object.create(null);
+  let n = 0;
+  for (const image of images) {
+    const i = obj(image);
+    const file = str(i?.code_file);
+    if (i?.type !== 'sourcemap' || !file || file.length > 2048 || !normalizeDebugId(i.debug_id)) continue;
+    if (!(file in found) && ++n > F.debugIds) break;
+    found[file] = i.debug_id as string;
+  }
+  return debugIdsOf(found);
+}
+
 /** Our event for one Sentry event, or undefined when it carries neither an exception nor a message. */
 export function errorEventOfSentry(input: unknown): ErrorEvent | undefined {
   const e = obj(input);
@@ -104,6 +127,8 @@ export function errorEventOfSentry(input: unknown): ErrorEvent | undefined {
   const ts = num(e.timestamp);
   if (ts !== undefined) out.timestamp = Math.round(ts * 1000);
   else if (str(e.timestamp)) out.timestamp = (e.timestamp as string).slice(0, 64);
+  const debugIds = debugIdsOfSentry(e.debug_meta);
+  if (debugIds) out.debugIds = debugIds;
   if (e.platform === 'node') out.runtime = 'node';
   else if (e.platform === 'javascript') out.runtime = 'browser';
   return out;

@@ -13,6 +13,8 @@
  *   so the server stamps the environment (§7.4) with no configuration.
  * - With `captureUncaught` (the default), an uncaught exception or unhandled rejection is captured and flushed,
  *   then the process ends as Node would have: the error printed, exit code 1.
+ * - An error carries the debug ids of the bundles its stack names (`_sentryDebugIds`, which bundler plugins and
+ *   `sentry-cli sourcemaps inject` put in each file; sdk/node/debug-ids.ts), so the service finds their source maps.
  * - Never throws into the application: a failing network is logged once per burst through `onError`.
  * - `capture(event, distinctId, properties)` sends analytics events the same way; `flags.isEnabled(key, distinctId)`
  *   and `flags.getVariant(...)` ask the service (sdk/node/flags-client.ts).
@@ -20,6 +22,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createBatchSender } from './batch-sender.ts';
+import { debugIdsOf } from './debug-ids.ts';
 import { createFlagsClient, type FlagsClient } from './flags-client.ts';
 import { WIRE_LIMITS, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
 
@@ -114,6 +117,8 @@ export function init(options: NodeClientOptions = {}): NodeClient {
         const e = err instanceof Error ? err : new Error(typeof err === 'string' ? err : safeJson(err));
         const ev = base(e.name || 'Error', e.message, ctx);
         if (e.stack) ev.stack = e.stack;
+        const debugIds = e.stack ? safeDebugIds(e.stack) : undefined;
+        if (debugIds) ev.debugIds = debugIds;
         enqueue(ev);
       } catch {
         // never into the application
@@ -162,6 +167,15 @@ export function init(options: NodeClientOptions = {}): NodeClient {
     process.on('unhandledRejection', onUncaught);
   }
   return client;
+}
+
+/** The stack as the edge keeps it (its first 8192 characters); a broken `_sentryDebugIds` costs the ids, never the event. */
+function safeDebugIds(stack: string): Record<string, string> | undefined {
+  try {
+    return debugIdsOf(stack.slice(0, 8192));
+  } catch {
+    return undefined;
+  }
 }
 
 function safeJson(v: unknown): string {

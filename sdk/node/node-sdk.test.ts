@@ -1,5 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { init, type NodeClient } from './index.ts';
@@ -105,6 +109,37 @@ describe('Node SDK', () => {
     }).not.toThrow();
     expect(await c.flush(300)).toBe(false);
     expect(c.dropped).toBe(4);
+  });
+
+  it('sends the debug ids of the bundles in the stack, as `sentry-cli sourcemaps inject` put them in (issue 37)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cx-node-debug-ids-'));
+    const g = globalThis as { _sentryDebugIds?: Record<string, string> };
+    try {
+      const bundle = path.join(dir, 'server.js');
+      writeFileSync(bundle, "exports.charge = function charge(order) { throw new TypeError('card declined for ' + order); };\n");
+      writeFileSync(path.join(dir, 'unused.js'), 'exports.unused = 1;\n');
+      const cli = fileURLToPath(new URL('../../node_modules/.bin/sentry-cli', import.meta.url));
+      execFileSync(cli, ['sourcemaps', 'inject', dir], { stdio: 'ignore' });
+      const debugId = /\/\/# debugId=([0-9a-f-]{36})/.exec(readFileSync(bundle, 'utf8'))![1];
+      const load = createRequire(import.meta.url);
+      load(path.join(dir, 'unused.js'));
+      const { charge } = load(bundle) as { charge(order: number): void };
+      expect(Object.keys(g._sentryDebugIds ?? {})).toHaveLength(2);
+      const c = client();
+      try {
+        charge(7);
+      } catch (err) {
+        c.captureException(err);
+      }
+      c.captureException(new Error('not from a bundle'));
+      await c.flush();
+      const [fromBundle, plain] = accepted();
+      expect(fromBundle!.debugIds).toEqual({ [bundle]: debugId });
+      expect(plain).not.toHaveProperty('debugIds');
+    } finally {
+      delete g._sentryDebugIds;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a process that dies of an uncaught exception still delivers it, and exits as Node would (code 1)', async () => {

@@ -21,6 +21,8 @@ export interface WireErrorEvent {
   deployId?: string;
   gitSha?: string;
   extra?: Record<string, unknown>;
+  /** The debug ids of the bundles the stack names, by file (issue 37). */
+  debugIds?: Record<string, string>;
   /** Epoch milliseconds. */
   timestamp: number;
   runtime: 'node';

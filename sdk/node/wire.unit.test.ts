@@ -30,6 +30,7 @@ describe("the Node SDK's wire", () => {
       deployId: 'd',
       gitSha: 'abc',
       extra: { a: 1 },
+      debugIds: { '/app/dist/server.js': '6e926cb8-25bf-559f-a715-f5005a82bf96' },
       timestamp: Date.now(),
       runtime: 'node',
     };

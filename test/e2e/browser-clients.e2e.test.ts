@@ -1,4 +1,5 @@
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,6 +109,18 @@ beforeAll(async () => {
   await writeFile(path.join(artifact, 'index.html'), page(`${base}${manifest.files['cx.js']}`));
   await writeFile(path.join(artifact, 'next.html'), '<!doctype html><title>next</title><p>next page</p>');
   await writeFile(path.join(artifact, 'quiet.html'), `<!doctype html><title>quiet</title><script src="${base}/v1/w/cx.js"></script>`);
+  // Two bundles given debug ids by the real `sentry-cli sourcemaps inject` (its `_sentryDebugIds` snippet), for cx.js.
+  await mkdir(path.join(artifact, 'assets'));
+  await writeFile(
+    path.join(artifact, 'assets', 'app-3f9a2c1b.js'),
+    'function checkout(cart){return cart.items.length}window.runCheckout=function(){checkout(undefined)};\n',
+  );
+  await writeFile(path.join(artifact, 'assets', 'vendor-8e1d7f0a.js'), 'window.vendorReady=true;\n');
+  execFileSync(path.join(process.cwd(), 'node_modules', '.bin', 'sentry-cli'), ['sourcemaps', 'inject', path.join(artifact, 'assets')], { stdio: 'ignore' });
+  await writeFile(
+    path.join(artifact, 'debug-ids.html'),
+    `<!doctype html><title>debug ids</title><script src="${base}/v1/w/cx.js"></script><script src="/assets/vendor-8e1d7f0a.js"></script><script src="/assets/app-3f9a2c1b.js"></script>`,
+  );
   const sentryBundle = await build({
     stdin: { contents: "import * as Sentry from '@sentry/browser'; window.Sentry = Sentry;", resolveDir: process.cwd() },
     bundle: true,
@@ -239,6 +252,30 @@ describe('cx.js behind an app hosted elsewhere (issue 23)', () => {
     } finally {
       await new Promise<void>((r) => app.close(() => r()));
     }
+  });
+});
+
+describe('cx.js sends the debug ids of the bundles in the stack (issue 37)', () => {
+  it('reads the `_sentryDebugIds` that sentry-cli injected and sends the thrown-through bundle only, accepted by the edge', async () => {
+    const debugId = async (file: string) => /\/\/# debugId=([0-9a-f-]{36})/.exec(await readFile(path.join(dataDir, 'site', 'assets', file), 'utf8'))![1]!;
+    const tab = await newPage();
+    const answered = tab.waitForResponse((r) => r.url().endsWith('/service/v1/errors/i'));
+    await tab.goto(`${site}/debug-ids.html`);
+    await tab.waitForFunction(() => (window as any).cx?.errors && (window as any).vendorReady);
+    await tab.evaluate(() => {
+      try {
+        (window as any).runCheckout();
+      } catch (err) {
+        (window as any).cx.errors.captureException(err);
+      }
+      return (window as any).cx.errors.flush();
+    });
+    const res = await answered;
+    expect(res.status()).toBe(202);
+    const [event] = JSON.parse(res.request().postData()!).batch as Array<{ debugIds?: Record<string, string>; message: string }>;
+    expect(event!.message).toContain("reading 'items'");
+    expect(event!.debugIds).toEqual({ [`${site}/assets/app-3f9a2c1b.js`]: await debugId('app-3f9a2c1b.js') });
+    await tab.context().close();
   });
 });
 

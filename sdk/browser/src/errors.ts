@@ -1,3 +1,4 @@
+import { debugIdsOf } from './debug-ids.ts';
 import { createQueue, createTransport, cut, noteDropped, onLeave, safe, type QueuedEvent, type Transport, type TransportOptions } from './transport.ts';
 import { WIRE_LIMITS } from './wire.ts';
 
@@ -5,7 +6,8 @@ import { WIRE_LIMITS } from './wire.ts';
  * Browser errors (spec §7.1): window `error` events and unhandled rejections are captured (with `captureGlobal`, the
  * default); `captureException(err, { path, extra })`, `captureMessage(text, { extra })`, `flush()`. Events are
  * queued and sent as transport.ts says; an error repeated while queued is sent once with `extra.cxRepeats`, and the
- * next error sent after drops says how many (`extra.cxDropped`). This module alone is the errors-only build.
+ * next error sent after drops says how many (`extra.cxDropped`). An event carries the debug ids of the bundles its
+ * stack names (debug-ids.ts). This module alone is the errors-only build.
  */
 export interface CaptureOptions {
   path?: string;
@@ -31,6 +33,8 @@ function errorEvent(name: unknown, message: unknown, stack: unknown, opts: Captu
     timestamp: Date.now(),
     runtime: 'browser',
   };
+  const debugIds = e.stack && safe(debugIdsOf)(e.stack as string);
+  if (debugIds) e.debugIds = debugIds;
   if (opts.extra && (safe(JSON.stringify)(opts.extra)?.length ?? 1e9) <= 16000) e.extra = opts.extra;
   else if (opts.extra) e.extra = { cxExtraTooLarge: true };
   e.k = `${e.name}\n${e.message}\n${e.stack || ''}`;
