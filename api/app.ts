@@ -37,6 +37,7 @@ import { monitorRoutes } from './uptime/monitor-routes.ts';
 import { statusRoute } from './uptime/status-route.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { oauthRoutes } from './oauth/oauth-routes.ts';
+import { sourceMapRoutes } from './source-maps/source-map-routes.ts';
 import { opsRoutes } from './meta/ops-routes.ts';
 import type { Ops } from '../platform/ops/ops.ts';
 
@@ -165,6 +166,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(statusRoute(platform));
   await app.register(mcpRoutes(platform, () => app));
   await app.register(oauthRoutes(platform));
+  await app.register(sourceMapRoutes(platform));
   await app.register(consoleRoutes(await consoleBundle()));
   if (opts.ops) await app.register(opsRoutes(opts.ops));
   for (const plugin of opts.plugins ?? []) await app.register(plugin);

@@ -140,8 +140,15 @@ export const LIMITS = {
     /** An upload (sentry-cli's artifact bundle, `cx sourcemaps upload`): its bytes and its files. */
     uploadBytes: 128 * 1024 * 1024,
     uploadFiles: 2_000,
-    /** One upload chunk (sentry-cli's chunk size), and the chunks one assemble may name. */
-    chunkBytes: 8 * 1024 * 1024,
+    /**
+     * One upload chunk (the chunk size told to sentry-cli, a power of two as its older versions need), sent one a
+     * request: a chunk request's body stays under `chunkRequestBytes`, the most the single-process edge relays to the
+     * API. An assemble names at most uploadBytes / chunkBytes chunks.
+     */
+    chunkBytes: 512 * 1024,
+    chunkRequestBytes: 1024 * 1024,
+    /** Chunks not assembled are swept this long after their last upload. */
+    chunkTtlMs: 60 * 60_000,
     /** Uploaded maps kept per project: the newest bundles up to these bytes; older ones go. */
     uploadedBytesPerProject: 512 * 1024 * 1024,
     /** Frames of one event the processor tries to resolve (top first); the rest keep their minified form. */

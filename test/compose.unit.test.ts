@@ -105,9 +105,9 @@ describe('docker-compose.yml', () => {
     expect(ingestMatcher?.sort()).toEqual(
       ['/api/*', '/service/v1/*', '/v1/analytics/i', '/v1/errors/i', '/v1/errors/i/health', '/v1/flags/i', '/v1/w/*', '/array/*', ...posthog].sort(),
     );
-    // Local evaluation's definitions are the API's, matched before the edge's /api/* and /flags/.
+    // Local evaluation's definitions and sentry-cli's source map uploads are the API's, matched before the edge's /api/* and /flags/.
     expect(caddy.indexOf('handle @definitions')).toBeLessThan(caddy.indexOf('handle @ingest'));
-    expect(/@definitions\s+path\s+([^\n]+)/.exec(caddy)?.[1].trim().split(/\s+/)).toEqual(['/flags/definitions', '/api/feature_flag/*']);
+    expect(/@definitions\s+path\s+([^\n]+)/.exec(caddy)?.[1].trim().split(/\s+/)).toEqual(['/flags/definitions', '/api/feature_flag/*', '/api/0/*']);
     // Both upstreams over HTTP/1.1: the edge (uWebSockets.js 20.30) does not answer HTTP/1.0.
     const upstream11 = (host: string) => new RegExp(`reverse_proxy ${host}:8080 \\{\\s*transport http \\{\\s*versions 1\\.1\\s*\\}\\s*\\}`);
     expect(caddy).toMatch(new RegExp(`handle @ingest \\{\\s*${upstream11('ingest').source}\\s*\\}`));
