@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import type { GroupRow, GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
 import { copyTextFields } from '../../../schemas/error-event.ts';
+import type { SymbolicatedFrame } from '../../../domain/source-maps/symbolicated-frame.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';
@@ -26,8 +27,12 @@ export interface GroupChange {
   hasProduction: boolean;
 }
 
-/** A kept sample: already scrubbed. */
-export function sampleOf(e: EnvironmentStampedEvent) {
+/**
+ * A kept sample: already scrubbed. Source-map context lines (issue 37) travel with `withContext` samples only: the
+ * newest sample of each group in a batch, which is the one an issue shows first; the batch's older samples keep their
+ * resolved frames without the lines (they were most of a batch's bytes in bench/symbolication.bench.ts).
+ */
+export function sampleOf(e: EnvironmentStampedEvent, withContext = true) {
   const ev = e.event;
   const sample: Record<string, unknown> = {
     eventId: ev.eventId,
@@ -42,11 +47,16 @@ export function sampleOf(e: EnvironmentStampedEvent) {
     truncated: ev.truncated.length ? ev.truncated : undefined,
     // Symbolication (issue 37): the stack as sent when a map resolved a frame, and each frame's resolution.
     minifiedStack: ev.minifiedStack,
-    frames: ev.frames,
+    frames: withContext ? ev.frames : withoutContext(ev.frames),
   };
   // Every text field, under its own name (schemas/error-event.ts).
   copyTextFields(ev, sample);
   return sample;
+}
+
+/** Frames without their context lines (occurrence rows, a batch's older samples). */
+export function withoutContext(frames: SymbolicatedFrame[] | undefined): SymbolicatedFrame[] | undefined {
+  return frames?.map((f) => (f.context ? { minified: f.minified, original: f.original, inApp: f.inApp, resolution: f.resolution } : f));
 }
 
 export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'> }) {
@@ -100,7 +110,7 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
         first_seen: isoTime(firstSeen),
         last_seen: isoTime(lastSeen),
         suggestion: !p || p.no_suggestion ? suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame) : null,
-        samples: events.slice(0, ring).map(sampleOf),
+        samples: events.slice(0, ring).map((e, i) => sampleOf(e, i === 0)),
       };
     });
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
 import { copyTextColumns, type Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
+import { withoutContext } from './group-step.ts';
 import { chTime } from '../../time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
 
@@ -32,7 +33,8 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
     extra: ev.extra ? JSON.stringify(ev.extra) : '',
     truncated: ev.truncated ?? [],
     minified_stack: ev.minifiedStack ?? '',
-    frames: ev.frames ? JSON.stringify(ev.frames) : '',
+    // Without context lines: the samples carry them (group-step.ts); an occurrence row stays small.
+    frames: ev.frames ? JSON.stringify(withoutContext(ev.frames)) : '',
   };
   // Each text field under its column (schemas/error-event.ts); '' where the event has none.
   copyTextColumns(ev, row);

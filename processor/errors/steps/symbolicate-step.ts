@@ -8,7 +8,7 @@ import type { StampedErrorEvent } from '../../../schemas/error-event.ts';
 import { parseFrameLine } from '../stack-parser.ts';
 import { chooseMap, frameFile, type ChosenMap, type FrameFile, type ProjectMaps } from '../symbolication/map-choice.ts';
 import { ParsedMaps, type ParsedMap } from '../symbolication/parsed-maps.ts';
-import { symbolicateEvent, type FrameMap } from '../symbolication/symbolicate-event.ts';
+import { symbolicateEvent, type FrameMap, type Symbolicated } from '../symbolication/symbolicate-event.ts';
 import type { IncomingEvent } from './outcome.ts';
 
 /**
@@ -32,6 +32,7 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
   const sitesDomain = (deps.sitesDomain ?? 'localhost').toLowerCase();
   const parsed = deps.maps ?? new ParsedMaps(LIMITS.sourceMaps.cacheBytes);
   const coldBudget = deps.coldBytesPerBatch ?? LIMITS.sourceMaps.coldBytesPerBatch;
+  const memo = new Map<string, Symbolicated>();
 
   return async function symbolicateStep(events: IncomingEvent[], counts: SymbolicationCounts): Promise<IncomingEvent[]> {
     const count = (key: string, n = 1) => (counts[key] = (counts[key] ?? 0) + n);
@@ -111,31 +112,50 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
       }
     }
 
-    // 4. Each event's frames through their maps.
+    // 4. Each event's frames through their maps. The same error thrown again has the same stack through the same
+    // maps: its result is remembered (it is never changed after), and a repeat costs a lookup.
     return events.map((e) => {
       const m = chosen.get(e);
       if (!m) return e;
-      const mapOf = (frame: { file: string }): FrameMap => {
-        const c = m.get(frame.file);
-        if (!c) return { unresolved: files.get(e)?.has(frame.file) ? 'no_map' : 'not_a_url' };
-        const map = loaded.get(c.ref.id) ?? parsed.get(c.ref.id);
-        // Swept between the choice and the read: as if there were none.
-        return map ? { chosen: c, map } : { unresolved: 'no_map' };
-      };
-      const s = symbolicateEvent(e.event.stack, mapOf);
+      let key = e.event.stack;
+      let stable = true;
+      for (const c of m.values()) {
+        key += c ? `\u0000${c.ref.id}` : '\u0000-';
+        if (c && loaded.get(c.ref.id) === 'busy') stable = false;
+      }
+      let s = stable ? memo.get(key) : undefined;
       if (!s) {
+        const mapOf = (frame: { file: string }): FrameMap => {
+          const c = m.get(frame.file);
+          if (!c) return { unresolved: files.get(e)?.has(frame.file) ? 'no_map' : 'not_a_url' };
+          const map = loaded.get(c.ref.id) ?? parsed.get(c.ref.id);
+          // Swept between the choice and the read: as if there were none.
+          return map ? { chosen: c, map } : { unresolved: 'no_map' };
+        };
+        s = symbolicateEvent(e.event.stack, mapOf) ?? NOTHING;
+        // Context lines are the tenant's source: secrets in it are scrubbed like every other text an event stores.
+        for (const f of s.frames) if (f.context) f.context.lines = f.context.lines.map(scrubText);
+        if (stable) {
+          if (memo.size >= MEMO_ENTRIES) memo.clear();
+          memo.set(key, s);
+        }
+      }
+      if (s === NOTHING) {
         count('unresolved_no_map', m.size);
         return e;
       }
       count('resolved', s.resolved);
-      // Context lines are the tenant's source: secrets in it are scrubbed like every other text an event stores.
-      for (const f of s.frames) if (f.context) f.context.lines = f.context.lines.map(scrubText);
       for (const [reason, n] of Object.entries(s.unresolved) as Array<[UnresolvedReason, number]>) count(`unresolved_${reason}`, n);
       if (!s.resolved) return withFrames(e, { ...e.event, frames: s.frames });
       return withFrames(e, { ...e.event, stack: s.stack, minifiedStack: s.minifiedStack, frames: s.frames });
     });
   };
 }
+
+/** The result of a stack whose frames had no map after all. */
+const NOTHING: Symbolicated = { stack: '', minifiedStack: '', frames: [], resolved: 0, unresolved: {} };
+/** Stacks remembered per processor (by their text and the maps chosen for them); cleared when full. */
+const MEMO_ENTRIES = 5_000;
 
 function withFrames(e: IncomingEvent, event: StampedErrorEvent): IncomingEvent {
   return { projectId: e.projectId, originHost: e.originHost, receivedAt: e.receivedAt, event };

@@ -36,7 +36,8 @@ export function frameFile(file: string, debugIds: Record<string, string> | undef
   if (/^https?:\/\//i.test(file)) {
     try {
       const u = new URL(file);
-      out.servedPath = u.pathname;
+      // Stored decoded (the builder's file path, an upload's url): `/assets/my%20file.js` is `/assets/my file.js`.
+      out.servedPath = safeDecode(u.pathname);
       out.host = u.hostname.toLowerCase();
     } catch {
       // Not a URL after all: only a debug id can resolve it.
@@ -47,6 +48,14 @@ export function frameFile(file: string, debugIds: Record<string, string> | undef
     if (id) out.debugId = id;
   }
   return out;
+}
+
+function safeDecode(pathname: string): string {
+  try {
+    return decodeURIComponent(pathname);
+  } catch {
+    return pathname;
+  }
 }
 
 /** An SDK may key a debug id by the file's full URL on another host (a CDN) or by its path alone. */

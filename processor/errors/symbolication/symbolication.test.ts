@@ -90,7 +90,7 @@ async function sampleOf(
     `SELECT g.id, g.stack, g.culprit, g.count, s.samples FROM error_groups g JOIN error_group_samples s ON s.group_id = g.id WHERE g.project_id = $1 ORDER BY g.first_seen, s.seq`,
     [projectId],
   );
-  return r.rows.map((row) => ({ group: { id: row.id, stack: row.stack, culprit: row.culprit, count: Number(row.count) }, sample: row.samples.at(-1)! }));
+  return r.rows.map((row) => ({ group: { id: row.id, stack: row.stack, culprit: row.culprit, count: Number(row.count) }, sample: row.samples[0]! }));
 }
 
 describe('symbolication', () => {
