@@ -26,6 +26,8 @@ export interface SourceMapRef {
   mapName: string;
   size: number;
   createdAt: number;
+  /** The commit its deploy built (an event's `gitSha`, a Sentry `release` that is a sha, names it). */
+  gitSha: string | null;
 }
 
 /** One map as the deploy page lists it. */
@@ -46,8 +48,9 @@ type RefRow = {
   map_name: string;
   size: number;
   created_at: Date | string;
+  git_sha: string | null;
 };
-const REF_COLUMNS = 'id, project_id, deploy_id, bundle_id, served_path, debug_id, map_name, size, created_at';
+const REF_COLUMNS = 's.id, s.project_id, s.deploy_id, s.bundle_id, s.served_path, s.debug_id, s.map_name, s.size, s.created_at, d.git_sha';
 const refOf = (r: RefRow): SourceMapRef => ({
   id: r.id,
   projectId: r.project_id,
@@ -58,6 +61,7 @@ const refOf = (r: RefRow): SourceMapRef => ({
   mapName: r.map_name,
   size: Number(r.size),
   createdAt: new Date(r.created_at).getTime(),
+  gitSha: r.git_sha,
 });
 
 export const sourceMapsRepository = {
@@ -89,9 +93,9 @@ export const sourceMapsRepository = {
   async candidates(db: Queryable, projectIds: string[], servedPaths: string[], debugIds: string[]): Promise<SourceMapRef[]> {
     if (!projectIds.length || (!servedPaths.length && !debugIds.length)) return [];
     const r = await db.query<RefRow>(
-      `SELECT ${REF_COLUMNS} FROM source_maps
-        WHERE project_id = ANY($1::text[]) AND (served_path = ANY($2::text[]) OR debug_id = ANY($3::uuid[]))
-        ORDER BY created_at DESC, id DESC LIMIT 2000`,
+      `SELECT ${REF_COLUMNS} FROM source_maps s LEFT JOIN deploys d ON d.id = s.deploy_id
+        WHERE s.project_id = ANY($1::text[]) AND (s.served_path = ANY($2::text[]) OR s.debug_id = ANY($3::uuid[]))
+        ORDER BY s.created_at DESC, s.id DESC LIMIT 2000`,
       [projectIds, servedPaths, debugIds],
     );
     return r.rows.map(refOf);

@@ -5,7 +5,8 @@ import type { MapMatch } from '../../../domain/source-maps/symbolicated-frame.ts
  * Which kept map resolves a frame (issue 37), in this order:
  * 1. the debug id the event carries for the frame's file (the bundler wrote it into the file and its map alike);
  * 2. the deploy that served the file: the frame URL's per-deploy host (`dep-….<SITES_DOMAIN>`), else the deploy the
- *    event names (`deployId`), else the live deploy for the project's production and custom-domain hosts;
+ *    event names (`deployId`, or the commit of `gitSha`: a Sentry `release` that is a sha), else the live deploy for
+ *    the project's production and custom-domain hosts;
  * 3. the newest kept map of the project for the file's served path: a content-hashed file was served by exactly one
  *    deploy, so a page loaded before a newer deploy still resolves against the deploy that served it while its maps
  *    are kept; an upload's `~/path` matches any host.
@@ -75,7 +76,12 @@ export function deployOfHost(host: string | undefined, sitesDomain: string): str
   return label.startsWith('dep-') && !label.includes('.') ? label.replace(/-/g, '_') : undefined;
 }
 
-export function chooseMap(f: FrameFile, maps: ProjectMaps | undefined, event: { deployId?: string }, sitesDomain: string): ChosenMap | undefined {
+export function chooseMap(
+  f: FrameFile,
+  maps: ProjectMaps | undefined,
+  event: { deployId?: string; gitSha?: string },
+  sitesDomain: string,
+): ChosenMap | undefined {
   if (!maps) return undefined;
   if (f.debugId) {
     const ref = maps.byDebugId.get(f.debugId);
@@ -84,10 +90,12 @@ export function chooseMap(f: FrameFile, maps: ProjectMaps | undefined, event: { 
   if (f.servedPath === undefined) return undefined;
   const candidates = maps.byPath.get(f.servedPath);
   if (!candidates?.length) return undefined;
-  const deployId = deployOfHost(f.host, sitesDomain) ?? event.deployId ?? maps.liveDeployId ?? undefined;
-  if (deployId) {
-    const ref = candidates.find((c) => c.deployId === deployId);
-    if (ref) return { ref, match: 'deploy' };
-  }
+  const named = deployOfHost(f.host, sitesDomain) ?? event.deployId;
+  const sha = event.gitSha?.toLowerCase();
+  const ref =
+    (named !== undefined ? candidates.find((c) => c.deployId === named) : undefined) ??
+    (sha && sha.length >= 7 ? candidates.find((c) => c.gitSha && (c.gitSha.startsWith(sha) || sha.startsWith(c.gitSha))) : undefined) ??
+    (maps.liveDeployId ? candidates.find((c) => c.deployId === maps.liveDeployId) : undefined);
+  if (ref) return { ref, match: 'deploy' };
   return { ref: candidates[0]!, match: 'path' };
 }
