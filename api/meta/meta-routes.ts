@@ -25,6 +25,11 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
     description: "the same, on a site's own host: the platform attaches the project's ingest key (cx.js posts here)",
   },
   { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: "Sentry SDKs pointed at an ingest key's DSN (also /store/)" },
+  {
+    name: 'source map uploads',
+    path: '/api/0/organizations/:org/chunk-upload/',
+    description: 'sentry-cli sourcemaps upload (and cx sourcemaps upload): chunk-upload options and chunks, then .../artifactbundle/assemble/',
+  },
   { name: 'analytics ingest', path: '/v1/analytics/i', description: 'write-only analytics capture with an ingest key' },
   { name: 'flag evaluation', path: '/v1/flags/i', description: "a caller's feature flags, evaluated on the edge with an ingest key" },
   { name: 'analytics', path: '/v1/projects/:slug/analytics', description: 'trends, top events, breakdowns and raw events' },

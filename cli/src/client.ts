@@ -19,48 +19,53 @@ export interface Client {
   base: string;
   token: string | undefined;
   call<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** A route outside `/v1` (sentry-cli's `/api/0/...` upload routes): `path` from the root; a FormData body goes as multipart. */
+  callRoot<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
 export function createClient(base: string, token: string | undefined): Client {
   const root = base.replace(/\/+$/, '');
+  async function send<T>(method: string, url: string, body: unknown): Promise<T> {
+    const form = body instanceof FormData;
+    let res: Response;
+    try {
+      res = await fetch(url, {
+        method,
+        headers: {
+          accept: 'application/json',
+          'user-agent': 'cx-cli/0.1',
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
+        },
+        body: body === undefined ? undefined : form ? body : JSON.stringify(body),
+        signal: AbortSignal.timeout(form ? 120_000 : 30_000),
+      });
+    } catch (err) {
+      throw new ApiError(0, 'unreachable', `cannot reach ${root}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : null;
+    } catch {
+      json = null;
+    }
+    if (!res.ok) {
+      const e = (json ?? {}) as Partial<ErrorBody>;
+      const retry = Number(res.headers.get('retry-after'));
+      throw new ApiError(
+        res.status,
+        e.error ?? `http_${res.status}`,
+        e.message ?? `HTTP ${res.status}`,
+        Number.isFinite(retry) && retry > 0 ? retry : undefined,
+      );
+    }
+    return json as T;
+  }
   return {
     base: root,
     token,
-    async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-      let res: Response;
-      try {
-        res = await fetch(`${root}/v1${path}`, {
-          method,
-          headers: {
-            accept: 'application/json',
-            'user-agent': 'cx-cli/0.1',
-            ...(token ? { authorization: `Bearer ${token}` } : {}),
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(30_000),
-        });
-      } catch (err) {
-        throw new ApiError(0, 'unreachable', `cannot reach ${root}: ${(err as Error).message}`);
-      }
-      const text = await res.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : null;
-      } catch {
-        json = null;
-      }
-      if (!res.ok) {
-        const e = (json ?? {}) as Partial<ErrorBody>;
-        const retry = Number(res.headers.get('retry-after'));
-        throw new ApiError(
-          res.status,
-          e.error ?? `http_${res.status}`,
-          e.message ?? `HTTP ${res.status}`,
-          Number.isFinite(retry) && retry > 0 ? retry : undefined,
-        );
-      }
-      return json as T;
-    },
+    call: <T>(method: string, path: string, body?: unknown) => send<T>(method, `${root}/v1${path}`, body),
+    callRoot: <T>(method: string, path: string, body?: unknown) => send<T>(method, `${root}${path}`, body),
   };
 }

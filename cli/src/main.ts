@@ -10,6 +10,7 @@ import type { AttemptList } from '../../schemas/api/webhooks.ts';
 import { ApiError, createClient, type Client } from './client.ts';
 import { forget, resolveAuth, writeStored } from './credentials.ts';
 import { createOut, type Out } from './output.ts';
+import { bundleOf, collectSourceMaps, uploadBundle } from './sourcemaps.ts';
 
 /**
  * `cx`, the service's command line (issue 27): the same public `/v1` routes the console calls, with a `cx_cli_` token
@@ -327,6 +328,34 @@ async function webhookTest(cmd: Command) {
   out.print('webhook.test sent to the endpoints subscribed to it');
 }
 
+// ---- source maps -------------------------------------------------------------------------------------------------
+
+async function sourcemapsUpload(dir: string, cmd: Command) {
+  const { client, out } = await context(cmd);
+  const project = decodeURIComponent(projectOf(cmd));
+  const o = cmd.opts() as { urlPrefix?: string };
+  let collected: Awaited<ReturnType<typeof collectSourceMaps>>;
+  try {
+    collected = await collectSourceMaps(dir);
+  } catch (err) {
+    throw new CliExit(EXIT.usage, (err as Error).message);
+  }
+  for (const s of collected.skipped) out.note(`skipped ${s}`);
+  if (!collected.maps.length) throw new CliExit(EXIT.failed, `no source map under ${dir} (*.map files, or JS with an inline sourceMappingURL)`);
+  const withId = collected.maps.filter((m) => m.debugId).length + collected.sources.filter((s) => s.debugId).length;
+  const spin = out.spinner(`uploading ${collected.maps.length} source map${collected.maps.length === 1 ? '' : 's'}`);
+  let answer: Awaited<ReturnType<typeof uploadBundle>>;
+  try {
+    answer = await uploadBundle(client, project, bundleOf(collected, { project, urlPrefix: o.urlPrefix }));
+  } finally {
+    spin.stop();
+  }
+  if (out.json) return out.data(answer);
+  if (answer.state !== 'ok') throw new CliExit(EXIT.failed, `the service did not keep the maps (${answer.state}): ${answer.detail ?? ''}`);
+  out.print(`${out.paint('ok', 'Uploaded:')} ${answer.detail ?? ''}`);
+  if (!withId) out.note('none of these files carries a debug id: maps are found by the path a site serves the file at');
+}
+
 // ---- the program -------------------------------------------------------------------------------------------------
 
 export function program(): Command {
@@ -343,6 +372,7 @@ Examples:
   $ cx deploy -p shop --branch main   queue a deploy and follow its build log (exit 4 if it fails)
   $ cx errors list -p shop --sort lastSeen
   $ cx errors resolve -p shop grp_1 grp_2
+  $ cx sourcemaps upload -p shop ./dist   source maps of a build made elsewhere
 
 Environment: SERVICE_BASE_URL (default http://localhost:8080), SERVICE_TOKEN (a cx_cli_ token, for CI), SERVICE_PROJECT.
 Exit codes: 0 ok, 1 the service refused or is unreachable, 2 usage, 3 not signed in or not allowed, 4 the deploy failed or was canceled.`,
@@ -481,6 +511,14 @@ Exit codes: 0 ok, 1 the service refused or is unreachable, 2 usage, 3 not signed
     .addOption(project())
     .description('send webhook.test')
     .action((_o, c) => webhookTest(c));
+
+  const sourcemaps = p.command('sourcemaps').description("source maps of a build made elsewhere (the service's own builds keep theirs)");
+  sourcemaps
+    .command('upload <dir>')
+    .addOption(project())
+    .option('--url-prefix <prefix>', 'where the folder is served: ~/ (any host, the root; default) or e.g. ~/static/js', '~/')
+    .description('upload the *.map files under a build folder (and the debug ids and map references of its JS files)')
+    .action((dir, _o, c) => sourcemapsUpload(dir, c));
   return p;
 }
 

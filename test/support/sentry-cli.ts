@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,14 +54,16 @@ export interface BuiltApp {
 
 /**
  * A small app bundled by esbuild into `dist/assets/main-<hash>.js` with an external map. `variant` changes the code,
- * so its hash (and its map's debug id) differ.
+ * so its hash (and its map's debug id) differ; `padBytes` makes the map that much larger.
  */
-export async function buildApp(variant = 'a'): Promise<BuiltApp> {
+export async function buildApp(variant = 'a', opts: { padBytes?: number } = {}): Promise<BuiltApp> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'sentry-cli-app-'));
   await mkdir(path.join(root, 'src'));
+  // A comment the minifier drops but the map's sourcesContent keeps: a large map from a small bundle.
+  const pad = opts.padBytes ? `/* ${randomBytes(Math.ceil((opts.padBytes * 3) / 4)).toString('base64')} */\n` : '';
   await writeFile(
     path.join(root, 'src/lib.js'),
-    `export function chargeCard(amount) {\n  if (amount > 0) throw new Error('payment failed ${variant}');\n  return amount;\n}\n`,
+    `${pad}export function chargeCard(amount) {\n  if (amount > 0) throw new Error('payment failed ${variant}');\n  return amount;\n}\n`,
   );
   await writeFile(path.join(root, 'src/main.js'), `import { chargeCard } from './lib.js';\nglobalThis.checkout = () => chargeCard(42);\n`);
   const dist = path.join(root, 'dist');
