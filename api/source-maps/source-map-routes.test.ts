@@ -283,6 +283,31 @@ describe('the upload routes by hand', () => {
     expect([...held]).toEqual([sha1(fresh)]);
   });
 
+  it("past one upload's bytes an owner's oldest chunks go first, so an abandoned upload never blocks the next", async () => {
+    const owner = `prj_trim_${Date.now()}`;
+    const now = Date.now();
+    const chunk = (i: number) => {
+      const content = Buffer.alloc(1000, i);
+      return { checksum: sha1(content), content };
+    };
+    for (let i = 0; i < 5; i++) await uploadsRepository.putChunks(t.platform.db, owner, [chunk(i)], now - (5 - i) * 1000);
+    expect(await uploadsRepository.trimChunks(t.platform.db, owner, 3000)).toBe(2);
+    const held = await uploadsRepository.presentChunks(
+      t.platform.db,
+      owner,
+      [0, 1, 2, 3, 4].map((i) => chunk(i).checksum),
+    );
+    expect([...held].sort()).toEqual([2, 3, 4].map((i) => chunk(i).checksum).sort());
+  });
+
+  it('the routes are in the OpenAPI document with their credentials', async () => {
+    const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
+    const assembleOp = doc.paths['/api/0/organizations/{org}/artifactbundle/assemble/']?.post;
+    expect(assembleOp?.requestBody).toBeDefined();
+    expect(assembleOp?.security).toEqual([{ cliToken: [] }, { apiKey: ['sourcemaps:write'] }]);
+    expect(Object.keys(doc.paths['/api/0/organizations/{org}/chunk-upload/'] ?? {}).sort()).toEqual(['get', 'post']);
+  });
+
   it('an invalid assemble body is 400 with the fields named', async () => {
     for (const body of [{}, { checksum: 'xyz', chunks: [], projects: [] }, { checksum: 'a'.repeat(40), chunks: ['a'.repeat(40)], projects: 'web' }]) {
       const res = await assemble(key, body);
