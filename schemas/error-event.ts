@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SymbolicatedFrame } from '../domain/source-maps/symbolicated-frame.ts';
+import type { SymbolicatedFrame } from './symbolicated-frame.ts';
 import { normalizeDebugId } from './debug-id.ts';
 import { LIMITS } from './limits.ts';
 

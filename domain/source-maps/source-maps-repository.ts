@@ -72,7 +72,7 @@ export const sourceMapsRepository = {
         `INSERT INTO source_maps (id, project_id, deploy_id, bundle_id, served_path, debug_id, map_name, size, content)
          VALUES ($1, $2, $3, $4, $5, $6::uuid, $7, $8, $9)`,
         [
-          newId('smap'),
+          newId('smap_'),
           owner.projectId,
           owner.deployId ?? null,
           owner.bundleId ?? null,

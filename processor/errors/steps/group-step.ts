@@ -1,7 +1,7 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import type { GroupRow, GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
 import { copyTextFields } from '../../../schemas/error-event.ts';
-import type { SymbolicatedFrame } from '../../../domain/source-maps/symbolicated-frame.ts';
+import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { suggestFirstCheck } from '../suggestion.ts';

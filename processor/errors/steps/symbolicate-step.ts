@@ -1,5 +1,5 @@
 import { sourceMapsRepository, type SourceMapRef } from '../../../domain/source-maps/source-maps-repository.ts';
-import type { UnresolvedReason } from '../../../domain/source-maps/symbolicated-frame.ts';
+import type { UnresolvedReason } from '../../../schemas/symbolicated-frame.ts';
 import { scrubText } from '../../../domain/secret-scrub.ts';
 import { yieldToEventLoop } from '../../../platform/event-loop.ts';
 import type { Queryable } from '../../../platform/ports/relational-store.ts';

@@ -1,5 +1,5 @@
 import type { SourceMapRef } from '../../../domain/source-maps/source-maps-repository.ts';
-import type { MapMatch } from '../../../domain/source-maps/symbolicated-frame.ts';
+import type { MapMatch } from '../../../schemas/symbolicated-frame.ts';
 
 /**
  * Which kept map resolves a frame (issue 37), in this order:

@@ -1,4 +1,4 @@
-import type { ContextLines, FramePosition, SymbolicatedFrame, UnresolvedReason } from '../../../domain/source-maps/symbolicated-frame.ts';
+import type { ContextLines, FramePosition, SymbolicatedFrame, UnresolvedReason } from '../../../schemas/symbolicated-frame.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { isInAppFile, parseFrameLine, type StackFrame } from '../stack-parser.ts';
 import type { ChosenMap } from './map-choice.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { Platform } from '../../../platform/platform.ts';
 import { sourceMapsRepository } from '../../../domain/source-maps/source-maps-repository.ts';
-import type { SymbolicatedFrame } from '../../../domain/source-maps/symbolicated-frame.ts';
+import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
 import { stampErrorEvent, type StampedErrorBatch } from '../../../schemas/error-event.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../../test/support/accounts.ts';
