@@ -15,7 +15,7 @@ import type { IncomingEvent } from './outcome.ts';
  * Symbolication (issue 37), before the fingerprint: a batch's minified frames resolved through the project's kept
  * source maps (a deploy's, collected by the builder, or an upload's), so the issue's identity and everything people
  * read name the original file and function. For a whole batch: one query for the candidate maps (by the frames'
- * served paths and debug ids), one for the live deploys when a path has maps in several deploys, one for the content
+ * served paths and debug ids), one for the projects' live deploys when a candidate is a deploy's, one for the content
  * of the maps not yet parsed; parsed maps are kept per processor (symbolication/parsed-maps.ts).
  *
  * A batch parses at most LIMITS.sourceMaps.coldBytesPerBatch of maps it has not seen: frames past it stay minified
@@ -164,19 +164,20 @@ function withFrames(e: IncomingEvent, event: StampedErrorEvent): IncomingEvent {
 async function projectMaps(db: Queryable, projectIds: string[], paths: string[], debugIds: string[]): Promise<Map<string, ProjectMaps>> {
   const refs = await sourceMapsRepository.candidates(db, projectIds, paths, debugIds);
   const out = new Map<string, ProjectMaps>();
-  let ambiguous = false;
+  let fromDeploys = false;
   for (const r of refs) {
     let p = out.get(r.projectId);
     if (!p) out.set(r.projectId, (p = { byPath: new Map(), byDebugId: new Map(), liveDeployId: null }));
     if (r.debugId && !p.byDebugId.has(r.debugId)) p.byDebugId.set(r.debugId, r);
+    fromDeploys ||= r.deployId !== null;
     if (r.servedPath !== null) {
       const list = p.byPath.get(r.servedPath);
       if (list) {
-        ambiguous ||= list.some((x) => x.deployId !== r.deployId);
         list.push(r);
       } else p.byPath.set(r.servedPath, [r]);
     }
   }
-  if (ambiguous) for (const [id, live] of await sourceMapsRepository.liveDeploys(db, [...out.keys()])) if (out.has(id)) out.get(id)!.liveDeployId = live;
+  // The live deploy served the production and custom-domain hosts' files: a frame resolved through its map says so.
+  if (fromDeploys) for (const [id, live] of await sourceMapsRepository.liveDeploys(db, [...out.keys()])) if (out.has(id)) out.get(id)!.liveDeployId = live;
   return out;
 }

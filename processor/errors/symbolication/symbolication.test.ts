@@ -121,7 +121,7 @@ describe('symbolication', () => {
     const top = (sample.frames as SymbolicatedFrame[])[0]!;
     expect(top.original).toEqual({ fn: 'sumPrices', file: 'src/cart.ts', line: 10, col: 13 });
     expect(top.inApp).toBe(true);
-    expect(top.resolution).toMatchObject({ status: 'resolved', match: 'path' });
+    expect(top.resolution).toMatchObject({ status: 'resolved' });
     // Each event's frames resolved against the deploy that served its file.
     const r = await api.platform.db.query<{ samples: Array<{ minifiedStack: string; frames: SymbolicatedFrame[] }> }>(
       'SELECT s.samples FROM error_group_samples s WHERE s.group_id = $1',
