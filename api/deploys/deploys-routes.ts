@@ -8,6 +8,7 @@ import { FINISHED_DEPLOY_STATES, type DeployState } from '../../schemas/deploys.
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
+import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
 import { LOG_PAGE, logPage, readLogLines, revokeShare, shareOf } from './deploy-logs.ts';
 import {
   createDeployHook,
@@ -32,6 +33,7 @@ import {
   DeployListQuery,
   DeployPage,
   DeployParams,
+  DeploySourceMapList,
   LiveDeployAnswer,
   LogPageQuery,
   LogPageSchema,
@@ -294,6 +296,26 @@ export function deploysRoutes(
         },
       },
       async (request) => ({ live: served(await rollbackTo(db, projectOf(request).id, request.params.deployId)) }),
+    );
+
+    app.get(
+      '/v1/projects/:slug/deploys/:deployId/sourcemaps',
+      {
+        config: { auth: AUTH.project('deploys:read') },
+        schema: {
+          tags: ['deploys'],
+          summary: "The source maps kept from the deploy's build (names, served paths, debug ids, sizes; never content)",
+          description:
+            'The processor resolves minified stack frames through these (issue 37). They are kept privately: a site serves a `.map` only when the project opts in.',
+          params: DeployParams,
+          response: { 200: DeploySourceMapList, ...errorAnswers(404) },
+        },
+      },
+      async (request) => {
+        // Another project's deploy is not found: the maps are read only once the deploy is this project's.
+        const deploy = await getDeploy(db, projectOf(request).id, request.params.deployId);
+        return { maps: await sourceMapsRepository.listForDeploy(db, deploy.id) };
+      },
     );
 
     app.get(

@@ -1,6 +1,9 @@
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import type { Environment } from '../../schemas/error-event.ts';
+import { z } from 'zod';
+import type { SymbolicatedFrame as StoredFrame } from '../../schemas/symbolicated-frame.ts';
+import { SymbolicatedFrameSchema } from '../../schemas/api/errors.ts';
 import type {
   AlertSettings,
   AlertSettingsPatch,
@@ -10,8 +13,10 @@ import type {
   Issue,
   IssueAction,
   IssueListQuery,
+  IssueSample,
   IssueStatus,
   IssueSummary,
+  SymbolicatedFrame,
 } from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
 import { alertRecipientStates, reenableRecipients } from '../../domain/alert-recipients.ts';
@@ -57,9 +62,38 @@ export function toIssueSummary(r: GroupRow): IssueSummary {
   };
 }
 
-export function toIssue(r: GroupRow): Issue {
-  return { ...toIssueSummary(r), fingerprint: r.fingerprint, stack: r.stack, samples: r.samples ?? [] };
+/**
+ * A stored sample as the API answers it. Its `frames` were written by the processor (issue 37); a list that does not
+ * read as frames (written by another version) is left out, so the issue still answers, with the plain stack.
+ */
+function toSample(s: Record<string, unknown>): IssueSample {
+  const { frames, minifiedStack, ...rest } = s;
+  const parsed = frames === undefined ? undefined : z.array(SymbolicatedFrameSchema).safeParse(frames);
+  return {
+    ...rest,
+    ...(parsed?.success ? { frames: parsed.data } : {}),
+    ...(typeof minifiedStack === 'string' ? { minifiedStack } : {}),
+  };
 }
+
+export function toIssue(r: GroupRow): Issue {
+  const samples = (r.samples ?? []).map(toSample);
+  // The group's stack is its newest occurrence's (groups-repository), which is the first sample.
+  const newest = samples[0];
+  return {
+    ...toIssueSummary(r),
+    fingerprint: r.fingerprint,
+    stack: r.stack,
+    frames: newest?.frames ?? null,
+    minifiedStack: newest?.minifiedStack ?? null,
+    samples,
+  };
+}
+
+// The API's frame schema and the processor's frame type are one shape: a change to either that the other lacks fails
+// to compile here.
+type Agree<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const FRAME_SHAPES_AGREE: Agree<SymbolicatedFrame, StoredFrame> = true;
 
 /** How the issue list can be ordered: most occurrences first, or most recently seen first (ties by id). */
 export type IssueSort = IssueListQuery['sort'];

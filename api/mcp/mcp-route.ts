@@ -7,7 +7,8 @@ import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Credential } from '../auth/route-auth.ts';
 import type { DeployPage, LogPage, QueuedDeployAnswer } from '../../schemas/api/deploys.ts';
-import type { BulkIssuesAnswer, IssueAnswer, IssuePage } from '../../schemas/api/errors.ts';
+import type { BulkIssuesAnswer, IssueAnswer, IssuePage, SymbolicatedFrame } from '../../schemas/api/errors.ts';
+import { UNRESOLVED_REASON_TEXT } from '../../schemas/frame-resolution-text.ts';
 import type { FlagAnswer, FlagList } from '../../schemas/api/flags.ts';
 import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
@@ -90,13 +91,14 @@ function buildServer(caller: Caller, call: Inject): McpServer {
   );
   tool('get_issue', 'One issue: the stack, where in your code, samples and the suggestion.', { project, groupId: z.string().min(1).max(64) }, async (a) => {
     const r = await api<IssueAnswer>('GET', `/v1/projects/${slugOf(a.project)}/errors/${encodeURIComponent(a.groupId)}`);
-    const i = r.issue as IssueAnswer['issue'] & { culprit?: string | null; suggestion?: string | null };
+    const i = r.issue;
     return [
       `${i.name}: ${i.message}`,
       `status ${i.status}, ${i.count} events, first ${i.firstSeen}, last ${i.lastSeen}`,
       i.culprit ? `In your code: ${i.culprit}` : undefined,
       '',
       i.stack,
+      ...(i.frames ? frameNotes(i.frames) : []),
       i.suggestion ? `\nSuggestion: ${i.suggestion}` : undefined,
       `\nNext: fix the code at the culprit, then update_issue with action=resolve.`,
     ]
@@ -174,6 +176,35 @@ function buildServer(caller: Caller, call: Inject): McpServer {
     },
   );
   return server;
+}
+
+/**
+ * What a model needs beside the stack (which is already the original one when source maps resolved it): the source
+ * around the top in-app frame, the failing line marked, and how many frames stayed minified and why.
+ */
+function frameNotes(frames: SymbolicatedFrame[]): string[] {
+  const notes: string[] = [];
+  const top = frames.find((f) => f.inApp && f.original && f.context);
+  if (top?.original && top.context) {
+    const { firstLine, lines, errorIndex } = top.context;
+    const width = String(firstLine + lines.length - 1).length;
+    notes.push('', `Source at ${top.original.file}:${top.original.line ?? '?'} (from its source map):`);
+    lines.forEach((text, k) => notes.push(`${k === errorIndex ? '>' : ' '} ${String(firstLine + k).padStart(width)} | ${text}`));
+  }
+  const unresolved = new Map<string, number>();
+  for (const f of frames) {
+    if (f.resolution.status === 'unresolved') {
+      const why = UNRESOLVED_REASON_TEXT[f.resolution.reason];
+      unresolved.set(why, (unresolved.get(why) ?? 0) + 1);
+    }
+  }
+  const count = [...unresolved.values()].reduce((a, b) => a + b, 0);
+  if (count)
+    notes.push(
+      '',
+      `${count} ${count === 1 ? 'frame kept its' : 'frames kept their'} minified form: ${[...unresolved].map(([why, n]) => `${why} (${n})`).join('; ')}.`,
+    );
+  return notes;
 }
 
 class ToolError extends Error {

@@ -48,8 +48,8 @@ export function parseStack(stack: string): ParsedStack {
 }
 
 /** Consecutive frames of the same kind, so runs of library frames can be folded. */
-export function runs(frames: Frame[]): Array<{ inApp: boolean; frames: Frame[] }> {
-  const out: Array<{ inApp: boolean; frames: Frame[] }> = [];
+export function runs<F extends { inApp: boolean }>(frames: F[]): Array<{ inApp: boolean; frames: F[] }> {
+  const out: Array<{ inApp: boolean; frames: F[] }> = [];
   for (const f of frames) {
     const last = out[out.length - 1];
     if (last && last.inApp === f.inApp) last.frames.push(f);

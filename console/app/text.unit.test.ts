@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countOf, rowsFor } from './text.ts';
+import { countOf, rowsFor, sizeOf } from './text.ts';
 
 describe('console text', () => {
   it('says 1 event, 2 events (issue 23: "1 events")', () => {
@@ -14,5 +14,13 @@ describe('console text', () => {
     expect(rowsFor('a\nb\nc\nd\ne')).toBe(6);
     expect(rowsFor('x\n'.repeat(100))).toBe(20);
     expect(rowsFor('', 3)).toBe(3);
+  });
+
+  it('says a size as people read it (a deploy page lists its source maps)', () => {
+    expect(sizeOf(0)).toBe('0 B');
+    expect(sizeOf(1023)).toBe('1023 B');
+    expect(sizeOf(96_402)).toBe('94.1 KB');
+    expect(sizeOf(1_843_211)).toBe('1.8 MB');
+    expect(sizeOf(200 * 1024 * 1024)).toBe('200 MB');
   });
 });

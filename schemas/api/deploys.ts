@@ -39,6 +39,17 @@ export const DeployListQuery = z.object({
 export const DeployPage = pageOf(DeploySchema);
 export type DeployPage = z.infer<typeof DeployPage>;
 
+/** `GET .../deploys/:deployId/sourcemaps` (issue 37): the maps kept from the deploy's build; never their content. */
+export const DeploySourceMapSchema = z.object({
+  mapName: z.string().describe("the map's path in the build output (`assets/index-3f9a2c1b.js.map`)"),
+  servedPath: z.string().nullable().describe('the path the site serves the mapped file at (`/assets/index-3f9a2c1b.js`), when known'),
+  debugId: z.string().nullable().describe('the debug id the bundler wrote into the file and its map, if any'),
+  size: z.number().int().describe("the map's bytes"),
+});
+export type DeploySourceMap = z.infer<typeof DeploySourceMapSchema>;
+export const DeploySourceMapList = z.object({ maps: z.array(DeploySourceMapSchema).describe('by map name') });
+export type DeploySourceMapList = z.infer<typeof DeploySourceMapList>;
+
 const EnvNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name');
 export const BuildSettingsSchema = z.object({
   repoUrl: z.string().nullable(),

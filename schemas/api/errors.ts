@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ENVIRONMENTS } from '../error-event.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
 import { LIMITS } from '../limits.ts';
+import { UNRESOLVED_REASONS } from '../symbolicated-frame.ts';
 import { pageOf } from './common.ts';
 
 /** Error tracking (spec §4.5): the issue inbox, its transitions (§3.1), error settings (§2.7) and alert settings (§2.8). */
@@ -26,10 +27,66 @@ export const IssueSummarySchema = z.object({
 });
 export type IssueSummary = z.infer<typeof IssueSummarySchema>;
 
+/**
+ * One stack frame after symbolication (issue 37): the frame as the client sent it, its original position when a source
+ * map resolved it, context lines from the map's `sourcesContent`, and which map resolved it or why none did. The same
+ * shape as schemas/symbolicated-frame.ts (api/errors/errors-repository.ts checks the two agree).
+ */
+const FramePositionSchema = z.object({
+  fn: z.string().describe("function name ('' when anonymous)"),
+  file: z.string(),
+  line: z.number().int().optional(),
+  col: z.number().int().optional(),
+});
+export const UnresolvedReasonSchema = z
+  .enum(UNRESOLVED_REASONS)
+  .describe(
+    'not_a_url: the file is no URL a site serves; no_map: no kept map for this file; map_refused: its map could not be read; line_out_of_range: the map has no mapping there; busy: the processor spent its batch budget of map parsing',
+  );
+export type UnresolvedReason = z.infer<typeof UnresolvedReasonSchema>;
+export const SymbolicatedFrameSchema = z.object({
+  minified: FramePositionSchema.describe('the frame as the client sent it'),
+  original: FramePositionSchema.optional().describe('the original source position, when a map resolved the frame'),
+  context: z
+    .object({
+      firstLine: z.number().int().describe('line number (1-based) of lines[0]'),
+      lines: z.array(z.string()),
+      errorIndex: z.number().int().describe('index in lines of the failing line'),
+    })
+    .optional()
+    .describe("source lines around the original line, from the map's sourcesContent"),
+  inApp: z.boolean().describe("the app's own code (decided on the original path when resolved: node_modules/ is a library)"),
+  resolution: z.discriminatedUnion('status', [
+    z.object({
+      status: z.literal('resolved'),
+      match: z.enum(['debug_id', 'deploy', 'path']).describe("how the map was found: the event's debug id, the deploy that served the file, its served path"),
+      deployId: z.string().nullable().describe('the deploy whose build kept the map; null for an uploaded map'),
+      bundleId: z.string().optional().describe("the upload's bundle, for an uploaded map"),
+      mapName: z.string().describe("the map's path in the build output or bundle"),
+      debugId: z.string().optional(),
+    }),
+    z.object({ status: z.literal('unresolved'), reason: UnresolvedReasonSchema }),
+  ]),
+});
+export type SymbolicatedFrame = z.infer<typeof SymbolicatedFrameSchema>;
+
+/** A kept occurrence: its text fields under their own names, plus the symbolicated frames when there are any. */
+export const IssueSampleSchema = z.looseObject({
+  stack: z.string().optional().describe('the original stack when a map resolved at least one frame, else as sent'),
+  minifiedStack: z.string().optional().describe('the stack as the client sent it, present when at least one frame was resolved'),
+  frames: z.array(SymbolicatedFrameSchema).optional().describe('every frame, minified and original (absent on events stored before issue 37)'),
+});
+export type IssueSample = z.infer<typeof IssueSampleSchema>;
+
 export const IssueSchema = IssueSummarySchema.extend({
   fingerprint: z.string(),
-  stack: z.string(),
-  samples: z.array(z.record(z.string(), z.unknown())).describe('the 20 most recent occurrences, newest first (scrubbed)'),
+  stack: z.string().describe("the newest occurrence's stack: the original one when source maps resolved its frames"),
+  frames: z
+    .array(SymbolicatedFrameSchema)
+    .nullable()
+    .describe("the newest occurrence's frames with their resolution and context lines; null for an occurrence stored without them"),
+  minifiedStack: z.string().nullable().describe("the newest occurrence's stack as the client sent it, when source maps resolved at least one frame"),
+  samples: z.array(IssueSampleSchema).describe('the 20 most recent occurrences, newest first (scrubbed)'),
 });
 export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });

@@ -2,7 +2,8 @@
  * Screenshots of the console's main screens (issue 17), for people to look at: `npm run screenshots` starts the whole
  * service as `npm start` runs it on a fresh data dir, fills a project the way users would (errors through the edge
  * from a production and a preview host, a regression, a webhook with deliveries, a deploy from a hook, a connected
- * repository and Stripe account, an inbox with mail, uptime monitors up and down), and writes PNGs
+ * repository and Stripe account, an inbox with mail, uptime monitors up and down, an issue whose frames source maps
+ * resolved, written as the processor stores it), and writes PNGs
  * to docs/screenshots/ (1280x800, and the issue list at 390 px wide). Loopback only.
  */
 import { execFileSync } from 'node:child_process';
@@ -14,8 +15,10 @@ import nodemailer from 'nodemailer';
 import { startHttpsReceiver } from '../support/https-receiver.ts';
 import { resendRequest } from '../support/resend.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService } from './support/console-service.ts';
+import { shootSourceMapScreens } from './support/source-map-screens.ts';
 
-const OUT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
+/** docs/screenshots/, or SCREENSHOTS_DIR (to look at a change without touching the committed pictures). */
+const OUT = process.env.SCREENSHOTS_DIR ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs', 'screenshots');
 const SLUG = 'storefront';
 
 function git(cwd: string, ...args: string[]) {
@@ -255,6 +258,11 @@ async function main() {
     await page.screenshot({ path: path.join(OUT, 'integrations.png'), fullPage: true });
     await page.setViewportSize({ width: 390, height: 844 });
     await shot('issues-narrow', `/projects/${SLUG}/errors`, '.issue-row', { fullPage: true });
+    // Source maps (issue 37): an issue as the processor stores it once maps resolved its frames, and the deploy's maps.
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const projectId = (await call('GET', `/projects/${SLUG}`)).project.id as string;
+    for (const f of await shootSourceMapScreens({ page, base, db: svc.running.platform.db, projectId, slug: SLUG, out: OUT }))
+      process.stderr.write(`wrote ${path.basename(f)}\n`);
     await browser.close();
   } finally {
     await svc.running.stop();

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { del, get, patch, post, projectPath, query } from '../api.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, countOf, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import { sizeOf } from '../text.ts';
 import type {
   BuildSettings,
   BuildSettingsAnswer,
@@ -11,6 +12,7 @@ import type {
   DeployAnswer,
   DeployHookList,
   DeployPage,
+  DeploySourceMapList,
   LogLine,
   LogPage,
   LogShareAnswer,
@@ -417,6 +419,46 @@ export function DeployDetail() {
           <div ref={bottom} />
         </pre>
       </section>
+      {done && <SourceMaps slug={slug} deployId={deployId} />}
     </div>
+  );
+}
+
+/**
+ * The source maps kept from this deploy's build (issue 37): names, the files they map, debug ids and sizes; never the
+ * content, which stays private and resolves this deploy's error frames.
+ */
+function SourceMaps({ slug, deployId }: { slug: string; deployId: string }) {
+  const r = useResource(() => get<DeploySourceMapList>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/sourcemaps`)), [slug, deployId]);
+  return (
+    <section aria-labelledby="maps-h">
+      <h2 id="maps-h">Source maps</h2>
+      <Loaded r={r} what="the source maps">
+        {({ maps }) =>
+          maps.length === 0 ? (
+            <p class="empty">This build kept no source maps: its errors show the stack as the browser sent it.</p>
+          ) : (
+            <>
+              <p class="muted">
+                {countOf(maps.length, 'map')}, {sizeOf(maps.reduce((n, m) => n + m.size, 0))} in all, kept privately to show this deploy's errors in their
+                original source. Its sites answer a <code>.map</code> as missing unless the project opts in to serving them.
+              </p>
+              <Table caption="Source maps kept from this build" class="source-maps" columns={['File', 'Map', 'Debug ID', 'Size']}>
+                {maps.map((m) => (
+                  <tr key={m.mapName}>
+                    <td>{m.servedPath ? <code>{m.servedPath}</code> : <span class="muted">–</span>}</td>
+                    <td>
+                      <code>{m.mapName}</code>
+                    </td>
+                    <td>{m.debugId ? <code class="debug-id">{m.debugId}</code> : <span class="muted">–</span>}</td>
+                    <td class="num">{sizeOf(m.size)}</td>
+                  </tr>
+                ))}
+              </Table>
+            </>
+          )
+        }
+      </Loaded>
+    </section>
   );
 }

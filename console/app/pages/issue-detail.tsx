@@ -1,14 +1,15 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { get, post, projectPath } from '../api.ts';
+import { contextRows, shortId, type FrameMode, functionName, lineCol, openFrameIndex, positionOf, resolutionNote, resolvedSummary } from '../frames.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
-import type { IssueAnswer } from '../../../schemas/api/errors.ts';
+import type { IssueAnswer, SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
 /**
  * One issue (GET /v1/projects/:slug/errors/:groupId): the stack with the app's own frames set apart from library
- * frames, the suggestion (a hint), counts, first and last seen, the recent samples, and the §3.1 actions
+ * frames (symbolicated by source maps when the newest event's were, with their source and a minified toggle), the suggestion (a hint), counts, first and last seen, the recent samples, and the §3.1 actions
  * (buttons and the r / i / u keys).
  */
 export function IssueDetail() {
@@ -92,7 +93,11 @@ export function IssueDetail() {
             )}
             <section aria-labelledby="stack-h">
               <h2 id="stack-h">Stack</h2>
-              <StackView stack={i.stack} />
+              {i.frames?.length ? (
+                <SymbolicatedStackView slug={slug} stack={i.stack} minifiedStack={i.minifiedStack} frames={i.frames} />
+              ) : (
+                <StackView stack={i.stack} />
+              )}
             </section>
             <section aria-labelledby="samples-h">
               <h2 id="samples-h">Recent events ({i.samples.length})</h2>
@@ -156,7 +161,132 @@ export function StackView({ stack }: { stack: string }) {
   );
 }
 
+/**
+ * A stack whose frames went through source maps (issue 37): each frame's original function and file:line:col, the
+ * source around the top in-app frame (others open on a click), library runs folded, and per frame which deploy's map
+ * resolved it or why none did. "Minified" shows every frame as the client sent it.
+ */
+function SymbolicatedStackView({
+  slug,
+  stack,
+  minifiedStack,
+  frames,
+}: {
+  slug: string;
+  stack: string;
+  minifiedStack: string | null;
+  frames: SymbolicatedFrame[];
+}) {
+  const [mode, setMode] = useState<FrameMode>('original');
+  const header = parseStack(mode === 'minified' && minifiedStack ? minifiedStack : stack).header;
+  const appFrames = frames.filter((f) => f.inApp).length;
+  const open = openFrameIndex(frames);
+  const summary = resolvedSummary(frames);
+  const indexed = frames.map((f, index) => ({ f, index, inApp: f.inApp }));
+  const list = (items: typeof indexed) => (
+    <ol class="frames">
+      {items.map(({ f, index }) => (
+        <SymbolicatedFrameLine key={index} f={f} mode={mode} slug={slug} open={index === open} />
+      ))}
+    </ol>
+  );
+  return (
+    <div class="stack-view symbolicated">
+      <div class="stack-bar">
+        {header.length > 0 ? <pre class="stack-head">{header.join('\n')}</pre> : <span />}
+        <div class="toggle" role="group" aria-label="Show frames as">
+          {(['original', 'minified'] as const).map((m) => (
+            <button key={m} type="button" class="small secondary" aria-pressed={mode === m} onClick={() => setMode(m)}>
+              {m === 'original' ? 'Original' : 'Minified'}
+            </button>
+          ))}
+        </div>
+      </div>
+      <p class="muted legend">
+        <span class="swatch in-app" /> your code ({appFrames}) <span class="swatch library" /> libraries and runtime ({frames.length - appFrames}, folded)
+        {summary && <span class="resolved-summary"> · {summary}</span>}
+      </p>
+      {runs(indexed).map((run, n) =>
+        run.inApp ? (
+          <div key={n}>{list(run.frames)}</div>
+        ) : (
+          <details key={n} class="library-run">
+            <summary>
+              {run.frames.length} library {run.frames.length === 1 ? 'frame' : 'frames'}
+            </summary>
+            {list(run.frames)}
+          </details>
+        ),
+      )}
+    </div>
+  );
+}
+
+function SymbolicatedFrameLine({ f, mode, slug, open }: { f: SymbolicatedFrame; mode: FrameMode; slug: string; open: boolean }) {
+  const p = positionOf(f, mode);
+  const note = resolutionNote(f);
+  const head = (
+    <span class="frame-head">
+      <span class="frame-where">
+        <span class="fn">{functionName(p)}</span> <span class="file">{p.file}</span>
+        <span class="pos">{lineCol(p)}</span>
+        {f.inApp && <span class="sr-only"> (your code)</span>}
+      </span>
+      {note.resolved ? (
+        <span class="frame-note" title={`Resolved by ${note.mapName}, ${note.how}`}>
+          <span class="sr-only">resolved by </span>
+          map <code>{note.mapName}</code>
+          {note.deployId ? (
+            <>
+              {' · deploy '}
+              <a href={projectPath(slug, `/deploys/${encodeURIComponent(note.deployId)}`)} title={note.deployId} aria-label={`deploy ${note.deployId}`}>
+                {shortId(note.deployId)}
+              </a>
+            </>
+          ) : (
+            ' · uploaded'
+          )}
+        </span>
+      ) : (
+        <span class="frame-note unresolved">
+          <span class="muted">minified:</span> {note.why}
+        </span>
+      )}
+    </span>
+  );
+  const context = mode === 'original' && f.context && f.context.lines.length > 0 ? f.context : null;
+  return (
+    <li class={`frame ${f.inApp ? 'in-app' : 'library'}${note.resolved ? '' : ' unresolved'}`}>
+      {context ? (
+        <details class="frame-source" open={open}>
+          <summary>{head}</summary>
+          <ContextLines c={context} />
+        </details>
+      ) : (
+        head
+      )}
+    </li>
+  );
+}
+
+function ContextLines({ c }: { c: NonNullable<SymbolicatedFrame['context']> }) {
+  const rows = contextRows(c);
+  return (
+    <div class="context-lines" role="group" aria-label={`Source, lines ${rows[0]?.number ?? ''} to ${rows[rows.length - 1]?.number ?? ''}`}>
+      {rows.map((r) => (
+        <div key={r.number} class={r.failing ? 'ctx failing' : 'ctx'} aria-current={r.failing ? 'true' : undefined}>
+          <span class="ln">{r.number}</span>
+          <span class="code">{r.text}</span>
+          {r.failing && <span class="sr-only"> (the line that failed)</span>}
+        </div>
+      ))}
+    </div>
+  );
+}
+
 const KNOWN = new Set([
+  'frames',
+  'minifiedStack',
   'name',
   'stack',
   'message',
