@@ -63,7 +63,7 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
     }
     if (!files.size) return events;
 
-    // 2. The candidate maps of the batch's projects, and their live deploys when a path has several.
+    // 2. The candidate maps of the batch's projects, and their live deploys.
     const maps = await projectMaps(deps.db, [...projectIds], [...paths], [...debugIds]);
     if (!maps.size) {
       for (const byFile of files.values()) count('unresolved_no_map', byFile.size);

@@ -131,12 +131,13 @@ describe('symbolication', () => {
       .flatMap((row) => row.samples)
       .map((smp) => [
         smp.minifiedStack.includes(first.servedPath),
-        new Set(resolvedFrames(smp.frames).map((f) => (f.resolution as { deployId: string }).deployId)),
+        new Set(resolvedFrames(smp.frames).map((f) => `${(f.resolution as { deployId: string }).deployId} ${(f.resolution as { match: string }).match}`)),
       ]);
+    // The older file on the production host: by its path (the live deploy has no such file); the live deploy's own: by deploy.
     expect(used).toEqual(
       expect.arrayContaining([
-        [true, new Set([d1])],
-        [false, new Set([d2])],
+        [true, new Set([`${d1} path`])],
+        [false, new Set([`${d2} deploy`])],
       ]),
     );
     expect(top.context).toMatchObject({ firstLine: 5, errorIndex: 5 });
