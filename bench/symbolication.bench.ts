@@ -3,7 +3,10 @@
  *
  * - `none`: the events' frames are no URLs (a Node service's paths): the symbolication step costs no query;
  * - `no_maps`: the same browser stacks as below, in projects with no kept maps (one candidates query per batch);
- * - `warm`: browser stacks of 5 frames into a ~2 MB map kept by each project's deploy, already parsed (warm cache).
+ * - `warm`: browser stacks of 5 frames into a ~2 MB map kept by each project's deploy, already parsed (warm cache);
+ *   the same error thrown again and again, as errors come (its stack is resolved once, then remembered);
+ * - `warm_unique`: the same, but every event's top frame at another column: no stack is seen twice, so every frame is
+ *   resolved (the worst case: the parsed map is warm, the stack memo never hits).
  *
  * Each is the whole `handleBatch` on Postgres (scrub, symbolicate, fingerprint, environment, caps, groups, ledger,
  * occurrence rows encoded and dropped) over batches of 400 events. Also: the cold parse of a ~10 MB map (parse, check
@@ -173,16 +176,23 @@ try {
     parsedMaps: new ParsedMaps(LIMITS.sourceMaps.cacheBytes),
   });
 
-  type Mode = 'none' | 'no_maps' | 'warm';
+  type Mode = 'none' | 'no_maps' | 'warm' | 'warm_unique';
+  let unique = 0;
   const batchOf = (mode: Mode): StampedErrorBatch[] => {
-    const projects = mode === 'warm' ? withMaps : withoutMaps;
-    const stack = mode === 'none' ? nodeStack : browserStack;
+    const projects = mode === 'warm' || mode === 'warm_unique' ? withMaps : withoutMaps;
+    const stackOf = (): string => {
+      if (mode === 'none') return nodeStack;
+      if (mode !== 'warm_unique') return browserStack;
+      // Another column of the same minified line for the top frame: another position in the map, a stack never seen.
+      const n = unique++;
+      return browserStack.replace(/:(\d+)\)/, (_m, col: string) => `:${Number(col) + (n % 5_000)})`);
+    };
     return projects.map((projectId) => ({
       projectId,
       originHost: mode === 'none' ? null : 'shop.example.com',
       receivedAt: Date.now(),
       events: Array.from({ length: EVENTS_PER_BATCH / PROJECTS }, (_, i) =>
-        stampErrorEvent({ name: 'RangeError', message: `negative price -${i}`, stack }, randomUUID(), mode === 'none' ? 'node' : 'browser'),
+        stampErrorEvent({ name: 'RangeError', message: `negative price -${i}`, stack: stackOf() }, randomUUID(), mode === 'none' ? 'node' : 'browser'),
       ),
     }));
   };
@@ -209,17 +219,21 @@ try {
   };
 
   // Warm up: the groups exist and each project's map is parsed.
-  for (const mode of ['none', 'no_maps', 'warm'] as const) await pipeline.handleBatch(batchOf(mode));
+  for (const mode of ['none', 'no_maps', 'warm', 'warm_unique'] as const) await pipeline.handleBatch(batchOf(mode));
   const rounds: Array<Record<Mode, Awaited<ReturnType<typeof measure>>>> = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const order: Mode[] = r % 2 ? ['warm', 'no_maps', 'none'] : ['none', 'no_maps', 'warm'];
+    // BENCH_MODES=warm (a comma list): only those modes, say under a profiler.
+    const only = process.env.BENCH_MODES?.split(',');
+    const order = (r % 2 ? (['warm_unique', 'warm', 'no_maps', 'none'] as Mode[]) : (['none', 'no_maps', 'warm', 'warm_unique'] as Mode[])).filter(
+      (m) => !only || only.includes(m),
+    );
     const round = {} as Record<Mode, Awaited<ReturnType<typeof measure>>>;
     for (const mode of order) round[mode] = await measure(mode);
     log(`round ${r + 1}: ${JSON.stringify(round)}`);
     rounds.push(round);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const rate = (mode: Mode) => median(rounds.map((r) => r[mode].eventsPerSecond));
+  const rate = (mode: Mode) => (rounds[0]![mode] ? median(rounds.map((r) => r[mode].eventsPerSecond)) : null);
   console.log(
     JSON.stringify(
       {
@@ -233,8 +247,9 @@ try {
         mapBytes: app.map.length,
         framesPerEvent: 5,
         eventsPerBatch: EVENTS_PER_BATCH,
-        medianEventsPerSecond: { none: rate('none'), no_maps: rate('no_maps'), warm: rate('warm') },
-        warmOverNone: Number((rate('warm') / rate('none')).toFixed(2)),
+        medianEventsPerSecond: { none: rate('none'), no_maps: rate('no_maps'), warm: rate('warm'), warm_unique: rate('warm_unique') },
+        warmOverNone: rate('warm') && rate('none') ? Number((rate('warm')! / rate('none')!).toFixed(2)) : null,
+        warmUniqueOverNone: rate('warm_unique') && rate('none') ? Number((rate('warm_unique')! / rate('none')!).toFixed(2)) : null,
         coldParse,
         rounds,
       },

@@ -3,6 +3,7 @@ import type { AnalyticalStore } from '../../../platform/ports/analytical-store.t
 import { copyTextColumns, type Environment } from '../../../schemas/error-event.ts';
 import { formatFrame } from '../stack-parser.ts';
 import { withoutContext } from './group-step.ts';
+import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
 import { chTime } from '../../time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
 
@@ -34,11 +35,22 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
     truncated: ev.truncated ?? [],
     minified_stack: ev.minifiedStack ?? '',
     // Without context lines: the issue's samples carry them (group-step.ts); an occurrence row stays small.
-    frames: ev.frames ? JSON.stringify(withoutContext(ev.frames)) : '',
+    frames: ev.frames ? framesJson(ev.frames) : '',
   };
   // Each text field under its column (schemas/error-event.ts); '' where the event has none.
   copyTextColumns(ev, row);
   return row;
+}
+
+/**
+ * Frames as the occurrence row stores them: JSON, without context lines. The same error through the same maps shares
+ * one frames list (symbolicate-step.ts remembers it), so its JSON is made once.
+ */
+const framesJsonOf = new WeakMap<SymbolicatedFrame[], string>();
+function framesJson(frames: SymbolicatedFrame[]): string {
+  let json = framesJsonOf.get(frames);
+  if (json === undefined) framesJsonOf.set(frames, (json = JSON.stringify(withoutContext(frames))));
+  return json;
 }
 
 export function createOccurrenceStep(deps: { analytics: AnalyticalStore }) {

@@ -32,7 +32,8 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
   const sitesDomain = (deps.sitesDomain ?? 'localhost').toLowerCase();
   const parsed = deps.maps ?? new ParsedMaps(LIMITS.sourceMaps.cacheBytes);
   const coldBudget = deps.coldBytesPerBatch ?? LIMITS.sourceMaps.coldBytesPerBatch;
-  const memo = new Map<string, Symbolicated>();
+  const memo = new Map<string, Map<string, Symbolicated>>();
+  const filesOfStack = new Map<string, Map<string, FrameFile>>();
 
   return async function symbolicateStep(events: IncomingEvent[], counts: SymbolicationCounts): Promise<IncomingEvent[]> {
     const count = (key: string, n = 1) => (counts[key] = (counts[key] ?? 0) + n);
@@ -45,20 +46,21 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
     for (const e of events) {
       const stack = e.event.stack;
       if (!stack || (!e.event.debugIds && !/https?:\/\//i.test(stack))) continue;
-      let byFile: Map<string, FrameFile> | undefined;
-      let n = 0;
-      for (const line of stack.split('\n')) {
-        const frame = parseFrameLine(line);
-        if (!frame) continue;
-        if (++n > LIMITS.sourceMaps.framesPerEvent) break;
-        if (byFile?.has(frame.file)) continue;
-        const f = frameFile(frame.file, e.event.debugIds);
-        if (f.servedPath === undefined && !f.debugId) continue;
-        if (!byFile) files.set(e, (byFile = new Map()));
-        byFile.set(frame.file, f);
+      // Without debug ids a stack's files depend on its text alone: the same stack again is a lookup.
+      let byFile = e.event.debugIds ? undefined : filesOfStack.get(stack);
+      if (byFile === undefined) {
+        byFile = stackFiles(stack, e.event.debugIds);
+        if (!e.event.debugIds) {
+          if (filesOfStack.size >= MEMO_ENTRIES) filesOfStack.clear();
+          filesOfStack.set(stack, byFile);
+        }
+      }
+      if (!byFile.size) continue;
+      files.set(e, byFile);
+      projectIds.add(e.projectId);
+      for (const f of byFile.values()) {
         if (f.servedPath !== undefined) paths.add(f.servedPath);
         if (f.debugId) debugIds.add(f.debugId);
-        projectIds.add(e.projectId);
       }
     }
     if (!files.size) return events;
@@ -117,13 +119,13 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
     return events.map((e) => {
       const m = chosen.get(e);
       if (!m) return e;
-      let key = e.event.stack;
+      let ids = '';
       let stable = true;
       for (const c of m.values()) {
-        key += c ? `\u0000${c.ref.id}` : '\u0000-';
+        ids += c ? `${c.ref.id},` : '-,';
         if (c && loaded.get(c.ref.id) === 'busy') stable = false;
       }
-      let s = stable ? memo.get(key) : undefined;
+      let s = stable ? memo.get(e.event.stack)?.get(ids) : undefined;
       if (!s) {
         const mapOf = (frame: { file: string }): FrameMap => {
           const c = m.get(frame.file);
@@ -132,12 +134,13 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
           // Swept between the choice and the read: as if there were none.
           return map ? { chosen: c, map } : { unresolved: 'no_map' };
         };
-        s = symbolicateEvent(e.event.stack, mapOf) ?? NOTHING;
         // Context lines are the tenant's source: secrets in it are scrubbed like every other text an event stores.
-        for (const f of s.frames) if (f.context) f.context.lines = f.context.lines.map(scrubText);
+        s = symbolicateEvent(e.event.stack, mapOf, scrubText) ?? NOTHING;
         if (stable) {
           if (memo.size >= MEMO_ENTRIES) memo.clear();
-          memo.set(key, s);
+          let byMaps = memo.get(e.event.stack);
+          if (!byMaps) memo.set(e.event.stack, (byMaps = new Map()));
+          byMaps.set(ids, s);
         }
       }
       if (s === NOTHING) {
@@ -156,6 +159,21 @@ export function createSymbolicateStep(deps: { db: Queryable; sitesDomain?: strin
 const NOTHING: Symbolicated = { stack: '', minifiedStack: '', frames: [], resolved: 0, unresolved: {} };
 /** Stacks remembered per processor (by their text and the maps chosen for them); cleared when full. */
 const MEMO_ENTRIES = 5_000;
+
+/** The files of a stack's first frames that could have a map: an http(s) URL, or a file with a debug id. */
+function stackFiles(stack: string, debugIds: Record<string, string> | undefined): Map<string, FrameFile> {
+  const byFile = new Map<string, FrameFile>();
+  let n = 0;
+  for (const line of stack.split('\n')) {
+    const frame = parseFrameLine(line);
+    if (!frame) continue;
+    if (++n > LIMITS.sourceMaps.framesPerEvent) break;
+    if (byFile.has(frame.file)) continue;
+    const f = frameFile(frame.file, debugIds);
+    if (f.servedPath !== undefined || f.debugId) byFile.set(frame.file, f);
+  }
+  return byFile;
+}
 
 function withFrames(e: IncomingEvent, event: StampedErrorEvent): IncomingEvent {
   return { projectId: e.projectId, originHost: e.originHost, receivedAt: e.receivedAt, event };

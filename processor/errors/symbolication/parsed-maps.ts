@@ -1,5 +1,6 @@
 import { AnyMap, originalPositionFor, sourceContentFor, type TraceMap } from '@jridgewell/trace-mapping';
 import { inspectSourceMap, type MapRefusal } from '../../../domain/source-maps/source-map-file.ts';
+import type { ContextLines } from '../../../schemas/symbolicated-frame.ts';
 
 /**
  * Parsed source maps, kept per processor (issue 37): a map is read from the store and parsed once, then every frame
@@ -11,7 +12,9 @@ import { inspectSourceMap, type MapRefusal } from '../../../domain/source-maps/s
  * Bounded by bytes: an entry costs COST_PER_BYTE × the map's size (the decoded mappings, names and sources held
  * beside the text), and the least recently used go first once LIMITS.sourceMaps.cacheBytes is reached.
  */
-export type ParsedMap = { kind: 'ok'; trace: TraceMap; lines: Map<string, string[]> } | { kind: 'refused'; reason: MapRefusal | 'map_unreadable' };
+export type ParsedMap =
+  | { kind: 'ok'; trace: TraceMap; lines: Map<string, string[]>; contexts: Map<string, ContextLines> }
+  | { kind: 'refused'; reason: MapRefusal | 'map_unreadable' };
 
 /** Measured with bench/symbolication.bench.ts: a parsed and decoded map holds about this many times its bytes. */
 export const COST_PER_BYTE = 4;
@@ -75,7 +78,7 @@ export function parseMap(content: Buffer): ParsedMap {
     const trace = new AnyMap(inspected.map as never);
     // Decode now, so a map the library cannot read is refused here, once, not at every frame.
     originalPositionFor(trace, { line: 1, column: 0 });
-    return { kind: 'ok', trace, lines: new Map() };
+    return { kind: 'ok', trace, lines: new Map(), contexts: new Map() };
   } catch {
     return { kind: 'refused', reason: 'map_unreadable' };
   }

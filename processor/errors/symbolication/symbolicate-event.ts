@@ -32,7 +32,11 @@ const L = LIMITS.sourceMaps;
  * `mapOf` says which map resolves a frame (or why none does); undefined when no frame of the stack had a map to try
  * (nothing changes then).
  */
-export function symbolicateEvent(stack: string, mapOf: (frame: StackFrame) => FrameMap): Symbolicated | undefined {
+export function symbolicateEvent(
+  stack: string,
+  mapOf: (frame: StackFrame) => FrameMap,
+  scrubLine: (line: string) => string = (l) => l,
+): Symbolicated | undefined {
   const lines = stack.split('\n');
   type Slot = { lineIndex: number; frame: StackFrame; fm: FrameMap; pos?: OriginalPosition };
   const slots: Slot[] = [];
@@ -79,7 +83,7 @@ export function symbolicateEvent(stack: string, mapOf: (frame: StackFrame) => Fr
         ...(ref.debugId ? { debugId: ref.debugId } : {}),
       },
     };
-    const context = contextLines(sourceLines(s.fm.map, s.pos.source), s.pos.line, s.pos.column);
+    const context = contextOf(s.fm.map, s.pos, scrubLine);
     if (context) frame.context = context;
     out.frames.push(frame);
     out.resolved++;
@@ -99,6 +103,28 @@ export function cleanSourcePath(source: string): string {
   s = s.replace(/\/(?:\.\/)+/g, '/');
   return s.slice(0, 1024) || source.slice(0, 1024);
 }
+
+/**
+ * A frame's context lines, scrubbed, kept per map by source and line (and column, when a line is long enough to be cut
+ * around it): errors thrown at one line share them, and their scrub runs once.
+ */
+function contextOf(map: Extract<ParsedMap, { kind: 'ok' }>, pos: OriginalPosition, scrubLine: (line: string) => string): ContextLines | undefined {
+  const lines = sourceLines(map, pos.source);
+  if (!lines || pos.line > lines.length) return undefined;
+  let long = false;
+  for (let i = Math.max(1, pos.line - L.contextLines); i <= Math.min(lines.length, pos.line + L.contextLines); i++)
+    long ||= lines[i - 1]!.length > L.contextLineChars;
+  const key = `${pos.source}\u0000${pos.line}${long ? `\u0000${pos.column}` : ''}`;
+  let context = map.contexts.get(key);
+  if (!context) {
+    context = contextLines(lines, pos.line, pos.column)!;
+    context.lines = context.lines.map(scrubLine);
+    if (map.contexts.size >= CONTEXTS_PER_MAP) map.contexts.clear();
+    map.contexts.set(key, context);
+  }
+  return context;
+}
+const CONTEXTS_PER_MAP = 500;
 
 /** Up to LIMITS.sourceMaps.contextLines lines either side of `line` (1-based), each cut around `column`. */
 function contextLines(lines: string[] | undefined, line: number, column: number): ContextLines | undefined {

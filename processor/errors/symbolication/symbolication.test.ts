@@ -87,10 +87,14 @@ async function sampleOf(
   projectId: string,
 ): Promise<{ group: { id: string; stack: string; culprit: string; count: number }; sample: Record<string, unknown> }[]> {
   const r = await api.platform.db.query<{ id: string; stack: string; culprit: string; count: number; samples: Array<Record<string, unknown>> }>(
-    `SELECT g.id, g.stack, g.culprit, g.count, s.samples FROM error_groups g JOIN error_group_samples s ON s.group_id = g.id WHERE g.project_id = $1 ORDER BY g.first_seen, s.seq`,
+    `SELECT g.id, g.stack, g.culprit, g.count, s.samples FROM error_groups g JOIN error_group_samples s ON s.group_id = g.id WHERE g.project_id = $1 ORDER BY g.first_seen, s.seq DESC`,
     [projectId],
   );
-  return r.rows.map((row) => ({ group: { id: row.id, stack: row.stack, culprit: row.culprit, count: Number(row.count) }, sample: row.samples[0]! }));
+  // A group's newest slot, whose first sample is its newest.
+  const seen = new Set<string>();
+  return r.rows
+    .filter((row) => !seen.has(row.id) && seen.add(row.id))
+    .map((row) => ({ group: { id: row.id, stack: row.stack, culprit: row.culprit, count: Number(row.count) }, sample: row.samples[0]! }));
 }
 
 describe('symbolication', () => {
@@ -105,41 +109,55 @@ describe('symbolication', () => {
     // A page loaded before the second deploy still runs the first deploy's file: it resolves against that deploy.
     const old = stackOf(first, `https://${p.slug}.${SITES}${first.servedPath}`);
     const fresh = stackOf(second, `https://shop.example.com${second.servedPath}`);
-    const summary = await pl.handleBatch([batch(p.id, [old, fresh])]);
-    expect(summary.accepted).toBe(2);
+    const summary = await pl.handleBatch([batch(p.id, [old, old])]);
+    const later = await pl.handleBatch([batch(p.id, [fresh])]);
+    expect(summary.accepted + later.accepted).toBe(3);
     expect(summary.counted?.resolved).toBeGreaterThanOrEqual(6);
 
     const groups = await sampleOf(p.id);
     expect(groups).toHaveLength(1);
-    const { group, sample } = groups[0]!;
-    expect(group.count).toBe(2);
+    const { group } = groups[0]!;
+    expect(group.count).toBe(3);
     expect(group.stack).toContain('at sumPrices (src/cart.ts:10:13)');
     expect(group.stack).toContain('at formatTotal (src/cart.ts:2:17)');
     expect(group.stack).not.toContain('main-');
     expect(group.culprit).toBe('sumPrices (src/cart.ts:10:13)');
-    expect(sample.minifiedStack).toMatch(/main-[A-Z0-9]{8}\.js:1:\d+/);
-    const top = (sample.frames as SymbolicatedFrame[])[0]!;
-    expect(top.original).toEqual({ fn: 'sumPrices', file: 'src/cart.ts', line: 10, col: 13 });
-    expect(top.inApp).toBe(true);
-    expect(top.resolution).toMatchObject({ status: 'resolved' });
-    // Each event's frames resolved against the deploy that served its file.
-    const r = await api.platform.db.query<{ samples: Array<{ minifiedStack: string; frames: SymbolicatedFrame[] }> }>(
-      'SELECT s.samples FROM error_group_samples s WHERE s.group_id = $1',
+    const r = await api.platform.db.query<{ samples: Array<{ minifiedStack?: string; frames?: SymbolicatedFrame[] }> }>(
+      'SELECT s.samples FROM error_group_samples s WHERE s.group_id = $1 ORDER BY s.seq DESC',
       [group.id],
     );
-    const used = r.rows
-      .flatMap((row) => row.samples)
+    // The frames travel with each batch's newest sample of the group only.
+    const samples = r.rows.flatMap((row) => row.samples);
+    expect(samples.map((smp) => smp.frames !== undefined)).toEqual([true, true, false]);
+    const sample = samples[0]!;
+    expect(sample.minifiedStack).toMatch(/main-[A-Z0-9]{8}\.js:1:\d+/);
+    const top = sample.frames![0]!;
+    expect(top.original).toEqual({ fn: 'sumPrices', file: 'src/cart.ts', line: 10, col: 13 });
+    expect(top.inApp).toBe(true);
+    // Each event's frames resolved against the deploy that served its file: the older file on the production host by
+    // its path (the live deploy has no such file), the live deploy's own by deploy.
+    const used = samples
+      .filter((smp) => smp.frames)
       .map((smp) => [
-        smp.minifiedStack.includes(first.servedPath),
+        smp.minifiedStack!.includes(first.servedPath),
         new Set(resolvedFrames(smp.frames).map((f) => `${(f.resolution as { deployId: string }).deployId} ${(f.resolution as { match: string }).match}`)),
       ]);
-    // The older file on the production host: by its path (the live deploy has no such file); the live deploy's own: by deploy.
-    expect(used).toEqual(
-      expect.arrayContaining([
-        [true, new Set([`${d1} path`])],
-        [false, new Set([`${d2} deploy`])],
-      ]),
+    expect(used).toEqual([
+      [false, new Set([`${d2} deploy`])],
+      [true, new Set([`${d1} path`])],
+    ]);
+    // Occurrence rows keep the stack as sent and the frames, without context lines.
+    const occurrences = await api.platform.analytics.query<{ frames: string; minified_stack: string }>(
+      'SELECT frames, minified_stack FROM error_occurrences WHERE project_id = {p:String}',
+      { p: p.id },
     );
+    expect(occurrences).toHaveLength(3);
+    for (const o of occurrences) {
+      expect(o.minified_stack).toMatch(/main-[A-Z0-9]{8}\.js:1:\d+/);
+      const frames = JSON.parse(o.frames) as SymbolicatedFrame[];
+      expect(frames[0]!.original).toMatchObject({ file: 'src/cart.ts', fn: 'sumPrices' });
+      expect(frames.some((f) => f.context)).toBe(false);
+    }
     expect(top.context).toMatchObject({ firstLine: 5, errorIndex: 5 });
     expect(top.context!.lines[top.context!.errorIndex]).toContain("throw new RangeError('negative price ' + price);");
     expect(top.context!.lines).toHaveLength(11);
@@ -156,7 +174,8 @@ describe('symbolication', () => {
     const pl = pipeline();
     const viaDeployHost = stackOf(a, `https://${dA.replace(/_/g, '-')}.${SITES}${a.servedPath}`);
     const viaProduction = stackOf(b, `https://shop.example.com${a.servedPath}`);
-    await pl.handleBatch([batch(p.id, [viaDeployHost, viaProduction])]);
+    await pl.handleBatch([batch(p.id, [viaDeployHost])]);
+    await pl.handleBatch([batch(p.id, [viaProduction])]);
     const r = await api.platform.db.query<{ samples: Array<{ frames: SymbolicatedFrame[] }> }>(
       'SELECT s.samples FROM error_group_samples s JOIN error_groups g ON g.id = s.group_id WHERE g.project_id = $1',
       [p.id],
