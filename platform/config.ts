@@ -166,6 +166,35 @@ const ConfigSchema = z.object({
    * GITHUB_WEBHOOK_SECRETS: the secret of the GitHub App or repository webhooks that post to /v1/webhooks/code_host.
    */
   GITHUB_WEBHOOK_SECRETS: secretList,
+  /**
+   * The GitHub App repositories connect through (README, "Deploying from GitHub"): GITHUB_APP_ID its App ID,
+   * GITHUB_APP_PRIVATE_KEY its private key (PEM; `\n` escapes are taken), GITHUB_APP_CLIENT_ID and
+   * GITHUB_APP_CLIENT_SECRET its user OAuth credentials, GITHUB_APP_SLUG the name in its public page's address (the
+   * install link). All four credentials or none; unset: connecting a repository answers 503 github_app_not_configured.
+   * The key and the client secret are never logged.
+   */
+  GITHUB_APP_ID: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^\d{1,12}$/, 'the App ID, a number')
+      .optional(),
+  ),
+  GITHUB_APP_PRIVATE_KEY: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() ? v.replace(/\\n/g, '\n') : undefined),
+    z.string().includes('PRIVATE KEY-----', { message: 'a PEM private key' }).optional(),
+  ),
+  GITHUB_APP_CLIENT_ID: z.preprocess(emptyAsUndefined, z.string().max(100).optional()),
+  GITHUB_APP_CLIENT_SECRET: z.preprocess(emptyAsUndefined, z.string().max(200).optional()),
+  GITHUB_APP_SLUG: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^[a-z0-9-]{1,100}$/i, 'the app slug, as in https://github.com/apps/<slug>')
+      .optional(),
+  ),
+  /** GITHUB_API_URL: GitHub's REST API (`https://<host>/api/v3` for GitHub Enterprise Server); https, through the outbound guard. */
+  GITHUB_API_URL: z.string().url().default('https://api.github.com'),
   /** STRIPE_WEBHOOK_SECRETS: `whsec_...` of the endpoint for the platform's own billing events (/v1/webhooks/payments). */
   STRIPE_WEBHOOK_SECRETS: secretList,
   /** STRIPE_CONNECT_WEBHOOK_SECRETS: `whsec_...` of the Connect endpoint: connected accounts' events (/v1/webhooks/payments/connect). */
@@ -210,6 +239,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)',
     );
+  }
+  const app = ['GITHUB_APP_ID', 'GITHUB_APP_PRIVATE_KEY', 'GITHUB_APP_CLIENT_ID', 'GITHUB_APP_CLIENT_SECRET'] as const;
+  const missing = app.filter((k) => !parsed.data[k]);
+  if (missing.length && missing.length < app.length) {
+    throw new ConfigError(`invalid configuration: the GitHub App needs ${app.join(', ')} together; missing ${missing.join(', ')}`);
   }
   return parsed.data;
 }

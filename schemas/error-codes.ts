@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   url_private_host: 400,
   url_unresolvable: 400,
   unknown_event: 400,
+  // ours: integrations
+  github_app_not_configured: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -8,7 +8,7 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import type { BatchSummary } from '../batch-summary.ts';
 import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
 import { codeHostIntent } from './code-host/github-events.ts';
-import { codeHostConnections, inboundLedger } from './repositories/inbound-repository.ts';
+import { codeHostConnections, codeHostPushes, inboundLedger } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
 import { deliveryEvent } from './email/delivery-events.ts';
@@ -19,9 +19,11 @@ import { resendRawMessage } from './email/resend-raw-message.ts';
  * The inbound pipeline: verified provider deliveries (api/inbound/, schemas/bus/inbound-events.ts) in the processor's
  * consumer scaffold (../pipeline-consumer.ts), one delivery at a time:
  *   1. act      by provider (every action is idempotent, so a redelivered message may act again harmlessly):
- *                 github   a push or pull request of a connected repository queues a deploy of each connected project,
- *                          exactly as a deploy hook does (domain/deploys/queue-deploy.ts: production for the default
- *                          branch, preview otherwise; a busy production slot or a queued preview is taken as it is)
+ *                 github   a push or pull request of a connected repository (by installation and repository id) queues
+ *                          a deploy of each connected project, exactly as a deploy hook does (domain/deploys/queue-deploy.ts:
+ *                          production for the default branch, preview otherwise; a busy production slot or a queued
+ *                          preview is taken as it is), once per (repository id, ref, head commit) whatever the delivery
+ *                          id; the app uninstalled or a repository removed from it unbinds its connections
  *                 stripe_connect  a connected account's payment events become the project's order.* events
  *                          (payments/order-events.ts)
  *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
@@ -35,6 +37,7 @@ import { resendRawMessage } from './email/resend-raw-message.ts';
 export type InboundDropReason =
   | 'invalid_message'
   | 'unconnected_repository'
+  | 'duplicate_push'
   | 'not_a_deploy'
   | 'unhandled_provider'
   | 'not_an_order'
@@ -43,6 +46,8 @@ export type InboundDropReason =
   | ReceivedMailDrop;
 
 const PRUNE_MS = 10 * 60_000;
+/** Pushes are remembered 90 days: a replayed old push (GitHub's signature carries no time) queues nothing in that time. */
+const PUSH_KEEP_MS = 90 * 24 * 60 * 60_000;
 
 export async function startInboundConsumer(
   platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'txt' | 'config' | 'outbound'>,
@@ -60,9 +65,15 @@ export async function startInboundConsumer(
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };
+    if (intent.kind === 'unbind') return { outcome: `unbound: ${await codeHostConnections.unbind(db, intent.installationId, intent.repositoryIds)}` };
     if (!BranchSchema.safeParse(intent.branch).success) return { outcome: 'bad_branch_name', drop: 'not_a_deploy' };
-    const projects = await codeHostConnections.projectsOf(db, intent.repository);
+    // Only the app's deliveries name an installation; bindings are by installation and repository id.
+    const projects = intent.installationId === null ? [] : await codeHostConnections.projectsOf(db, intent.repositoryId, intent.installationId);
     if (!projects.length) return { outcome: 'unconnected', drop: 'unconnected_repository' };
+    if (intent.sha) {
+      const push = { repositoryId: intent.repositoryId, ref: intent.ref, sha: intent.sha, deliveryId: e.deliveryId, now: clock.now() };
+      if (!(await codeHostPushes.claim(db, push))) return { outcome: 'duplicate_push', drop: 'duplicate_push' };
+    }
     const outcomes: string[] = [];
     for (const p of projects) {
       try {
@@ -106,7 +117,12 @@ export async function startInboundConsumer(
         }
         return summary;
       },
-      prune: { intervalMs: PRUNE_MS, run: () => inboundLedger.pruneOlderThan(db, new Date(clock.now() - LIMITS.inbound.dedupeKeepMs), 10_000) },
+      prune: {
+        intervalMs: PRUNE_MS,
+        run: async () =>
+          (await inboundLedger.pruneOlderThan(db, new Date(clock.now() - LIMITS.inbound.dedupeKeepMs), 10_000)) +
+          (await codeHostPushes.pruneOlderThan(db, new Date(clock.now() - PUSH_KEEP_MS), 10_000)),
+      },
     },
   );
 }

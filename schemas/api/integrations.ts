@@ -6,7 +6,14 @@ export const GITHUB_REPO = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
 export const GithubConnectionSchema = z.object({
   id: z.string().describe('`ghc_...`'),
   project: z.string().describe('the project slug'),
-  repository: z.string().describe('owner/name, as GitHub names it'),
+  repository: z.string().describe('owner/name, as GitHub named it when last seen'),
+  repositoryId: z.number().int().nullable().describe("GitHub's repository id: pushes match it, never the name"),
+  installationId: z.number().int().nullable().describe('the GitHub App installation the repository was proven through'),
+  status: z
+    .enum(['active', 'needs_reconnecting'])
+    .describe(
+      'needs_reconnecting: connected by name before connections were proven through the GitHub App; its pushes deploy nothing until it is connected again',
+    ),
   cloneUrl: z.string(),
   createdAt: z.string(),
 });
@@ -15,11 +22,36 @@ export type GithubConnection = z.infer<typeof GithubConnectionSchema>;
 export const ConnectGithubBody = z
   .object({
     project: z.string().min(1).max(100).describe('the slug of a project you are a member of'),
-    repository: z.string().regex(GITHUB_REPO, 'owner/name'),
-    cloneUrl: z.string().max(2048).optional().describe("default https://github.com/<owner>/<name>.git; becomes the project's build source when it has none"),
+    repository: z
+      .string()
+      .regex(GITHUB_REPO, 'owner/name')
+      .describe('the repository to connect; your GitHub account must reach it through an installation of the app'),
   })
   .strict();
 export type ConnectGithubBody = z.infer<typeof ConnectGithubBody>;
+/** The start of a connection: nothing is bound until GitHub sends the user back with proof (the callback). */
+export const GithubConnectStartAnswer = z.object({
+  authorizeUrl: z
+    .string()
+    .describe('open in the browser where you are signed in to the console: GitHub asks you to authorize the app, then returns to the callback'),
+  installUrl: z
+    .string()
+    .nullable()
+    .describe("where the app is installed on the repository's account first, when it is not yet (null when GITHUB_APP_SLUG is unset)"),
+  expiresAt: z.string().describe('the links work once, until then'),
+});
+export type GithubConnectStartAnswer = z.infer<typeof GithubConnectStartAnswer>;
+/** GitHub's return to `/v1/integrations/github/callback` (after authorizing, or installing with user authorization). */
+export const GithubCallbackQuery = z.object({
+  state: z.string().max(200),
+  code: z.string().max(200).optional(),
+  installation_id: z.string().max(30).optional(),
+  setup_action: z.string().max(30).optional(),
+  error: z.string().max(200).optional(),
+});
+/** What a callback did, in the console page's `?github=` it redirects to. */
+export const GITHUB_CONNECT_OUTCOMES = ['connected', 'already_connected', 'cancelled', 'code_refused', 'not_installed', 'github_failed'] as const;
+export type GithubConnectOutcome = (typeof GITHUB_CONNECT_OUTCOMES)[number];
 export const GithubConnectionAnswer = z.object({ connection: GithubConnectionSchema });
 export type GithubConnectionAnswer = z.infer<typeof GithubConnectionAnswer>;
 export const GithubConnectionList = z.object({ connections: z.array(GithubConnectionSchema) });

@@ -1,0 +1,160 @@
+import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { makeSelfSignedCert } from './https-receiver.ts';
+
+/**
+ * A stand-in for GitHub's API on loopback (https, a self-signed certificate the test guard trusts), enough of it for the
+ * GitHub App flows (platform/github-app.ts): the user OAuth code exchange, `/user/installations` and their repositories
+ * for the user a token belongs to, installation tokens minted only for a JWT that verifies against the app's public key
+ * (so the service's JWT is checked as GitHub checks it), and `/repositories/:id` for an installation token that holds
+ * the repository. Its world is set by the test: installations on accounts, repositories in them, which GitHub users
+ * reach which installations.
+ */
+export interface StandinRepo {
+  id: number;
+  fullName: string;
+  private: boolean;
+}
+export interface StandinInstallation {
+  id: number;
+  account: string;
+  repos: StandinRepo[];
+}
+
+export interface GithubStandin {
+  url: string;
+  cert: string;
+  appId: string;
+  privateKey: string;
+  clientId: string;
+  clientSecret: string;
+  installations: Map<number, StandinInstallation>;
+  /** GitHub login -> the installations that user can access. */
+  access: Map<string, Set<number>>;
+  /** Installation tokens minted: the token, for which installation and repositories, with which permissions. */
+  minted: Array<{ token: string; installationId: number; repositoryIds: number[] | undefined; permissions: unknown }>;
+  /** Paths asked, in order (method and path, no query). */
+  calls: string[];
+  /** A fresh OAuth code for a GitHub user, good once. */
+  codeFor(login: string): string;
+  close(): Promise<void>;
+}
+
+const json = (res: import('node:http').ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+export async function startGithubStandin(): Promise<GithubStandin> {
+  const { key, cert } = makeSelfSignedCert();
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const appPublic = publicKey;
+  const codes = new Map<string, string>();
+  const userTokens = new Map<string, string>();
+  const installationTokens = new Map<string, { installationId: number; repositoryIds: number[] | undefined }>();
+  const s: GithubStandin = {
+    url: '',
+    cert,
+    appId: String(100_000 + Math.floor(Math.random() * 800_000)),
+    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    clientId: `Iv23li${randomBytes(6).toString('hex')}`,
+    clientSecret: randomBytes(20).toString('hex'),
+    installations: new Map(),
+    access: new Map(),
+    minted: [],
+    calls: [],
+    codeFor(login) {
+      const code = randomBytes(10).toString('hex');
+      codes.set(code, login);
+      return code;
+    },
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    },
+  };
+
+  /** The app's JWT, verified as GitHub does: RS256 under the app's key, issued by the app, not expired. */
+  const appJwtValid = (auth: string | undefined): boolean => {
+    const m = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/.exec(auth ?? '');
+    if (!m) return false;
+    const header = JSON.parse(Buffer.from(m[1]!, 'base64url').toString());
+    const claims = JSON.parse(Buffer.from(m[2]!, 'base64url').toString());
+    const ok = createVerify('RSA-SHA256').update(`${m[1]}.${m[2]}`).verify(appPublic, Buffer.from(m[3]!, 'base64url'));
+    return ok && header.alg === 'RS256' && String(claims.iss) === s.appId && claims.exp > Date.now() / 1000;
+  };
+  const tokenOf = (auth: string | undefined) => /^(?:token|Bearer) (\S+)$/.exec(auth ?? '')?.[1];
+  const page = <T>(items: T[], q: URLSearchParams) => {
+    const per = Number(q.get('per_page') ?? 30);
+    const n = Number(q.get('page') ?? 1);
+    return items.slice((n - 1) * per, n * per);
+  };
+  const repoJson = (r: StandinRepo) => ({ id: r.id, full_name: r.fullName, private: r.private, clone_url: `${s.url}/${r.fullName}.git` });
+
+  const server = https.createServer({ key, cert }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'https://standin');
+      s.calls.push(`${req.method} ${url.pathname}`);
+      const text = Buffer.concat(chunks).toString();
+      const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+      let m: RegExpExecArray | null;
+      if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+        const login = codes.get(String(body.code));
+        codes.delete(String(body.code));
+        if (body.client_id !== s.clientId || body.client_secret !== s.clientSecret) return json(res, 200, { error: 'incorrect_client_credentials' });
+        if (!login) return json(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        const token = `ghu_${randomBytes(16).toString('hex')}`;
+        userTokens.set(token, login);
+        return json(res, 200, { access_token: token, token_type: 'bearer', scope: '' });
+      }
+      if (req.method === 'GET' && url.pathname === '/user/installations') {
+        const login = userTokens.get(tokenOf(req.headers.authorization) ?? '');
+        if (!login) return json(res, 401, { message: 'Bad credentials' });
+        const mine = [...(s.access.get(login) ?? [])].map((id) => s.installations.get(id)).filter((i) => i !== undefined);
+        return json(res, 200, {
+          total_count: mine.length,
+          installations: page(mine, url.searchParams).map((i) => ({ id: i.id, account: { login: i.account } })),
+        });
+      }
+      if (req.method === 'GET' && (m = /^\/user\/installations\/(\d+)\/repositories$/.exec(url.pathname))) {
+        const login = userTokens.get(tokenOf(req.headers.authorization) ?? '');
+        if (!login) return json(res, 401, { message: 'Bad credentials' });
+        const inst = s.installations.get(Number(m[1]));
+        if (!inst || !s.access.get(login)?.has(inst.id)) return json(res, 404, { message: 'Not Found' });
+        return json(res, 200, { total_count: inst.repos.length, repositories: page(inst.repos, url.searchParams).map(repoJson) });
+      }
+      if (req.method === 'POST' && (m = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname))) {
+        if (!appJwtValid(req.headers.authorization)) return json(res, 401, { message: 'A JSON web token could not be decoded' });
+        const inst = s.installations.get(Number(m[1]));
+        if (!inst) return json(res, 404, { message: 'Not Found' });
+        const repositoryIds = body.repository_ids as number[] | undefined;
+        if (repositoryIds?.some((id) => !inst.repos.some((r) => r.id === id)))
+          return json(res, 422, { message: 'There is at least one repository that does not exist or is not accessible' });
+        const token = `ghs_${randomBytes(16).toString('hex')}`;
+        installationTokens.set(token, { installationId: inst.id, repositoryIds });
+        s.minted.push({ token, installationId: inst.id, repositoryIds, permissions: body.permissions });
+        const repos = inst.repos.filter((r) => !repositoryIds || repositoryIds.includes(r.id));
+        return json(res, 201, {
+          token,
+          expires_at: new Date(Date.now() + 3600_000).toISOString(),
+          permissions: body.permissions ?? { contents: 'read', metadata: 'read' },
+          repository_selection: repositoryIds ? 'selected' : 'all',
+          repositories: repos.map(repoJson),
+        });
+      }
+      if (req.method === 'GET' && (m = /^\/repositories\/(\d+)$/.exec(url.pathname))) {
+        const t = installationTokens.get(tokenOf(req.headers.authorization) ?? '');
+        const id = Number(m[1]);
+        const inst = t && s.installations.get(t.installationId);
+        const repo = inst?.repos.find((r) => r.id === id);
+        if (!t || !repo || (t.repositoryIds && !t.repositoryIds.includes(id))) return json(res, 404, { message: 'Not Found' });
+        return json(res, 200, repoJson(repo));
+      }
+      json(res, 404, { message: 'Not Found' });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  s.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return s;
+}
