@@ -31,6 +31,8 @@ export const ERROR_CODES = {
   email_taken: 409,
   authorization_pending: 428,
   expired_token: 410,
+  /** A device-login poll sooner than its interval (RFC 8628 §3.5): the answer's `interval` is the new one, 5 s longer. */
+  slow_down: 429,
   // ours: custom domains (api/domains/)
   domain_reserved: 400,
   domain_taken: 409,

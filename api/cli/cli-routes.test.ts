@@ -106,3 +106,85 @@ describe('CLI device login', () => {
     expect((await t.app.inject({ method: 'DELETE', url: `/v1/cli/tokens/${other.id}`, headers: sessionHeaders(stranger.cookie) })).statusCode).toBe(404);
   });
 });
+
+/**
+ * The device flow per RFC 8628 (issue 38, row 8): a client polling faster than its interval gets slow_down and a
+ * longer interval (§3.5); the approval page reads where and when a login started (§5.4); codes are not guessed
+ * freely by a signed-in account (§5.1).
+ */
+describe('CLI device login per RFC 8628', () => {
+  it('8 polls a second answer slow_down, each adding 5 s to the interval; a poll that keeps the interval is pending', async () => {
+    const s = await start('10.7.0.1');
+    const answers: Array<[number, string, number, string | undefined]> = [];
+    for (let i = 0; i < 8; i++) {
+      if (i) clock.advance(125);
+      const r = await poll(s.device_code);
+      answers.push([r.statusCode, r.json().error, r.json().interval, r.headers['retry-after'] as string | undefined]);
+    }
+    expect(answers[0]).toEqual([428, 'authorization_pending', 5, '5']);
+    expect(answers.slice(1)).toEqual([10, 15, 20, 25, 30, 35, 40].map((n) => [429, 'slow_down', n, String(n)]));
+    // The new interval holds: sooner is still too soon, and waiting it out is a plain pending answer.
+    clock.advance(40_000 - 1);
+    expect((await poll(s.device_code)).json()).toMatchObject({ error: 'slow_down', interval: 45 });
+    clock.advance(45_000);
+    expect((await poll(s.device_code)).json()).toMatchObject({ error: 'authorization_pending', interval: 45 });
+  });
+
+  it('never raises the interval past a minute', async () => {
+    const s = await start('10.7.0.2');
+    let last = 0;
+    for (let i = 0; i < 20; i++) last = (await poll(s.device_code)).json().interval;
+    expect(last).toBe(60);
+  });
+
+  it('a client that keeps the interval never gets slow_down, and gets its token once approved', async () => {
+    const s = await start('10.7.0.3');
+    for (let i = 0; i < 3; i++) {
+      expect((await poll(s.device_code)).statusCode).toBe(428);
+      clock.advance(s.interval * 1000);
+    }
+    await approve(s.user_code);
+    expect((await poll(s.device_code)).json().access_token).toMatch(/^cx_cli_/);
+  });
+
+  it('the approval page reads where and when the login started: the address, the user agent and the time', async () => {
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/v1/cli/device',
+      payload: { client_name: 'cx on build-box' },
+      remoteAddress: '203.0.113.9',
+      headers: { 'user-agent': `cx-cli/0.1 (linux x64) ${'x'.repeat(500)}` },
+    });
+    const code = started.json().user_code;
+    const seen = await t.app.inject({ url: `/v1/cli/device?user_code=${code.toLowerCase()}`, headers: sessionHeaders(user.cookie) });
+    expect(seen.statusCode).toBe(200);
+    expect(seen.json()).toEqual({
+      user_code: code,
+      client_name: 'cx on build-box',
+      started_at: new Date(clock.now()).toISOString(),
+      expires_at: new Date(clock.now() + LIMITS.cliDeviceCode.ttlMs).toISOString(),
+      ip: '203.0.113.9',
+      user_agent: `cx-cli/0.1 (linux x64) ${'x'.repeat(300 - 23)}`,
+    });
+    // Only with a console session; only pending codes.
+    const byCli = await t.app.inject({ url: `/v1/cli/device?user_code=${code}`, headers: bearer((await createCliToken(t.app, user.cookie)).token) });
+    expect(byCli.statusCode).toBe(403);
+    expect((await t.app.inject({ url: '/v1/cli/device?user_code=ZZZZ-ZZZZ', headers: sessionHeaders(user.cookie) })).statusCode).toBe(404);
+    await approve(code);
+    expect((await t.app.inject({ url: `/v1/cli/device?user_code=${code}`, headers: sessionHeaders(user.cookie) })).statusCode).toBe(404);
+  });
+
+  it('a signed-in account guessing codes is stopped after 30 tries in 10 minutes (429), looking up and approving alike', async () => {
+    const guesser = await signUpAndSignIn(t.app, t.platform);
+    const s = await start('10.7.0.4');
+    for (let i = 0; i < 30; i++) {
+      const r = await t.app.inject({ url: `/v1/cli/device?user_code=ZZZZ-ZZZ${'BCDFGHJKLMNPQRSTVWXZ'[i % 20]}`, headers: sessionHeaders(guesser.cookie) });
+      expect(r.statusCode).toBe(404);
+    }
+    const refused = await approve(s.user_code, guesser.cookie);
+    expect([refused.statusCode, refused.json().error]).toEqual([429, 'rate_limited']);
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    // Another person is not held up by the guesser.
+    expect((await approve(s.user_code)).statusCode).toBe(200);
+  });
+});

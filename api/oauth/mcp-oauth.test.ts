@@ -6,6 +6,7 @@ import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } fr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { freePort } from '../../test/e2e/support/console-service.ts';
+import { tokenHash } from '../../platform/tokens.ts';
 import { prng } from '../../test/support/prng.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
@@ -14,7 +15,8 @@ import { steerableGuard } from '../../test/support/outbound-guard.ts';
  * MCP authorization (issue 27; the MCP authorization specification 2025-11-25) driven by the MCP SDK's own client:
  * it finds the protected-resource metadata from the 401, the authorization server's metadata, registers itself
  * (dynamic registration), sends the person to consent with PKCE S256, exchanges the code, calls tools with the `cxm_`
- * token, refreshes (the old refresh token then fails), and a revoked token is refused. Also: a cxm_ token is refused on
+ * token, refreshes (the old refresh token then fails), and a revoked token is refused. A code or a refresh token used
+ * twice revokes every token of its grant (issue 38), and consent marks a self-registered client unverified. Also: a cxm_ token is refused on
  * every other route, a token bound to another resource is refused, a wrong verifier or a reused code gets
  * invalid_grant, and a redirect URI that is neither https nor loopback is not registered.
  */
@@ -127,8 +129,6 @@ describe('MCP authorization', () => {
     const refreshed = await form({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
     const next = await refreshed.json();
     expect(next).toMatchObject({ access_token: expect.stringMatching(/^cxm_/), refresh_token: expect.stringMatching(/^cxr_/), token_type: 'Bearer' });
-    const again = await form({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
-    expect([again.status, (await again.json()).error]).toEqual([400, 'invalid_grant']);
 
     // Revoked: the MCP endpoint refuses it.
     const call = (token: string) =>
@@ -150,6 +150,9 @@ describe('MCP authorization', () => {
     const revoked = await call(next.access_token);
     expect(revoked.status).toBe(401);
     expect(revoked.headers.get('www-authenticate')).toMatch(/resource_metadata=/);
+    // The spent refresh token stays spent (its reuse is the next describe's subject).
+    const again = await form({ grant_type: 'refresh_token', refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
+    expect([again.status, (await again.json()).error]).toEqual([400, 'invalid_grant']);
   });
 
   it('refuses a wrong verifier, a reused code, another resource, and a redirect URI that is neither https nor loopback', async () => {
@@ -249,6 +252,9 @@ describe('MCP authorization', () => {
       return url;
     };
     const code = await consentAs(ask(docUrl), 'Doc agent');
+    // Its name is vouched for only by the host that serves the document, which consent names.
+    const info = await t.app.inject({ url: `/v1/oauth/authorize?${ask(docUrl).searchParams}`, headers: sessionHeaders(owner.cookie) });
+    expect(info.json().client).toMatchObject({ registration: 'metadata_document', unverified: false, documentHost: new URL(docUrl).host });
     const tokens = await (
       await form({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: docUrl, redirect_uri: 'http://127.0.0.1:9/doc' })
     ).json();
@@ -291,5 +297,129 @@ describe('MCP authorization', () => {
       expect(res.headers.get('content-type') ?? '').toMatch(/application\/json/);
     }
     expect((await fetch(`${base}/.well-known/oauth-authorization-server`)).status).toBe(200);
+  });
+});
+
+/**
+ * A code or refresh token used twice (issue 38, rows 7 and 8): the attacker holds a copy of a credential the client
+ * also holds. RFC 6749 §4.1.2: a code used twice revokes every token issued from it; OAuth 2.1 §4.3.1: a refresh
+ * token used after it was rotated revokes its whole family, the tokens its first use made included.
+ */
+describe('a credential used twice revokes its grant', () => {
+  const redirect = 'http://127.0.0.1:9/twice';
+  const verifier = 't'.repeat(50);
+  let clientId = '';
+  beforeAll(async () => {
+    const reg = await fetch(`${base}/v1/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ client_name: 'Twice agent', redirect_uris: [redirect] }),
+    });
+    clientId = (await reg.json()).client_id;
+  });
+  const newCode = async () => {
+    const challenge = Buffer.from(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))).toString('base64url');
+    const q = { response_type: 'code', client_id: clientId, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256' };
+    const ok = await t.app.inject({ method: 'POST', url: '/v1/oauth/authorize', headers: sessionHeaders(owner.cookie), payload: q });
+    return new URL(ok.json().redirect).searchParams.get('code')!;
+  };
+  const exchange = (code: string) => form({ grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: redirect });
+  const refresh = (refresh_token: string) => form({ grant_type: 'refresh_token', refresh_token, client_id: clientId });
+  const mcpStatus = async (token: string) =>
+    (
+      await fetch(`${base}/v1/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      })
+    ).status;
+
+  it("exchanging a code twice: the second is refused and the first exchange's tokens stop working", async () => {
+    const code = await newCode();
+    const first = await (await exchange(code)).json();
+    expect(await mcpStatus(first.access_token)).toBe(200);
+    const second = await exchange(code);
+    expect([second.status, (await second.json()).error]).toEqual([400, 'invalid_grant']);
+    expect(await mcpStatus(first.access_token)).toBe(401);
+    const viaRefresh = await refresh(first.refresh_token);
+    expect([viaRefresh.status, (await viaRefresh.json()).error]).toEqual([400, 'invalid_grant']);
+    // Another grant of the same person and client is untouched.
+    const other = await (await exchange(await newCode())).json();
+    expect(await mcpStatus(other.access_token)).toBe(200);
+  });
+
+  it('a code raced by two exchanges at once leaves no working token', async () => {
+    const code = await newCode();
+    const answers = await Promise.all([exchange(code), exchange(code)]);
+    const bodies = await Promise.all(answers.map((a) => a.json()));
+    expect(bodies.filter((b) => b.error === 'invalid_grant')).toHaveLength(1);
+    const issued = bodies.find((b) => b.access_token)!;
+    expect(await mcpStatus(issued.access_token)).toBe(401);
+    expect((await (await refresh(issued.refresh_token)).json()).error).toBe('invalid_grant');
+  });
+
+  it('reusing an old refresh token: refused, and the tokens its first use made stop working', async () => {
+    const start = await (await exchange(await newCode())).json();
+    const next = await (await refresh(start.refresh_token)).json();
+    const third = await (await refresh(next.refresh_token)).json();
+    expect(await mcpStatus(third.access_token)).toBe(200);
+    // The attacker replays the first refresh token (stolen before the client rotated it twice).
+    const replay = await refresh(start.refresh_token);
+    expect([replay.status, (await replay.json()).error]).toEqual([400, 'invalid_grant']);
+    expect(await mcpStatus(third.access_token)).toBe(401);
+    expect((await (await refresh(third.refresh_token)).json()).error).toBe('invalid_grant');
+    // Every token of the family is revoked, so the console's connected clients no longer list it.
+    const family = await t.platform.db.query<{ live: number }>(
+      'SELECT count(*) FILTER (WHERE revoked_at IS NULL)::int AS live FROM mcp_tokens WHERE grant_id = (SELECT grant_id FROM mcp_tokens WHERE token_hash = $1)',
+      [tokenHash(third.access_token)],
+    );
+    expect(family.rows[0]!.live).toBe(0);
+  });
+
+  it('the attacker refreshing first: the client’s own refresh then revokes what the attacker got', async () => {
+    const start = await (await exchange(await newCode())).json();
+    const stolen = await (await refresh(start.refresh_token)).json();
+    expect(await mcpStatus(stolen.access_token)).toBe(200);
+    expect((await (await refresh(start.refresh_token)).json()).error).toBe('invalid_grant');
+    expect(await mcpStatus(stolen.access_token)).toBe(401);
+  });
+
+  it('revoking a refresh token (RFC 7009) revokes the access token of its grant too', async () => {
+    const tokens = await (await exchange(await newCode())).json();
+    const next = await (await refresh(tokens.refresh_token)).json();
+    const r = await fetch(`${base}/v1/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: next.refresh_token }),
+    });
+    expect(r.status).toBe(200);
+    expect(await mcpStatus(next.access_token)).toBe(401);
+  });
+});
+
+describe('consent does not take a client at its word', () => {
+  it('marks a dynamically registered client unverified, strips look-alike characters from its name, and names the redirect host', async () => {
+    const reg = await fetch(`${base}/v1/oauth/register`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      // A right-to-left override and a zero-width space: "Claude Desktop" to the eye, something else underneath.
+      body: JSON.stringify({ client_name: 'Claude\u200b Desk\u202etop\u0007', redirect_uris: ['https://collector.attacker.example/cb'] }),
+    });
+    const client = await reg.json();
+    const q = new URLSearchParams({
+      response_type: 'code',
+      client_id: client.client_id,
+      redirect_uri: 'https://collector.attacker.example/cb',
+      code_challenge: 'c'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    const info = await t.app.inject({ url: `/v1/oauth/authorize?${q}`, headers: sessionHeaders(owner.cookie) });
+    expect(info.json()).toEqual({
+      client: { id: client.client_id, name: 'Claude Desktop', registration: 'dynamic', unverified: true, documentHost: null },
+      redirectHost: 'collector.attacker.example',
+      redirectUri: 'https://collector.attacker.example/cb',
+      redirectLoopback: false,
+      resource: `${base}/v1/mcp`,
+    });
   });
 });

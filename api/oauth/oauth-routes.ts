@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { guardedGet } from '../../platform/guarded-get.ts';
@@ -21,26 +20,38 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { userIdOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { exchangeCode, type GrantOutcome, newGrantId, refreshGrant, revokeByToken, revokeUsersToken } from './oauth-grants.ts';
 
 /**
  * The OAuth 2.1 authorization server of the MCP endpoint (issue 27; MCP authorization, 2025-11-25), top to bottom:
  *   metadata   `/.well-known/oauth-authorization-server` (RFC 8414): PKCE S256 only, public clients, code + refresh
  *   register   a client ID metadata document (an https client_id, fetched through the outbound guard), or
  *              `POST /v1/oauth/register` (RFC 7591): a public client; redirect URIs https, or http on loopback
- *   consent    the console's `/oauth/authorize` page reads `GET /v1/oauth/authorize` (who asks) and the signed-in
- *              person approves with `POST /v1/oauth/authorize` (session only): a one-use code, 60 s, bound to the
- *              client, the redirect URI, the PKCE challenge and the resource
+ *   consent    the console's `/oauth/authorize` page reads `GET /v1/oauth/authorize` (who asks: a dynamically
+ *              registered client is marked unverified, with the redirect URI's host) and the signed-in person approves
+ *              with `POST /v1/oauth/authorize` (session only): a one-use code, 60 s, bound to the client, the redirect
+ *              URI, the PKCE challenge and the resource, starting a grant
  *   token      `POST /v1/oauth/token` (form or JSON): the code with its verifier, or a refresh token (rotated: the
  *              old one stops working), for a `cxm_` access token (1 h) bound to `/v1/mcp` and a `cxr_` refresh token
- *              (30 d); all kept as SHA-256 only
- *   revoke     `POST /v1/oauth/revoke` (RFC 7009), and the console's list and revoke of a person's MCP tokens
+ *              (30 d); all kept as SHA-256 only. A code or refresh token used twice revokes its grant (oauth-grants.ts)
+ *   revoke     `POST /v1/oauth/revoke` (RFC 7009), and the console's list and revoke of a person's MCP tokens: the
+ *              token's whole grant
  */
 const CODE_MS = 60_000;
-const ACCESS_MS = 60 * 60_000;
-const REFRESH_MS = 30 * 24 * 60 * 60_000;
 const REGISTER_PER_IP_PER_HOUR = 30;
-const s256 = (verifier: string) => createHash('sha256').update(verifier).digest('base64url');
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * A client's name as the consent page shows it: its own word, so without the characters that could make it pass for
+ * another (controls, bidirectional overrides, zero-width and other invisible formatting), whitespace runs as one space.
+ */
+export function displayName(name: string): string {
+  return name
+    .replace(/\s+/g, ' ')
+    .replace(/[\p{Cc}\p{Cf}\p{Co}\p{Cn}]/gu, '')
+    .trim()
+    .slice(0, 100);
+}
 
 function redirectAllowed(raw: string): boolean {
   try {
@@ -86,7 +97,7 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
     const uris = Array.isArray(doc.redirect_uris) ? doc.redirect_uris.filter((u): u is string => typeof u === 'string' && redirectAllowed(u)).slice(0, 10) : [];
     if (doc.client_id !== url || !uris.length)
       throw new ServiceError('invalid_request', 'the metadata document must name this client_id and at least one allowed redirect URI');
-    const name = typeof doc.client_name === 'string' && doc.client_name.trim() ? doc.client_name.trim().slice(0, 100) : new URL(url).host;
+    const name = (typeof doc.client_name === 'string' && displayName(doc.client_name)) || new URL(url).host;
     await db.query(
       `INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)
        ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name, redirect_uris = EXCLUDED.redirect_uris`,
@@ -101,18 +112,6 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
     if (q.resource !== undefined && q.resource.replace(/\/+$/, '') !== resource) throw new ServiceError('invalid_request', `resource must be ${resource}`);
     return client;
   }
-  async function issue(clientId: string, userId: string) {
-    const access = newToken(TOKEN_PREFIX.mcpToken);
-    const refresh = newToken(TOKEN_PREFIX.mcpRefresh);
-    const now = clock.now();
-    await db.query(
-      `INSERT INTO mcp_tokens (id, client_id, user_id, resource, token_hash, refresh_hash, expires_at, refresh_expires_at, created_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [newId('mct_'), clientId, userId, resource, tokenHash(access), tokenHash(refresh), new Date(now + ACCESS_MS), new Date(now + REFRESH_MS), new Date(now)],
-    );
-    return { access_token: access, token_type: 'Bearer' as const, expires_in: ACCESS_MS / 1000, refresh_token: refresh };
-  }
-
   return async (app) => {
     // The token and revocation endpoints take form bodies, as OAuth clients send them.
     app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16 * 1024 }, (_req, body, done) =>
@@ -164,7 +163,7 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
           return oauthError(reply, 'invalid_client_metadata', 'only public clients (token_endpoint_auth_method none, with PKCE) are registered');
         const id = newId('oac_');
         const now = clock.now();
-        const name = b.client_name ?? 'MCP client';
+        const name = displayName(b.client_name ?? '') || 'MCP client';
         await db.query('INSERT INTO oauth_clients (id, name, redirect_uris, created_at) VALUES ($1, $2, $3, $4)', [id, name, b.redirect_uris, new Date(now)]);
         return reply.code(201).send({
           client_id: id,
@@ -191,7 +190,21 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
       },
       async (request) => {
         const client = await checkRequest(request.query);
-        return { client: { id: client.id, name: client.name }, redirectHost: new URL(request.query.redirect_uri).host, resource };
+        const fromDocument = client.id.startsWith('https://');
+        const redirect = new URL(request.query.redirect_uri);
+        return {
+          client: {
+            id: client.id,
+            name: displayName(client.name),
+            registration: fromDocument ? ('metadata_document' as const) : ('dynamic' as const),
+            unverified: !fromDocument,
+            documentHost: fromDocument ? new URL(client.id).host : null,
+          },
+          redirectHost: redirect.host,
+          redirectUri: redirect.href,
+          redirectLoopback: LOOPBACK.has(redirect.hostname),
+          resource,
+        };
       },
     );
 
@@ -211,8 +224,9 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
         await checkRequest(q);
         const code = newToken(TOKEN_PREFIX.oauthCode);
         await db.query(
-          `INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, resource, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-          [tokenHash(code), q.client_id, userIdOf(request), q.redirect_uri, q.code_challenge, resource, new Date(clock.now() + CODE_MS)],
+          `INSERT INTO oauth_codes (code_hash, client_id, user_id, redirect_uri, code_challenge, resource, expires_at, grant_id)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+          [tokenHash(code), q.client_id, userIdOf(request), q.redirect_uri, q.code_challenge, resource, new Date(clock.now() + CODE_MS), newGrantId()],
         );
         const to = new URL(q.redirect_uri);
         to.searchParams.set('code', code);
@@ -237,33 +251,28 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
         const b = request.body;
         reply.header('cache-control', 'no-store');
         if (b.resource !== undefined && b.resource.replace(/\/+$/, '') !== resource) return oauthError(reply, 'invalid_target', `resource must be ${resource}`);
+        /** A reuse is refused as any spent grant is, and what it revoked is logged: someone else held the code or token. */
+        const answer = (out: GrantOutcome, what: string) => {
+          if (out.kind === 'issued') return out.tokens;
+          if (out.kind === 'reused') {
+            request.log.warn({ client_id: b.client_id, revoked: out.revoked }, `oauth: a spent ${what} was used again; its grant is revoked`);
+            return oauthError(reply, 'invalid_grant', `the ${what} was already used; every token issued from it is revoked`);
+          }
+          return oauthError(reply, 'invalid_grant', out.description);
+        };
         if (b.grant_type === 'authorization_code') {
           if (!b.code || !b.code_verifier || !b.client_id || !b.redirect_uri)
             return oauthError(reply, 'invalid_request', 'code, code_verifier, client_id and redirect_uri are required');
-          // One use: the code is spent by the first exchange, whatever comes of it.
-          const r = await db.query<{ client_id: string; user_id: string; redirect_uri: string; code_challenge: string; expires_at: Date }>(
-            'UPDATE oauth_codes SET used_at = $2 WHERE code_hash = $1 AND used_at IS NULL RETURNING client_id, user_id, redirect_uri, code_challenge, expires_at',
-            [tokenHash(b.code), new Date(clock.now())],
+          const out = await exchangeCode(
+            db,
+            { code: b.code, verifier: b.code_verifier, clientId: b.client_id, redirectUri: b.redirect_uri, resource },
+            clock.now(),
           );
-          const c = r.rows[0];
-          if (!c || new Date(c.expires_at).getTime() < clock.now()) return oauthError(reply, 'invalid_grant', 'the code is unknown, used or expired');
-          if (c.client_id !== b.client_id || c.redirect_uri !== b.redirect_uri)
-            return oauthError(reply, 'invalid_grant', 'the code was issued to another client or redirect_uri');
-          if (s256(b.code_verifier) !== c.code_challenge) return oauthError(reply, 'invalid_grant', 'code_verifier does not match the code_challenge (S256)');
-          return issue(c.client_id, c.user_id);
+          return answer(out, 'code');
         }
         if (b.grant_type === 'refresh_token') {
           if (!b.refresh_token) return oauthError(reply, 'invalid_request', 'refresh_token is required');
-          const r = await db.query<{ client_id: string; user_id: string; refresh_expires_at: Date }>(
-            'UPDATE mcp_tokens SET refresh_hash = NULL, revoked_at = $2 WHERE refresh_hash = $1 AND revoked_at IS NULL RETURNING client_id, user_id, refresh_expires_at',
-            [tokenHash(b.refresh_token), new Date(clock.now())],
-          );
-          const t = r.rows[0];
-          if (!t || new Date(t.refresh_expires_at).getTime() < clock.now())
-            return oauthError(reply, 'invalid_grant', 'the refresh token is unknown, used, revoked or expired');
-          if (b.client_id !== undefined && b.client_id !== t.client_id)
-            return oauthError(reply, 'invalid_grant', 'the refresh token belongs to another client');
-          return issue(t.client_id, t.user_id);
+          return answer(await refreshGrant(db, { refreshToken: b.refresh_token, clientId: b.client_id, resource }, clock.now()), 'refresh token');
         }
         return oauthError(reply, 'unsupported_grant_type', 'grant_type must be authorization_code or refresh_token');
       },
@@ -273,11 +282,7 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
       '/v1/oauth/revoke',
       { config: { auth: AUTH.public }, schema: { tags, summary: 'Revoke an access or refresh token (RFC 7009; 200 whatever it was)', body: RevokeBody } },
       async (request) => {
-        const h = tokenHash(request.body.token);
-        await db.query('UPDATE mcp_tokens SET revoked_at = $2, refresh_hash = NULL WHERE (token_hash = $1 OR refresh_hash = $1) AND revoked_at IS NULL', [
-          h,
-          new Date(clock.now()),
-        ]);
+        await revokeByToken(db, request.body.token, clock.now());
         return {};
       },
     );
@@ -308,11 +313,7 @@ export function oauthRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config' |
       { config: { auth: AUTH.sessionOnly }, schema: { tags, summary: 'Revoke one of your MCP tokens', response: { 204: NoContent, ...errorAnswers(404) } } },
       async (request, reply) => {
         const id = (request.params as { id: string }).id;
-        const r = await db.query(
-          'UPDATE mcp_tokens SET revoked_at = $3, refresh_hash = NULL WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL RETURNING id',
-          [id, userIdOf(request), new Date(clock.now())],
-        );
-        if (!r.rows.length) throw new ServiceError('not_found', 'no such token');
+        if (!(await revokeUsersToken(db, userIdOf(request), id, clock.now()))) throw new ServiceError('not_found', 'no such token');
         return reply.code(204).send(null);
       },
     );

@@ -23,6 +23,9 @@ export interface Client {
   callRoot<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
+/** Names the program and the machine's kind: the console's device-login page shows it (where a login started). */
+const USER_AGENT = `cx-cli/0.1 (${process.platform} ${process.arch}; node ${process.versions.node})`;
+
 export function createClient(base: string, token: string | undefined): Client {
   const root = base.replace(/\/+$/, '');
   async function send<T>(method: string, url: string, body: unknown): Promise<T> {
@@ -33,7 +36,7 @@ export function createClient(base: string, token: string | undefined): Client {
         method,
         headers: {
           accept: 'application/json',
-          'user-agent': 'cx-cli/0.1',
+          'user-agent': USER_AGENT,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
           ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
         },

@@ -25,6 +25,17 @@ export const DeviceStartAnswer = z.object({
 export type DeviceStartAnswer = z.infer<typeof DeviceStartAnswer>;
 export type DeviceStart = z.infer<typeof DeviceStartAnswer>;
 export const DeviceApproveBody = z.object({ user_code: z.string().min(1).max(20) });
+export const DeviceLoginQuery = z.object({ user_code: z.string().min(1).max(20) });
+/** A pending CLI login as the approval page shows it (RFC 8628 §5.4): who asks, where and when it started. */
+export const DeviceLogin = z.object({
+  user_code: z.string(),
+  client_name: z.string().describe("the CLI's own word (`cx on <hostname>`)"),
+  started_at: z.string(),
+  expires_at: z.string(),
+  ip: z.string().nullable().describe('the address the login was started from, as the service saw it'),
+  user_agent: z.string().nullable(),
+});
+export type DeviceLogin = z.infer<typeof DeviceLogin>;
 export const DeviceApproveAnswer = z.object({ approved: z.literal(true), client_name: z.string() });
 export type DeviceApproveAnswer = z.infer<typeof DeviceApproveAnswer>;
 export type DeviceApproval = z.infer<typeof DeviceApproveAnswer>;

@@ -37,7 +37,24 @@ export const AuthorizeQuery = z.object({
   scope: z.string().max(500).optional(),
 });
 export type AuthorizeRequest = z.infer<typeof AuthorizeQuery>;
-export const AuthorizeInfo = z.object({ client: z.object({ id: z.string(), name: z.string() }), redirectHost: z.string(), resource: z.string() });
+/**
+ * Who asks, for the consent page. A client's name is its own word: `unverified` is true for a dynamically registered
+ * client (anyone may register any name); a client ID metadata document's name is vouched for only by the host that
+ * serves it (`documentHost`). `redirectHost` is where the person's browser goes with the code, shown prominently.
+ */
+export const AuthorizeInfo = z.object({
+  client: z.object({
+    id: z.string(),
+    name: z.string(),
+    registration: z.enum(['dynamic', 'metadata_document']),
+    unverified: z.boolean(),
+    documentHost: z.string().nullable(),
+  }),
+  redirectHost: z.string(),
+  redirectUri: z.string(),
+  redirectLoopback: z.boolean().describe('the redirect goes to this computer (localhost, 127.0.0.1, [::1]): a local app'),
+  resource: z.string(),
+});
 export type AuthorizeInfo = z.infer<typeof AuthorizeInfo>;
 export const AuthorizeAnswer = z.object({ redirect: z.string().describe('where the browser goes next: the client with ?code=&state=') });
 export type AuthorizeAnswer = z.infer<typeof AuthorizeAnswer>;

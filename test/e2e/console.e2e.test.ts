@@ -696,6 +696,8 @@ describe('the console', () => {
       verification_uri_complete: string;
     };
     await page.goto(started.verification_uri_complete.replace(/^https?:\/\/[^/]+/, svc.base));
+    // A code from a link is confirmed before it is approved (test/e2e/console-oauth-device.e2e.test.ts).
+    await page.getByLabel(/This code is the one my terminal shows/).check();
     await page.getByRole('button', { name: 'Approve this CLI login' }).click();
     await page.getByText(/Approved: laptop cli/).waitFor();
     const token = await fetch(`${svc.base}/v1/cli/device/token`, {

@@ -1,13 +1,14 @@
 import { useLocation } from 'preact-iso';
 import type { AuthorizeAnswer, AuthorizeInfo, McpTokenList } from '../../../schemas/api/oauth.ts';
 import { del, get, post, query } from '../api.ts';
-import { ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * MCP authorization consent (issue 27): an MCP client sends the person here (`/oauth/authorize?...`, the authorization
- * endpoint of `/.well-known/oauth-authorization-server`). The page names the client and where it sends them back;
- * Approve makes a one-use code (POST /v1/oauth/authorize) and goes back to the client, Deny goes back with
- * `error=access_denied`. Below: the person's connected MCP clients, each revocable.
+ * endpoint of `/.well-known/oauth-authorization-server`). The page names the client (Unverified when it registered
+ * itself: its name is its own word) and, prominently, the host the code is sent to (issue 38). Approve makes a one-use
+ * code (POST /v1/oauth/authorize) and goes back to the client, Deny goes back with `error=access_denied`. Below: the
+ * person's connected MCP clients, each revocable.
  */
 export function OAuthConsent() {
   const { query: q } = useLocation();
@@ -31,11 +32,22 @@ export function OAuthConsent() {
       <Loaded r={info} what="the request">
         {(d) => (
           <div class="stack">
+            <ClientWho info={d} />
             <p>
-              <strong>{d.client.name}</strong> asks to use this service as you through its MCP endpoint (<code>{d.resource}</code>): your projects, their
-              issues, deploys, analytics and flags, as your CLI could.
+              It asks to use this service as you through its MCP endpoint (<code>{d.resource}</code>): your projects, their issues, deploys, analytics and
+              flags, as your CLI could.
             </p>
-            <p class="muted">You will be sent back to {d.redirectHost}. Approve only if you started this from that client.</p>
+            <div class="note hint redirect-to">
+              <p>Approving sends you, with a code that lets it act as you, to</p>
+              <p class="redirect-host">
+                <strong>{d.redirectHost}</strong>
+                {d.redirectLoopback ? <span class="muted"> (an app on this computer)</span> : null}
+              </p>
+              <p class="muted redirect-uri">
+                <code>{d.redirectUri}</code>
+              </p>
+            </div>
+            <p class="muted">Approve only if you started this from that client just now. If you did not, Deny.</p>
             <ErrorNote error={act.error} />
             <div class="row">
               <button type="button" onClick={approve} disabled={act.busy}>
@@ -48,6 +60,31 @@ export function OAuthConsent() {
           </div>
         )}
       </Loaded>
+    </div>
+  );
+}
+
+/**
+ * Who asks, in words that do not take its name on trust: a dynamically registered client is marked Unverified (anyone
+ * can register any name); a client ID metadata document's name is shown with the host that published it.
+ */
+function ClientWho({ info }: { info: AuthorizeInfo }) {
+  const c = info.client;
+  return (
+    <div class="client-who">
+      <p>
+        <strong class="client-name">{c.name}</strong>{' '}
+        {c.unverified ? (
+          <Badge kind="bad unverified">Unverified</Badge>
+        ) : (
+          <span class="muted">
+            published by <strong>{c.documentHost}</strong>
+          </span>
+        )}
+      </p>
+      {c.unverified ? (
+        <p class="muted">This name is the client's own: anyone can register a client under any name. Trust the address below, not the name.</p>
+      ) : null}
     </div>
   );
 }
