@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
 import { startHttpsReceiver } from '../support/https-receiver.ts';
 import { resendRequest } from '../support/resend.ts';
+import { startGithubStandin } from '../support/github-standin.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService } from './support/console-service.ts';
 import { shootSourceMapScreens } from './support/source-map-screens.ts';
 
@@ -38,11 +39,23 @@ const browserError = (name: string, message: string, frames: string[], extra: Re
 async function main() {
   await mkdir(OUT, { recursive: true });
   const receiver = await startHttpsReceiver();
+  const gh = await startGithubStandin();
+  const acme = { id: 7001, account: 'acme', repos: [{ id: 7002, fullName: 'acme/storefront', private: true }] };
+  gh.installations.set(acme.id, acme);
+  gh.access.set('octocat', new Set([acme.id]));
   const resendSecret = `whsec_${Buffer.from('screenshots-resend-secret-32byte').toString('base64')}`;
   const svc = await startConsoleService({
-    webhookCa: receiver.cert,
+    webhookCa: `${receiver.cert}${gh.cert}`,
     hosts: { 'github.com': '140.82.112.3' }, // checked, never dialled
-    env: { RESEND_WEBHOOK_SECRETS: resendSecret, INBOUND_EMAIL_DOMAIN: 'mail.example.com' },
+    env: {
+      RESEND_WEBHOOK_SECRETS: resendSecret,
+      INBOUND_EMAIL_DOMAIN: 'mail.example.com',
+      GITHUB_APP_ID: gh.appId,
+      GITHUB_APP_PRIVATE_KEY: gh.privateKey,
+      GITHUB_APP_CLIENT_ID: gh.clientId,
+      GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
+      GITHUB_API_URL: gh.url,
+    },
   });
   const base = svc.base;
   try {
@@ -186,7 +199,10 @@ async function main() {
       failuresToDown: 1,
     });
     // Integrations: a repository, a Stripe account, an inbox with mail (one message unsigned).
-    await call('POST', '/integrations/github', { project: SLUG, repository: 'acme/storefront' });
+    // The GitHub App's flow, as the browser would go through it (GitHub's side is the stand-in).
+    const { authorizeUrl } = await call('POST', '/integrations/github', { project: SLUG, repository: 'acme/storefront' });
+    const state = new URL(authorizeUrl).searchParams.get('state')!;
+    await fetch(`${base}/v1/integrations/github/callback?code=${gh.codeFor('octocat')}&state=${state}`, { headers: { cookie }, redirect: 'manual' });
     await call('POST', `/projects/${SLUG}/payments`, { accountId: 'acct_1Storefront' });
     const inbox = (await call('POST', `/projects/${SLUG}/email/inboxes`, { localPart: 'support', webhookUrl: receiver.url })).inbox;
     const mails: Array<[string, string, string]> = [
@@ -267,6 +283,7 @@ async function main() {
   } finally {
     await svc.running.stop();
     await receiver.close();
+    await gh.close();
   }
 }
 

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startGithubStandin, type GithubStandin } from '../support/github-standin.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
 import { prng } from '../support/prng.ts';
 import { resendRequest } from '../support/resend.ts';
@@ -25,6 +26,8 @@ import { launchChromium, OWNER, sendErrors, startConsoleService, type ConsoleSer
  */
 let svc: ConsoleService;
 let receiver: HttpsReceiver;
+/** GitHub's API on loopback: the GitHub App's code exchange and installations (test/support/github-standin.ts). */
+let gh: GithubStandin;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -61,11 +64,23 @@ const event = (name: string, message: string, fn: string, extra: Record<string, 
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
+  gh = await startGithubStandin();
+  const acme = { id: 7001, account: 'acme', repos: [{ id: 7002, fullName: 'acme/shop', private: true }] };
+  gh.installations.set(acme.id, acme);
+  gh.access.set('octocat', new Set([acme.id]));
   svc = await startConsoleService({
-    webhookCa: receiver.cert,
+    webhookCa: `${receiver.cert}${gh.cert}`,
     txt,
     hosts: { 'github.com': '140.82.112.3' }, // a connected repository's clone URL is checked, never dialled here
-    env: { RESEND_WEBHOOK_SECRETS: RESEND_SECRET, INBOUND_EMAIL_DOMAIN: 'mail.example.com' },
+    env: {
+      RESEND_WEBHOOK_SECRETS: RESEND_SECRET,
+      INBOUND_EMAIL_DOMAIN: 'mail.example.com',
+      GITHUB_APP_ID: gh.appId,
+      GITHUB_APP_PRIVATE_KEY: gh.privateKey,
+      GITHUB_APP_CLIENT_ID: gh.clientId,
+      GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
+      GITHUB_API_URL: gh.url,
+    },
   });
   repo = await mkdtemp(path.join(os.tmpdir(), 'console-repo-'));
   git(repo, 'init', '-q', '-b', 'main');
@@ -89,6 +104,7 @@ afterAll(async () => {
   await browser?.close();
   await svc?.running.stop();
   await receiver?.close();
+  await gh?.close();
 });
 
 describe('the console', () => {
@@ -493,8 +509,14 @@ describe('the console', () => {
 
   it('connects a repository and a Stripe account; creates an inbox (its secret shown once) and lists the mail it received, DKIM verdict and .eml', async () => {
     await page.goto(`${svc.base}/projects/${SLUG}/integrations`);
+    // GitHub's authorize page, for a user who authorized the app before: straight back to the callback with a code.
+    await page.route(`${gh.url}/login/oauth/authorize**`, (route) => {
+      const state = new URL(route.request().url()).searchParams.get('state')!;
+      return route.fulfill({ status: 302, headers: { location: `${svc.base}/v1/integrations/github/callback?code=${gh.codeFor('octocat')}&state=${state}` } });
+    });
     await page.getByLabel(/Repository/).fill('acme/shop');
     await page.getByRole('button', { name: 'Connect repository' }).click();
+    await page.getByText('Repository connected.').waitFor();
     await page.getByRole('cell', { name: 'acme/shop', exact: true }).waitFor();
     await page.getByLabel('Stripe account id').fill('not-an-account');
     await page.getByRole('button', { name: 'Connect account' }).click();

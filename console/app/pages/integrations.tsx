@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
-import type { GithubConnection, GithubConnectionAnswer, GithubConnectionList } from '../../../schemas/api/integrations.ts';
+import type { GithubConnection, GithubConnectionList, GithubConnectStartAnswer } from '../../../schemas/api/integrations.ts';
 import type { PaymentAccountAnswer, PaymentAccountList } from '../../../schemas/api/payments.ts';
 import { del, get, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
@@ -25,19 +25,29 @@ export function Integrations() {
   );
 }
 
+/** What `?github=` on the return from GitHub means (schemas/api/integrations.ts, GITHUB_CONNECT_OUTCOMES). */
+const GITHUB_OUTCOMES: Record<string, string> = {
+  connected: 'Repository connected.',
+  already_connected: 'That repository was already connected to this project.',
+  not_installed: 'No installation of the GitHub App that your GitHub account can access holds that repository: install the app on its account, then connect.',
+  code_refused: 'GitHub did not accept the authorization (it expired or was used). Try again.',
+  cancelled: 'The authorization was cancelled on GitHub.',
+  github_failed: 'GitHub could not be reached to finish the connection. Try again.',
+};
+
 function Repositories({ slug }: { slug: string }) {
   const r = useResource(() => get<GithubConnectionList>('/integrations/github'), [slug]);
   const [repository, setRepository] = useState('');
+  const outcome = new URLSearchParams(location.search).get('github');
   const act = useAction();
   const remove = useAction();
-  const connect = (e: Event) => {
-    e.preventDefault();
+  // GitHub proves the repository is yours (your account reaches it through an installation of the app), then sends the
+  // browser back here with `?github=<outcome>`. `install` goes through the app's install page first.
+  const connect = (how: 'authorize' | 'install') =>
     void act.run(async () => {
-      await post<GithubConnectionAnswer>('/integrations/github', { project: slug, repository: repository.trim() });
-      setRepository('');
-      await r.reload();
+      const started = await post<GithubConnectStartAnswer>('/integrations/github', { project: slug, repository: repository.trim() });
+      location.assign(how === 'install' && started.installUrl ? started.installUrl : started.authorizeUrl);
     });
-  };
   const disconnect = (c: GithubConnection) => {
     if (!confirm(`Disconnect ${c.repository}? Its pushes stop deploying this project.`)) return;
     void remove.run(async () => {
@@ -49,20 +59,27 @@ function Repositories({ slug }: { slug: string }) {
     <section aria-labelledby="repos" class="panel">
       <h2 id="repos">GitHub repositories</h2>
       <p class="muted">
-        A push to a connected repository deploys it: production for the default branch, a preview for other branches and pull requests. GitHub's webhook points
-        at <code>/v1/webhooks/code_host</code>.
+        A push to a connected repository deploys it: production for the default branch, a preview for other branches and pull requests. Repositories connect
+        through the GitHub App: GitHub asks you to authorize it, and only a repository your GitHub account reaches through an installation of the app is
+        connected.
       </p>
+      {outcome && (
+        <p role={outcome === 'connected' ? 'status' : 'alert'} class={outcome === 'connected' ? 'ok-text' : 'note error'}>
+          {GITHUB_OUTCOMES[outcome] ?? 'The repository was not connected.'}
+        </p>
+      )}
       <ErrorNote error={remove.error} />
       <Loaded r={r} what="repositories">
         {(d) => {
           const mine = d.connections.filter((c) => c.project === slug);
           return mine.length ? (
-            <Table caption="Connected repositories" columns={['Repository', 'Clone URL', 'Connected', '']}>
+            <Table caption="Connected repositories" columns={['Repository', 'Status', 'Clone URL', 'Connected', '']}>
               {mine.map((c) => (
                 <tr key={c.id}>
                   <td>
                     <code>{c.repository}</code>
                   </td>
+                  <td>{c.status === 'active' ? <Badge kind="ok">active</Badge> : <Badge kind="bad">needs reconnecting</Badge>}</td>
                   <td class="muted">{c.cloneUrl}</td>
                   <td>
                     <Time iso={c.createdAt} />
@@ -80,13 +97,22 @@ function Repositories({ slug }: { slug: string }) {
           );
         }}
       </Loaded>
-      <form onSubmit={connect} class="row">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          connect('authorize');
+        }}
+        class="row"
+      >
         <label>
           Repository <span class="muted">(owner/name)</span>
           <input name="repository" required placeholder="acme/site" value={repository} onInput={(e) => setRepository(e.currentTarget.value)} />
         </label>
         <button type="submit" disabled={act.busy}>
           Connect repository
+        </button>
+        <button type="button" class="secondary" disabled={act.busy || !repository.trim()} onClick={() => connect('install')}>
+          Install the app, then connect
         </button>
       </form>
       <ErrorNote error={act.error} />
