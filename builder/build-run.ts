@@ -6,15 +6,17 @@ import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts'
 import type { OutboundUrlGuard } from '../platform/ports/outbound-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
 import { copyArtifact } from './artifact-copy.ts';
-import { createBuildCgroup, type BuildCgroup } from './sandbox/build-cgroup.ts';
+import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
 import { startEgressProxy, type EgressProxy } from './sandbox/egress-proxy.ts';
 import { INSIDE, prepareSandboxRoot, proxyEnv, sandboxArgv, type SandboxSpec } from './sandbox/sandbox.ts';
 
 /**
  * One build, a tenant's code run as a stranger's (README, "Tenants are strangers"):
- *   1. prepare   a directory of its own under BUILD_DIR, a cgroup with its memory and process limits, the egress
- *                proxy on a Unix socket (BUILD_NETWORK=proxy), and for a local repository a git bundle of the branch
+ *   1. prepare   a cgroup with its memory and process limits (none can be made: the build fails limits_unavailable,
+ *                unless BUILD_ALLOW_UNLIMITED, which every build log warns of), a directory of its own under
+ *                BUILD_DIR, the egress proxy on a Unix socket (BUILD_NETWORK=proxy), and for a local repository a git
+ *                bundle of the branch
  *   2. checkout  `git clone --depth 1 --branch` inside the sandbox (sandbox/sandbox.ts), through the proxy
  *   3. build     the build command with `sh -c` inside the sandbox, with a clean environment: the project's build
  *                variables and SERVICE_DEPLOY_ID, SERVICE_GIT_SHA, SERVICE_ENVIRONMENT, never the service's own
@@ -51,6 +53,10 @@ export interface BuildIsolation {
   cpuSeconds: number;
   diskBytes: number;
   tmpBytes: number;
+  /** BUILD_ALLOW_UNLIMITED: where no cgroup can be made, run the build without memory or process limits. */
+  allowUnlimited?: boolean;
+  /** Where the build's cgroup is made (tests: a fake host; build-cgroup.ts). */
+  cgroupHost?: CgroupHost;
   artifact: ArtifactLimits;
   /** The sandbox's relay to the egress proxy (sandbox.ts); tests run both. */
   relay?: 'auto' | 'node';
@@ -59,6 +65,13 @@ export interface BuildIsolation {
 }
 
 export type BuildOutcome = { ok: true; gitSha: string; files: number; bytes: number } | { ok: false; reason: DeployFailureReason; exitCode?: number };
+
+/** The build log's line for a build refused because its limits cannot be enforced (README, "Builds without limits"). */
+export const LIMITS_UNAVAILABLE_LINE =
+  'the build did not run: this builder cannot enforce memory and process limits (no usable cgroup v2 subtree or v1 hierarchy). Delegate a cgroup to the service (README, "Builds without limits"), or set BUILD_ALLOW_UNLIMITED=true on a single-tenant machine';
+/** The build log's warning for a build that runs without limits because the operator allowed it. */
+export const UNLIMITED_BUILD_LINE =
+  'WARNING: this build runs without memory or process limits (BUILD_ALLOW_UNLIMITED=true; CPU time is limited per process only)';
 
 /** What a build sees of the host's environment: a PATH and a locale, nothing of the service's configuration. */
 const BASE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', CI: '1' };
@@ -76,10 +89,14 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     // 1. prepare
     if (!iso.sandbox)
       job.log.line('system', "WARNING: this build is not sandboxed (BUILD_SANDBOX=off): it runs as the service's user and can read what the service can");
+    const made = await createBuildCgroup(job.deployId, { memoryBytes: iso.memoryBytes, pids: iso.pids }, iso.cgroupHost);
+    if (made.ok) cgroup = made.cgroup;
+    else if (!iso.allowUnlimited) {
+      job.log.line('system', `${LIMITS_UNAVAILABLE_LINE} (${made.why})`);
+      return { ok: false, reason: 'limits_unavailable' };
+    } else job.log.line('system', `${UNLIMITED_BUILD_LINE} (${made.why})`);
     const { root, etcDir, initScript } = await prepareSandboxRoot(job.workDir, iso.uid);
     const src = path.join(root, 'src');
-    cgroup = await createBuildCgroup(job.deployId, { memoryBytes: iso.memoryBytes, pids: iso.pids });
-    if (!cgroup) job.log.line('system', 'no cgroups here: memory and process limits are not enforced for this build (CPU time is, per process)');
     if (iso.sandbox && iso.network === 'proxy') {
       proxy = await startEgressProxy({
         socketPath: path.join(job.workDir, 'egress.sock'),

@@ -35,6 +35,7 @@ import { runBuild, type BuildIsolation, type BuildOutcome } from './build-run.ts
 import { sweepArtifacts } from './artifact-sweep.ts';
 import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
 import { probeSandbox } from './sandbox/sandbox.ts';
+import { probeBuildCgroups, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
@@ -64,6 +65,8 @@ export interface StartBuilderOptions {
   leaseMs?: number;
   /** The bubblewrap binary to probe (tests name a missing one to see sandbox_unavailable). */
   bwrap?: string;
+  /** Where builds' cgroups are made (tests name a host without any to see limits_unavailable). */
+  cgroupHost?: CgroupHost;
 }
 
 export interface Builder {
@@ -102,16 +105,34 @@ export async function startBuilder(
     cpuSeconds: config.BUILD_CPU_SECONDS,
     diskBytes: config.BUILD_DISK_MB * 1024 * 1024,
     tmpBytes: config.BUILD_TMP_MB * 1024 * 1024,
+    allowUnlimited: config.BUILD_ALLOW_UNLIMITED,
+    cgroupHost: opts.cgroupHost,
     artifact: { maxBytes: config.ARTIFACT_MAX_BYTES, maxFiles: config.ARTIFACT_MAX_FILES, maxFileBytes: config.ARTIFACT_MAX_FILE_BYTES },
     guard: platform.outbound,
   };
   // Said at every start, on stderr as well as in the log, whatever LOG_LEVEL is.
+  const cgroups = await probeBuildCgroups(opts.cgroupHost);
+  const limits = cgroups.ok ? `cgroup ${cgroups.version} (${cgroups.dir})` : 'none';
+  if (!cgroups.ok && config.BUILD_ALLOW_UNLIMITED) {
+    log.warn({ why: cgroups.why }, 'BUILD_ALLOW_UNLIMITED=true: builds run without memory or process limits; only for a single-tenant machine');
+    process.stderr.write(`WARNING: BUILD_ALLOW_UNLIMITED=true: builds run without memory or process limits (${cgroups.why})\n`);
+  } else if (!cgroups.ok) {
+    log.error({ why: cgroups.why }, 'build limits cannot be enforced here: every build fails with limits_unavailable');
+    process.stderr.write(
+      `WARNING: builds' memory and process limits cannot be enforced here, so every deploy fails with limits_unavailable (${cgroups.why}): delegate a cgroup to the service (README, "Builds without limits") or set BUILD_ALLOW_UNLIMITED=true on a single-tenant machine\n`,
+    );
+  }
   if (config.BUILD_SANDBOX === 'off') {
     log.warn("BUILD_SANDBOX=off: builds run unsandboxed as the service's user; only for a single-tenant machine");
     process.stderr.write("WARNING: BUILD_SANDBOX=off: builds run unsandboxed, as the service's user (single-tenant machines only)\n");
   } else {
     const probe = await probeSandbox(config.BUILD_UID, opts.bwrap);
-    if (probe.available) log.info({ sandbox: probe.version, network: config.BUILD_NETWORK }, 'builds run sandboxed');
+    if (probe.available && (cgroups.ok || config.BUILD_ALLOW_UNLIMITED))
+      log.info(
+        { sandbox: probe.version, network: config.BUILD_NETWORK, limits },
+        cgroups.ok ? 'builds run sandboxed, with memory and process limits' : 'builds run sandboxed, without memory or process limits',
+      );
+    else if (probe.available) log.info({ sandbox: probe.version }, 'builds can be sandboxed here (but fail with limits_unavailable, above)');
     else {
       log.error({ why: probe.message }, 'builds cannot be sandboxed here: every build fails with sandbox_unavailable');
       process.stderr.write(`WARNING: builds cannot be sandboxed here, so every deploy fails with sandbox_unavailable: ${probe.message}\n`);

@@ -111,6 +111,13 @@ const ConfigSchema = z.object({
    * only for a single-tenant machine, and every start and build log says so.
    */
   BUILD_SANDBOX: z.enum(['on', 'off']).default('on'),
+  /**
+   * BUILD_ALLOW_UNLIMITED: where no cgroup can be made for a build (no delegated cgroup v2 subtree, no writable v1
+   * memory and pids hierarchies), `true` runs builds without memory or process limits, warned of at every start and
+   * in every build log (single-tenant machines only); unset, such builds fail with limits_unavailable. Where cgroups
+   * can be made, limits are enforced either way.
+   */
+  BUILD_ALLOW_UNLIMITED: bool.default(false),
   /** BUILD_NETWORK: `proxy` lets builds reach public addresses only through the builder's guarded proxy; `none` cuts them off. */
   BUILD_NETWORK: z.enum(['proxy', 'none']).default('proxy'),
   /** BUILD_DIR: where builds run (checkouts; removed after each build). Only traversable by others (0711). */

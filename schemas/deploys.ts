@@ -21,6 +21,8 @@ export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies re
  * - builder_lost: the builder stopped renewing its lease (killed, crashed);
  * - source_missing: the project has no build source configured;
  * - sandbox_unavailable: this builder cannot sandbox builds (bubblewrap missing) and BUILD_SANDBOX is not off;
+ * - limits_unavailable: this builder cannot make a cgroup for the build's memory and process limits (neither a
+ *   delegated cgroup v2 subtree nor the v1 hierarchies) and BUILD_ALLOW_UNLIMITED is not set: nothing ran;
  * - memory_limit, process_limit, cpu_limit, disk_limit: the build ran into a resource limit and was stopped;
  * - output_escapes: the output directory, or a link in it, leads outside (the log names it);
  * - too_many_files, file_too_large, artifact_too_large: the output is over an artifact limit;
@@ -35,6 +37,7 @@ export const DEPLOY_FAILURE_REASONS = [
   'builder_lost',
   'source_missing',
   'sandbox_unavailable',
+  'limits_unavailable',
   'memory_limit',
   'process_limit',
   'cpu_limit',

@@ -4,10 +4,11 @@ import type { BuildCgroup } from './build-cgroup.ts';
 
 /**
  * One step of a build (checkout or build command) as a child process the builder can always end:
- * - it runs in a process group of its own and, where the machine has them, in the build's cgroup, which it joins
- *   before exec (so nothing it forks escapes the count);
+ * - it runs in a process group of its own and in the build's cgroup, which it joins before exec (so nothing it forks
+ *   escapes the count); without one only where the operator allowed builds without limits (BUILD_ALLOW_UNLIMITED);
  * - a time limit, a cancel or a resource limit kills the group, every process of the cgroup, and (sandboxed) the
  *   sandbox, whose PID namespace takes every descendant with it, `setsid` and double forks included;
+ * - a step any of whose processes the kernel killed at the memory limit ends `memory_limit`, whatever its exit code;
  * - the step is over when its first process exits: output still held by a stray child's copy of the pipe is
  *   read for at most PIPE_GRACE_MS and then the pipe is closed, so no child can hold the builder.
  */
@@ -47,10 +48,15 @@ const PIPE_GRACE_MS = 300;
 const WATCH_MS = 1_000;
 const DISK_WATCH_MIN_MS = 2_000;
 
-/** The prefix that moves the step into the cgroup, then applies the rlimit fallbacks, then execs the step. */
+/**
+ * The prefix that moves the step into the cgroup, then applies the rlimit fallbacks, then execs the step. The CPU
+ * rlimit's soft limit sends SIGXCPU (which says why); the hard one, a second later, SIGKILL for a process that
+ * ignores it. Equal limits would SIGKILL at once, and the kernel's tick-sampled per-process time can reach the limit
+ * before the cgroup's exact count does, leaving a plain `build_failed`.
+ */
 function joinPrefix(o: StepOptions): string[] {
   const script =
-    'while [ "$1" != "--" ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; ulimit -t "$CPU_LIMIT_SECONDS" 2>/dev/null; unset CPU_LIMIT_SECONDS; exec "$@"';
+    'while [ "$1" != "--" ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift; ulimit -S -t "$CPU_LIMIT_SECONDS" 2>/dev/null; ulimit -H -t "$((CPU_LIMIT_SECONDS + 1))" 2>/dev/null; unset CPU_LIMIT_SECONDS; exec "$@"';
   return ['/bin/sh', '-c', script, 'join', ...(o.cgroup?.dirs ?? []), '--'];
 }
 
@@ -119,10 +125,13 @@ export function runStep(o: StepOptions): Promise<StepResult> {
       o.signal?.removeEventListener('abort', onAbort);
       // Whatever the step left running goes with it, before the next step joins the same cgroup.
       await kill();
-      // A step that failed is told why when a limit explains it: the kernel killed it for memory, refused it a fork,
-      // or it ran out of CPU time (the rlimit fallback ends in SIGXCPU). A step that succeeded succeeded, even if it
-      // brushed a limit on the way (page cache reclaimed at the memory limit, a fork retried).
+      // A process of the build the kernel killed at the memory limit fails the build, even when the step exited 0
+      // (`node hog.js || true`): its output cannot be trusted. A step that failed is told why when a limit explains
+      // it: the kernel killed it for memory, refused it a fork, or it ran out of CPU time (the rlimit fallback ends
+      // in SIGXCPU). Otherwise a step that succeeded succeeded, even if it brushed a limit on the way (page cache
+      // reclaimed at the memory limit, a fork retried).
       const succeeded = result.exitCode === 0 && !result.timedOut && !result.aborted;
+      if (!result.limit && o.cgroup && (await o.cgroup.oomKills()) > 0) result.limit = 'memory_limit';
       if (!result.limit && !succeeded && o.cgroup) result.limit = await o.cgroup.exceeded();
       if (
         !result.limit &&

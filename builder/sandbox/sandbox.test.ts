@@ -5,7 +5,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildLog } from '../build-log.ts';
-import { runBuild, type BuildIsolation, type BuildOutcome } from '../build-run.ts';
+import { LIMITS_UNAVAILABLE_LINE, runBuild, UNLIMITED_BUILD_LINE, type BuildIsolation, type BuildOutcome } from '../build-run.ts';
+import { probeBuildCgroups } from './build-cgroup.ts';
 import { probeSandbox } from './sandbox.ts';
 import { createPublicInternetGuard } from '../../platform/adapters/outbound/public-internet-guard.ts';
 import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-guard.ts';
@@ -257,6 +258,23 @@ describe('resource limits end a build with their own reason', () => {
     expect(r.log).toContain('BUILD_MEMORY_MB');
   });
 
+  it('memory: a process the limit killed fails the build as memory_limit, even when the command swallows it and exits 0 (issue 38, row 5)', async () => {
+    // Which cgroups ran this: the machine's own (v1 memory and pids on the development machine).
+    const here = await probeBuildCgroups();
+    expect(here.ok, JSON.stringify(here)).toBe(true);
+    branch(
+      'memory-swallowed',
+      [`node -e "const a=[];for(;;)a.push(Buffer.alloc(1<<20,1))" || echo "hog-died-${'$'}?"`, 'mkdir -p out && echo ok > out/index.html'].join('\n'),
+    );
+    for (const sandbox of [true, false]) {
+      const r = await build('memory-swallowed', { iso: { sandbox, memoryBytes: 64 * 1024 * 1024 } });
+      expect(r.log).toMatch(/hog-died-137/); // SIGKILL from the kernel's OOM killer; the command went on and exited 0
+      expect(r.outcome, r.log).toMatchObject({ ok: false, reason: 'memory_limit' });
+      expect(r.log).toContain('BUILD_MEMORY_MB');
+      expect(existsSync(r.artifactDir)).toBe(false);
+    }
+  });
+
   it('processes: process_limit', async () => {
     branch('forks', 'for i in $(seq 1 60); do sleep 5 & done; wait; mkdir -p out; echo ok > out/index.html');
     const r = await build('forks', { iso: { pids: 20 } });
@@ -273,6 +291,62 @@ describe('resource limits end a build with their own reason', () => {
     branch('disk', 'head -c 40000000 /dev/zero > big.bin; sleep 10; mkdir -p out');
     const r = await build('disk', { iso: { diskBytes: 8 * 1024 * 1024 } });
     expect(r.outcome, r.log).toMatchObject({ ok: false, reason: 'disk_limit' });
+  });
+});
+
+describe('the sandbox root is read-only (issue 38, row 5)', () => {
+  it('writing anywhere but the checkout, HOME, /tmp and /dev/shm fails; /tmp and /dev/shm are bounded', async () => {
+    const tries = ['/x', '/usr/x', '/etc/x', '/var/x', '/home/x', '/root/x', '/sandbox/x', '/dev/x', '/proc/x'];
+    branch(
+      'rootfs',
+      [
+        ...tries.map((p) => `mkdir -p "$(dirname ${p})" 2>/dev/null; echo pwned > ${p} 2>/dev/null && echo "writable ${p}" || echo "refused ${p}"`),
+        'echo hi > /work/home/x && echo "writable home"',
+        'echo hi > x && echo "writable checkout"',
+        // 8 MB each: a 16 MB write runs out of space; what fits stays.
+        'head -c 16000000 /dev/zero > /tmp/big 2>/dev/null && echo "tmp-unbounded" || echo "tmp-full at $(du -k /tmp/big | cut -f1) KB"',
+        'rm -f /tmp/big',
+        'head -c 16000000 /dev/zero > /dev/shm/big 2>/dev/null && echo "shm-unbounded" || echo "shm-full at $(du -k /dev/shm/big | cut -f1) KB"',
+        'echo still > /dev/null && echo "dev-null-ok"',
+        'mkdir -p out && echo ok > out/index.html',
+      ].join('\n'),
+    );
+    const r = await build('rootfs', { iso: { tmpBytes: 8 * 1024 * 1024 } });
+    expect(r.outcome, r.log).toMatchObject({ ok: true });
+    for (const p of tries) expect(r.log).toContain(`refused ${p}`);
+    expect(r.log).not.toContain('writable /');
+    expect(r.log).toContain('writable home');
+    expect(r.log).toContain('writable checkout');
+    expect(r.log).toMatch(/tmp-full at 8\d{3} KB/);
+    expect(r.log).toMatch(/shm-full at 8\d{3} KB/);
+    expect(r.log).toContain('dev-null-ok');
+  });
+});
+
+describe('builds without limits (issue 38, row 4)', () => {
+  // A host with no cgroup at all (no v2 subtree, no v1 hierarchy): as a container without /sys/fs/cgroup.
+  const nowhere = () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'no-cgroups-'));
+    writeFileSync(path.join(dir, 'cgroup'), '');
+    writeFileSync(path.join(dir, 'mountinfo'), '');
+    return { cgroupFile: path.join(dir, 'cgroup'), mountinfoFile: path.join(dir, 'mountinfo') };
+  };
+
+  it('where no cgroup can be made, the build fails limits_unavailable before anything runs', async () => {
+    branch('nolimits', 'echo BUILD-RAN; mkdir -p out && echo ok > out/index.html');
+    const r = await build('nolimits', { iso: { cgroupHost: nowhere() } });
+    expect(r.outcome).toMatchObject({ ok: false, reason: 'limits_unavailable' });
+    expect(r.log).toContain(LIMITS_UNAVAILABLE_LINE);
+    expect(r.log).toContain('cgroup v2: not mounted; cgroup v1: no memory hierarchy mounted');
+    expect(r.log).not.toContain('checking out');
+    expect(r.log).not.toContain('BUILD-RAN');
+  });
+
+  it('with BUILD_ALLOW_UNLIMITED it runs, and its log warns', async () => {
+    const r = await build('nolimits', { iso: { cgroupHost: nowhere(), allowUnlimited: true } });
+    expect(r.outcome, r.log).toMatchObject({ ok: true });
+    expect(r.log).toContain(UNLIMITED_BUILD_LINE);
+    expect(r.log).toContain('BUILD-RAN');
   });
 });
 

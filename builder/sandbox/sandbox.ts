@@ -10,11 +10,14 @@ import { promisify } from 'node:util';
  *   /usr, /bin, /lib...   the system's programs, read-only
  *   /etc                  only certificates, alternatives, ld.so.cache and a generated passwd, group and hosts
  *   /work                 its own build directory, read-write (the checkout is /work/src, HOME is /work/home)
- *   /tmp                  a private tmpfs, size-limited
- *   /proc, /dev           its own PID namespace's /proc, a minimal /dev
+ *   /tmp                  a private tmpfs, size-limited (BUILD_TMP_MB)
+ *   /proc, /dev           its own PID namespace's /proc, a minimal read-only /dev with a private /dev/shm (at most
+ *                         SHM_BYTES, as Docker's 64 MB)
  *   /sandbox              the init script, the egress socket and (local repositories) the source bundle, read-only
- * and nothing else: not DATA_DIR, not the service's source, not other builds, not the service's environment (the
- * step's environment is exactly what the builder passes). It runs as an unprivileged user (uid BUILD_UID on the
+ * and nothing else: the root itself is read-only (bwrap's root is a tmpfs: writable, a build could fill memory with
+ * it), so a build writes only its checkout, HOME, /tmp and /dev/shm, the last two bounded. It sees nothing of
+ * DATA_DIR, the service's source, other builds or the service's environment (the step's environment is exactly what
+ * the builder passes). It runs as an unprivileged user (uid BUILD_UID on the
  * host when the service is root, and inside its own user namespace either way), with every capability dropped,
  * in new mount, PID, IPC, UTS, cgroup and network namespaces. Its network namespace holds only loopback: the
  * init script relays 127.0.0.1:3128 to the builder's egress proxy (egress-proxy.ts) over a bind-mounted Unix
@@ -33,6 +36,8 @@ export const INSIDE = {
 } as const;
 
 const INIT_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sandbox-init.mjs');
+/** The most a build's /dev/shm holds (POSIX shared memory, semaphores: Chromium, Python's multiprocessing). */
+const SHM_BYTES = 64 * 1024 * 1024;
 const ETC_FROM_HOST = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/mime.types'];
 
 export type SandboxProbe = { available: true; version: string } | { available: false; message: string };
@@ -119,6 +124,12 @@ export function sandboxArgv(spec: SandboxSpec, command: string[], cwd: string = 
     '/proc',
     '--dev',
     '/dev',
+    '--size',
+    String(Math.min(SHM_BYTES, spec.tmpBytes ?? SHM_BYTES)),
+    '--tmpfs',
+    '/dev/shm',
+    '--remount-ro',
+    '/dev',
     ...(spec.tmpBytes ? ['--size', String(spec.tmpBytes)] : []),
     '--tmpfs',
     '/tmp',
@@ -135,6 +146,8 @@ export function sandboxArgv(spec: SandboxSpec, command: string[], cwd: string = 
   args.push('--ro-bind', spec.initScript ?? INIT_SCRIPT, INSIDE.init);
   for (const m of spec.mounts) args.push('--ro-bind', m.host, m.inside);
   if (spec.egressSocket) args.push('--bind', spec.egressSocket, INSIDE.socket);
+  // Last, once every mount point exists: the root read-only (the mounts on it keep their own flags).
+  args.push('--remount-ro', '/');
   args.push('--chdir', cwd, '--', ...firstProcess(spec, command));
   return [...drop, ...args];
 }

@@ -8,7 +8,7 @@ import type { Project } from '../../schemas/api/projects.ts';
 import { buildApiApp } from '../../api/app.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { createTestPlatform, type TestPlatformOptions } from './platform.ts';
-import type { Builder } from '../../builder/deploy-builder.ts';
+import type { Builder, StartBuilderOptions } from '../../builder/deploy-builder.ts';
 
 /**
  * Account helpers for API tests: a fresh user with a console session, a project, keys and a CLI
@@ -110,7 +110,7 @@ export async function buildTestApi(
   opts: TestPlatformOptions & {
     plugins?: FastifyPluginAsync[];
     processors?: boolean;
-    builder?: { bwrap?: string };
+    builder?: Pick<StartBuilderOptions, 'bwrap' | 'cgroupHost'>;
     topics?: { deploy?: string; inbound?: string };
   } = {},
 ) {
