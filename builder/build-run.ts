@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
-import { chmod, lstat, mkdir, open, readdir, rm } from 'node:fs/promises';
+import { chmod, lstat, mkdir, open, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts';
 import type { OutboundUrlGuard } from '../platform/ports/outbound-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
+import type { CloneAuth } from './github-checkout.ts';
 import { copyArtifact } from './artifact-copy.ts';
 import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
@@ -31,6 +32,8 @@ export interface BuildJob {
   branch: string;
   environment: 'production' | 'preview';
   repoUrl: string;
+  /** A GitHub installation token's header for the clone step only (github-checkout.ts), never the build's. */
+  cloneAuth?: CloneAuth;
   buildCommand: string;
   outputDir: string;
   env: Record<string, string>;
@@ -76,6 +79,7 @@ export const UNLIMITED_BUILD_LINE =
 /** What a build sees of the host's environment: a PATH and a locale, nothing of the service's configuration. */
 const BASE_ENV = { PATH: '/usr/local/bin:/usr/bin:/bin', LANG: 'C.UTF-8', CI: '1' };
 const SHA_FILE = '.checkout-sha';
+const CLONE_CA_FILE = '.clone-ca.pem';
 
 export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
   const iso = job.isolation;
@@ -159,7 +163,20 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
 
     // 2. checkout
     job.log.line('system', `checking out ${job.branch}`);
-    const gitEnv = { ...BASE_ENV, ...(local ? {} : netEnv), HOME: inBuild.home, GIT_TERMINAL_PROMPT: '0', GIT_CONFIG_NOSYSTEM: '1' };
+    const gitEnv = {
+      ...BASE_ENV,
+      ...(local ? {} : netEnv),
+      HOME: inBuild.home,
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_CONFIG_NOSYSTEM: '1',
+      // Configuration from the environment is git's for this process only: nothing of it lands in .git/config.
+      ...(job.cloneAuth ? { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `http.${job.cloneAuth.url}.extraHeader`, GIT_CONFIG_VALUE_0: job.cloneAuth.header } : {}),
+    };
+    if (job.cloneAuth && iso.guard.extraCa) {
+      // The outbound guard's extra CA (a test's self-signed GitHub stand-in; no configuration sets one) is the clone's too.
+      await writeFile(path.join(root, CLONE_CA_FILE), iso.guard.extraCa, { mode: 0o644 });
+      Object.assign(gitEnv, { GIT_SSL_CAINFO: path.join(inBuild.root, CLONE_CA_FILE) });
+    }
     const clone = await step(
       [
         '/bin/sh',

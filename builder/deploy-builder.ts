@@ -31,6 +31,7 @@ import { LIMITS } from '../schemas/limits.ts';
 import type { DeployFailureReason } from '../schemas/deploys.ts';
 import * as deployRequests from '../schemas/bus/deploy-requests.ts';
 import { createBuildLog } from './build-log.ts';
+import { githubCheckout } from './github-checkout.ts';
 import { runBuild, type BuildIsolation, type BuildOutcome } from './build-run.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
 import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
@@ -88,6 +89,7 @@ export async function startBuilder(
   opts: StartBuilderOptions = {},
 ): Promise<Builder> {
   const { db, clock, config } = platform;
+  const checkoutOfGithub = githubCheckout(platform);
   const log = platform.logger.child({ component: 'builder' });
   // The pid in the owner id tells an operator (and the kill -9 test) which process holds a build.
   const owner = `bld_${process.pid}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
@@ -195,17 +197,20 @@ export async function startBuilder(
 
   async function build(d: ClaimedDeploy, signal: AbortSignal, canceled: () => boolean): Promise<void> {
     const source = await buildsRepository.source(db, d.projectId);
+    // A repository connected through the GitHub App clones with a short-lived installation token (github-checkout.ts).
+    const github = source ? await checkoutOfGithub(d.projectId, source.repoUrl) : undefined;
+    const cloneToken = github && 'token' in github ? github : undefined;
     const buildLog = createBuildLog({
       analytics: platform.analytics,
       projectId: d.projectId,
       deployId: d.id,
-      secrets: (source?.env ?? []).filter((e) => e.secret).map((e) => e.value),
+      secrets: [...(source?.env ?? []).filter((e) => e.secret).map((e) => e.value), ...(cloneToken ? [cloneToken.token, cloneToken.auth.header] : [])],
       now: () => clock.now(),
       maxLines: LIMITS.deploys.logLinesPerDeploy,
       maxLineChars: LIMITS.deploys.logLineChars,
     });
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
-    const refused = source && (await repositoryRefusal(source.repoUrl));
+    const refused = source && (github && 'refused' in github ? github.refused : await repositoryRefusal(cloneToken?.repoUrl ?? source.repoUrl));
     const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, opts.bwrap) : undefined;
     if (platform.disk.low) {
       log.warn({ deployId: d.id }, "DATA_DIR's disk is low on space: the build is not started, the deploy fails as disk_full");
@@ -226,7 +231,8 @@ export async function startBuilder(
         deployId: d.id,
         branch: d.branch,
         environment: d.environment,
-        repoUrl: source.repoUrl,
+        repoUrl: cloneToken?.repoUrl ?? source.repoUrl,
+        cloneAuth: cloneToken?.auth,
         buildCommand: source.buildCommand,
         outputDir: source.outputDir,
         env: Object.fromEntries(source.env.map((e) => [e.name, e.value])),

@@ -1,4 +1,5 @@
 import { createVerify, generateKeyPairSync, randomBytes } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { makeSelfSignedCert } from './https-receiver.ts';
@@ -15,6 +16,8 @@ export interface StandinRepo {
   id: number;
   fullName: string;
   private: boolean;
+  /** A bare repository served over git's smart HTTP at `<url>/<fullName>.git`, to an installation token that reads it. */
+  dir?: string;
 }
 export interface StandinInstallation {
   id: number;
@@ -36,6 +39,8 @@ export interface GithubStandin {
   minted: Array<{ token: string; installationId: number; repositoryIds: number[] | undefined; permissions: unknown }>;
   /** Paths asked, in order (method and path, no query). */
   calls: string[];
+  /** What git sent as Authorization to a repository (`<fullName> <header or none>`), in order. */
+  gitAuth: string[];
   /** A fresh OAuth code for a GitHub user, good once. */
   codeFor(login: string): string;
   close(): Promise<void>;
@@ -44,8 +49,12 @@ export interface GithubStandin {
 const json = (res: import('node:http').ServerResponse, status: number, body: unknown) =>
   res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
-export async function startGithubStandin(): Promise<GithubStandin> {
-  const { key, cert } = makeSelfSignedCert();
+/**
+ * `cloneHost`: the name clone URLs use (the certificate holds it), for a build's clone that must go through the egress
+ * proxy: inside the sandbox 127.0.0.1 is the sandbox's own loopback, so the test's guard resolves this name to it.
+ */
+export async function startGithubStandin(opts: { cloneHost?: string } = {}): Promise<GithubStandin> {
+  const { key, cert } = makeSelfSignedCert(opts.cloneHost ? [opts.cloneHost] : []);
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const appPublic = publicKey;
   const codes = new Map<string, string>();
@@ -62,6 +71,7 @@ export async function startGithubStandin(): Promise<GithubStandin> {
     access: new Map(),
     minted: [],
     calls: [],
+    gitAuth: [],
     codeFor(login) {
       const code = randomBytes(10).toString('hex');
       codes.set(code, login);
@@ -75,20 +85,74 @@ export async function startGithubStandin(): Promise<GithubStandin> {
 
   /** The app's JWT, verified as GitHub does: RS256 under the app's key, issued by the app, not expired. */
   const appJwtValid = (auth: string | undefined): boolean => {
-    const m = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/.exec(auth ?? '');
+    const m = /^Bearer ([\w-]+)\.([\w-]+)\.([\w-]+)$/i.exec(auth ?? '');
     if (!m) return false;
     const header = JSON.parse(Buffer.from(m[1]!, 'base64url').toString());
     const claims = JSON.parse(Buffer.from(m[2]!, 'base64url').toString());
     const ok = createVerify('RSA-SHA256').update(`${m[1]}.${m[2]}`).verify(appPublic, Buffer.from(m[3]!, 'base64url'));
     return ok && header.alg === 'RS256' && String(claims.iss) === s.appId && claims.exp > Date.now() / 1000;
   };
-  const tokenOf = (auth: string | undefined) => /^(?:token|Bearer) (\S+)$/.exec(auth ?? '')?.[1];
+  const tokenOf = (auth: string | undefined) => /^(?:token|Bearer) (\S+)$/i.exec(auth ?? '')?.[1];
   const page = <T>(items: T[], q: URLSearchParams) => {
     const per = Number(q.get('per_page') ?? 30);
     const n = Number(q.get('page') ?? 1);
     return items.slice((n - 1) * per, n * per);
   };
-  const repoJson = (r: StandinRepo) => ({ id: r.id, full_name: r.fullName, private: r.private, clone_url: `${s.url}/${r.fullName}.git` });
+  const cloneBase = () => (opts.cloneHost ? s.url.replace('127.0.0.1', opts.cloneHost) : s.url);
+  const repoJson = (r: StandinRepo) => ({ id: r.id, full_name: r.fullName, private: r.private, clone_url: `${cloneBase()}/${r.fullName}.git` });
+
+  /** git's smart HTTP through `git http-backend` (CGI), for a token minted for this repository only. */
+  function serveGit(
+    req: import('node:http').IncomingMessage,
+    res: import('node:http').ServerResponse,
+    fullName: string,
+    rest: string,
+    query: string,
+    body: Buffer,
+  ) {
+    const repo = [...s.installations.values()].flatMap((i) => i.repos).find((r) => r.fullName === fullName && r.dir);
+    s.gitAuth.push(`${fullName} ${req.headers.authorization ?? 'none'}`);
+    const basic = /^Basic (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [user, token] = Buffer.from(basic ?? '', 'base64')
+      .toString()
+      .split(':');
+    const t = installationTokens.get(token ?? '');
+    const reads =
+      repo &&
+      t &&
+      user === 'x-access-token' &&
+      s.installations.get(t.installationId)?.repos.includes(repo) &&
+      (!t.repositoryIds || t.repositoryIds.includes(repo.id));
+    if (!reads) return res.writeHead(401, { 'www-authenticate': 'Basic realm="GitHub"' }).end();
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        PATH: process.env.PATH,
+        GIT_PROJECT_ROOT: repo.dir,
+        GIT_HTTP_EXPORT_ALL: '1',
+        PATH_INFO: rest,
+        QUERY_STRING: query,
+        REQUEST_METHOD: req.method,
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        HTTP_CONTENT_ENCODING: req.headers['content-encoding'] ?? '',
+        CONTENT_LENGTH: String(body.length),
+      },
+    });
+    const out: Buffer[] = [];
+    cgi.stdout.on('data', (c: Buffer) => out.push(c));
+    cgi.on('close', () => {
+      const all = Buffer.concat(out);
+      const end = all.indexOf('\r\n\r\n');
+      const headers: Record<string, string> = {};
+      let status = 200;
+      for (const line of all.subarray(0, end).toString().split('\r\n')) {
+        const [name, ...v] = line.split(':');
+        if (name!.toLowerCase() === 'status') status = Number.parseInt(v.join(':').trim(), 10);
+        else headers[name!.toLowerCase()] = v.join(':').trim();
+      }
+      res.writeHead(status, headers).end(all.subarray(end + 4));
+    });
+    cgi.stdin.end(body);
+  }
 
   const server = https.createServer({ key, cert }, (req, res) => {
     const chunks: Buffer[] = [];
@@ -96,6 +160,8 @@ export async function startGithubStandin(): Promise<GithubStandin> {
     req.on('end', () => {
       const url = new URL(req.url ?? '/', 'https://standin');
       s.calls.push(`${req.method} ${url.pathname}`);
+      const git = /^\/([^/]+\/[^/]+)\.git(\/.*)$/.exec(url.pathname);
+      if (git) return serveGit(req, res, git[1]!, git[2]!, url.search.slice(1), Buffer.concat(chunks));
       const text = Buffer.concat(chunks).toString();
       const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
       let m: RegExpExecArray | null;

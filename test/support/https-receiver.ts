@@ -41,7 +41,8 @@ export interface HttpsReceiver {
   close(): Promise<void>;
 }
 
-export function makeSelfSignedCert(): { key: string; cert: string } {
+/** `names`: more DNS names the certificate holds (a stand-in served under a name the test's guard resolves). */
+export function makeSelfSignedCert(names: string[] = []): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'whk-cert-'));
   try {
     execFileSync(
@@ -63,7 +64,7 @@ export function makeSelfSignedCert(): { key: string; cert: string } {
         '-subj',
         '/CN=localhost',
         '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1',
+        `subjectAltName=DNS:localhost,${names.map((n) => `DNS:${n},`).join('')}IP:127.0.0.1,IP:::1`,
       ],
       { stdio: 'ignore' },
     );
