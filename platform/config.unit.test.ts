@@ -37,4 +37,17 @@ describe('configuration', () => {
     expect(c.KAFKA_BROKERS).toBe('k1:9092,k2:9092');
     expect(c.WIDGET_HOSTS).toEqual(['widgets.example.com', 'w2.example.com']);
   });
+
+  it('takes the GitHub App whole or not at all, its key with \\n escapes', () => {
+    const app = {
+      GITHUB_APP_ID: '123456',
+      GITHUB_APP_PRIVATE_KEY: '-----BEGIN PRIVATE KEY-----\\nMIIE\\n-----END PRIVATE KEY-----',
+      GITHUB_APP_CLIENT_ID: 'Iv23liAbc',
+      GITHUB_APP_CLIENT_SECRET: 'secret',
+    };
+    expect(loadConfig(app).GITHUB_APP_PRIVATE_KEY).toBe('-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----');
+    expect(loadConfig({}).GITHUB_API_URL).toBe('https://api.github.com');
+    expect(() => loadConfig({ ...app, GITHUB_APP_CLIENT_SECRET: '' })).toThrow(/GITHUB_APP_CLIENT_SECRET/);
+    expect(() => loadConfig({ ...app, GITHUB_APP_PRIVATE_KEY: 'not a key' })).toThrow(/GITHUB_APP_PRIVATE_KEY/);
+  });
 });

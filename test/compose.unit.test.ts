@@ -35,7 +35,9 @@ function envOf(service: Service): Record<string, string> {
   if (Array.isArray(env)) {
     return Object.fromEntries(env.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
   }
-  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : String(v)]));
+  // `${NAME:-default}` is what compose passes when the shell leaves NAME unset: the default.
+  const interpolated = (v: string) => v.replace(/\$\{\w+:-([^}]*)\}/g, (_m, fallback: string) => fallback);
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, v == null ? '' : interpolated(String(v))]));
 }
 
 /** The path a health check's `node -e` script fetches on the role's own port (PORT, 8080 in the stack). */
