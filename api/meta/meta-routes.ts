@@ -40,7 +40,11 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
     path: '/v1/webhooks/code_host',
     description: 'GitHub (code_host), Stripe (payments, payments/connect) and Resend (email) deliveries, verified by their signatures',
   },
-  { name: 'code-host integration', path: '/v1/integrations/github', description: 'connect GitHub repositories to projects: their pushes deploy' },
+  {
+    name: 'code-host integration',
+    path: '/v1/integrations/github',
+    description: 'connect GitHub repositories to projects through the GitHub App: their pushes deploy',
+  },
   { name: 'payments', path: '/v1/projects/:slug/payments', description: "connected Stripe accounts: their payments become the project's order.* events" },
   { name: 'billing', path: '/v1/billing', description: "each project's plan state, from the platform's own Stripe events" },
 ];
