@@ -206,6 +206,38 @@ const ConfigSchema = z.object({
   STRIPE_WEBHOOK_SECRETS: secretList,
   /** STRIPE_CONNECT_WEBHOOK_SECRETS: `whsec_...` of the Connect endpoint: connected accounts' events (/v1/webhooks/payments/connect). */
   STRIPE_CONNECT_WEBHOOK_SECRETS: secretList,
+  /**
+   * Stripe Connect through OAuth (README, "Connecting a Stripe account"): STRIPE_CONNECT_CLIENT_ID the platform's
+   * `ca_...`, STRIPE_SECRET_KEY the platform's secret key (`sk_...`, or a restricted `rk_...`) the token exchange
+   * authenticates with. Both or neither; unset: connecting an account answers 503 stripe_connect_not_configured. The key
+   * is never logged.
+   */
+  STRIPE_CONNECT_CLIENT_ID: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^ca_[A-Za-z0-9]{1,200}$/, "the platform's Connect client id, ca_...")
+      .optional(),
+  ),
+  STRIPE_SECRET_KEY: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .regex(/^(sk|rk)_(live|test)_[A-Za-z0-9]{1,400}$/, "the platform's secret key, sk_live_... or sk_test_...")
+      .optional(),
+  ),
+  /**
+   * STRIPE_CONNECT_URL: Stripe's Connect OAuth host: the browser is sent to its /oauth/authorize, and the service posts
+   * to its /oauth/token and /oauth/deauthorize. https only; the service's calls go through the outbound guard, which
+   * refuses loopback and private addresses (no configuration relaxes it for these calls).
+   */
+  STRIPE_CONNECT_URL: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .default('https://connect.stripe.com')
+      .refine((v) => URL.canParse(v) && new URL(v).protocol === 'https:', 'must be a URL with scheme https'),
+  ),
   /** INBOUND_EMAIL_DOMAIN: mailbox inboxes receive at <local part>@<project slug>.<INBOUND_EMAIL_DOMAIN> (the domain Resend receives for). */
   INBOUND_EMAIL_DOMAIN: z
     .string()
@@ -246,6 +278,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)',
     );
+  }
+  if (!parsed.data.STRIPE_CONNECT_CLIENT_ID !== !parsed.data.STRIPE_SECRET_KEY) {
+    throw new ConfigError('invalid configuration: Stripe Connect needs STRIPE_CONNECT_CLIENT_ID and STRIPE_SECRET_KEY together');
   }
   const app = ['GITHUB_APP_ID', 'GITHUB_APP_PRIVATE_KEY', 'GITHUB_APP_CLIENT_ID', 'GITHUB_APP_CLIENT_SECRET'] as const;
   const missing = app.filter((k) => !parsed.data[k]);

@@ -49,6 +49,11 @@ export const ERROR_CODES = {
   unknown_event: 400,
   // ours: integrations
   github_app_not_configured: 503,
+  stripe_connect_not_configured: 503,
+  /** A binding a tenant asserts (a typed Stripe account id) instead of proving through the provider's own consent. */
+  ownership_proof_required: 403,
+  /** An OAuth callback whose `state` is unknown, used, expired or another session's. */
+  invalid_state: 400,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

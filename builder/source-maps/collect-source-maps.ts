@@ -170,7 +170,9 @@ export async function collectSourceMaps(o: CollectSourceMapsOptions): Promise<Co
     const reasons = Object.entries(result.refused)
       .map(([reason, n]) => `${reason} ${n}`)
       .join(', ');
-    o.note(`kept ${result.kept} source maps (${mb(result.bytes)}) for symbolication; refused ${refusedTotal}${reasons ? `: ${reasons}` : ''}`);
+    o.note(
+      `kept ${result.kept} source map${result.kept === 1 ? '' : 's'} (${mb(result.bytes)}) for symbolication; refused ${refusedTotal}${reasons ? `: ${reasons}` : ''}`,
+    );
   }
   return result;
 }

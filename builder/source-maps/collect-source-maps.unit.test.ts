@@ -154,7 +154,7 @@ describe('a hostile output', () => {
     expect(line('html.js')).toMatch(/^source map refused \(map_invalid_json\): index\.html \(named by html\.js\): /);
     expect(line('gone.js')).toBe('source map refused (map_missing): gone.js.map (named by gone.js): not in the output');
     expect(lines.join('\n')).not.toMatch(/root:/);
-    expect(lines.at(-1)).toMatch(/^kept 1 source maps \(1 KB\) for symbolication; refused 15: /);
+    expect(lines.at(-1)).toMatch(/^kept 1 source map \(1 KB\) for symbolication; refused 15: /);
   });
 
   it('refuses a sparse 1 GB .map by its size without reading it, and reads a 3 GB JS file only at its end', async () => {

@@ -109,9 +109,7 @@ describe("a deploy's source maps", () => {
     const lines = await logLines(deploy.id);
     expect(lines).toContainEqual(expect.stringMatching(/^source map refused \(map_invalid_json\): assets\/broken\.js\.map: /));
     expect(lines).toContainEqual(expect.stringMatching(/^source map refused \(map_outside_output\): assets\/sneaky\.js: /));
-    expect(lines).toContain(
-      `kept 1 source maps (${Math.ceil(maps[0]!.size / 1024)} KB) for symbolication; refused 2: map_outside_output 1, map_invalid_json 1`,
-    );
+    expect(lines).toContain(`kept 1 source map (${Math.ceil(maps[0]!.size / 1024)} KB) for symbolication; refused 2: map_outside_output 1, map_invalid_json 1`);
 
     // The public hosts: the JS (its sourceMappingURL comment left in) is served, its map is the same 404 as a missing file.
     const site = (url: string) => app.inject({ url, headers: { host: `${project.slug}.localhost` } });

@@ -10,6 +10,7 @@ import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consum
 import { codeHostIntent } from './code-host/github-events.ts';
 import { codeHostConnections, codeHostPushes, inboundLedger } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
+import { ACCOUNT_DEAUTHORIZED, accountDeauthorized } from './payments/account-deauthorized.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
 import { deliveryEvent } from './email/delivery-events.ts';
 import { receivedMail, type ReceivedMailDrop } from './email/received-mail.ts';
@@ -25,7 +26,8 @@ import { resendRawMessage } from './email/resend-raw-message.ts';
  *                          preview is taken as it is), once per (repository id, ref, head commit) whatever the delivery
  *                          id; the app uninstalled or a repository removed from it unbinds its connections
  *                 stripe_connect  a connected account's payment events become the project's order.* events
- *                          (payments/order-events.ts)
+ *                          (payments/order-events.ts); account.application.deauthorized unbinds the account
+ *                          (payments/account-deauthorized.ts)
  *                 stripe   the platform's own billing events into the billing ledger (payments/billing-ledger.ts)
  *                 resend   bounces and complaints suppress alert mail to those addresses (email/delivery-events.ts);
  *                          mail to a mailbox inbox becomes email.received (email/received-mail.ts)
@@ -42,6 +44,7 @@ export type InboundDropReason =
   | 'unhandled_provider'
   | 'not_an_order'
   | 'unconnected_account'
+  | 'needs_reconnecting'
   | 'not_a_billing_event'
   | ReceivedMailDrop;
 
@@ -59,7 +62,7 @@ export async function startInboundConsumer(
   const fetchRaw = RESEND_API_KEY ? resendRawMessage({ apiKey: RESEND_API_KEY, apiUrl: RESEND_API_URL, guard: platform.outbound }) : undefined;
 
   async function act(e: inboundEvents.InboundEvent): Promise<{ outcome: string; drop?: InboundDropReason }> {
-    if (e.provider === 'stripe_connect') return orderEvents(platform, e);
+    if (e.provider === 'stripe_connect') return e.event === ACCOUNT_DEAUTHORIZED ? accountDeauthorized(platform, e) : orderEvents(platform, e);
     if (e.provider === 'stripe') return recordBillingEvent(platform, e);
     if (e.provider === 'resend') return e.event === 'email.received' ? receivedMail({ ...platform, logger }, e, fetchRaw) : deliveryEvent(platform, e);
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };

@@ -1,14 +1,45 @@
 import { z } from 'zod';
 
-/** `/v1/projects/:slug/payments` (spec §4.1): the Stripe accounts whose payments become the project's order.* events. */
+/**
+ * `/v1/projects/:slug/payments` (spec §4.1): the Stripe accounts whose payments become the project's order.* events.
+ * An account is connected only through Stripe's own consent (Connect OAuth): `POST .../payments/connect` answers the
+ * URL to send the browser to, and Stripe sends it back to `GET /v1/payments/connect/callback`.
+ */
+export const PaymentAccountStatusSchema = z
+  .enum(['connected', 'needs_reconnecting'])
+  .describe(
+    "connected: bound by Stripe's token exchange, its payments become order events. needs_reconnecting: typed in before Stripe Connect OAuth (issue 38), never proven; its events are dropped until the account is connected through Stripe",
+  );
 export const PaymentAccountSchema = z.object({
   accountId: z.string().describe('the connected Stripe account, `acct_...`'),
+  status: PaymentAccountStatusSchema,
+  livemode: z.boolean().nullable().describe("whether Stripe connected the account's live mode; null for an account typed in before"),
   connectedAt: z.string(),
 });
 export type PaymentAccount = z.infer<typeof PaymentAccountSchema>;
-export const ConnectPaymentAccountBody = z.object({ accountId: z.string().regex(/^acct_[A-Za-z0-9]{1,64}$/, 'a Stripe account id, acct_...') }).strict();
-export const PaymentAccountAnswer = z.object({ account: PaymentAccountSchema });
-export type PaymentAccountAnswer = z.infer<typeof PaymentAccountAnswer>;
 export const PaymentAccountList = z.object({ accounts: z.array(PaymentAccountSchema) });
 export type PaymentAccountList = z.infer<typeof PaymentAccountList>;
 export const PaymentAccountParams = z.object({ slug: z.string(), accountId: z.string().max(80) });
+
+/** `POST /v1/projects/:slug/payments/connect`: where to send the browser (Stripe's consent page), with a one-use state. */
+export const StartPaymentConnectAnswer = z.object({
+  url: z.string().describe("Stripe's /oauth/authorize with the platform's client id, the callback and a one-use state bound to this session"),
+  expiresAt: z.string().describe('the state is refused after this'),
+});
+export type StartPaymentConnectAnswer = z.infer<typeof StartPaymentConnectAnswer>;
+
+/** `GET /v1/payments/connect/callback`: what Stripe sends the browser back with (a code, or an error), and the state. */
+export const PaymentConnectCallbackQuery = z.object({
+  state: z.string().min(1).max(200),
+  code: z.string().max(500).optional(),
+  error: z.string().max(200).optional(),
+  error_description: z.string().max(2000).optional(),
+});
+
+/**
+ * Why a connect flow that came back with a valid state did not bind the account: the console page it lands on reads
+ * `?stripe_error=<this>`. access_denied: declined on Stripe's page; refused: Stripe refused the code; exchange_failed:
+ * Stripe could not be reached or answered nonsense; account_taken: the account is connected to another project.
+ */
+export const PaymentConnectFailureSchema = z.enum(['access_denied', 'refused', 'exchange_failed', 'account_taken']);
+export type PaymentConnectFailure = z.infer<typeof PaymentConnectFailureSchema>;

@@ -2,13 +2,14 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
 import type { GithubConnection, GithubConnectionList, GithubConnectStartAnswer } from '../../../schemas/api/integrations.ts';
-import type { PaymentAccountAnswer, PaymentAccountList } from '../../../schemas/api/payments.ts';
+import type { PaymentAccountList, StartPaymentConnectAnswer } from '../../../schemas/api/payments.ts';
 import { del, get, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * What feeds a project from outside (issue 25): GitHub repositories whose pushes deploy it (/v1/integrations/github),
- * Stripe accounts whose payments become its order.* events (/v1/projects/:slug/payments), and mailbox inboxes whose
+ * Stripe accounts whose payments become its order.* events (/v1/projects/:slug/payments; connected on Stripe's consent
+ * page, which sends the browser back here with `?stripe=connected` or `?stripe_error=`), and mailbox inboxes whose
  * mail becomes email.received (/v1/projects/:slug/email/inboxes): each inbox's address, its webhook secret shown once,
  * and its recent messages.
  */
@@ -120,19 +121,25 @@ function Repositories({ slug }: { slug: string }) {
   );
 }
 
+/** What `?stripe_error=` on the return from Stripe means (schemas/api/payments.ts, PaymentConnectFailure). */
+const STRIPE_ERRORS: Record<string, string> = {
+  access_denied: 'The connection was declined on Stripe.',
+  refused: 'Stripe refused the connection (the link was used or expired). Try again.',
+  exchange_failed: 'Stripe could not be reached to finish the connection. Try again.',
+  account_taken: 'That Stripe account is connected to another project. Disconnect it there first.',
+};
+
 function PaymentAccounts({ slug }: { slug: string }) {
   const r = useResource(() => get<PaymentAccountList>(`${projectPath(slug)}/payments`), [slug]);
-  const [accountId, setAccountId] = useState('');
+  const returned = new URLSearchParams(location.search);
   const act = useAction();
   const remove = useAction();
-  const connect = (e: Event) => {
-    e.preventDefault();
+  // Stripe's consent page proves the account is yours; it sends the browser back here with the outcome.
+  const connect = () =>
     void act.run(async () => {
-      await post<PaymentAccountAnswer>(`${projectPath(slug)}/payments`, { accountId: accountId.trim() });
-      setAccountId('');
-      await r.reload();
+      const { url } = await post<StartPaymentConnectAnswer>(`${projectPath(slug)}/payments/connect`);
+      location.assign(url);
     });
-  };
   const disconnect = (id: string) => {
     if (!confirm(`Disconnect ${id}? Its payments stop becoming this project's order events.`)) return;
     void remove.run(async () => {
@@ -145,17 +152,30 @@ function PaymentAccounts({ slug }: { slug: string }) {
       <h2 id="payments">Stripe accounts</h2>
       <p class="muted">
         Payments of a connected account become <code>order.created</code>, <code>order.paid</code> and <code>order.refunded</code> events for this project's
-        webhooks.
+        webhooks. An account is connected on Stripe's own page, signed in to Stripe.
       </p>
+      {returned.get('stripe') === 'connected' && (
+        <p role="status" class="ok-text">
+          Stripe account connected.
+        </p>
+      )}
+      {returned.get('stripe_error') && (
+        <div class="note error" role="alert">
+          <p>{STRIPE_ERRORS[returned.get('stripe_error')!] ?? 'The Stripe account was not connected.'}</p>
+        </div>
+      )}
       <ErrorNote error={remove.error} />
       <Loaded r={r} what="payment accounts">
         {(d) =>
           d.accounts.length ? (
-            <Table caption="Connected Stripe accounts" columns={['Account', 'Connected', '']}>
+            <Table caption="Connected Stripe accounts" columns={['Account', 'Status', 'Connected', '']}>
               {d.accounts.map((a) => (
                 <tr key={a.accountId}>
                   <td>
                     <code>{a.accountId}</code>
+                  </td>
+                  <td>
+                    {a.status === 'connected' ? <Badge kind="ok">{a.livemode ? 'live' : 'test mode'}</Badge> : <Badge kind="bad">needs reconnecting</Badge>}
                   </td>
                   <td>
                     <Time iso={a.connectedAt} />
@@ -179,15 +199,16 @@ function PaymentAccounts({ slug }: { slug: string }) {
           )
         }
       </Loaded>
-      <form onSubmit={connect} class="row">
-        <label>
-          Stripe account id
-          <input name="accountId" required placeholder="acct_..." value={accountId} onInput={(e) => setAccountId(e.currentTarget.value)} />
-        </label>
-        <button type="submit" disabled={act.busy}>
-          Connect account
+      {r.data?.accounts.some((a) => a.status === 'needs_reconnecting') && (
+        <p class="muted">
+          An account that needs reconnecting was typed in by its id, which proves nothing: its payments are dropped until it is connected with Stripe.
+        </p>
+      )}
+      <div class="row">
+        <button type="button" onClick={connect} disabled={act.busy}>
+          Connect with Stripe
         </button>
-      </form>
+      </div>
       <ErrorNote error={act.error} />
     </section>
   );

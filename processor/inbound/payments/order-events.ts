@@ -7,7 +7,8 @@ import { orderStep } from './stripe-orders.ts';
 /**
  * A connected account's Stripe event into the project's order.* events (spec §6.1), in an order's own order whatever
  * order Stripe delivered them in:
- *   1. the account names the project that connected it (none: dropped as unconnected_account)
+ *   1. the account names the project that connected it through Stripe (none: dropped as unconnected_account; an
+ *      account typed in before Stripe Connect OAuth proves nothing: dropped as needs_reconnecting)
  *   2. the order's row is locked; its step applies: created once; paid once (with created first, if it never came);
  *      refunded once, after paid (a refund that comes first is kept and emitted right after order.paid)
  *   3. each event is published with an id derived from the order (`order.paid:<project>:<pi_...>`), so a re-delivery
@@ -18,11 +19,13 @@ import { orderStep } from './stripe-orders.ts';
 export async function orderEvents(
   platform: Pick<Platform, 'db' | 'bus' | 'clock'>,
   e: InboundEvent,
-): Promise<{ outcome: string; drop?: 'not_an_order' | 'unconnected_account' }> {
+): Promise<{ outcome: string; drop?: 'not_an_order' | 'unconnected_account' | 'needs_reconnecting' }> {
   const step = orderStep(e);
   if (!step) return { outcome: 'not_an_order_step', drop: 'not_an_order' };
-  const projectId = await paymentsRepository.projectOfAccount(platform.db, step.account);
-  if (!projectId) return { outcome: 'unconnected_account', drop: 'unconnected_account' };
+  const bound = await paymentsRepository.projectOfAccount(platform.db, step.account);
+  if (!bound) return { outcome: 'unconnected_account', drop: 'unconnected_account' };
+  if (!bound.proven) return { outcome: 'needs_reconnecting', drop: 'needs_reconnecting' };
+  const { projectId } = bound;
   type OrderEventName = 'order.created' | 'order.paid' | 'order.refunded';
   const planned: Array<{ event: OrderEventName; data: Record<string, unknown> }> = [];
   const now = platform.clock.now();

@@ -1,6 +1,6 @@
 import type { Queryable, RelationalStore } from '../../../platform/ports/relational-store.ts';
 
-/** Connected Stripe accounts and the orders their events build (payment_accounts, payment_orders, migration 0019). */
+/** Connected Stripe accounts and the orders their events build (payment_accounts, payment_orders, migrations 0019 and 0029). */
 export interface OrderRow {
   project_id: string;
   order_id: string;
@@ -16,9 +16,22 @@ export interface OrderRow {
 }
 
 export const paymentsRepository = {
-  async projectOfAccount(db: Queryable, accountId: string): Promise<string | undefined> {
-    const r = await db.query<{ project_id: string }>('SELECT project_id FROM payment_accounts WHERE account_id = $1', [accountId]);
-    return r.rows[0]?.project_id;
+  /**
+   * The project an account feeds, and whether it was bound by Stripe's token exchange (proven) or typed in before
+   * migration 0029 (which proves nothing, and feeds nothing).
+   */
+  async projectOfAccount(db: Queryable, accountId: string): Promise<{ projectId: string; proven: boolean } | undefined> {
+    const r = await db.query<{ project_id: string; connected_via: string }>('SELECT project_id, connected_via FROM payment_accounts WHERE account_id = $1', [
+      accountId,
+    ]);
+    const row = r.rows[0];
+    return row && { projectId: row.project_id, proven: row.connected_via === 'stripe_oauth' };
+  },
+
+  /** The account's binding gone (Stripe says the account disconnected the platform); whether there was one. */
+  async unbind(db: Queryable, accountId: string): Promise<boolean> {
+    const r = await db.query('DELETE FROM payment_accounts WHERE account_id = $1 RETURNING account_id', [accountId]);
+    return r.rows.length > 0;
   },
 
   /**
