@@ -7,8 +7,8 @@ import { emailHash } from '../../processor/inbound/payments/stripe-orders.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { SESSION_COOKIE } from '../auth/credentials.ts';
 import { createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
-import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { startInboundFixture } from '../../test/support/inbound-fixture.ts';
+import { startStripeStandin, type StripeStandin } from '../../test/support/stripe-standin.ts';
 import type { TestPlatformOptions } from '../../test/support/platform.ts';
 
 /**
@@ -20,8 +20,6 @@ import type { TestPlatformOptions } from '../../test/support/platform.ts';
  * often it delivers; a typed account id binds nothing; a forged, replayed or other session's state binds nothing.
  */
 const SECRET = 'whsec_connect_test_secret';
-const CLIENT_ID = 'ca_TestPlatformClient';
-const SECRET_KEY = 'sk_test_platformSecretKey';
 const stripe = new Stripe('sk_test_placeholder');
 const newAccount = () => `acct_${randomUUID().replace(/-/g, '').slice(0, 16)}`;
 
@@ -31,50 +29,14 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
     let t: typeof f.t;
     let owner: typeof f.owner;
     let consumer: typeof f.consumer;
-    let stand: HttpsReceiver;
-    /** The stand-in's codes: each names the account Stripe would for it. */
-    const codes = new Map<string, string>();
+    let stand: StripeStandin;
     const published: projectEvents.ProjectEvent[] = [];
 
     beforeAll(async () => {
-      stand = await startHttpsReceiver();
-      stand.respond = (req) => {
-        const form = new URLSearchParams(req.body);
-        if (req.headers.authorization !== `Bearer ${SECRET_KEY}`) return { status: 401, body: JSON.stringify({ error: 'invalid_client' }) };
-        if (req.method === 'POST' && req.path === '/oauth/token') {
-          const account = form.get('grant_type') === 'authorization_code' ? codes.get(form.get('code') ?? '') : undefined;
-          if (!account)
-            return {
-              status: 400,
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ error: 'invalid_grant', error_description: 'no such code' }),
-            };
-          codes.delete(form.get('code')!);
-          return {
-            status: 200,
-            headers: { 'content-type': 'application/json' },
-            body: JSON.stringify({
-              access_token: 'sk_test_connected',
-              refresh_token: 'rt_x',
-              token_type: 'bearer',
-              livemode: false,
-              stripe_user_id: account,
-              scope: 'read_write',
-            }),
-          };
-        }
-        if (req.method === 'POST' && req.path === '/oauth/deauthorize' && form.get('client_id') === CLIENT_ID)
-          return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ stripe_user_id: form.get('stripe_user_id') }) };
-        return { status: 404 };
-      };
+      stand = await startStripeStandin();
       f = await startInboundFixture(
         { ...opts, overrides: { ...opts.overrides, outbound: createTestOutboundGuard({ ca: stand.cert }) } },
-        {
-          STRIPE_CONNECT_WEBHOOK_SECRETS: SECRET,
-          STRIPE_CONNECT_CLIENT_ID: CLIENT_ID,
-          STRIPE_SECRET_KEY: SECRET_KEY,
-          STRIPE_CONNECT_URL: `https://127.0.0.1:${stand.port}`,
-        },
+        { STRIPE_CONNECT_WEBHOOK_SECRETS: SECRET, ...stand.env },
       );
       ({ t, owner, consumer } = f);
       await t.platform.bus.subscribe(projectEvents.TOPIC, `payments-test-${f.suffix}`, async (messages) => {
@@ -128,9 +90,7 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
     /** The whole flow: the member consents on Stripe for `account`; Stripe issues a code naming it. */
     const connect = async (user: SignedInUser, slug: string, account: string) => {
       const { state } = await start(user.cookie, slug);
-      const code = `ac_${randomUUID()}`;
-      codes.set(code, account);
-      return callback(user.cookie, { code, state, scope: 'read_write' });
+      return callback(user.cookie, { code: stand.codeFor(account), state, scope: 'read_write' });
     };
     const secondSession = async (user: SignedInUser) => {
       const res = await t.app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email: user.email, password: user.password } });
@@ -141,18 +101,17 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
       it("binds the account Stripe's token exchange names, for the member who started, and lands on the project's Integrations page", async () => {
         const p = await createProject(t.app, owner.cookie);
         const { url, state } = await start(owner.cookie, p.slug);
-        expect(url.origin).toBe(`https://127.0.0.1:${stand.port}`);
+        expect(url.origin).toBe(stand.url);
         expect(url.pathname).toBe('/oauth/authorize');
         expect(Object.fromEntries(url.searchParams)).toMatchObject({
           response_type: 'code',
-          client_id: CLIENT_ID,
+          client_id: stand.clientId,
           scope: 'read_write',
           redirect_uri: 'http://localhost:8080/v1/payments/connect/callback',
         });
         expect(state).toMatch(/^[A-Za-z0-9_-]{40,}$/);
         const account = newAccount();
-        const code = `ac_${randomUUID()}`;
-        codes.set(code, account);
+        const code = stand.codeFor(account);
         const before = stand.requests.length;
         // A parameter the browser adds names nothing: the account is the one the exchange answers.
         const res = await callback(owner.cookie, { code, state, stripe_user_id: 'acct_browsersays' });
@@ -161,7 +120,7 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
         expect(res.headers['cache-control']).toBe('no-store');
         const [exchange] = stand.requests.slice(before);
         expect(exchange).toMatchObject({ method: 'POST', path: '/oauth/token' });
-        expect(exchange!.headers.authorization).toBe(`Bearer ${SECRET_KEY}`);
+        expect(exchange!.headers.authorization).toBe(`Bearer ${stand.secretKey}`);
         expect(Object.fromEntries(new URLSearchParams(exchange!.body))).toEqual({ grant_type: 'authorization_code', code });
         expect(await list(owner.cookie, p.slug)).toMatchObject([{ accountId: account, status: 'connected', livemode: false }]);
         // Only the account id is kept: none of the tokens Stripe answered.
@@ -217,14 +176,11 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
         await t.platform.db.query("UPDATE payment_connect_states SET expires_at = now() - interval '1 minute' WHERE state_hash = $1", [tokenHash(old.state)]);
         await invalid(await callback(owner.cookie, { code: 'ac_late', state: old.state }));
         expect(stand.requests.filter((r) => r.path === '/oauth/token').length).toBe(exchangesBefore);
-        // replayed: the first use binds, the second is refused without a second exchange
+        // replayed: the first use binds; the second, even with a code Stripe would take, is refused without an exchange
         const account = newAccount();
         const fresh = await start(owner.cookie, p.slug);
-        const code = `ac_${randomUUID()}`;
-        codes.set(code, account);
-        expect((await callback(owner.cookie, { code, state: fresh.state })).statusCode).toBe(303);
-        codes.set(code, newAccount());
-        await invalid(await callback(owner.cookie, { code, state: fresh.state }));
+        expect((await callback(owner.cookie, { code: stand.codeFor(account), state: fresh.state })).statusCode).toBe(303);
+        await invalid(await callback(owner.cookie, { code: stand.codeFor(newAccount()), state: fresh.state }));
         expect(stand.requests.filter((r) => r.path === '/oauth/token').length).toBe(exchangesBefore + 1);
         expect((await list(owner.cookie, p.slug)).map((a) => a.accountId)).toEqual([account]);
         // No callback without a session: the state alone is not enough.
@@ -288,7 +244,7 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
         expect(del.statusCode).toBe(204);
         const [deauthorize] = stand.requests.slice(before);
         expect(deauthorize).toMatchObject({ method: 'POST', path: '/oauth/deauthorize' });
-        expect(Object.fromEntries(new URLSearchParams(deauthorize!.body))).toEqual({ client_id: CLIENT_ID, stripe_user_id: account });
+        expect(Object.fromEntries(new URLSearchParams(deauthorize!.body))).toEqual({ client_id: stand.clientId, stripe_user_id: account });
         expect(await list(owner.cookie, p.slug)).toEqual([]);
         expect(
           (await t.app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/payments/${account}`, headers: sessionHeaders(owner.cookie) })).statusCode,
@@ -297,7 +253,8 @@ export function definePaymentsConnectScenarios(name: string, opts: TestPlatformO
         const other = newAccount();
         await connect(owner, p.slug, other);
         expect(
-          (await send({ type: 'account.application.deauthorized', account: other, data: { object: { id: CLIENT_ID, object: 'application' } } })).statusCode,
+          (await send({ type: 'account.application.deauthorized', account: other, data: { object: { id: stand.clientId, object: 'application' } } }))
+            .statusCode,
         ).toBe(200);
         await vi.waitFor(async () => expect(await list(owner.cookie, p.slug)).toEqual([]));
       });

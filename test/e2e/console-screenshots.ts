@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import nodemailer from 'nodemailer';
 import { startHttpsReceiver } from '../support/https-receiver.ts';
 import { resendRequest } from '../support/resend.ts';
+import { startStripeStandin } from '../support/stripe-standin.ts';
 import { startGithubStandin } from '../support/github-standin.ts';
 import { launchChromium, OWNER, sendErrors, startConsoleService } from './support/console-service.ts';
 import { shootSourceMapScreens } from './support/source-map-screens.ts';
@@ -40,12 +41,13 @@ async function main() {
   await mkdir(OUT, { recursive: true });
   const receiver = await startHttpsReceiver();
   const gh = await startGithubStandin();
+  const stripe = await startStripeStandin();
   const acme = { id: 7001, account: 'acme', repos: [{ id: 7002, fullName: 'acme/storefront', private: true }] };
   gh.installations.set(acme.id, acme);
   gh.access.set('octocat', new Set([acme.id]));
   const resendSecret = `whsec_${Buffer.from('screenshots-resend-secret-32byte').toString('base64')}`;
   const svc = await startConsoleService({
-    webhookCa: `${receiver.cert}${gh.cert}`,
+    webhookCa: `${receiver.cert}${gh.cert}${stripe.cert}`,
     hosts: { 'github.com': '140.82.112.3' }, // checked, never dialled
     env: {
       RESEND_WEBHOOK_SECRETS: resendSecret,
@@ -55,6 +57,7 @@ async function main() {
       GITHUB_APP_CLIENT_ID: gh.clientId,
       GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
       GITHUB_API_URL: gh.url,
+      ...stripe.env,
     },
   });
   const base = svc.base;
@@ -203,7 +206,12 @@ async function main() {
     const { authorizeUrl } = await call('POST', '/integrations/github', { project: SLUG, repository: 'acme/storefront' });
     const state = new URL(authorizeUrl).searchParams.get('state')!;
     await fetch(`${base}/v1/integrations/github/callback?code=${gh.codeFor('octocat')}&state=${state}`, { headers: { cookie }, redirect: 'manual' });
-    await call('POST', `/projects/${SLUG}/payments`, { accountId: 'acct_1Storefront' });
+    // Stripe Connect's flow the same way (Stripe's side is the stand-in).
+    const connect = new URL((await call('POST', `/projects/${SLUG}/payments/connect`)).url).searchParams.get('state')!;
+    await fetch(`${base}/v1/payments/connect/callback?code=${stripe.codeFor('acct_1Storefront')}&state=${connect}`, {
+      headers: { cookie },
+      redirect: 'manual',
+    });
     const inbox = (await call('POST', `/projects/${SLUG}/email/inboxes`, { localPart: 'support', webhookUrl: receiver.url })).inbox;
     const mails: Array<[string, string, string]> = [
       ['Grace Hopper <grace@customer.example>', 'Where is my order #1042?', 'Hello, my order has not arrived yet.'],
@@ -284,6 +292,7 @@ async function main() {
     await svc.running.stop();
     await receiver.close();
     await gh.close();
+    await stripe.close();
   }
 }
 

@@ -10,6 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startGithubStandin, type GithubStandin } from '../support/github-standin.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../support/https-receiver.ts';
+import { startStripeStandin, type StripeStandin } from '../support/stripe-standin.ts';
 import { prng } from '../support/prng.ts';
 import { resendRequest } from '../support/resend.ts';
 import { httpRequest } from '../support/http-request.ts';
@@ -28,6 +29,8 @@ let svc: ConsoleService;
 let receiver: HttpsReceiver;
 /** GitHub's API on loopback: the GitHub App's code exchange and installations (test/support/github-standin.ts). */
 let gh: GithubStandin;
+/** Stripe's Connect OAuth host on loopback: the code exchange (test/support/stripe-standin.ts). */
+let stripe: StripeStandin;
 let browser: Browser;
 let context: BrowserContext;
 let page: Page;
@@ -65,11 +68,12 @@ const event = (name: string, message: string, fn: string, extra: Record<string, 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
   gh = await startGithubStandin();
+  stripe = await startStripeStandin();
   const acme = { id: 7001, account: 'acme', repos: [{ id: 7002, fullName: 'acme/shop', private: true }] };
   gh.installations.set(acme.id, acme);
   gh.access.set('octocat', new Set([acme.id]));
   svc = await startConsoleService({
-    webhookCa: `${receiver.cert}${gh.cert}`,
+    webhookCa: `${receiver.cert}${gh.cert}${stripe.cert}`,
     txt,
     hosts: { 'github.com': '140.82.112.3' }, // a connected repository's clone URL is checked, never dialled here
     env: {
@@ -80,6 +84,7 @@ beforeAll(async () => {
       GITHUB_APP_CLIENT_ID: gh.clientId,
       GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
       GITHUB_API_URL: gh.url,
+      ...stripe.env,
     },
   });
   repo = await mkdtemp(path.join(os.tmpdir(), 'console-repo-'));
@@ -105,6 +110,7 @@ afterAll(async () => {
   await svc?.running.stop();
   await receiver?.close();
   await gh?.close();
+  await stripe?.close();
 });
 
 describe('the console', () => {
@@ -518,11 +524,16 @@ describe('the console', () => {
     await page.getByRole('button', { name: 'Connect repository' }).click();
     await page.getByText('Repository connected.').waitFor();
     await page.getByRole('cell', { name: 'acme/shop', exact: true }).waitFor();
-    await page.getByLabel('Stripe account id').fill('not-an-account');
-    await page.getByRole('button', { name: 'Connect account' }).click();
-    await expect.poll(() => page.getByRole('alert').first().innerText()).toMatch(/acct_/);
-    await page.getByLabel('Stripe account id').fill('acct_1Shop');
-    await page.getByRole('button', { name: 'Connect account' }).click();
+    // Stripe's consent page, for the account's owner consenting: back to the callback with a code naming the account.
+    await page.route(`${stripe.url}/oauth/authorize**`, (route) => {
+      const state = new URL(route.request().url()).searchParams.get('state')!;
+      return route.fulfill({
+        status: 302,
+        headers: { location: `${svc.base}/v1/payments/connect/callback?code=${stripe.codeFor('acct_1Shop')}&state=${state}` },
+      });
+    });
+    await page.getByRole('button', { name: 'Connect with Stripe' }).click();
+    await page.getByText('Stripe account connected.').waitFor();
     await page.getByRole('cell', { name: 'acct_1Shop', exact: true }).waitFor();
 
     await page.getByLabel(/Address/).fill('support');
