@@ -1,8 +1,10 @@
+import type { Readable } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { BusUnavailableError } from '../platform/ports/bus.ts';
 import { DISK_FULL_RETRY_AFTER_SEC, ServiceError, UNAVAILABLE_RETRY_AFTER_SEC, type ErrorBody, type ErrorCode } from '../schemas/error-codes.ts';
+import { LIMITS } from '../schemas/limits.ts';
 
 /**
  * One wire shape for every failure (spec §8.1): `{ error, message }`, plus `fields` on
@@ -87,6 +89,11 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
     const { error, unexpected } = toServiceError(err);
     if (unexpected) request.log.error({ err, url: request.url, method: request.method }, 'unhandled error');
+    // A body over the route's limit that was not read to its end: the rest is read and thrown away first (bounded,
+    // LIMITS.oversizeBody), or the connection closes on unread bytes and a client still writing gets a reset, not this 413.
+    // (`complete` is false only on a socket's request still arriving; app.inject's has none and is never drained.)
+    if (error.code === 'payload_too_large' && request.raw.complete === false && !request.raw.destroyed)
+      return drainBody(request.raw, LIMITS.oversizeBody).then(() => sendError(reply, error));
     return sendError(reply, error);
   });
   app.setNotFoundHandler((request, reply) => sendError(reply, new ServiceError('not_found', `no route ${request.method} ${request.url.split('?')[0]}`)));
@@ -104,6 +111,26 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.addHook('onSend', async (_request, reply, payload) => {
     if (reply.statusCode === 429 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(DEFAULT_RETRY_AFTER_SEC));
     return payload;
+  });
+}
+
+/** Read a request's remaining body and drop it: until its end, `drainBytes` more, `drainMs`, or the client going away. */
+function drainBody(raw: Readable, bounds: { drainBytes: number; drainMs: number }): Promise<void> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const done = () => {
+      clearTimeout(timer);
+      raw.off('data', onData).off('end', done).off('error', done).off('close', done);
+      raw.pause(); // past the bounds: the answer goes out and the connection closes on what is left
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > bounds.drainBytes) done();
+    };
+    const timer = setTimeout(done, bounds.drainMs).unref();
+    raw.on('data', onData).on('end', done).on('error', done).on('close', done);
+    raw.resume();
   });
 }
 

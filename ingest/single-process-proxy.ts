@@ -3,9 +3,12 @@ import type { Logger } from '../platform/logger.ts';
 import { clientIp, immediateReply, readBody, send, sendError, sendFile, watchedReply, type Headers } from './http/uws-reply.ts';
 import type { SiteServer } from '../platform/sites/site-server.ts';
 import type { Forwarder, ForwardResponse } from './forward.ts';
+import { LIMITS } from '../schemas/limits.ts';
 
 /** Largest body relayed to the API in single-process mode. */
 const FORWARD_MAX_BODY_BYTES = 1024 * 1024;
+/** A larger body is read to its end and thrown away before the 413 (LIMITS.oversizeBody), so its client reads the 413. */
+const OVERSIZE_DRAIN = { bytes: LIMITS.oversizeBody.drainBytes, ms: LIMITS.oversizeBody.drainMs };
 
 /**
  * Single-process mode: every request the edge does not serve itself is relayed to the API in the same
@@ -27,8 +30,8 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
     });
     const remoteAddress = clientIp(res, opts.trustProxy ? req.getHeader('x-forwarded-for') : '', opts.trustProxy);
     const tooLarge = () => sendError(res, st, 'payload_too_large', `body exceeds ${FORWARD_MAX_BODY_BYTES} bytes`, [], { close: true });
-    if (headers['content-length'] && Number(headers['content-length']) > FORWARD_MAX_BODY_BYTES) return tooLarge();
-    const bodyP = readBody(res, st, FORWARD_MAX_BODY_BYTES, tooLarge);
+    if (headers['content-length'] && Number(headers['content-length']) > FORWARD_MAX_BODY_BYTES + OVERSIZE_DRAIN.bytes) return tooLarge();
+    const bodyP = readBody(res, st, FORWARD_MAX_BODY_BYTES, tooLarge, 0, OVERSIZE_DRAIN);
     void (async () => {
       const read = await bodyP;
       if (read === null || st.done || st.aborted) return;

@@ -37,6 +37,12 @@ export const LIMITS = {
    */
   inbound: { maxBodyBytes: 1024 * 1024, timestampToleranceSec: 300, perIpPerMinute: 600, dedupeKeepMs: 7 * 24 * 60 * 60 * 1000 },
   /**
+   * A body over a route's limit is read to its end and thrown away before the 413 (up to drainBytes more, for at most
+   * drainMs; nginx lingers the same way), so a client that writes its whole body before it reads (most webhook
+   * senders, Python's requests) gets the 413 JSON rather than a reset; past those bounds the 413 goes out at once.
+   */
+  oversizeBody: { drainBytes: 64 * 1024 * 1024, drainMs: 30_000 },
+  /**
    * Mail received by an inbox (spec §6.2): the largest .eml taken (inline in the provider's event, or fetched from its
    * API); email.received's text and html are cut at these many characters (`truncated` says so; the .eml keeps it all);
    * at most this many attachments are described, recipients looked up, and References followed for threading. A

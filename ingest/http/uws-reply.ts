@@ -114,8 +114,21 @@ export interface ReadBody {
  *
  * With a declared length (`room`), the body is read straight into one buffer with ENVELOPE_HEAD_ROOM
  * bytes before it and one after, so the bus envelope is written around it without another copy.
+ *
+ * `drain`: past `max`, the rest of the body is read and thrown away (up to `drain.bytes` more, for at most
+ * `drain.ms`) before the refusal, because uWS closes a connection whose answer went out while its body was still
+ * arriving: a client that writes its whole body before it reads (Python's urllib and requests, curl without
+ * Expect, most webhook senders) then gets a broken pipe or a reset, never the 413. Past the drain's bounds, the
+ * refusal goes out at once (and the connection is closed).
  */
-export function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onTooLarge: () => void, declaredLength = 0): Promise<ReadBody | null> {
+export function readBody(
+  res: uWS.HttpResponse,
+  st: ReplyState,
+  max: number,
+  onTooLarge: () => void,
+  declaredLength = 0,
+  drain?: BodyDrain,
+): Promise<ReadBody | null> {
   return new Promise((resolve) => {
     // uWS keeps the onData handler (and all it captures) until the connection's next request, often long
     // enough to be promoted to V8's old space: so the request's buffers and promise are reached only through
@@ -127,13 +140,34 @@ export function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onT
       st.onAbortRead = undefined;
       done?.(value);
     };
-    st.onAbortRead = () => settle(null);
+    let drained = -1;
+    let drainTimer: NodeJS.Timeout | undefined;
+    const refuse = () => {
+      clearTimeout(drainTimer);
+      onTooLarge();
+      settle(null);
+    };
+    st.onAbortRead = () => {
+      clearTimeout(drainTimer);
+      settle(null);
+    };
     res.onData((chunk, isLast) => {
       if (!r || st.done || st.aborted) return;
       const size = chunk.byteLength;
+      if (drained >= 0) {
+        drained += size;
+        if (isLast || drained > drain!.bytes) refuse();
+        return;
+      }
       if (r.total + size > max) {
-        onTooLarge();
-        settle(null);
+        if (!drain || isLast) return refuse();
+        // Over the limit: nothing more is kept, the rest is read to its end (within the drain's bounds), then refused.
+        r.chunks = [];
+        r.room = undefined;
+        drained = r.total + size - max;
+        if (drained > drain.bytes) return refuse();
+        drainTimer = setTimeout(refuse, drain.ms);
+        drainTimer.unref();
         return;
       }
       // Allocated with the first bytes of the body, not on the headers alone: a client that declares 64 KB
@@ -155,6 +189,12 @@ export function readBody(res: uWS.HttpResponse, st: ReplyState, max: number, onT
       settle({ body: read.length === 1 ? read[0]! : Buffer.concat(read, total) });
     });
   });
+}
+
+/** How much of a refused body is still read (and thrown away) so that its client sees the refusal: bytes and time. */
+export interface BodyDrain {
+  bytes: number;
+  ms: number;
 }
 
 /** A body being read: what the onData handler must not keep once the body is settled. */
