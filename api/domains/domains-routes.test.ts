@@ -43,6 +43,57 @@ describe('custom domains', () => {
     }
   });
 
+  it('an IP address in any form is refused as a domain: every numeric, hex and octal IPv4 form (400 domain_reserved), IPv6 literals', async () => {
+    // Issue 38 row 10: these were claimable (pending). Browsers and resolvers read each as an address (127.0.0.1 unless said).
+    const p = await projectWithSite('<h1>numeric</h1>');
+    const ipv4Forms = [
+      '127.1',
+      '127.0.1',
+      '2130706433',
+      '0x7f000001',
+      '0X7F000001',
+      '0177.0.0.1',
+      '0177.1',
+      '017700000001',
+      '0x7f.0.0.1',
+      '0x7f.1',
+      '0',
+      '0x',
+      '10.1',
+      '3232235777', // 192.168.1.1
+      '1.2.3.4.5', // no address, and no name either
+      'evil.0x7f',
+      'shop.example.123',
+    ];
+    for (const domain of ipv4Forms) {
+      const res = await add(p.slug, domain);
+      expect(res.statusCode, domain).toBe(400);
+      expect(res.json(), domain).toMatchObject({ error: 'domain_reserved', message: expect.stringContaining('an IP address') });
+    }
+    for (const domain of ['127.1.', '0x7f000001.']) expect((await add(p.slug, domain)).statusCode, domain).toBe(400);
+    for (const domain of ['::1', '[::1]', '::ffff:127.0.0.1', '[::ffff:7f00:1]', 'fe80::1', '2001:db8::1']) {
+      const res = await add(p.slug, domain);
+      expect(res.statusCode, domain).toBe(400);
+      expect(res.json(), domain).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('IPv6') });
+    }
+    // Names with digits are names: a number only as the last label makes an address.
+    for (const domain of ['1password.example', '123.example.com', '0x7f.example.com', 'a0x1.example', '127.1.example']) {
+      const res = await add(p.slug, domain);
+      expect(res.statusCode, domain).toBe(201);
+    }
+  });
+
+  it('a numeric claim made before the rule (pending) is never verified, whatever its TXT record says', async () => {
+    const p = await projectWithSite('<h1>numeric</h1>');
+    await t.platform.db.query(`INSERT INTO project_domains (project_id, domain, token) VALUES ($1, '2130706433', 'tok')`, [p.id]);
+    const listed = (await t.app.inject({ method: 'GET', url: `/v1/projects/${p.slug}/domains`, headers: sessionHeaders(owner.cookie) })).json();
+    const claim = listed.domains.find((d: { domain: string }) => d.domain === '2130706433');
+    txt.set(claim.verification.name, [claim.verification.value]);
+    const res = await verify(p.slug, '2130706433');
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'domain_reserved' });
+  });
+
   it('a claimed domain serves nothing until the TXT record proves control; then it serves the live deploy', async () => {
     const p = await projectWithSite('<h1>shop</h1>');
     const res = await add(p.slug, 'shop.example.com');

@@ -11,7 +11,7 @@ import { ClaimDomainBody, DomainParams, ProjectDomainAnswer, ProjectDomainList }
 /**
  * `/v1/projects/:slug/domains`: custom domains a project's production site answers on (spec §4.1 "domains"), as
  * Vercel and Netlify verify them:
- *   1. add      the service's own hosts (service-hosts.ts) are refused (400 domain_reserved); a domain another
+ *   1. add      the service's own hosts and IP addresses in any form (service-hosts.ts) are refused (400 domain_reserved); a domain another
  *               project serves is 409 domain_taken; otherwise a pending claim with a TXT record to add
  *   2. verify   `_service-challenge.<domain>` must hold the token (looked up through the TXT resolver port); then
  *               the domain serves this project's live deploy, and other projects' pending claims are dropped
@@ -40,7 +40,7 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
           tags: ['domains'],
           summary: 'Claim a custom domain; it serves once verified',
           description:
-            "The service's own hosts, localhost, IP addresses and SITES_DOMAIN with its subdomains are refused (400 domain_reserved). A domain another project serves is 409 domain_taken.",
+            "The service's own hosts, localhost, IP addresses (every IPv4 form a browser reads as one: `127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`) and SITES_DOMAIN with its subdomains are refused (400 domain_reserved); an IPv6 literal is 400 invalid_request. A domain another project serves is 409 domain_taken.",
           params: SlugParams,
           body: ClaimDomainBody,
           response: { 201: ProjectDomainAnswer, ...errorAnswers(400, 409) },
@@ -65,7 +65,7 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
           tags: ['domains'],
           summary: 'Check the TXT record and, when it holds the token, serve the domain',
           params: DomainParams,
-          response: { 200: ProjectDomainAnswer, ...errorAnswers(404, 409) },
+          response: { 200: ProjectDomainAnswer, ...errorAnswers(400, 404, 409) },
         },
       },
       async (request) => {
@@ -73,6 +73,9 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
         const found = await domainsRepository.get(db, project.id, request.params.domain.toLowerCase());
         if (!found) throw new ServiceError('not_found', 'no such domain on this project');
         if (found.verified) return { domain: found };
+        // A claim made before its form was reserved (`127.1`, `0x7f000001`: issue 38) is never verified.
+        const why = reserved(found.domain);
+        if (why) throw new ServiceError('domain_reserved', `${found.domain} cannot be a project's domain: ${why}`);
         let records: string[];
         try {
           records = await platform.txt.resolveTxt(found.verification.name);

@@ -1,12 +1,16 @@
 import { z } from 'zod';
-import { hostPatternSchema } from '../host-pattern.ts';
+import { hostPatternSchema, isIpAddressForm } from '../host-pattern.ts';
 
 /** A project's custom domains (spec §4.1): claimed, proven by a DNS TXT record, then served. */
 export const DomainParams = z.object({ slug: z.string(), domain: z.string().max(300) });
-const DomainNameSchema = hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine(
-  (d) => !d.includes(':'),
-  'a hostname without a port',
-);
+const DomainNameSchema = z
+  .string()
+  .max(300)
+  .superRefine((d, ctx) => {
+    // An IPv6 literal is refused by name rather than as a malformed hostname (IPv4 forms: domain_reserved, service-hosts.ts).
+    if (d.includes(':') && isIpAddressForm(d)) ctx.addIssue({ code: 'custom', message: 'an IP address (IPv6) is not a domain', fatal: true });
+  })
+  .pipe(hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine((d) => !d.includes(':'), 'a hostname without a port'));
 
 export const ProjectDomainSchema = z.object({
   domain: z.string(),
