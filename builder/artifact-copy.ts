@@ -14,10 +14,14 @@ import type { ArtifactLimits } from '../schemas/deploys.ts';
  *      copied as a file; at a directory inside the output, it is dropped with a log line (a link loop cannot
  *      multiply the artifact); anywhere outside the output, the build fails with output_escapes naming it
  *   4. anything else (sockets, fifos, devices) is dropped with a log line
- *   5. limits: file count, single file size, total bytes; each failure names the limit
+ *   5. limits: entry count (files and directories), single file size, total bytes; each failure names the limit
+ *   6. room: what the project and account may still keep and what DATA_DIR's disk can spare (output-quota.ts), read
+ *      once the build is done; the output is charged at its apparent size (`stat.size`: a sparse file counts as its
+ *      length, as it takes that much once copied), a directory at DIR_BYTES, each checked before it is written, so
+ *      an output past the room ends with nothing more of it written
  * The build's processes are gone by now (the sandbox's PID namespace ended), so nothing changes under the walk.
  */
-export type ArtifactFailure = 'output_missing' | 'output_escapes' | 'too_many_files' | 'file_too_large' | 'artifact_too_large';
+export type ArtifactFailure = 'output_missing' | 'output_escapes' | 'too_many_files' | 'file_too_large' | 'artifact_too_large' | 'quota_exceeded' | 'disk_full';
 export type ArtifactOutcome = { ok: true; files: number; bytes: number } | { ok: false; reason: ArtifactFailure; message: string };
 
 export interface CopyArtifactOptions {
@@ -29,7 +33,19 @@ export interface CopyArtifactOptions {
   limits: ArtifactLimits;
   /** A line in the build log (what was dropped). */
   note(text: string): void;
+  /** The room the output may take (output-quota.ts), asked once the build is done; none: the artifact limits only. */
+  room?: () => Promise<OutputRoom | undefined>;
 }
+
+/** Bytes an output may take beyond which the copy ends with `reason`, and the log line that says so. */
+export interface OutputRoom {
+  maxBytes: number;
+  reason: 'quota_exceeded' | 'disk_full';
+  message(bytes: number): string;
+}
+
+/** What a directory of the output is charged (a block: an empty directory takes one). */
+export const DIR_BYTES = 4096;
 
 const inside = (root: string, p: string) => p === root || p.startsWith(root + path.sep);
 
@@ -45,23 +61,34 @@ export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutc
   if (!inside(checkout, root)) return { ok: false, reason: 'output_escapes', message: `output directory ${o.outputDir} resolves outside the checkout` };
   if (!(await lstat(root)).isDirectory()) return { ok: false, reason: 'output_missing', message: `output directory ${o.outputDir} is not a directory` };
 
+  const room = await o.room?.();
   await rm(o.dest, { recursive: true, force: true });
   await mkdir(o.dest, { recursive: true });
   let files = 0;
+  let entries = 0;
   let bytes = 0;
 
+  /** One more entry of `size` bytes, or why it cannot be kept. */
+  function charge(size: number): ArtifactOutcome | undefined {
+    if (++entries > o.limits.maxFiles)
+      return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files and directories (ARTIFACT_MAX_FILES)` };
+    if (bytes + size > o.limits.maxBytes)
+      return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
+    if (room && bytes + size > room.maxBytes) return { ok: false, reason: room.reason, message: room.message(bytes + size) };
+    bytes += size;
+    return undefined;
+  }
+
   async function copyFile(from: string, rel: string): Promise<ArtifactOutcome | undefined> {
-    if (++files > o.limits.maxFiles)
-      return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files (ARTIFACT_MAX_FILES)` };
     const handle = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW);
     try {
       const st = await handle.stat();
       if (!st.isFile()) return undefined;
       if (st.size > o.limits.maxFileBytes)
         return { ok: false, reason: 'file_too_large', message: `${rel} is ${st.size} bytes, over ${o.limits.maxFileBytes} (ARTIFACT_MAX_FILE_BYTES)` };
-      if (bytes + st.size > o.limits.maxBytes)
-        return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
-      bytes += st.size;
+      const refused = charge(st.size);
+      if (refused) return refused;
+      files++;
       // Exactly st.size bytes: a file that grew since (it cannot, nothing of the build runs) is not read past it.
       await pipeline(
         handle.createReadStream({ start: 0, end: Math.max(0, st.size - 1), autoClose: false }),
@@ -82,6 +109,8 @@ export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutc
       const rel = path.join(dir, entry.name);
       const full = path.join(root, rel);
       if (entry.isDirectory()) {
+        const refused = charge(DIR_BYTES);
+        if (refused) return refused;
         await mkdir(path.join(o.dest, rel));
         pending.push(rel);
       } else if (entry.isFile()) {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, truncate, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
 import { rollbackTo } from '../api/deploys/deploys-repository.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
+import { DIR_BYTES } from './artifact-copy.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 
 /** Row 6 of issue 22 (artifacts were never cleaned): the sweep keeps the live deploy and the newest N per project. */
@@ -74,5 +75,19 @@ describe('the artifact sweep', () => {
     expect(await sweepArtifacts(platform.db, dataDir, 1)).toEqual([old.id]);
     expect(existsSync(old.dir)).toBe(false);
     expect(existsSync(kept.dir)).toBe(true);
+  });
+
+  it('measures outputs kept from before sizes were recorded, at apparent size (issue 38 quotas)', async () => {
+    const p = await createIngestProject(platform);
+    const old = await readyDeploy(p.projectId, 10);
+    await platform.db.query('UPDATE deploys SET artifact_dir = $2 WHERE id = $1', [old.id, `artifacts/${old.id}`]);
+    await mkdir(path.join(old.dir, 'assets'));
+    await writeFile(path.join(old.dir, 'index.html'), 'hello');
+    // A sparse file: 3 MB long, no blocks.
+    await writeFile(path.join(old.dir, 'assets', 'sparse.bin'), '');
+    await truncate(path.join(old.dir, 'assets', 'sparse.bin'), 3 * 1024 * 1024);
+    await sweepArtifacts(platform.db, dataDir, 10);
+    const r = await platform.db.query<{ artifact_bytes: string }>('SELECT artifact_bytes FROM deploys WHERE id = $1', [old.id]);
+    expect(Number(r.rows[0].artifact_bytes)).toBe(5 + 3 * 1024 * 1024 + DIR_BYTES);
   });
 });

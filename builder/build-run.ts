@@ -6,7 +6,7 @@ import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts'
 import type { OutboundUrlGuard } from '../platform/ports/outbound-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
 import type { CloneAuth } from './github-checkout.ts';
-import { copyArtifact } from './artifact-copy.ts';
+import { copyArtifact, type CopyArtifactOptions } from './artifact-copy.ts';
 import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
 import { startEgressProxy, type EgressProxy } from './sandbox/egress-proxy.ts';
@@ -45,6 +45,8 @@ export interface BuildJob {
   onSha(sha: string): Promise<void>;
   signal?: AbortSignal;
   isolation: BuildIsolation;
+  /** What the output may take of its project's and account's quotas and of DATA_DIR's disk (output-quota.ts). */
+  room?: CopyArtifactOptions['room'];
 }
 
 export interface BuildIsolation {
@@ -223,6 +225,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
       dest: job.artifactDir,
       limits: iso.artifact,
       note: (t) => job.log.line('system', t),
+      room: job.room,
     });
     if (!copied.ok) {
       job.log.line('system', copied.message);

@@ -10,9 +10,10 @@
  *                 of first, then, when a build of its own ends, the oldest queued
  *   3. build      checkout, build command, artifact (build-run.ts), every output line to the build log
  *                 (build-log.ts), the lease renewed every third of its length. While DATA_DIR's disk is low
- *                 (platform/data-dir/disk-space.ts) a build does not start: the deploy fails as disk_full, with a
- *                 log line, and can be redeployed once there is room; a build whose artifact runs out of space
- *                 fails the same way
+ *                 (platform/data-dir/disk-space.ts) or under the build floor (BUILD_MIN_FREE_MB) a build does not
+ *                 start: the deploy fails as disk_full, with a log line, and can be redeployed once there is room; a
+ *                 build whose artifact runs out of space fails the same way. The output is charged to its project
+ *                 and account at its apparent size, or fails quota_exceeded (output-quota.ts)
  *   4. finish     ready (artifact kept, its source maps stored privately first: source-maps/) or failed with its
  *                 reason; deploy.succeeded / deploy.failed go out through publishProjectEvent, so webhooks receive them
  *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
@@ -39,6 +40,7 @@ import { probeSandbox } from './sandbox/sandbox.ts';
 import { probeBuildCgroups, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
+import { createOutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 
@@ -98,6 +100,7 @@ export async function startBuilder(
   const buildDir = path.resolve(config.BUILD_DIR ?? path.join(os.tmpdir(), 'service-builds'));
   await mkdir(buildDir, { recursive: true });
   await chmod(buildDir, 0o711);
+  const quota = createOutputQuota(platform);
   const isolation: BuildIsolation = {
     sandbox: config.BUILD_SANDBOX === 'on',
     network: config.BUILD_NETWORK,
@@ -212,7 +215,7 @@ export async function startBuilder(
     let outcome: { status: 'ready'; artifactDir: string } | { status: 'failed'; reason: DeployFailureReason; exitCode?: number } | { status: 'canceled' };
     const refused = source && (github && 'refused' in github ? github.refused : await repositoryRefusal(cloneToken?.repoUrl ?? source.repoUrl));
     const sandbox = config.BUILD_SANDBOX === 'on' ? await probeSandbox(config.BUILD_UID, opts.bwrap) : undefined;
-    if (platform.disk.low) {
+    if (platform.disk.low || (await quota.belowFloor())) {
       log.warn({ deployId: d.id }, "DATA_DIR's disk is low on space: the build is not started, the deploy fails as disk_full");
       buildLog.line('system', DISK_FULL_BUILD_LINE);
       outcome = { status: 'failed', reason: 'disk_full' };
@@ -243,13 +246,16 @@ export async function startBuilder(
         log: buildLog,
         onSha: (sha) => buildsRepository.recordSha(db, d.id, sha),
         signal,
-      }).catch(async (err: unknown): Promise<BuildOutcome> => {
-        // The artifact (or anything else of the build's) ran out of space: what was copied goes, the deploy fails.
-        if (!platform.disk.noteError(err) && !isDiskFullError(err)) throw err;
-        await rm(artifactDir, { recursive: true, force: true }).catch(() => undefined);
-        buildLog.line('system', DISK_FULL_BUILD_LINE);
-        return { ok: false, reason: 'disk_full' };
-      });
+        room: () => quota.room({ projectId: d.projectId, deployId: d.id }),
+      })
+        .then((r) => quota.charge({ projectId: d.projectId, deployId: d.id, artifactDir, note: (t) => buildLog.line('system', t) }, r))
+        .catch(async (err: unknown): Promise<BuildOutcome> => {
+          // The artifact (or anything else of the build's) ran out of space: what was copied goes, the deploy fails.
+          if (!platform.disk.noteError(err) && !isDiskFullError(err)) throw err;
+          await rm(artifactDir, { recursive: true, force: true }).catch(() => undefined);
+          buildLog.line('system', DISK_FULL_BUILD_LINE);
+          return { ok: false, reason: 'disk_full' };
+        });
       outcome = result.ok
         ? { status: 'ready', artifactDir: path.relative(dataDir, artifactDir) }
         : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
@@ -270,6 +276,8 @@ export async function startBuilder(
     }
     // A canceled deploy neither succeeded nor failed: no deploy.* event.
     if (finished && outcome.status !== 'canceled') await announce(finished);
+    // An output no deploy serves (canceled, or its lease lost meanwhile) is not left on disk uncharged.
+    if (!finished || outcome.status !== 'ready') await rm(path.join(dataDir, 'artifacts', d.id), { recursive: true, force: true }).catch(() => undefined);
     if (!finished) {
       log.warn({ deployId: d.id }, 'build finished after its lease was taken (builder_lost); result dropped');
       await sourceMapsRepository.deleteForDeploys(db, [d.id]).catch(() => undefined);

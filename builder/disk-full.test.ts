@@ -46,7 +46,8 @@ async function projectBuilding(t: Api, script: string) {
 
 describe('a build while the disk is low', () => {
   it('does not run: the deploy fails as disk_full with a log line; once there is room a redeploy builds', { timeout: 120_000 }, async () => {
-    let freeMb = 1000;
+    // Room: above DATA_DIR_MIN_FREE_MB (256) and the build floor (BUILD_MIN_FREE_MB, 1024).
+    let freeMb = 2000;
     const statfs: StatFs = async () => ({ bavail: (freeMb * MB) / 4096, bsize: 4096 });
     const disk = await startDiskSpaceWatch({ dir: '/data', minFreeBytes: 256 * MB, statfs, intervalMs: 0 });
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'disk-full-data-'));
@@ -73,7 +74,7 @@ describe('a build while the disk is low', () => {
     // While it lasts the API takes no new deploy either.
     expect((await p.deploy()).statusCode).toBe(503);
 
-    freeMb = 1000;
+    freeMb = 2000;
     await disk.check();
     const again = await p.deploy();
     expect(again.statusCode).toBe(202);
@@ -85,10 +86,11 @@ describe.skipIf(TMPFS_SKIP_REASON)(`a build whose artifact does not fit${TMPFS_S
   it('fails as disk_full, keeps nothing of the artifact, and the disk is free again', { timeout: 120_000 }, async () => {
     const fs = mountTmpfs(8);
     cleanups.push(() => fs.unmount());
-    // DATA_DIR on the small disk with room to spare by the threshold: only the artifact's copy finds it full.
+    // DATA_DIR on the small disk with no threshold and no build floor: only the artifact's copy finds it full (with
+    // them, output-quota.test.ts: an output that would take the disk under the floor is not even copied).
     const t = await buildTestApi({
       processors: true,
-      env: { ALLOW_LOCAL_REPOS: 'true', BUILD_SANDBOX: 'off', DATA_DIR: fs.dir, DATA_DIR_MIN_FREE_MB: '1' },
+      env: { ALLOW_LOCAL_REPOS: 'true', BUILD_SANDBOX: 'off', DATA_DIR: fs.dir, DATA_DIR_MIN_FREE_MB: '0', BUILD_MIN_FREE_MB: '0' },
     });
     cleanups.push(() => t.close());
     const freeBefore = fs.freeBytes();

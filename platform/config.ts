@@ -155,6 +155,20 @@ const ConfigSchema = z.object({
     .default(256 * 1024 ** 2),
   /** ARTIFACTS_KEPT: per project, the newest ready deploys whose artifacts are kept (the live one always is). */
   ARTIFACTS_KEPT: z.coerce.number().int().min(1).default(10),
+  /**
+   * ARTIFACTS_PROJECT_MAX_MB, ARTIFACTS_ACCOUNT_MAX_MB: what a project's kept outputs, and all the projects of one
+   * owner together, may hold, at apparent size (a sparse file counts as its length). A new output first releases the
+   * oldest outputs that are not live (this project's, then the account's others'); one that still does not fit fails
+   * quota_exceeded and nothing of it is kept.
+   */
+  ARTIFACTS_PROJECT_MAX_MB: z.coerce.number().int().min(1).default(2048),
+  ARTIFACTS_ACCOUNT_MAX_MB: z.coerce.number().int().min(1).default(5120),
+  /**
+   * BUILD_MIN_FREE_MB: free space DATA_DIR's disk keeps for its databases against builds (the larger of it and
+   * DATA_DIR_MIN_FREE_MB counts): under it a build does not start, and an output that would take the disk under it
+   * is not kept; both fail disk_full. 0 (with DATA_DIR_MIN_FREE_MB 0): only a write that fails for want of space.
+   */
+  BUILD_MIN_FREE_MB: z.coerce.number().int().min(0).default(1024),
   /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
   BUILDS_PER_BUILDER: z.coerce.number().int().min(1).max(64).default(1),
   /**

@@ -26,6 +26,8 @@ export const ACTIVE_DEPLOY_STATES = ['queued', 'building'] as const satisfies re
  * - memory_limit, process_limit, cpu_limit, disk_limit: the build ran into a resource limit and was stopped;
  * - output_escapes: the output directory, or a link in it, leads outside (the log names it);
  * - too_many_files, file_too_large, artifact_too_large: the output is over an artifact limit;
+ * - quota_exceeded: the output does not fit in what its project or account may keep (ARTIFACTS_PROJECT_MAX_MB,
+ *   ARTIFACTS_ACCOUNT_MAX_MB, counted at apparent size; the log names the limit): nothing of it was kept;
  * - disk_full: the service's data directory is out of disk space (DATA_DIR_MIN_FREE_MB): the build did not start, or
  *   its artifact could not be kept. Redeploy once there is room.
  */
@@ -46,6 +48,7 @@ export const DEPLOY_FAILURE_REASONS = [
   'too_many_files',
   'file_too_large',
   'artifact_too_large',
+  'quota_exceeded',
   'disk_full',
 ] as const;
 

@@ -78,7 +78,7 @@ export async function rollbackTo(db: Queryable, projectId: string, deployId: str
   if (!moved.rowCount)
     throw new ServiceError(
       'conflict',
-      'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept): deploy its commit again',
+      'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept, within the project and account quotas): deploy its commit again',
     );
   return d;
 }

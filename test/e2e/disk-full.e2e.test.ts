@@ -32,6 +32,8 @@ describe.skipIf(TMPFS_SKIP_REASON)(`a full disk under npm start${TMPFS_SKIP_REAS
       {
         DATA_DIR: path.join(disk.dir, 'data'),
         DATA_DIR_MIN_FREE_MB: String(THRESHOLD_MB),
+        // The build floor at the same threshold (its default, 1 GB, is more than this whole disk).
+        BUILD_MIN_FREE_MB: String(THRESHOLD_MB),
         PORT: '0',
         HOST: '127.0.0.1',
         LOG_LEVEL: 'warn',
