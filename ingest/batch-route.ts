@@ -245,7 +245,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     admitLater(res, req, false, async ({ st, h, cors, ip, body }) => {
       let siteKey: EdgeKey | Refusal;
       try {
-        siteKey = await siteKeyOfHost(edge.sites, cache, h.host);
+        siteKey = await siteKeyOfHost(edge.sites, cache, h.host, ip);
       } catch (err) {
         await body;
         log.error({ err }, 'site lookup failed');

@@ -225,7 +225,7 @@ export function registerFlagsRoute(edge: EdgeContext, flags: FlagCache): void {
             ['Access-Control-Expose-Headers', 'ETag, Retry-After'],
           ]
         : [];
-      const key = siteKeyed ? siteKeyOfHost(edge.sites, cache, r.host) : tokenKey(r);
+      const key = siteKeyed ? siteKeyOfHost(edge.sites, cache, r.host, r.ip) : tokenKey(r);
       if (key instanceof Promise)
         void key.then(
           (k) => answer(res, st, r, k, cors, siteKeyed),

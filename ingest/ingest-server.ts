@@ -78,7 +78,7 @@ export async function startIngestServer(
   const flagsCounters = createRefusalCounters();
   const app = guardedApp(uWS.App(), log, counters.counts);
   // Which project a site's Host serves (the same-origin path); in the single process also the sites' files.
-  const sites = siteServerOf(platform.db, platform.config);
+  const sites = siteServerOf(platform);
   const keyUsage = startKeyUsage(platform);
   const observe = opts.ops && ((route: string, status: number, seconds: number) => opts.ops!.metrics.observeIngestAnswer(route, status, seconds));
   const edge = { app, platform, cache, counters, log, sites, keyUsage, observe };

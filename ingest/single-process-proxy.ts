@@ -38,7 +38,7 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
       const host = headers.host;
       if (opts.sites && host) {
         try {
-          const found = await opts.sites.lookup(host);
+          const found = await opts.sites.lookup(host, remoteAddress);
           if (found !== undefined) {
             const site = await opts.sites.serve(found.dir, method, url, found);
             return 'file' in site ? sendFile(res, st, site.status, site.headers, site.file, site.size) : send(res, st, site.status, site.headers, site.body);

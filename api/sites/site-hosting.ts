@@ -5,13 +5,15 @@ import { siteServerOf, type SiteServer } from '../../platform/sites/site-server.
 /**
  * Sites behind a reverse proxy: a request whose Host is a site (platform/sites/site-server.ts) is answered with
  * the site's file before any API route or the auth hook. In the single process the edge answers site hosts
- * itself (ingest/single-process-proxy.ts), so they seldom get here.
+ * itself (ingest/single-process-proxy.ts), so they seldom get here, and the shared site server (siteServerOf)
+ * answers a Host the edge found no site from its cache. Hosts that are no site are limited per client address.
  */
-export function installSiteHosting(app: FastifyInstance, platform: Platform, sites: SiteServer = siteServerOf(platform.db, platform.config)): void {
+export function installSiteHosting(app: FastifyInstance, platform: Platform, sites: SiteServer = siteServerOf(platform)): void {
   app.addHook('onRequest', async (request, reply) => {
     const host = request.headers.host;
     if (!host) return;
-    const site = await sites.lookup(host);
+    // request.ip: the socket's address, or the proxy's X-Forwarded-For entry under TRUST_PROXY (a 429 past the limit).
+    const site = await sites.lookup(host, request.ip);
     if (site === undefined) return; // not a site: the API answers
     const res = await sites.serve(site.dir, request.method, request.url, site);
     for (const [k, v] of res.headers) reply.header(k, v);

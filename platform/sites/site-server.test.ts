@@ -5,8 +5,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIngestProject, addLiveSite } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
-import { createSiteServer } from './site-server.ts';
+import { addressKey, createSiteServer, MISS_CACHE_MAX, UNKNOWN_HOST_LOOKUPS } from './site-server.ts';
 import type { Queryable } from '../ports/relational-store.ts';
+import { createMemoryLimiter } from '../adapters/rate-limit/memory-limiter.ts';
+import { ManualClock } from '../clock.ts';
 
 /**
  * Rows 3, 6 and 7 of issue 22: a link in an artifact (from before artifacts were copied link-free) is never
@@ -161,5 +163,110 @@ describe('through the edge (uWebSockets.js) and real HTTP', () => {
     expect(await get('/big.bin', 'HEAD')).toMatchObject({ status: 200, bytes: 0, length: String(64 * 1024 * 1024) });
     expect((await get('/passwd.txt')).status).toBe(404);
     expect((await get('/')).status).toBe(200);
+  });
+});
+
+/**
+ * Row 9 of issue 38: every request with a Host of the caller's choosing was a query (GET /v1/ went from 15 ms to
+ * 60-370 ms under a flood of random Hosts). Now Hosts that are no site are cached as misses in a bounded cache, and
+ * queries for Hosts not known as sites are limited per client address; known sites are never charged.
+ */
+describe('a flood of Hosts that are no site', () => {
+  /** A Queryable that counts what reaches it: a project's site for `shop.example.com`, nothing else. */
+  function countingDb() {
+    const asked: string[] = [];
+    const db = {
+      query: async (_sql: string, params: unknown[]) => {
+        asked.push(String(params[0]));
+        return { rows: params[0] === 'shop.example.com' ? [{ project_id: 'prj_shop', artifact_dir: '/srv/shop', serve_source_maps: false }] : [] };
+      },
+    } as unknown as Queryable;
+    return { db, asked };
+  }
+  const reserved = (h: string) => (h === 'localhost' || /^[\d.]+$/.test(h) ? 'reserved' : undefined);
+  const randomHost = (i: number) => `r${i}-${Math.random().toString(36).slice(2, 8)}.example.net`;
+
+  it('N distinct unknown Hosts from one address cost at most UNKNOWN_HOST_LOOKUPS queries per window; past it 429 with no query', async () => {
+    const clock = new ManualClock();
+    const { db, asked } = countingDb();
+    const sites = createSiteServer(db, { sitesDomain: 'localhost', reserved, limiter: createMemoryLimiter(clock) });
+    const N = 500;
+    const answers = [];
+    for (let i = 0; i < N; i++) answers.push(await sites.lookup(randomHost(i), '203.0.113.7'));
+    expect(asked.length).toBe(UNKNOWN_HOST_LOOKUPS.perAddress);
+    expect(answers.filter((a) => a === undefined)).toHaveLength(UNKNOWN_HOST_LOOKUPS.perAddress);
+    const limited = answers.filter((a) => a?.limited);
+    expect(limited).toHaveLength(N - UNKNOWN_HOST_LOOKUPS.perAddress);
+    expect(sites.hostStats).toMatchObject({ queries: UNKNOWN_HOST_LOOKUPS.perAddress, limited: N - UNKNOWN_HOST_LOOKUPS.perAddress });
+    // The answer past the limit: 429 in the spec's error shape, with Retry-After.
+    const res = await sites.serve('', 'GET', '/', limited[0]);
+    expect(res.status).toBe(429);
+    expect('body' in res && JSON.parse(res.body.toString())).toMatchObject({ error: 'rate_limited' });
+    expect(Number(res.headers.find(([k]) => k === 'retry-after')?.[1])).toBeGreaterThan(0);
+    // Another address has its own allowance; the same /64 shares one.
+    await sites.lookup(randomHost(N), '198.51.100.9');
+    expect(asked.length).toBe(UNKNOWN_HOST_LOOKUPS.perAddress + 1);
+    const sixtyFour = createSiteServer(db, { sitesDomain: 'localhost', reserved, limiter: createMemoryLimiter(clock) });
+    const before = asked.length;
+    for (let i = 0; i < 200; i++) await sixtyFour.lookup(randomHost(i), `2001:db8:1:2:${i.toString(16)}::1`);
+    expect(asked.length - before).toBe(UNKNOWN_HOST_LOOKUPS.perAddress);
+    // The next window: the address may look up again, as many and no more.
+    clock.advance(UNKNOWN_HOST_LOOKUPS.windowMs + 1_000);
+    for (let i = 0; i < N; i++) await sites.lookup(randomHost(N + 1 + i), '203.0.113.7');
+    expect(asked.length).toBe(before + 2 * UNKNOWN_HOST_LOOKUPS.perAddress);
+  });
+
+  it('a known site is never charged: an address past its limit still gets it, refreshed after SITE_CACHE_MS', async () => {
+    const clock = new ManualClock();
+    const { db, asked } = countingDb();
+    const sites = createSiteServer(db, { sitesDomain: 'localhost', reserved, limiter: createMemoryLimiter(clock) });
+    expect((await sites.lookup('shop.example.com', '203.0.113.7'))?.projectId).toBe('prj_shop');
+    for (let i = 0; i < 100; i++) await sites.lookup(randomHost(i), '203.0.113.7');
+    expect((await sites.lookup(randomHost(101), '203.0.113.7'))?.limited).toBeDefined();
+    vi.useFakeTimers({ toFake: ['Date'] });
+    try {
+      vi.setSystemTime(Date.now() + 2_001);
+      const queries = asked.length;
+      expect(await sites.lookup('shop.example.com', '203.0.113.7')).toMatchObject({ projectId: 'prj_shop', dir: '/srv/shop' });
+      expect(asked.length).toBe(queries + 1);
+    } finally {
+      vi.useRealTimers();
+    }
+    // The service's own hosts and IP addresses are no site by rule: no query, no charge.
+    const queries = asked.length;
+    for (const h of ['localhost', '127.0.0.1:8080', '10.0.0.1', 'x.y.localhost', `${'a'.repeat(300)}.example.com`, 'a b.example', 'a_b.example'])
+      expect(await sites.lookup(h, '192.0.2.1')).toBeUndefined();
+    expect(sites.hostStats.misses).toBe(UNKNOWN_HOST_LOOKUPS.perAddress - 1); // the lookups that ran; none of these
+    expect(asked.length).toBe(queries);
+  });
+
+  it('a miss is cached: the same unknown Host again, or a burst of it at once, is one query', async () => {
+    const { db, asked } = countingDb();
+    const sites = createSiteServer(db, { sitesDomain: 'localhost', reserved, limiter: createMemoryLimiter(new ManualClock()) });
+    await Promise.all(Array.from({ length: 50 }, () => sites.lookup('nobody.example.org', '203.0.113.7')));
+    for (let i = 0; i < 50; i++) await sites.lookup('NOBODY.example.org:443', `198.51.100.${i}`);
+    expect(asked).toEqual(['nobody.example.org']);
+  });
+
+  it('the Host caches stay bounded: a flood of distinct names evicts its own misses, never the known sites', async () => {
+    const { db, asked } = countingDb();
+    // No limiter: the bound must hold even when every lookup is allowed (many addresses).
+    const sites = createSiteServer(db, { sitesDomain: 'localhost', reserved });
+    await sites.lookup('shop.example.com', '192.0.2.1');
+    for (let i = 0; i < MISS_CACHE_MAX * 3; i++) await sites.lookup(`flood-${i}.example.net`);
+    expect(sites.hostStats.misses).toBe(MISS_CACHE_MAX);
+    expect(sites.hostStats.known).toBe(1);
+    expect(sites.hostStats.inflight).toBe(0);
+    const queries = asked.length;
+    expect((await sites.lookup('shop.example.com'))?.projectId).toBe('prj_shop');
+    expect(asked.length).toBe(queries); // still cached: the flood did not push it out
+  });
+
+  it('keys IPv6 clients by their /64 and IPv4 (mapped or not) by address', () => {
+    expect(addressKey('203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('::ffff:203.0.113.7')).toBe('203.0.113.7');
+    expect(addressKey('2001:db8:1:2:aaaa::1')).toBe(addressKey('2001:0db8:0001:0002:ffff:ffff:ffff:ffff'));
+    expect(addressKey('2001:db8:1:2::1')).not.toBe(addressKey('2001:db8:1:3::1'));
+    expect(addressKey('::1')).toBe('0:0:0:0::/64');
   });
 });

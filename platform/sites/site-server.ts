@@ -2,6 +2,8 @@ import { constants } from 'node:fs';
 import { lstat, open, realpath, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Queryable } from '../ports/relational-store.ts';
+import type { RateLimiter } from '../ports/rate-limiter.ts';
+import type { Platform } from '../platform.ts';
 import { publicBaseUrl, type Config } from '../config.ts';
 import { serviceHostRule } from './service-hosts.ts';
 
@@ -21,6 +23,19 @@ import { serviceHostRule } from './service-hosts.ts';
  * deploy shows within it. Larger files are streamed from an open descriptor, never read whole. No link is ever
  * followed out of an artifact (its real path must stay inside it; the final open refuses links), and a custom
  * domain serves only once verified and never when it is one of the service's own hosts.
+ *
+ * A Host that is no site costs nothing twice, and a stranger cannot make every request a query (issue 38, row 9):
+ * - the service's own hosts, IP addresses in any form, names no DNS name could be and malformed names under
+ *   SITES_DOMAIN are not sites by rule, before any query;
+ * - an unknown Host (no site, or a name under SITES_DOMAIN that no project has) is cached as a miss for
+ *   SITE_CACHE_MS, in a cache of MISS_CACHE_MAX entries that forgets its least recently used (a flood of distinct
+ *   names evicts itself, never the sites); a Host that served a site stays known (SITE_CACHE_MAX entries) and is
+ *   looked up again after SITE_CACHE_MS at no charge;
+ * - each query for a Host not known as a site costs the client's address (IPv6: its /64) one hit of
+ *   UNKNOWN_HOST_LOOKUPS on the rate limiter; past it the answer is 429 rate_limited, with no query; one query per
+ *   Host at a time, whoever asks.
+ * In the single process the edge and the API share one site server (siteServerOf), so a Host the edge found no site
+ * is not looked up again when the request is relayed.
  */
 export type SiteResponse =
   | { status: number; headers: Array<[string, string]>; body: Buffer }
@@ -36,14 +51,29 @@ export interface Site {
   dir: string;
   /** The project opted in to serving its `*.map` files (projects.serve_source_maps; off by default). */
   serveSourceMaps: boolean;
+  /** Not looked up: the client is past its unknown-Host lookups (UNKNOWN_HOST_LOOKUPS); served as 429. */
+  limited?: { retryAfterSec: number };
 }
 
 export interface SiteServer {
-  /** The site a Host names, or undefined when the Host is not a site. */
-  lookup(host: string): Promise<Site | undefined>;
-  /** The answer for one request to a site; a `.map` is served only when the site opted in (`site.serveSourceMaps`). */
-  serve(root: string, method: string, url: string, site?: Pick<Site, 'serveSourceMaps'>): Promise<SiteResponse>;
+  /**
+   * The site a Host names, or undefined when the Host is not a site. `clientIp`: who asks; a query for a Host not
+   * known as a site costs it one of UNKNOWN_HOST_LOOKUPS (without one, nothing is counted: internal callers).
+   */
+  lookup(host: string, clientIp?: string): Promise<Site | undefined>;
+  /**
+   * The answer for one request to a site; a `.map` is served only when the site opted in (`site.serveSourceMaps`);
+   * a `limited` lookup is 429 rate_limited.
+   */
+  serve(root: string, method: string, url: string, site?: Pick<Site, 'serveSourceMaps' | 'limited'>): Promise<SiteResponse>;
 }
+
+/** Lookups of Hosts not known as sites, per client address (IPv6: per /64) per window. */
+export const UNKNOWN_HOST_LOOKUPS = { perAddress: 60, windowMs: 60_000 };
+/** A Host that could name a site: a DNS name's characters and length (punycode for international names). */
+const SITE_HOSTNAME = /^[a-z0-9.-]{1,253}$/;
+/** Hosts remembered as no site. */
+export const MISS_CACHE_MAX = 10_000;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -73,7 +103,8 @@ const HASHED_NAME = /[.-][0-9a-f]{8,}\.[a-z0-9]+$/i;
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 const REVALIDATE = 'public, max-age=0, must-revalidate';
 const SITE_CACHE_MS = 2_000;
-const SITE_CACHE_MAX = 10_000;
+/** Hosts remembered as sites (known: refreshed after SITE_CACHE_MS at no charge). */
+export const SITE_CACHE_MAX = 10_000;
 /** Files kept in memory: entries and bytes both bounded; a miss costs MISS_COST bytes, so misses are bounded too. */
 const FILE_CACHE_BYTES = 64 * 1024 * 1024;
 const FILE_CACHE_ENTRIES = 20_000;
@@ -81,6 +112,17 @@ const FILE_CACHE_MAX_FILE = 1024 * 1024;
 const MISS_COST = 512;
 
 type CachedFile = { body: Buffer; type: string; cache: string } | null;
+
+/** The Host caches and what the lookups cost (for tests and the bench). */
+export interface HostStats {
+  known: number;
+  misses: number;
+  inflight: number;
+  /** Queries run, lookups refused by UNKNOWN_HOST_LOOKUPS, limiter failures (the query went ahead). */
+  queries: number;
+  limited: number;
+  limiterErrors: number;
+}
 
 /**
  * A map that forgets its least recently used entries past a count and a byte budget (Map keeps insertion order;
@@ -111,6 +153,12 @@ function boundedCache<V>(maxEntries: number, maxBytes: number) {
         bytes -= e.cost;
       }
     },
+    delete(key: string): void {
+      const e = entries.get(key);
+      if (!e) return;
+      entries.delete(key);
+      bytes -= e.cost;
+    },
     get size() {
       return entries.size;
     },
@@ -131,25 +179,63 @@ export interface SiteServerOptions {
    * moved or restored elsewhere still serves its sites. An absolute one (a test's) is served as it is.
    */
   dataDir?: string;
+  /** Counts lookups of Hosts not known as sites per client address (UNKNOWN_HOST_LOOKUPS); none: not limited. */
+  limiter?: Pick<RateLimiter, 'hit'>;
 }
 
-/** The site server of a configured service: the service's own hosts are never a site. */
-export function siteServerOf(db: Queryable, config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN' | 'DATA_DIR'>) {
-  return createSiteServer(db, {
-    sitesDomain: config.SITES_DOMAIN,
-    dataDir: config.DATA_DIR,
-    reserved: serviceHostRule(config),
-    ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase(),
-  });
+type ConfiguredSiteServer = ReturnType<typeof createSiteServer>;
+const perPlatform = new WeakMap<object, ConfiguredSiteServer>();
+
+/**
+ * The site server of a configured service: the service's own hosts are never a site. One per platform, so the
+ * single process's edge and API share its caches (a Host the edge found no site is not looked up again by the API).
+ */
+export function siteServerOf(platform: Pick<Platform, 'db' | 'limiter'> & { config: Pick<Config, 'PUBLIC_BASE_URL' | 'PORT' | 'SITES_DOMAIN' | 'DATA_DIR'> }) {
+  let sites = perPlatform.get(platform);
+  if (!sites) {
+    const { config } = platform;
+    sites = createSiteServer(platform.db, {
+      sitesDomain: config.SITES_DOMAIN,
+      dataDir: config.DATA_DIR,
+      reserved: serviceHostRule(config),
+      ownHost: new URL(publicBaseUrl(config)).hostname.toLowerCase(),
+      limiter: platform.limiter,
+    });
+    perPlatform.set(platform, sites);
+  }
+  return sites;
+}
+
+/** The rate-limit key of a client address: IPv4 (an IPv4-mapped IPv6 too) as it is, IPv6 by its /64 (one subscriber's). */
+export function addressKey(ip: string): string {
+  const v4 = /^(?:::ffff:)?(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (v4) return v4[1]!;
+  if (!ip.includes(':')) return ip;
+  const bare = ip.replace(/%.*$/, '').toLowerCase();
+  const [head = '', tail = ''] = bare.split('::');
+  const h = head ? head.split(':') : [];
+  const t = tail ? tail.split(':') : [];
+  const groups = bare.includes('::') ? [...h, ...Array<string>(Math.max(0, 8 - h.length - t.length)).fill('0'), ...t] : h;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => (Number.parseInt(g, 16) || 0).toString(16))
+    .join(':')}::/64`;
 }
 
 export function createSiteServer(
   db: Queryable,
   sitesDomainOrOptions: string | SiteServerOptions,
-): SiteServer & { readonly cacheStats: { entries: number; bytes: number } } {
-  const o = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
+): SiteServer & { readonly cacheStats: { entries: number; bytes: number }; readonly hostStats: HostStats } {
+  const o: SiteServerOptions = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
   const suffix = `.${o.sitesDomain.toLowerCase()}`;
-  const sites = new Map<string, { site: Site | undefined; at: number }>();
+  type HostEntry = { site: Site | undefined; at: number };
+  /** Hosts that served a site (a project's): refreshed after SITE_CACHE_MS without charge. */
+  const known = boundedCache<HostEntry>(SITE_CACHE_MAX, Number.POSITIVE_INFINITY);
+  /** Hosts that are no site (or a name under SITES_DOMAIN no project has): a fresh entry answers without a query. */
+  const misses = boundedCache<HostEntry>(MISS_CACHE_MAX, Number.POSITIVE_INFINITY);
+  /** One query per Host at a time: a burst for the same Host waits for the first. */
+  const inflight = new Map<string, Promise<Site | undefined>>();
+  const counts = { queries: 0, limited: 0, limiterErrors: 0 };
   const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
   const realRoots = new Map<string, string>();
 
@@ -161,11 +247,23 @@ export function createSiteServer(
     serveSourceMaps: row?.serve_source_maps === true,
   });
 
-  async function resolve(hostname: string): Promise<Site | undefined> {
+  /** The query that resolves a Host, or undefined when the Host is no site by rule (no query needed). */
+  function plan(hostname: string): (() => Promise<Site | undefined>) | undefined {
+    // No site's name is longer than a DNS name or holds other characters (domains are claimed as such, slugs and
+    // deploy ids are too): such a Host is never queried nor cached, so a cached miss costs at most 253 bytes.
+    if (!SITE_HOSTNAME.test(hostname)) return undefined;
     if (hostname === o.ownHost) return undefined;
     if (hostname.endsWith(suffix)) {
       const label = hostname.slice(0, -suffix.length);
       if (!label || label.includes('.')) return undefined;
+    } else if (o.reserved?.(hostname)) return undefined;
+    return () => resolve(hostname);
+  }
+
+  async function resolve(hostname: string): Promise<Site | undefined> {
+    counts.queries++;
+    if (hostname.endsWith(suffix)) {
+      const label = hostname.slice(0, -suffix.length);
       if (label.startsWith('dep-')) {
         const r = await db.query<Row>(
           `SELECT d.project_id, CASE WHEN d.status = 'ready' THEN d.artifact_dir END AS artifact_dir, p.serve_source_maps
@@ -181,7 +279,6 @@ export function createSiteServer(
       );
       return site(r.rows[0]);
     }
-    if (o.reserved?.(hostname)) return undefined;
     // A custom domain serves only once its project proved control of it (api/domains/).
     const r = await db.query<Row>(
       `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM project_domains pd JOIN projects p ON p.id = pd.project_id
@@ -248,6 +345,47 @@ export function createSiteServer(
     }
   }
 
+  /** A Host's site: from the caches while fresh, else one query (charged to `clientIp` unless the Host is known). */
+  async function lookupHost(hostname: string, clientIp: string | undefined): Promise<Site | undefined> {
+    const query = plan(hostname);
+    if (!query) return undefined;
+    const now = Date.now();
+    const cached = known.get(hostname) ?? misses.get(hostname);
+    if (cached && now - cached.at < SITE_CACHE_MS) return cached.site;
+    let pending = inflight.get(hostname);
+    if (pending !== undefined) return pending;
+    if (!cached?.site?.projectId && clientIp !== undefined && o.limiter) {
+      const decision = await o.limiter
+        .hit(`site-host-lookups:${addressKey(clientIp)}`, UNKNOWN_HOST_LOOKUPS.perAddress, UNKNOWN_HOST_LOOKUPS.windowMs)
+        .catch(() => {
+          // The limiter away (Redis): the site still serves; the query goes ahead, counted.
+          counts.limiterErrors++;
+          return undefined;
+        });
+      if (decision && !decision.allowed) {
+        counts.limited++;
+        return { projectId: null, dir: '', serveSourceMaps: false, limited: { retryAfterSec: decision.retryAfterSec } };
+      }
+      pending = inflight.get(hostname);
+      if (pending !== undefined) return pending;
+    }
+    pending = query()
+      .then((found) => {
+        const entry = { site: found, at: Date.now() };
+        if (found?.projectId) {
+          known.set(hostname, entry, 1);
+          misses.delete(hostname);
+        } else {
+          misses.set(hostname, entry, 1);
+          if (cached) known.delete(hostname);
+        }
+        return found;
+      })
+      .finally(() => inflight.delete(hostname));
+    inflight.set(hostname, pending);
+    return pending;
+  }
+
   const text = (status: number, message: string, extra: Array<[string, string]> = []): SiteResponse => ({
     status,
     headers: [['content-type', 'text/plain; charset=utf-8'], ['cache-control', 'no-store'], ...extra],
@@ -270,19 +408,27 @@ export function createSiteServer(
     get cacheStats() {
       return { entries: files.size, bytes: files.bytes };
     },
+    get hostStats() {
+      return { known: known.size, misses: misses.size, inflight: inflight.size, ...counts };
+    },
 
-    async lookup(host) {
-      const hostname = host.toLowerCase().replace(/:\d+$/, '');
-      const now = Date.now();
-      const hit = sites.get(hostname);
-      if (hit && now - hit.at < SITE_CACHE_MS) return hit.site;
-      const found = await resolve(hostname);
-      if (sites.size >= SITE_CACHE_MAX) sites.clear();
-      sites.set(hostname, { site: found, at: now });
-      return found;
+    lookup(host, clientIp) {
+      return lookupHost(host.toLowerCase().replace(/:\d+$/, ''), clientIp);
     },
 
     async serve(root, method, url, site) {
+      if (site?.limited) {
+        const body = { error: 'rate_limited', message: 'too many lookups of hosts that are no site from this address; retry later' };
+        return {
+          status: 429,
+          headers: [
+            ['content-type', 'application/json'],
+            ['cache-control', 'no-store'],
+            ['retry-after', String(site.limited.retryAfterSec)],
+          ],
+          body: Buffer.from(JSON.stringify(body)),
+        };
+      }
       if (method !== 'GET' && method !== 'HEAD') return text(405, 'method not allowed', [['allow', 'GET, HEAD']]);
       if (!root) return text(404, 'nothing is deployed here yet');
       let pathname: string;
