@@ -18,14 +18,12 @@ import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { toCompactRows, toJsonEachRow } from '../platform/adapters/analytical/json-each-row.ts';
 import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
 import type { Queryable, RelationalStore } from '../platform/ports/relational-store.ts';
-import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import { migrateRelational } from '../platform/migrate.ts';
 import { systemClock } from '../platform/clock.ts';
 import { createLogger } from '../platform/logger.ts';
-import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser } from './support/error-load.ts';
+import { cpuSecondsOfNamed, errorBatchBody, insertBenchProject, insertBenchUser, droppingAnalytics } from './support/error-load.ts';
 import { createErrorPipeline } from '../processor/errors/error-pipeline.ts';
 import { decodeErrorBatch, encodeErrorBatchEnvelope } from '../schemas/bus/error-events.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
@@ -80,17 +78,8 @@ try {
     },
   });
   const store: RelationalStore = STATEMENTS ? { ...db, query: timed(db).query, transaction: (fn) => db.transaction((tx) => fn(timed(tx))) } : db;
-  const analytics = {
-    adapter: 'clickhouse',
-    command: async () => undefined,
-    query: async () => [],
-    close: async () => undefined,
-    // Encoded as the adapters do (JSONCompactEachRow), then dropped.
-    insert: async (_table: string, rows: Array<Record<string, unknown>>) => {
-      const compact = toCompactRows(rows);
-      if (!toJsonEachRow(compact ? compact.values : rows)) throw new Error('no rows');
-    },
-  } as AnalyticalStore;
+  // Occurrence rows encoded as the adapters do (JSONCompactEachRow), then dropped.
+  const analytics = droppingAnalytics();
   const pipeline = createErrorPipeline({
     db: store,
     analytics,

@@ -16,16 +16,13 @@
  *
  * Prints JSON.
  */
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import vm from 'node:vm';
 import { randomUUID } from 'node:crypto';
-import { build } from 'esbuild';
 import pg from 'pg';
-import { toCompactRows, toJsonEachRow } from '../platform/adapters/analytical/json-each-row.ts';
 import { createPgStore } from '../platform/adapters/relational/pg-store.ts';
-import type { AnalyticalStore } from '../platform/ports/analytical-store.ts';
 import { migrateRelational } from '../platform/migrate.ts';
 import { systemClock } from '../platform/clock.ts';
 import { createLogger } from '../platform/logger.ts';
@@ -35,7 +32,8 @@ import { ParsedMaps, parseMap, originalPosition } from '../processor/errors/symb
 import { stampErrorEvent, type StampedErrorBatch } from '../schemas/error-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { inertMailer } from '../test/support/stubs.ts';
-import { insertBenchProject, insertBenchUser } from './support/error-load.ts';
+import { bundleApp } from '../processor/errors/symbolication/symbolication-fixture.ts';
+import { insertBenchProject, insertBenchUser, droppingAnalytics } from './support/error-load.ts';
 import { numberArg } from './support/cli-args.ts';
 
 const BATCHES = numberArg('batches', 20);
@@ -75,21 +73,7 @@ export function checkPrices(prices: number[]): number {
     path.join(dir, 'src/main.ts'),
     `${imports}\nimport { loadCart } from './chain';\n(globalThis as any).modules = [${Array.from({ length: modules }, (_, i) => `m${i}`).join(', ')}];\n(globalThis as any).loadCart = loadCart;\n`,
   );
-  await build({
-    absWorkingDir: dir,
-    entryPoints: ['src/main.ts'],
-    bundle: true,
-    minify: true,
-    sourcemap: true,
-    format: 'iife',
-    outdir: 'dist/assets',
-    entryNames: '[name]-[hash]',
-    logLevel: 'silent',
-  });
-  const out = path.join(dir, 'dist/assets');
-  const jsName = (await readdir(out)).find((n) => n.endsWith('.js'))!;
-  const js = await readFile(path.join(out, jsName), 'utf8');
-  const map = await readFile(path.join(out, `${jsName}.map`));
+  const { js, map, jsName } = await bundleApp(dir);
   await rm(dir, { recursive: true, force: true });
   return { js, map, servedPath: `/assets/${jsName}` };
 }
@@ -156,16 +140,8 @@ try {
   const nodeStack = browserStack.replaceAll(`https://shop.example.com${app.servedPath}`, '/srv/app/dist/server.js');
   log(`stack:\n${browserStack}`);
 
-  const analytics = {
-    adapter: 'clickhouse',
-    command: async () => undefined,
-    query: async () => [],
-    close: async () => undefined,
-    insert: async (_table: string, rows: Array<Record<string, unknown>>) => {
-      const compact = toCompactRows(rows);
-      if (!toJsonEachRow(compact ? compact.values : rows)) throw new Error('no rows');
-    },
-  } as AnalyticalStore;
+  // Occurrence rows encoded as the adapters do (JSONCompactEachRow), then dropped.
+  const analytics = droppingAnalytics();
   const pipeline = createErrorPipeline({
     db,
     analytics,

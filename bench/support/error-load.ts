@@ -1,5 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { newId } from '../../platform/tokens.ts';
+import { toCompactRows, toJsonEachRow } from '../../platform/adapters/analytical/json-each-row.ts';
+import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 
 /**
  * What the error benches share: the load's batch bodies, its user and projects in Postgres, and the
@@ -83,4 +85,18 @@ export async function pidsByName(names: string[]): Promise<Record<string, number
 export async function cpuSecondsOfNamed(name: string): Promise<number> {
   const pids = (await pidsByName([name]))[name] ?? [];
   return (await Promise.all(pids.map(cpuSecondsOf))).reduce((a, b) => a + b, 0);
+}
+
+/** An analytical store that encodes the rows it is given as the adapters do (JSONCompactEachRow), then drops them. */
+export function droppingAnalytics(): AnalyticalStore {
+  return {
+    adapter: 'clickhouse',
+    command: async () => undefined,
+    query: async () => [],
+    close: async () => undefined,
+    insert: async (_table: string, rows: Array<Record<string, unknown>>) => {
+      const compact = toCompactRows(rows);
+      if (!toJsonEachRow(compact ? compact.values : rows)) throw new Error('no rows');
+    },
+  } as unknown as AnalyticalStore;
 }

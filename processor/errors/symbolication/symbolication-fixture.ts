@@ -53,6 +53,29 @@ export async function buildApp(variant: string, opts: { debugId?: string } = {})
     await writeFile(path.join(dir, file), text);
   }
   await writeFile(path.join(dir, 'src/banner.ts'), `export function banner() { return ${JSON.stringify(`Shop ${variant}`)}; }\n`);
+  const bundle = await bundleApp(dir);
+  let js = bundle.js;
+  let map = bundle.map;
+  const jsName = bundle.jsName;
+  if (opts.debugId) {
+    js += `\n//# debugId=${opts.debugId}\n`;
+    map = Buffer.from(JSON.stringify({ ...JSON.parse(map.toString()), debugId: opts.debugId }));
+  }
+  return {
+    dir: path.join(dir, 'dist'),
+    servedPath: `/assets/${jsName}`,
+    js,
+    map,
+    mapName: `assets/${jsName}.map`,
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * `src/main.ts` of `dir` bundled the way sites are built: esbuild, minified, `[name]-[hash]` names under
+ * `dist/assets`, an external map with sourcesContent.
+ */
+export async function bundleApp(dir: string): Promise<{ js: string; map: Buffer; jsName: string }> {
   await build({
     absWorkingDir: dir,
     entryPoints: ['src/main.ts'],
@@ -66,20 +89,7 @@ export async function buildApp(variant: string, opts: { debugId?: string } = {})
   });
   const out = path.join(dir, 'dist/assets');
   const jsName = (await readdir(out)).find((n) => n.endsWith('.js'))!;
-  let js = await readFile(path.join(out, jsName), 'utf8');
-  let map = await readFile(path.join(out, `${jsName}.map`));
-  if (opts.debugId) {
-    js += `\n//# debugId=${opts.debugId}\n`;
-    map = Buffer.from(JSON.stringify({ ...JSON.parse(map.toString()), debugId: opts.debugId }));
-  }
-  return {
-    dir: path.join(dir, 'dist'),
-    servedPath: `/assets/${jsName}`,
-    js,
-    map,
-    mapName: `assets/${jsName}.map`,
-    close: () => rm(dir, { recursive: true, force: true }),
-  };
+  return { js: await readFile(path.join(out, jsName), 'utf8'), map: await readFile(path.join(out, `${jsName}.map`)), jsName };
 }
 
 /** Run the bundle as if a browser loaded it from `url` and call the checkout with a refund line: the V8 stack it throws. */
