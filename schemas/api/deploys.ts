@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BranchSchema } from '../deploys.ts';
+import { BranchSchema, DEPLOY_FAILURE_REASONS } from '../deploys.ts';
 import { LIMITS } from '../limits.ts';
 import { pageOf } from './common.ts';
 
@@ -17,7 +17,10 @@ export const DeploySchema = z.object({
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
-  failureReason: z.string().nullable().describe('checkout_failed, build_failed (see exitCode), timeout, output_missing, builder_lost, source_missing'),
+  failureReason: z
+    .string()
+    .nullable()
+    .describe(`why a failed deploy failed, one of: ${DEPLOY_FAILURE_REASONS.join(', ')} (build_failed: see exitCode)`),
   exitCode: z.number().int().nullable(),
   url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
 });
