@@ -38,7 +38,9 @@ interface Caller {
 
 type Inject = (method: string, url: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
 
-function buildServer(caller: Caller, call: Inject): McpServer {
+const RANGE_MS = { '24h': 24 * 3_600_000, '7d': 7 * 24 * 3_600_000, '30d': 30 * 24 * 3_600_000 } as const;
+
+function buildServer(caller: Caller, call: Inject, now: () => number): McpServer {
   const server = new McpServer(
     { name: 'service', version: '0.1.0' },
     { instructions: 'Projects, error issues, deploys, analytics and feature flags of the hosting service.' },
@@ -142,7 +144,11 @@ function buildServer(caller: Caller, call: Inject): McpServer {
     'Analytics: the top events, or one event trend, over the last day, week or month.',
     { project, kind: z.enum(['top_events', 'trends']), event: z.string().max(200).optional(), range: z.enum(['24h', '7d', '30d']).optional() },
     async (a) => {
-      const qs = new URLSearchParams({ range: a.range ?? '7d', ...(a.event ? { event: a.event } : {}) });
+      // The analytics routes take a time range as `from` and `to` (they read no `range`, and used to answer 7 days for
+      // any): the last day, week or month up to now.
+      const to = now();
+      const from = to - RANGE_MS[a.range ?? '7d'];
+      const qs = new URLSearchParams({ from: String(from), to: String(to), ...(a.event ? { event: a.event } : {}) });
       const path = a.kind === 'top_events' ? 'top-events' : 'trends';
       const r = await api<unknown>('GET', `/v1/projects/${slugOf(a.project)}/analytics/${path}?${qs}`);
       return JSON.stringify(r, null, 1).slice(0, 20_000);
@@ -275,7 +281,7 @@ export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, r
           return { status: res.statusCode, body: json };
         };
         // 3. tools, one server and transport per request (stateless)
-        const server = buildServer({ credential, authorization, keyProject }, inject);
+        const server = buildServer({ credential, authorization, keyProject }, inject, () => platform.clock.now());
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

@@ -117,6 +117,14 @@ describe('the MCP endpoint', () => {
     expect(text(update)).toMatch(/not_found|0 issue/);
     const top = await c.callTool({ name: 'query_analytics', arguments: { project: slug, kind: 'top_events', range: '7d' } });
     expect(top.isError).toBeFalsy();
+    // The range asked for is the range answered (the route reads from/to; `range=24h` used to answer 7 days).
+    const spanOf = (answer: string) => {
+      const r = (JSON.parse(answer) as { range: { from: string; to: string } }).range;
+      return Date.parse(r.to) - Date.parse(r.from);
+    };
+    expect(spanOf(text(top))).toBe(7 * 24 * 3_600_000);
+    const day = await c.callTool({ name: 'query_analytics', arguments: { project: slug, kind: 'trends', range: '24h' } });
+    expect(spanOf(text(day))).toBe(24 * 3_600_000);
     const bad = await c.callTool({ name: 'list_issues', arguments: { project: slug, status: 'nonsense' } });
     expect(bad.isError).toBe(true);
     await c.close();
