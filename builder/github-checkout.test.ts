@@ -64,11 +64,7 @@ beforeAll(async () => {
     env: {
       BUILD_TIMEOUT_MS: '30000',
       DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'gh-checkout-data-')),
-      GITHUB_APP_ID: gh.appId,
-      GITHUB_APP_PRIVATE_KEY: gh.privateKey,
-      GITHUB_APP_CLIENT_ID: gh.clientId,
-      GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
-      GITHUB_API_URL: gh.url,
+      ...gh.env,
     },
     overrides: { outbound: outbound.guard },
   });

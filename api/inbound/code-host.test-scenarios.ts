@@ -60,12 +60,8 @@ export function defineCodeHostScenarios(name: string, opts: TestPlatformOptions 
         env: {
           ...opts.env,
           GITHUB_WEBHOOK_SECRETS: `${OLD_SECRET},${NEW_SECRET}`,
-          GITHUB_APP_ID: gh.appId,
-          GITHUB_APP_PRIVATE_KEY: gh.privateKey.replace(/\n/g, '\\n'),
-          GITHUB_APP_CLIENT_ID: gh.clientId,
-          GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
+          ...gh.env,
           GITHUB_APP_SLUG: 'service-test',
-          GITHUB_API_URL: gh.url,
         },
         overrides: { ...opts.overrides, outbound: outbound.guard },
         topics: { deploy: deployTopic, inbound: `inbound-${suffix}` },

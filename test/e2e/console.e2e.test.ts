@@ -79,11 +79,7 @@ beforeAll(async () => {
     env: {
       RESEND_WEBHOOK_SECRETS: RESEND_SECRET,
       INBOUND_EMAIL_DOMAIN: 'mail.example.com',
-      GITHUB_APP_ID: gh.appId,
-      GITHUB_APP_PRIVATE_KEY: gh.privateKey,
-      GITHUB_APP_CLIENT_ID: gh.clientId,
-      GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
-      GITHUB_API_URL: gh.url,
+      ...gh.env,
       ...stripe.env,
     },
   });

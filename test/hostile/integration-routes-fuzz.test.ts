@@ -92,12 +92,8 @@ describe("issue 38's routes under random input", () => {
     standins.push(gh);
     const api = await buildTestApi({
       env: {
-        GITHUB_APP_ID: gh.appId,
-        GITHUB_APP_PRIVATE_KEY: gh.privateKey.replace(/\n/g, '\\n'),
-        GITHUB_APP_CLIENT_ID: gh.clientId,
-        GITHUB_APP_CLIENT_SECRET: gh.clientSecret,
+        ...gh.env,
         GITHUB_APP_SLUG: 'service-test',
-        GITHUB_API_URL: gh.url,
       },
       overrides: { outbound: createTestOutboundGuard({ ca: gh.cert }) },
     });

@@ -41,6 +41,8 @@ export interface GithubStandin {
   calls: string[];
   /** What git sent as Authorization to a repository (`<fullName> <header or none>`), in order. */
   gitAuth: string[];
+  /** The configuration that points the service's GitHub App at the stand-in (GITHUB_APP_SLUG left to each test). */
+  env: Record<'GITHUB_APP_ID' | 'GITHUB_APP_PRIVATE_KEY' | 'GITHUB_APP_CLIENT_ID' | 'GITHUB_APP_CLIENT_SECRET' | 'GITHUB_API_URL', string>;
   /** A fresh OAuth code for a GitHub user, good once. */
   codeFor(login: string): string;
   close(): Promise<void>;
@@ -72,6 +74,15 @@ export async function startGithubStandin(opts: { cloneHost?: string } = {}): Pro
     minted: [],
     calls: [],
     gitAuth: [],
+    get env() {
+      return {
+        GITHUB_APP_ID: s.appId,
+        GITHUB_APP_PRIVATE_KEY: s.privateKey,
+        GITHUB_APP_CLIENT_ID: s.clientId,
+        GITHUB_APP_CLIENT_SECRET: s.clientSecret,
+        GITHUB_API_URL: s.url,
+      };
+    },
     codeFor(login) {
       const code = randomBytes(10).toString('hex');
       codes.set(code, login);
