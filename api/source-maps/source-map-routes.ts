@@ -149,12 +149,7 @@ export function sourceMapRoutes(platform: Pick<Platform, 'db' | 'clock' | 'logge
         for (const r of bundle.refused) byReason[r.reason] = (byReason[r.reason] ?? 0) + 1;
         if (bundle.maps.length) {
           for (const project of projects) {
-            await db.transaction(async (tx) => {
-              // One assembly of a bundle per project at a time: a concurrent poll waits, then finds it stored.
-              await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`source-map-bundle:${project.id}:${checksum}`]);
-              if (!(await sourceMapsRepository.hasBundle(tx, project.id, checksum)))
-                await sourceMapsRepository.insert(tx, { projectId: project.id, bundleId: checksum }, bundle.maps);
-            });
+            await sourceMapsRepository.insertBundleOnce(db, project.id, checksum, bundle.maps);
             const swept = await sourceMapsRepository.sweepUploads(db, project.id, S.uploadedBytesPerProject);
             if (swept.length) log.info({ projectId: project.id, bundles: swept.length }, 'oldest uploaded source maps swept');
           }

@@ -1,4 +1,4 @@
-import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { Queryable, RelationalStore } from '../../platform/ports/relational-store.ts';
 import { newId } from '../../platform/tokens.ts';
 
 /**
@@ -126,6 +126,17 @@ export const sourceMapsRepository = {
   /** Forget the maps of deploys whose artifacts were swept. */
   async deleteForDeploys(db: Queryable, deployIds: string[]): Promise<void> {
     if (deployIds.length) await db.query('DELETE FROM source_maps WHERE deploy_id = ANY($1::text[])', [deployIds]);
+  },
+
+  /**
+   * An upload's bundle stored once per project: one assembly of a bundle per project at a time (a concurrent poll
+   * waits, then finds it stored).
+   */
+  async insertBundleOnce(db: RelationalStore, projectId: string, bundleId: string, maps: NewSourceMap[]): Promise<void> {
+    await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`source-map-bundle:${projectId}:${bundleId}`]);
+      if (!(await sourceMapsRepository.hasBundle(tx, projectId, bundleId))) await sourceMapsRepository.insert(tx, { projectId, bundleId }, maps);
+    });
   },
 
   /** Whether a project already holds an upload's bundle (sentry-cli assembles one bundle once). */
