@@ -66,7 +66,8 @@ function reachesZod(target: string): boolean {
   zodCache.set(target, false);
   const path = join(ROOT, target);
   const text = readFileSync(path, 'utf8');
-  const result = /from\s+['"]zod['"]/.test(text) || imports(path).some((i) => !i.typeOnly && reachesZod(i.target));
+  // `import type { z } from 'zod'` is erased: the typed client (schemas/api/client.ts) names zod's types only
+  const result = /^\s*(?:import|export)\s+(?!type\s)[^;]*from\s+['"]zod['"]/m.test(text) || imports(path).some((i) => !i.typeOnly && reachesZod(i.target));
   zodCache.set(target, result);
   return result;
 }
@@ -108,5 +109,138 @@ describe('architecture: who may import whom', () => {
   it('knows a zod module when it sees one (the client rule can fail)', () => {
     expect(reachesZod(join('schemas', 'api', 'errors.ts'))).toBe(true);
     expect(reachesZod(join('schemas', 'limits.ts'))).toBe(false);
+    expect(reachesZod(join('schemas', 'api', 'client.ts'))).toBe(false);
+  });
+});
+
+/**
+ * Issue 39 §3: a route's path is written once, in the route table (schemas/api/route-table.ts); the API registers
+ * from it and every client calls through the typed client, so no other production file spells a `/v1/` path (comments
+ * aside). The files below still do; the list only shrinks: one that no longer does fails until it is taken off.
+ */
+const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set([
+  'api/accounts/accounts-routes.ts',
+  'api/accounts/sign-in-limits.ts',
+  'api/analytics/analytics-routes.ts',
+  'api/app.ts',
+  'api/auth/auth-plugin.ts',
+  'api/auth/credentials.ts',
+  'api/billing/billing-routes.ts',
+  'api/cli/cli-routes.ts',
+  'api/deploys/deploy-log-share-routes.ts',
+  'api/deploys/deploys-routes.ts',
+  'api/deploys/hook-routes.ts',
+  'api/disk-guard.ts',
+  'api/domains/domains-routes.ts',
+  'api/email/inbox-routes.ts',
+  'api/errors/error-routes.ts',
+  'api/flags/flags-routes.ts',
+  'api/inbound/inbound-routes.ts',
+  'api/integrations/github-routes.ts',
+  'api/keys/keys-routes.ts',
+  'api/mcp/mcp-route.ts',
+  'api/meta/meta-routes.ts',
+  'api/oauth/oauth-routes.ts',
+  'api/payments/payments-routes.ts',
+  'api/projects/projects-routes.ts',
+  'api/uptime/monitor-routes.ts',
+  'api/uptime/status-route.ts',
+  'builder/deploy-builder.ts',
+  'console/app/pages/keys.tsx',
+  'console/app/pages/uptime.tsx',
+  'ingest/analytics-route.ts',
+  'ingest/errors-route.ts',
+  'ingest/flags-route.ts',
+  'ingest/widget-assets.ts',
+  'schemas/api/edge.ts',
+  'schemas/api/uptime.ts',
+  'schemas/inbound.ts',
+  'sdk/browser/src/transport.ts',
+  'sdk/node/flags-client.ts',
+  'sdk/node/forwarder.ts',
+  'sdk/node/index.ts',
+  'service/service.ts',
+]);
+/** Not API routes: the console's pages and assets, and the operator's /metrics and /healthz (hidden, no /v1). */
+const ROUTES_OUTSIDE_THE_API = new Set(['api/console/console-routes.ts', 'api/meta/ops-routes.ts']);
+/** Files that still register routes by hand; the list only shrinks. */
+const ROUTES_NOT_YET_DECLARED = new Set([
+  'api/accounts/accounts-routes.ts',
+  'api/analytics/analytics-routes.ts',
+  'api/billing/billing-routes.ts',
+  'api/cli/cli-routes.ts',
+  'api/deploys/deploy-log-share-routes.ts',
+  'api/deploys/deploys-routes.ts',
+  'api/deploys/hook-routes.ts',
+  'api/domains/domains-routes.ts',
+  'api/email/inbox-routes.ts',
+  'api/errors/error-routes.ts',
+  'api/flags/flags-routes.ts',
+  'api/flags/local-evaluation-routes.ts',
+  'api/inbound/inbound-routes.ts',
+  'api/integrations/github-routes.ts',
+  'api/keys/keys-routes.ts',
+  'api/mcp/mcp-route.ts',
+  'api/meta/meta-routes.ts',
+  'api/oauth/oauth-routes.ts',
+  'api/payments/payments-routes.ts',
+  'api/projects/projects-routes.ts',
+  'api/source-maps/source-map-routes.ts',
+  'api/uptime/monitor-routes.ts',
+  'api/uptime/status-route.ts',
+]);
+/** `app.get(` and its kin, or `app.route({` without `...declared(` first. */
+const registersByHand = (code: string) =>
+  /\bapp\.(?:get|post|patch|put|delete|head|all)\s*(?:<[^(]*>)?\(/.test(code) || /\bapp\.route\s*\(\s*\{(?!\s*\.\.\.declared\()/.test(code);
+const PRODUCTION = ['api', 'builder', 'cli', 'console', 'domain', 'ingest', 'platform', 'processor', 'schemas', 'sdk', 'service'];
+
+/** A file's code without its comments (a `//` after `:` is a URL in a string, not a comment). */
+function codeOf(text: string): string {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
+}
+const spellsV1Path = (code: string) => /\/v1(?:\/|['"`])/.test(code);
+
+describe('architecture: one route table', () => {
+  it('no production file but the route table spells a /v1/ path', () => {
+    const offenders: string[] = [];
+    const stale: string[] = [];
+    for (const folder of PRODUCTION) {
+      for (const file of files(join(ROOT, folder))) {
+        const rel = relative(ROOT, file).split('\\').join('/');
+        if (rel === 'schemas/api/route-table.ts') continue;
+        const spells = spellsV1Path(codeOf(readFileSync(file, 'utf8')));
+        if (spells && !V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) offenders.push(rel);
+        if (!spells && V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) stale.push(rel);
+      }
+    }
+    expect(offenders, 'use ROUTES / routePath / the typed client').toEqual([]);
+    expect(stale, 'take these off V1_PATHS_NOT_YET_FROM_THE_TABLE').toEqual([]);
+  });
+
+  it('the API registers its routes only from the table (app.route with declared(id))', () => {
+    const offenders: string[] = [];
+    const stale: string[] = [];
+    for (const file of files(join(ROOT, 'api'))) {
+      const rel = relative(ROOT, file).split('\\').join('/');
+      if (ROUTES_OUTSIDE_THE_API.has(rel)) continue;
+      const hand = registersByHand(codeOf(readFileSync(file, 'utf8')));
+      if (hand && !ROUTES_NOT_YET_DECLARED.has(rel)) offenders.push(rel);
+      if (!hand && ROUTES_NOT_YET_DECLARED.has(rel)) stale.push(rel);
+    }
+    expect(offenders, 'register with app.route({ ...declared(id), config, handler })').toEqual([]);
+    expect(stale, 'take these off ROUTES_NOT_YET_DECLARED').toEqual([]);
+  });
+
+  it('sees a route registered by hand', () => {
+    expect(registersByHand("app.get('/x', {}, h)")).toBe(true);
+    expect(registersByHand("app.post<{ Body: B }>('/x', {}, h)")).toBe(true);
+    expect(registersByHand("app.route({ method: 'GET', url: '/x', handler })")).toBe(true);
+    expect(registersByHand("app.route({ ...declared('listFlags'), config, handler })")).toBe(false);
+  });
+
+  it('sees a path in code and not in a comment', () => {
+    expect(spellsV1Path(codeOf('const u = `/v1/projects/${slug}`;'))).toBe(true);
+    expect(spellsV1Path(codeOf("fetch('/v1')"))).toBe(true);
+    expect(spellsV1Path(codeOf('/** GET /v1/projects */\nconst a = 1; // see /v1/x\nconst b = "https://h/x";'))).toBe(false);
   });
 });

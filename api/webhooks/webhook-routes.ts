@@ -16,18 +16,7 @@ import {
   rotateSecret,
   updateEndpoint,
 } from './webhook-repository.ts';
-import { errorAnswers, NoContent, SlugParams } from '../../schemas/api/common.ts';
-import {
-  AttemptList,
-  CreateEndpointBody,
-  DeliveryAnswer,
-  EndpointAnswer,
-  EndpointList,
-  EndpointWithSecretAnswer,
-  PatchEndpointBody,
-  TestEventAnswer,
-  WebhookIdParams,
-} from '../../schemas/api/webhooks.ts';
+import { declared } from '../declared-route.ts';
 
 /**
  * `/v1/projects/:slug/webhooks` (spec §4.3): outbound endpoint management, the delivery log,
@@ -35,8 +24,6 @@ import {
  * `POST .../test`, which a project key with scope `webhooks:send` may also call. Sending is the
  * processor's job (processor/webhooks); a replay is picked up by its next sweep (within a minute).
  */
-
-const errors = errorAnswers(400, 404, 409);
 
 /** Console session or a key holding webhooks:send (§5.2 rule 4). */
 export const WEBHOOK_TEST_AUTH: RouteAuth = { session: true, cli: true, keyScope: 'webhooks:send' };
@@ -56,21 +43,10 @@ const notFound = () => new ServiceError('not_found', 'webhook endpoint not found
 export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 'outbound'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   return async (app) => {
-    const tags = ['webhooks'];
-
-    app.post(
-      '/v1/projects/:slug/webhooks',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags,
-          summary: 'Create a webhook endpoint (its secret is shown once)',
-          params: SlugParams,
-          body: CreateEndpointBody,
-          response: { 201: EndpointWithSecretAnswer, ...errors },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('createWebhookEndpoint'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         const events = checkEvents(request.body.events)!;
         const url = await checkUrl(platform, request.body.url);
         const { endpoint, secret } = await createEndpoint(
@@ -80,21 +56,18 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
         );
         return reply.code(201).send({ endpoint: { ...endpoint, secret } });
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/webhooks',
-      { config: { auth: AUTH.user }, schema: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } } },
-      async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
-    );
+    app.route({
+      ...declared('listWebhookEndpoints'),
+      config: { auth: AUTH.user },
+      handler: async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
+    });
 
-    app.post(
-      '/v1/projects/:slug/webhooks/test',
-      {
-        config: { auth: WEBHOOK_TEST_AUTH },
-        schema: { tags, summary: 'Fire one webhook.test event to the subscribed endpoints', params: SlugParams, response: { 202: TestEventAnswer } },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('sendTestWebhook'),
+      config: { auth: WEBHOOK_TEST_AUTH },
+      handler: async (request, reply) => {
         const project = projectOf(request);
         const ev = await publishProjectEvent(platform, {
           projectId: project.id,
@@ -103,107 +76,68 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
         });
         return reply.code(202).send({ event: { id: ev.id, event: ev.event } });
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/webhooks/:id',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: { tags, summary: 'One webhook endpoint', params: WebhookIdParams, response: { 200: EndpointAnswer, ...errorAnswers(404) } },
-      },
-      async (request) => {
+    app.route({
+      ...declared('getWebhookEndpoint'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request) => {
         const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
         if (!endpoint) throw notFound();
         return { endpoint };
       },
-    );
+    });
 
-    app.patch(
-      '/v1/projects/:slug/webhooks/:id',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags,
-          summary: 'Change url, events, maxAttempts or description',
-          params: WebhookIdParams,
-          body: PatchEndpointBody,
-          response: { 200: EndpointAnswer, ...errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('updateWebhookEndpoint'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request) => {
         const events = checkEvents(request.body.events);
         const url = request.body.url === undefined ? undefined : await checkUrl(platform, request.body.url);
         const endpoint = await updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
         if (!endpoint) throw notFound();
         return { endpoint };
       },
-    );
+    });
 
-    app.delete(
-      '/v1/projects/:slug/webhooks/:id',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: { tags, summary: 'Delete an endpoint and its pending deliveries', params: WebhookIdParams, response: { 204: NoContent, ...errorAnswers(404) } },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('deleteWebhookEndpoint'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         if (!(await deleteEndpoint(db, projectOf(request).id, request.params.id))) throw notFound();
         return reply.code(204).send(null);
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/webhooks/:id/deliveries',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags,
-          summary: 'The last 100 delivery attempts of the endpoint, newest first',
-          params: WebhookIdParams,
-          response: { 200: AttemptList, ...errorAnswers(404) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('listWebhookAttempts'),
+      config: { auth: AUTH.user },
+      handler: async (request) => {
         const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
         if (!endpoint) throw notFound();
         return { deliveries: await listAttempts(db, endpoint.id) };
       },
-    );
+    });
 
-    app.post(
-      '/v1/projects/:slug/webhooks/deliveries/:id/replay',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags,
-          summary: 'Reset a delivery to pending with a fresh attempt budget (same delivery id)',
-          params: WebhookIdParams,
-          response: { 200: DeliveryAnswer, ...errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('replayWebhookDelivery'),
+      config: { auth: AUTH.user },
+      handler: async (request) => {
         const out = await replayDelivery(db, projectOf(request).id, request.params.id, clock.now());
         if (out === null) throw new ServiceError('not_found', 'delivery not found');
         if (out === 'sending') throw new ServiceError('conflict', 'the delivery is being sent right now; replay it once this attempt is recorded');
         return { delivery: out };
       },
-    );
+    });
 
-    app.post(
-      '/v1/projects/:slug/webhooks/:id/rotate-secret',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags,
-          summary: 'New signing secret (shown once); the previous one keeps signing for 24 h',
-          params: WebhookIdParams,
-          response: { 200: EndpointWithSecretAnswer, ...errorAnswers(404) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('rotateWebhookSecret'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request) => {
         const out = await rotateSecret(db, projectOf(request).id, request.params.id, clock.now());
         if (!out) throw notFound();
         return { endpoint: { ...out.endpoint, secret: out.secret } };
       },
-    );
+    });
   };
 }

@@ -3,7 +3,9 @@
  * an ordinary client). Every failure becomes an ApiError carrying the API's `error` code and `message`; a 429 also
  * carries when to retry (Retry-After), so every screen can say it in words.
  */
+import { createApiClient } from '../../schemas/api/client.ts';
 import type { FieldError } from '../../schemas/api/common.ts';
+import { ROUTES } from '../../schemas/api/route-table.ts';
 
 export class ApiError extends Error {
   constructor(
@@ -36,14 +38,14 @@ export function onSignedOut(fn: () => void): () => void {
   return () => signedOutListeners.delete(fn);
 }
 
-/**
- * `T` is the answer's type from schemas/api/; a call that names none gets `unknown`, which nothing can read without
- * saying what it is.
- */
-export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** The sign-in routes answer 401 for a wrong password or no session: that is their answer, not a lost session. */
+const SESSION_PATHS = new Set<string>([ROUTES.signIn.path, ROUTES.signOut.path, ROUTES.me.path]);
+
+/** One request: `path` is the route's filled path (schemas/api/client.ts routePath), with its query string. */
+async function request(method: string, path: string, body?: unknown): Promise<unknown> {
   let res: Response;
   try {
-    res = await fetch(`/v1${path}`, {
+    res = await fetch(path, {
       method,
       credentials: 'same-origin',
       headers: body === undefined ? { accept: 'application/json' } : { accept: 'application/json', 'content-type': 'application/json' },
@@ -59,17 +61,26 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   } catch {
     // not JSON: said below
   }
-  if (res.ok) return json as T;
+  if (res.ok) return json;
   const retry = res.headers.get('retry-after');
   const retryAfterSec = retry && /^\d+$/.test(retry) ? Number(retry) : null;
   const code = typeof json?.error === 'string' ? json.error : `http_${res.status}`;
   const message =
     typeof json?.message === 'string' && json.message ? json.message : `The service answered ${res.status}${code.startsWith('http_') ? '' : ` (${code})`}.`;
   const err = new ApiError(res.status, code, message, retryAfterSec, Array.isArray(json?.fields) ? (json.fields as FieldError[]) : []);
-  if (res.status === 401 && !path.startsWith('/auth/')) for (const fn of signedOutListeners) fn();
+  if (res.status === 401 && !SESSION_PATHS.has(path.split('?')[0]!)) for (const fn of signedOutListeners) fn();
   throw err;
 }
 
+/** The console's typed client: `client.call('listWebhookEndpoints', { params: { slug } })`. */
+export const client = createApiClient(request);
+export const call = client.call;
+
+/**
+ * `T` is the answer's type from schemas/api/; a call that names none gets `unknown`, which nothing can read without
+ * saying what it is. Pages not yet on the typed client call through these.
+ */
+export const api = <T>(method: string, path: string, body?: unknown) => request(method, `/v1${path}`, body) as Promise<T>;
 export const get = <T>(path: string) => api<T>('GET', path);
 export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
 export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);

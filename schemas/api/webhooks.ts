@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.ts';
 import { PROJECT_EVENT_NAMES } from '../project-event-names.ts';
+import { errorAnswers, NoContent, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** Outbound project webhooks (spec §4.3): endpoints, the delivery log, replay, test events and secret rotation. */
 const { maxAttempts: MA } = LIMITS.webhook;
@@ -81,3 +83,51 @@ export const DeliveryAnswer = z.object({ delivery: DeliverySchema });
 export type DeliveryAnswer = z.infer<typeof DeliveryAnswer>;
 export const TestEventAnswer = z.object({ event: z.object({ id: z.string(), event: z.string() }) });
 export type TestEventAnswer = z.infer<typeof TestEventAnswer>;
+
+const tags = ['webhooks'];
+const errors = errorAnswers(400, 404, 409);
+
+/** The family's routes (paths in route-table.ts). */
+export const webhookRoutes = routeShapes({
+  createWebhookEndpoint: {
+    tags,
+    summary: 'Create a webhook endpoint (its secret is shown once)',
+    params: SlugParams,
+    body: CreateEndpointBody,
+    response: { 201: EndpointWithSecretAnswer, ...errors },
+  },
+  listWebhookEndpoints: { tags, summary: "The project's webhook endpoints", params: SlugParams, response: { 200: EndpointList } },
+  sendTestWebhook: { tags, summary: 'Fire one webhook.test event to the subscribed endpoints', params: SlugParams, response: { 202: TestEventAnswer } },
+  getWebhookEndpoint: { tags, summary: 'One webhook endpoint', params: WebhookIdParams, response: { 200: EndpointAnswer, ...errorAnswers(404) } },
+  updateWebhookEndpoint: {
+    tags,
+    summary: 'Change url, events, maxAttempts or description',
+    params: WebhookIdParams,
+    body: PatchEndpointBody,
+    response: { 200: EndpointAnswer, ...errors },
+  },
+  deleteWebhookEndpoint: {
+    tags,
+    summary: 'Delete an endpoint and its pending deliveries',
+    params: WebhookIdParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
+  },
+  listWebhookAttempts: {
+    tags,
+    summary: 'The last 100 delivery attempts of the endpoint, newest first',
+    params: WebhookIdParams,
+    response: { 200: AttemptList, ...errorAnswers(404) },
+  },
+  replayWebhookDelivery: {
+    tags,
+    summary: 'Reset a delivery to pending with a fresh attempt budget (same delivery id)',
+    params: WebhookIdParams,
+    response: { 200: DeliveryAnswer, ...errors },
+  },
+  rotateWebhookSecret: {
+    tags,
+    summary: 'New signing secret (shown once); the previous one keeps signing for 24 h',
+    params: WebhookIdParams,
+    response: { 200: EndpointWithSecretAnswer, ...errorAnswers(404) },
+  },
+});

@@ -1,9 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
-import { del, get, patch, post, projectPath } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
-import type { AttemptList, Endpoint, EndpointAnswer, EndpointList, EndpointWithSecretAnswer, TestEventAnswer } from '../../../schemas/api/webhooks.ts';
+import type { Endpoint } from '../../../schemas/api/webhooks.ts';
 
 /**
  * Project webhooks (§4.3): endpoints (create with the secret shown once, edit events, delete), a test event, and per
@@ -39,7 +39,7 @@ function EventPicker({ value, onChange }: { value: Set<string>; onChange: (v: Se
 export function Webhooks() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<EndpointList>(projectPath(slug, '/webhooks')), [slug]);
+  const r = useResource(() => call('listWebhookEndpoints', { params: { slug } }), [slug]);
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<Set<string>>(new Set());
@@ -51,7 +51,7 @@ export function Webhooks() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<EndpointWithSecretAnswer>(projectPath(slug, '/webhooks'), { url: url.trim(), description, events: [...events], maxAttempts });
+      const res = await call('createWebhookEndpoint', { params: { slug }, body: { url: url.trim(), description, events: [...events], maxAttempts } });
       setCreated(res.endpoint);
       setUrl('');
       setDescription('');
@@ -60,7 +60,7 @@ export function Webhooks() {
   };
   const sendTest = () =>
     test.run(async () => {
-      const res = await post<TestEventAnswer>(projectPath(slug, '/webhooks/test'));
+      const res = await call('sendTestWebhook', { params: { slug } });
       setFired(`webhook.test sent (${res.event.id}). Each subscribed endpoint's log shows its delivery.`);
     });
   return (
@@ -145,8 +145,8 @@ export function WebhookDetail() {
   const { route } = useLocation();
   const slug = params.slug!;
   const id = params.id!;
-  const ep = useResource(() => get<EndpointAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`)), [slug, id]);
-  const log = useResource(() => get<AttemptList>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/deliveries`)), [slug, id]);
+  const ep = useResource(() => call('getWebhookEndpoint', { params: { slug, id } }), [slug, id]);
+  const log = useResource(() => call('listWebhookAttempts', { params: { slug, id } }), [slug, id]);
   const [events, setEvents] = useState<Set<string>>(new Set());
   const [saved, setSaved] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
@@ -165,14 +165,14 @@ export function WebhookDetail() {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      ep.setData(await patch<EndpointAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`), { events: [...events] }));
+      ep.setData(await call('updateWebhookEndpoint', { params: { slug, id }, body: { events: [...events] } }));
       setSaved(true);
     });
   };
   const rotate = () => {
     if (!confirm('Rotate the signing secret? The previous secret keeps signing for 24 hours.')) return;
     void act.run(async () => {
-      const res = await post<EndpointWithSecretAnswer>(projectPath(slug, `/webhooks/${encodeURIComponent(id)}/rotate-secret`));
+      const res = await call('rotateWebhookSecret', { params: { slug, id } });
       setSecret(res.endpoint.secret);
       ep.setData({ endpoint: res.endpoint });
     });
@@ -180,13 +180,13 @@ export function WebhookDetail() {
   const remove = () => {
     if (!confirm('Delete this endpoint and its pending deliveries?')) return;
     void act.run(async () => {
-      await del(projectPath(slug, `/webhooks/${encodeURIComponent(id)}`));
+      await call('deleteWebhookEndpoint', { params: { slug, id } });
       route(projectPath(slug, '/webhooks'));
     });
   };
   const replay = (deliveryId: string) =>
     act.run(async () => {
-      await post(projectPath(slug, `/webhooks/deliveries/${encodeURIComponent(deliveryId)}/replay`));
+      await call('replayWebhookDelivery', { params: { slug, id: deliveryId } });
       setReplayed(`Delivery ${deliveryId} queued again with a fresh attempt budget: the retry sweep sends it within a minute.`);
       await log.reload();
     });

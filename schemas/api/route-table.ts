@@ -1,0 +1,154 @@
+/**
+ * The route table: every route of the control API, once, by id: its method and path. The API registers each route
+ * from its id (api/declared-route.ts), the console, the CLI and the MCP tools call it by id through the one typed
+ * client (schemas/api/client.ts), so a path changes here and nowhere else. The architecture test forbids a literal
+ * `/v1/` path outside this file.
+ *
+ * What each route takes and answers (params, query, body, answers by status, summary) is declared by the family's
+ * module (`schemas/api/<family>.ts`, its `<family>Routes` object, keyed by these ids) and gathered in
+ * schemas/api/route-shapes.ts. This table holds no zod, so a browser bundle (the console, the SDK) can import it as a
+ * value and carries no validator.
+ */
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+export interface RouteLine {
+  readonly method: HttpMethod;
+  readonly path: string;
+}
+
+export const ROUTES = {
+  // meta
+  apiIndex: { method: 'GET', path: '/v1/' },
+  openApiDocument: { method: 'GET', path: '/v1/openapi.json' },
+  // accounts: console sessions
+  signIn: { method: 'POST', path: '/v1/auth/sign-in' },
+  signOut: { method: 'POST', path: '/v1/auth/sign-out' },
+  me: { method: 'GET', path: '/v1/auth/me' },
+  // projects
+  createProject: { method: 'POST', path: '/v1/projects' },
+  listProjects: { method: 'GET', path: '/v1/projects' },
+  getProject: { method: 'GET', path: '/v1/projects/:slug' },
+  updateProject: { method: 'PATCH', path: '/v1/projects/:slug' },
+  // custom domains
+  listDomains: { method: 'GET', path: '/v1/projects/:slug/domains' },
+  addDomain: { method: 'POST', path: '/v1/projects/:slug/domains' },
+  verifyDomain: { method: 'POST', path: '/v1/projects/:slug/domains/:domain/verify' },
+  removeDomain: { method: 'DELETE', path: '/v1/projects/:slug/domains/:domain' },
+  // keys
+  createKey: { method: 'POST', path: '/v1/projects/:slug/keys' },
+  listKeys: { method: 'GET', path: '/v1/projects/:slug/keys' },
+  revokeKey: { method: 'DELETE', path: '/v1/projects/:slug/keys/:id' },
+  // CLI login and tokens
+  startDeviceLogin: { method: 'POST', path: '/v1/cli/device' },
+  getDeviceLogin: { method: 'GET', path: '/v1/cli/device' },
+  approveDeviceLogin: { method: 'POST', path: '/v1/cli/device/approve' },
+  pollDeviceToken: { method: 'POST', path: '/v1/cli/device/token' },
+  whoami: { method: 'GET', path: '/v1/cli/whoami' },
+  listCliTokens: { method: 'GET', path: '/v1/cli/tokens' },
+  revokeCliToken: { method: 'DELETE', path: '/v1/cli/tokens/:id' },
+  // errors: issues, settings, alerts
+  listIssues: { method: 'GET', path: '/v1/projects/:slug/errors' },
+  getErrorSettings: { method: 'GET', path: '/v1/projects/:slug/errors/settings' },
+  updateErrorSettings: { method: 'PATCH', path: '/v1/projects/:slug/errors/settings' },
+  getIssue: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId' },
+  resolveIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/resolve' },
+  ignoreIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/ignore' },
+  reopenIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/reopen' },
+  bulkIssues: { method: 'POST', path: '/v1/projects/:slug/errors/bulk' },
+  getErrorAlerts: { method: 'GET', path: '/v1/projects/:slug/error-alerts' },
+  updateErrorAlerts: { method: 'PATCH', path: '/v1/projects/:slug/error-alerts' },
+  testErrorAlert: { method: 'POST', path: '/v1/projects/:slug/error-alerts/test' },
+  // outbound webhooks
+  createWebhookEndpoint: { method: 'POST', path: '/v1/projects/:slug/webhooks' },
+  listWebhookEndpoints: { method: 'GET', path: '/v1/projects/:slug/webhooks' },
+  sendTestWebhook: { method: 'POST', path: '/v1/projects/:slug/webhooks/test' },
+  getWebhookEndpoint: { method: 'GET', path: '/v1/projects/:slug/webhooks/:id' },
+  updateWebhookEndpoint: { method: 'PATCH', path: '/v1/projects/:slug/webhooks/:id' },
+  deleteWebhookEndpoint: { method: 'DELETE', path: '/v1/projects/:slug/webhooks/:id' },
+  listWebhookAttempts: { method: 'GET', path: '/v1/projects/:slug/webhooks/:id/deliveries' },
+  replayWebhookDelivery: { method: 'POST', path: '/v1/projects/:slug/webhooks/deliveries/:id/replay' },
+  rotateWebhookSecret: { method: 'POST', path: '/v1/projects/:slug/webhooks/:id/rotate-secret' },
+  // deploys, deploy hooks, logs
+  getDeploySettings: { method: 'GET', path: '/v1/projects/:slug/deploys/settings' },
+  updateDeploySettings: { method: 'PATCH', path: '/v1/projects/:slug/deploys/settings' },
+  queueDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys' },
+  listDeploys: { method: 'GET', path: '/v1/projects/:slug/deploys' },
+  createDeployHook: { method: 'POST', path: '/v1/projects/:slug/deploys/hooks' },
+  listDeployHooks: { method: 'GET', path: '/v1/projects/:slug/deploys/hooks' },
+  deleteDeployHook: { method: 'DELETE', path: '/v1/projects/:slug/deploys/hooks/:id' },
+  getDeployLogs: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/logs' },
+  getDeployLogShare: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/share' },
+  revokeDeployLogShare: { method: 'DELETE', path: '/v1/projects/:slug/deploys/:deployId/share' },
+  cancelDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys/:deployId/cancel' },
+  rollbackDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys/:deployId/rollback' },
+  listDeploySourceMaps: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/sourcemaps' },
+  getDeploy: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId' },
+  triggerDeployHook: { method: 'POST', path: '/v1/hooks/:token' },
+  getSharedDeployLog: { method: 'GET', path: '/v1/deploy-logs/:slug/:deployId' },
+  // analytics
+  analyticsTrends: { method: 'GET', path: '/v1/projects/:slug/analytics/trends' },
+  analyticsTopEvents: { method: 'GET', path: '/v1/projects/:slug/analytics/top-events' },
+  analyticsBreakdown: { method: 'GET', path: '/v1/projects/:slug/analytics/breakdown' },
+  analyticsEvents: { method: 'GET', path: '/v1/projects/:slug/analytics/events' },
+  // feature flags
+  listFlags: { method: 'GET', path: '/v1/projects/:slug/flags' },
+  createFlag: { method: 'POST', path: '/v1/projects/:slug/flags' },
+  getFlag: { method: 'GET', path: '/v1/projects/:slug/flags/:key' },
+  updateFlag: { method: 'PATCH', path: '/v1/projects/:slug/flags/:key' },
+  deleteFlag: { method: 'DELETE', path: '/v1/projects/:slug/flags/:key' },
+  flagDefinitions: { method: 'GET', path: '/flags/definitions' },
+  posthogLocalEvaluation: { method: 'GET', path: '/api/feature_flag/local_evaluation' },
+  // inbound provider webhooks
+  inboundCodeHost: { method: 'POST', path: '/v1/webhooks/code_host' },
+  inboundPayments: { method: 'POST', path: '/v1/webhooks/payments' },
+  inboundPaymentsConnect: { method: 'POST', path: '/v1/webhooks/payments/connect' },
+  inboundEmail: { method: 'POST', path: '/v1/webhooks/email' },
+  inboundHealth: { method: 'GET', path: '/v1/webhooks/health' },
+  // code-host integration (GitHub App)
+  connectGithub: { method: 'POST', path: '/v1/integrations/github' },
+  listGithubRepositories: { method: 'GET', path: '/v1/integrations/github' },
+  githubCallback: { method: 'GET', path: '/v1/integrations/github/callback' },
+  disconnectGithub: { method: 'DELETE', path: '/v1/integrations/github/:id' },
+  // payments (Stripe Connect) and billing
+  connectPayments: { method: 'POST', path: '/v1/projects/:slug/payments/connect' },
+  paymentsCallback: { method: 'GET', path: '/v1/payments/connect/callback' },
+  addPaymentAccount: { method: 'POST', path: '/v1/projects/:slug/payments' },
+  listPaymentAccounts: { method: 'GET', path: '/v1/projects/:slug/payments' },
+  disconnectPaymentAccount: { method: 'DELETE', path: '/v1/projects/:slug/payments/:accountId' },
+  billing: { method: 'GET', path: '/v1/billing' },
+  // mailbox inboxes
+  createInbox: { method: 'POST', path: '/v1/projects/:slug/email/inboxes' },
+  listInboxes: { method: 'GET', path: '/v1/projects/:slug/email/inboxes' },
+  deleteInbox: { method: 'DELETE', path: '/v1/projects/:slug/email/inboxes/:id' },
+  listInboxMessages: { method: 'GET', path: '/v1/projects/:slug/email/inboxes/:id/messages' },
+  getRawInboxMessage: { method: 'GET', path: '/v1/projects/:slug/email/inboxes/:id/messages/:messageId/raw' },
+  // uptime and status
+  listMonitors: { method: 'GET', path: '/v1/projects/:slug/uptime' },
+  createMonitor: { method: 'POST', path: '/v1/projects/:slug/uptime' },
+  getUptimeSettings: { method: 'GET', path: '/v1/projects/:slug/uptime/settings' },
+  updateUptimeSettings: { method: 'PATCH', path: '/v1/projects/:slug/uptime/settings' },
+  listIncidents: { method: 'GET', path: '/v1/projects/:slug/uptime/incidents' },
+  getMonitor: { method: 'GET', path: '/v1/projects/:slug/uptime/:id' },
+  updateMonitor: { method: 'PATCH', path: '/v1/projects/:slug/uptime/:id' },
+  deleteMonitor: { method: 'DELETE', path: '/v1/projects/:slug/uptime/:id' },
+  listMonitorChecks: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/checks' },
+  publicStatus: { method: 'GET', path: '/v1/status/:slug' },
+  // MCP and its OAuth
+  mcpResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/v1/mcp' },
+  mcpPost: { method: 'POST', path: '/v1/mcp' },
+  mcpGet: { method: 'GET', path: '/v1/mcp' },
+  mcpDelete: { method: 'DELETE', path: '/v1/mcp' },
+  oauthServerMetadata: { method: 'GET', path: '/.well-known/oauth-authorization-server' },
+  oauthRegister: { method: 'POST', path: '/v1/oauth/register' },
+  oauthAuthorizeInfo: { method: 'GET', path: '/v1/oauth/authorize' },
+  oauthApprove: { method: 'POST', path: '/v1/oauth/authorize' },
+  oauthToken: { method: 'POST', path: '/v1/oauth/token' },
+  oauthRevoke: { method: 'POST', path: '/v1/oauth/revoke' },
+  listOauthTokens: { method: 'GET', path: '/v1/oauth/tokens' },
+  revokeOauthToken: { method: 'DELETE', path: '/v1/oauth/tokens/:id' },
+  // sentry-cli's source-map upload
+  chunkUploadOptions: { method: 'GET', path: '/api/0/organizations/:org/chunk-upload/' },
+  uploadChunks: { method: 'POST', path: '/api/0/organizations/:org/chunk-upload/' },
+  assembleArtifactBundle: { method: 'POST', path: '/api/0/organizations/:org/artifactbundle/assemble/' },
+} as const satisfies Record<string, RouteLine>;
+
+export type RouteId = keyof typeof ROUTES;
