@@ -54,6 +54,9 @@ describe('ALLOW_LOCAL_WEBHOOKS', () => {
       }
       const ok = await create(`http://127.0.0.1:${port}/hook`);
       expect(ok.statusCode, ok.body).toBe(201);
+      // the console's URL hint follows what the deployment takes (issue 39 §5)
+      const list = await t.app.inject({ method: 'GET', url: `/v1/projects/${p.slug}/webhooks`, headers: sessionHeaders(owner.cookie) });
+      expect(list.json().localReceiversAllowed).toBe(true);
       expect((await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/webhooks/test`, headers: sessionHeaders(owner.cookie) })).statusCode).toBe(202);
       await vi.waitFor(() => expect(received.length).toBe(1), { timeout: 10_000 });
       expect(received[0]!.headers['service-signature']).toBeTruthy();
@@ -74,6 +77,8 @@ describe('ALLOW_LOCAL_WEBHOOKS', () => {
       });
       expect(res.statusCode).toBe(400);
       expect(res.json().error).toBe('url_not_https');
+      const list = await t.app.inject({ method: 'GET', url: `/v1/projects/${p.slug}/webhooks`, headers: sessionHeaders(owner.cookie) });
+      expect(list.json().localReceiversAllowed).toBe(false);
     } finally {
       await t.close();
     }

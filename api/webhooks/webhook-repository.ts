@@ -84,7 +84,8 @@ export async function rotateSecret(db: Queryable, projectId: string, id: string,
 /** The endpoint's last 100 attempts, newest first (older ones are pruned as new ones are recorded). */
 export async function listAttempts(db: Queryable, endpointId: string): Promise<Attempt[]> {
   const { rows } = await db.query<Record<string, unknown>>(
-    `SELECT a.delivery_id, d.event_id, d.event, a.attempt, a.status, a.response_code, a.error, a.started_at, a.finished_at, a.next_attempt_at, d.status AS delivery_status
+    `SELECT a.delivery_id, d.event_id, d.event, a.attempt, a.status, a.response_code, a.error, a.started_at, a.finished_at, a.next_attempt_at, d.status AS delivery_status,
+            CASE WHEN d.status = 'pending' THEN d.next_attempt_at END AS delivery_next_attempt_at
      FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id
      WHERE a.endpoint_id = $1 ORDER BY a.id DESC LIMIT $2`,
     [endpointId, LIMITS.webhook.deliveryLogPerEndpoint],
@@ -101,6 +102,7 @@ export async function listAttempts(db: Queryable, endpointId: string): Promise<A
     finishedAt: iso(r.finished_at),
     nextAttemptAt: r.next_attempt_at == null ? null : iso(r.next_attempt_at),
     deliveryStatus: r.delivery_status as string,
+    deliveryNextAttemptAt: r.delivery_next_attempt_at == null ? null : iso(r.delivery_next_attempt_at),
   }));
 }
 

@@ -350,6 +350,11 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     answer(slug, { status: 500 });
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
     await dispatcher.idle();
+    const logUrl = `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`;
+    // while pending, each attempt carries the delivery's own due time, which the console says once (issue 39 §5)
+    const pending = (await app.inject({ method: 'GET', url: logUrl, headers: S() })).json().deliveries;
+    expect(pending[0]).toMatchObject({ attempt: 1, deliveryStatus: 'pending' });
+    expect(Date.parse(pending[0].deliveryNextAttemptAt)).toBeGreaterThan(clock.now());
     clock.advance(LIMITS.webhook.backoffMs[0] * 1.2);
     await dispatcher.sweepOnce();
     const log = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;
@@ -359,6 +364,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
       [2, 'failed', 'endpoint answered HTTP 500', 'dead'],
       [1, 'failed', 'endpoint answered HTTP 500', 'dead'],
     ]);
+    expect(log.map((a: { deliveryNextAttemptAt: string | null }) => a.deliveryNextAttemptAt)).toEqual([null, null]);
     const id = log[0].deliveryId;
 
     answer(slug, { status: 204 });

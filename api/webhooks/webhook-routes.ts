@@ -38,6 +38,16 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
 
 const checkUrl = (platform: Pick<Platform, 'outbound'>, url: string) => checkedUrl(platform, url, 'webhook');
 
+/** Whether the guard takes a loopback http:// receiver: the rule itself, asked, rather than the setting read again. */
+function acceptsLocalReceivers(platform: Pick<Platform, 'outbound'>): boolean {
+  try {
+    platform.outbound.parseUrl('http://127.0.0.1/', 'webhook');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const notFound = () => new ServiceError('not_found', 'webhook endpoint not found');
 
 export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 'outbound'>): FastifyPluginAsyncZod {
@@ -61,7 +71,10 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
     app.route({
       ...declared('listWebhookEndpoints'),
       config: { auth: AUTH.user },
-      handler: async (request) => ({ endpoints: await listEndpoints(db, projectOf(request).id, clock.now()) }),
+      handler: async (request) => ({
+        endpoints: await listEndpoints(db, projectOf(request).id, clock.now()),
+        localReceiversAllowed: acceptsLocalReceivers(platform),
+      }),
     });
 
     app.route({

@@ -42,7 +42,14 @@ export const EndpointSchema = z.object({
 export type Endpoint = z.infer<typeof EndpointSchema>;
 export const EndpointAnswer = z.object({ endpoint: EndpointSchema });
 export type EndpointAnswer = z.infer<typeof EndpointAnswer>;
-export const EndpointList = z.object({ endpoints: z.array(EndpointSchema) });
+export const EndpointList = z.object({
+  endpoints: z.array(EndpointSchema),
+  localReceiversAllowed: z
+    .boolean()
+    .describe(
+      'whether this deployment accepts http:// and loopback receivers (ALLOW_LOCAL_WEBHOOKS, a development switch); otherwise https and public hosts only',
+    ),
+});
 export type EndpointList = z.infer<typeof EndpointList>;
 export const EndpointWithSecretAnswer = z.object({ endpoint: EndpointSchema.extend({ secret: z.string().describe('whsec_...; shown only in this answer') }) });
 export type EndpointWithSecretAnswer = z.infer<typeof EndpointWithSecretAnswer>;
@@ -59,6 +66,10 @@ export const AttemptSchema = z.object({
   finishedAt: z.string(),
   nextAttemptAt: z.string().nullable().describe("when the delivery's next attempt was scheduled after this one (null: none)"),
   deliveryStatus: z.string().describe('pending, sending, succeeded or dead'),
+  deliveryNextAttemptAt: z
+    .string()
+    .nullable()
+    .describe("while the delivery is pending: when its next attempt is due (the delivery's, the same on each of its attempts)"),
 });
 export type Attempt = z.infer<typeof AttemptSchema>;
 export const AttemptList = z.object({ deliveries: z.array(AttemptSchema) });

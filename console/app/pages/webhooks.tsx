@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
 import { call, projectPath } from '../api.ts';
+import { nextAttemptNotes, receiverRule } from '../webhook-text.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import type { Endpoint } from '../../../schemas/api/webhooks.ts';
 
@@ -40,6 +41,7 @@ export function Webhooks() {
   const { params } = useRoute();
   const slug = params.slug!;
   const r = useResource(() => call('listWebhookEndpoints', { params: { slug } }), [slug]);
+  const localReceiversAllowed = r.data?.localReceiversAllowed ?? false;
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<Set<string>>(new Set());
@@ -108,7 +110,7 @@ export function Webhooks() {
         <h2 id="new-endpoint">New endpoint</h2>
         <form onSubmit={create} class="stack">
           <label>
-            URL <span class="muted">(https; private and loopback hosts are refused)</span>
+            URL <span class="muted">({receiverRule(localReceiversAllowed)})</span>
             <input
               name="url"
               type="url"
@@ -224,8 +226,9 @@ export function WebhookDetail() {
           </p>
         )}
         <Loaded r={log} what="deliveries">
-          {(d) =>
-            d.deliveries.length === 0 ? (
+          {(d) => {
+            const notes = nextAttemptNotes(d.deliveries, (iso) => new Date(iso).toLocaleTimeString());
+            return d.deliveries.length === 0 ? (
               <p class="empty">No delivery attempts yet. Send a test event to see one here.</p>
             ) : (
               <Table
@@ -248,7 +251,7 @@ export function WebhookDetail() {
                     </td>
                     <td>
                       {a.deliveryStatus}
-                      {a.nextAttemptAt && a.deliveryStatus === 'pending' && <span class="muted"> · next {new Date(a.nextAttemptAt).toLocaleTimeString()}</span>}
+                      {notes.has(a) && <span class="muted"> · {notes.get(a)}</span>}
                     </td>
                     <td>
                       <button type="button" class="secondary small" onClick={() => void replay(a.deliveryId)} disabled={act.busy}>
@@ -258,8 +261,8 @@ export function WebhookDetail() {
                   </tr>
                 ))}
               </Table>
-            )
-          }
+            );
+          }}
         </Loaded>
       </section>
       {ep.data && (
