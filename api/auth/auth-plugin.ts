@@ -73,6 +73,20 @@ export function installAuth(app: FastifyInstance, platform: Platform): void {
   });
 }
 
+/**
+ * Whether a credential's kind and scopes pass a route's declaration (the hook's step 2, without the project check):
+ * what MCP's tools/list asks, so an agent is shown only the tools its credential can use.
+ */
+export function credentialMayCall(auth: RouteAuth, cred: Credential, url: string): boolean {
+  if (auth.public) return true;
+  try {
+    checkKind(auth, cred, url);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
   const cliFamily = url === '/v1/cli' || url.startsWith('/v1/cli/');
   const sessionOnly = !!auth.session && !auth.cli && !auth.keyScope;

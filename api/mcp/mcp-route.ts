@@ -13,14 +13,16 @@ import type { FlagAnswer, FlagList } from '../../schemas/api/flags.ts';
 import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { credentialMayCall } from '../auth/auth-plugin.ts';
+import { ROUTES, type RouteId } from '../../schemas/api/route-table.ts';
 import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from '../auth/internal-calls.ts';
 
 /**
  * `/v1/mcp` (spec §4.1, §5.1, §5.2 rule 2; issue 27): the MCP endpoint, Streamable HTTP through the official SDK's
  * transport, stateless (any node serves any request) with JSON answers. Top to bottom per request:
  *   1. host      the Host must be the service's own (PUBLIC_BASE_URL) or a loopback literal: DNS rebinding refused (403)
- *   2. who       a `cx_cli_` token (every tool) or a `cx_live_`/`cx_test_` key (its own project's tools; never
- *                create_project); none or a bad one: 401 with `WWW-Authenticate` naming the protected-resource
+ *   2. who       a `cx_cli_` token (every tool) or a `cx_live_`/`cx_test_` key (its own project's tools within its
+ *                scopes; never create_project: tools/list shows a credential only the tools it can use); none or a bad one: 401 with `WWW-Authenticate` naming the protected-resource
  *                metadata (`/.well-known/oauth-protected-resource/v1/mcp`)
  *   3. tools     each one calls the public route it names, with the caller's own credential (so scopes, limits and
  *                errors are the API's), and answers text a model can act on, with next steps
@@ -34,6 +36,8 @@ interface Caller {
   authorization: string;
   /** A key's own project. */
   keyProject?: string;
+  /** Whether the credential passes a route's declaration: a tool is listed only when it may call each route it uses. */
+  mayCall: (id: RouteId) => boolean;
 }
 
 type Inject = (method: string, url: string, body?: unknown) => Promise<{ status: number; body: unknown }>;
@@ -58,7 +62,18 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     if (r.status >= 400) throw new ToolError(e.error ?? `http_${r.status}`, e.message ?? `HTTP ${r.status}`);
     return r.body as T;
   }
-  const tool = <S extends z.ZodRawShape>(name: string, description: string, shape: S, run: (args: z.infer<z.ZodObject<S>>) => Promise<string>) =>
+  /**
+   * A tool, listed only when the caller may call every route it uses (§5.2 rule 2: a key is never offered
+   * create_project, nor a tool its scopes refuse): an agent shown a tool tries it.
+   */
+  const tool = <S extends z.ZodRawShape>(
+    name: string,
+    description: string,
+    shape: S,
+    routes: RouteId[],
+    run: (args: z.infer<z.ZodObject<S>>) => Promise<string>,
+  ) => {
+    if (!routes.every(caller.mayCall)) return;
     // biome-ignore lint/suspicious/noExplicitAny: the SDK's callback type is generic over the shape; the args are checked by it
     (server.registerTool as any)(name, { description, inputSchema: shape }, async (args: any) => {
       try {
@@ -68,15 +83,15 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
         throw err;
       }
     });
+  };
 
-  tool('list_projects', 'The projects this credential reaches, with their slugs.', {}, async () => {
+  tool('list_projects', 'The projects this credential reaches, with their slugs.', {}, isKey ? [] : ['listProjects'], async () => {
     if (isKey) return `This API key reaches one project: ${caller.keyProject}.`;
     const r = await api<ProjectList>('GET', '/v1/projects');
     if (!r.projects.length) return 'No projects yet. Next: create_project with a name.';
     return `${r.projects.map((p) => `- ${p.slug}: ${p.name} (default branch ${p.defaultBranch})`).join('\n')}\n\nNext: list_issues or list_deploys with project=<slug>.`;
   });
-  tool('create_project', 'Create a project.', { name: z.string().min(1).max(100), slug: z.string().max(100).optional() }, async (a) => {
-    if (isKey) throw new ToolError('forbidden', 'project API keys cannot create projects (spec §5.2 rule 2); use a CLI token');
+  tool('create_project', 'Create a project.', { name: z.string().min(1).max(100), slug: z.string().max(100).optional() }, ['createProject'], async (a) => {
     const r = await api<ProjectAnswer>('POST', '/v1/projects', { name: a.name, ...(a.slug ? { slug: a.slug } : {}) });
     return `Created ${r.project.slug}. Next: create an ingest key in the console, or trigger_deploy once a repository is set.`;
   });
@@ -84,6 +99,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     'list_issues',
     'Error issues of a project, most frequent first.',
     { project, status: z.enum(['unresolved', 'resolved', 'ignored']).optional(), environment: z.enum(['production', 'preview', 'development']).optional() },
+    ['listIssues'],
     async (a) => {
       const qs = new URLSearchParams({ status: a.status ?? 'unresolved', limit: '25', ...(a.environment ? { environment: a.environment } : {}) });
       const r = await api<IssuePage>('GET', `/v1/projects/${slugOf(a.project)}/errors?${qs}`);
@@ -91,32 +107,39 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
       return `${r.data.map((i) => `- ${i.groupId}: ${i.name}: ${i.message} (${i.count} events, last ${i.lastSeen}, ${i.status})`).join('\n')}\n\nNext: get_issue with groupId for the stack and samples; update_issue to resolve or ignore.`;
     },
   );
-  tool('get_issue', 'One issue: the stack, where in your code, samples and the suggestion.', { project, groupId: z.string().min(1).max(64) }, async (a) => {
-    const r = await api<IssueAnswer>('GET', `/v1/projects/${slugOf(a.project)}/errors/${encodeURIComponent(a.groupId)}`);
-    const i = r.issue;
-    return [
-      `${i.name}: ${i.message}`,
-      `status ${i.status}, ${i.count} events, first ${i.firstSeen}, last ${i.lastSeen}`,
-      i.culprit ? `In your code: ${i.culprit}` : undefined,
-      '',
-      i.stack,
-      ...(i.frames ? frameNotes(i.frames) : []),
-      i.suggestion ? `\nSuggestion: ${i.suggestion}` : undefined,
-      `\nNext: fix the code at the culprit, then update_issue with action=resolve.`,
-    ]
-      .filter((l) => l !== undefined)
-      .join('\n');
-  });
+  tool(
+    'get_issue',
+    'One issue: the stack, where in your code, samples and the suggestion.',
+    { project, groupId: z.string().min(1).max(64) },
+    ['getIssue'],
+    async (a) => {
+      const r = await api<IssueAnswer>('GET', `/v1/projects/${slugOf(a.project)}/errors/${encodeURIComponent(a.groupId)}`);
+      const i = r.issue;
+      return [
+        `${i.name}: ${i.message}`,
+        `status ${i.status}, ${i.count} events, first ${i.firstSeen}, last ${i.lastSeen}`,
+        i.culprit ? `In your code: ${i.culprit}` : undefined,
+        '',
+        i.stack,
+        ...(i.frames ? frameNotes(i.frames) : []),
+        i.suggestion ? `\nSuggestion: ${i.suggestion}` : undefined,
+        `\nNext: fix the code at the culprit, then update_issue with action=resolve.`,
+      ]
+        .filter((l) => l !== undefined)
+        .join('\n');
+    },
+  );
   tool(
     'update_issue',
     'Resolve, ignore or reopen issues.',
     { project, groupIds: z.array(z.string().min(1).max(64)).min(1).max(100), action: z.enum(['resolve', 'ignore', 'reopen']) },
+    ['bulkIssues'],
     async (a) => {
       const r = await api<BulkIssuesAnswer>('POST', `/v1/projects/${slugOf(a.project)}/errors/bulk`, { action: a.action, groupIds: a.groupIds });
       return `${r.updated.length} issue(s) now ${r.updated.map((i) => `${i.groupId} ${i.status}`).join(', ')}.`;
     },
   );
-  tool('list_deploys', 'The newest deploys of a project.', { project }, async (a) => {
+  tool('list_deploys', 'The newest deploys of a project.', { project }, ['listDeploys'], async (a) => {
     const r = await api<DeployPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys`);
     if (!r.data.length) return 'No deploys yet. Next: trigger_deploy.';
     return `${r.data.map((d) => `- ${d.id}: ${d.status} ${d.environment} ${d.branch}${d.failureReason ? ` (${d.failureReason})` : ''}`).join('\n')}\n\nNext: get_deploy_log with deployId.`;
@@ -125,24 +148,38 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     'get_deploy_log',
     "A deploy's build log (up to 500 lines from `from`).",
     { project, deployId: z.string().min(1).max(64), from: z.number().int().min(0).optional() },
+    ['getDeployLogs'],
     async (a) => {
       const r = await api<LogPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/logs?from=${a.from ?? 0}`);
       const lines = r.lines.map((l) => `[${l.stream}] ${l.line}`).join('\n');
       return `${lines || '(no lines yet)'}\n\nstatus ${r.status}${r.done ? '' : `; more from=${r.nextSeq}`}`;
     },
   );
-  tool('trigger_deploy', 'Queue a deploy of a branch (the default branch if none).', { project, branch: z.string().min(1).max(255).optional() }, async (a) => {
-    const r = await api<QueuedDeployAnswer>('POST', `/v1/projects/${slugOf(a.project)}/deploys`, a.branch ? { branch: a.branch } : {});
-    return `${r.deduplicated ? 'Already queued' : 'Queued'} ${r.deploy.id} (${r.deploy.environment}, ${r.deploy.branch}). Next: get_deploy_log with deployId=${r.deploy.id}.`;
-  });
-  tool('rollback_deploy', 'Serve an earlier ready production deploy again.', { project, deployId: z.string().min(1).max(64) }, async (a) => {
-    await api<unknown>('POST', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/rollback`, {});
-    return `${a.deployId} is live again.`;
-  });
+  tool(
+    'trigger_deploy',
+    'Queue a deploy of a branch (the default branch if none).',
+    { project, branch: z.string().min(1).max(255).optional() },
+    ['queueDeploy'],
+    async (a) => {
+      const r = await api<QueuedDeployAnswer>('POST', `/v1/projects/${slugOf(a.project)}/deploys`, a.branch ? { branch: a.branch } : {});
+      return `${r.deduplicated ? 'Already queued' : 'Queued'} ${r.deploy.id} (${r.deploy.environment}, ${r.deploy.branch}). Next: get_deploy_log with deployId=${r.deploy.id}.`;
+    },
+  );
+  tool(
+    'rollback_deploy',
+    'Serve an earlier ready production deploy again.',
+    { project, deployId: z.string().min(1).max(64) },
+    ['rollbackDeploy'],
+    async (a) => {
+      await api<unknown>('POST', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/rollback`, {});
+      return `${a.deployId} is live again.`;
+    },
+  );
   tool(
     'query_analytics',
     'Analytics: the top events, or one event trend, over the last day, week or month.',
     { project, kind: z.enum(['top_events', 'trends']), event: z.string().max(200).optional(), range: z.enum(['24h', '7d', '30d']).optional() },
+    ['analyticsTopEvents', 'analyticsTrends'],
     async (a) => {
       // The analytics routes take a time range as `from` and `to` (they read no `range`, and used to answer 7 days for
       // any): the last day, week or month up to now.
@@ -154,7 +191,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
       return JSON.stringify(r, null, 1).slice(0, 20_000);
     },
   );
-  tool('list_flags', 'Feature flags of a project.', { project }, async (a) => {
+  tool('list_flags', 'Feature flags of a project.', { project }, ['listFlags'], async (a) => {
     const r = await api<FlagList>('GET', `/v1/projects/${slugOf(a.project)}/flags`);
     if (!r.data.length) return 'No flags. Next: set_flag with a key to create one.';
     return r.data.map((f) => `- ${f.key}: ${f.enabled ? 'on' : 'off'}, ${f.rolloutPercentage}%${f.description ? ` (${f.description})` : ''}`).join('\n');
@@ -163,6 +200,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     'set_flag',
     'Turn a feature flag on or off, or change its rollout (created when it does not exist).',
     { project, key: z.string().min(1).max(100), enabled: z.boolean().optional(), rolloutPercentage: z.number().int().min(0).max(100).optional() },
+    ['getFlag', 'createFlag', 'updateFlag'],
     async (a) => {
       const slug = slugOf(a.project);
       const patch = {
@@ -281,7 +319,13 @@ export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, r
           return { status: res.statusCode, body: json };
         };
         // 3. tools, one server and transport per request (stateless)
-        const server = buildServer({ credential, authorization, keyProject }, inject, () => platform.clock.now());
+        const routes = root().declaredRoutes;
+        const mayCall = (id: RouteId) => {
+          const { method, path } = ROUTES[id];
+          const route = routes.find((r) => r.method === method && r.url === path);
+          return route !== undefined && credentialMayCall(route.auth, credential, path);
+        };
+        const server = buildServer({ credential, authorization, keyProject, mayCall }, inject, () => platform.clock.now());
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
