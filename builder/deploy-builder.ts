@@ -43,6 +43,7 @@ import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { createOutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
+import { ROUTES } from '../schemas/api/route-table.ts';
 
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
@@ -223,7 +224,7 @@ export async function startBuilder(
       buildLog.line('system', `builds cannot be sandboxed on this builder: ${sandbox.message}`);
       outcome = { status: 'failed', reason: 'sandbox_unavailable' };
     } else if (!source) {
-      buildLog.line('system', 'the project has no build source: set one with PATCH /v1/projects/:slug/deploys/settings');
+      buildLog.line('system', `the project has no build source: set one with PATCH ${ROUTES.updateDeploySettings.path}`);
       outcome = { status: 'failed', reason: 'source_missing' };
     } else if (refused) {
       buildLog.line('system', `repository refused: ${refused}`);

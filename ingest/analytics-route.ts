@@ -7,6 +7,7 @@ import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
+import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 import type { AnalyticsAcceptedAnswer } from '../schemas/api/edge.ts';
 import * as analyticsEvents from '../schemas/bus/analytics-events.ts';
 
@@ -17,7 +18,7 @@ import * as analyticsEvents from '../schemas/bus/analytics-events.ts';
  * answer (`rejected`), the rest are stamped (uuid, clamped timestamp) and published as one message.
  */
 export const ANALYTICS_INGEST_PATH = EDGE_PATHS.analytics;
-export const ANALYTICS_INGEST_HEALTH_PATH = '/v1/analytics/i/health';
+export const ANALYTICS_INGEST_HEALTH_PATH = EDGE_SUPPORT_PATHS.analyticsHealth;
 /** The same on a site's own host, for cx.js: the edge attaches the project's ingest key. */
 export const SITE_ANALYTICS_PATH = EDGE_PATHS.siteAnalytics;
 const MINUTE_MS = 60_000;

@@ -5,10 +5,11 @@ import type { BatchRoute } from './batch-route.ts';
 import { parseErrorBatch } from './error-batch.ts';
 import { refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
+import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 
 /** `POST /v1/errors/i` (spec §4.2, §7): error batches from browsers and servers, onto the error topic. */
 export const ERRORS_INGEST_PATH = EDGE_PATHS.errors;
-export const ERRORS_INGEST_HEALTH_PATH = '/v1/errors/i/health';
+export const ERRORS_INGEST_HEALTH_PATH = EDGE_SUPPORT_PATHS.errorsHealth;
 /** §7.1: the same route on a site's own host, for cx.js; the edge attaches the project's ingest key. */
 export const SITE_ERRORS_PATH = EDGE_PATHS.siteErrors;
 const MINUTE_MS = 60_000;

@@ -16,6 +16,7 @@ import { originHostOf } from './origin-policy.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { TOKEN_PREFIX } from '../schemas/scopes.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
+import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 
 /**
  * `GET /v1/flags/i?distinctId=...&keys=a,b[&properties={json}][&deployId=|&gitSha=]` (spec §4.2; answer ours, issue
@@ -30,7 +31,7 @@ import { EDGE_PATHS } from '../schemas/api/edge.ts';
  * Unknown keys are answered `unknown_flag`, not refused. Without `keys`, every flag of the project.
  */
 export const FLAGS_PATH = EDGE_PATHS.flags;
-export const FLAGS_HEALTH_PATH = '/v1/flags/i/health';
+export const FLAGS_HEALTH_PATH = EDGE_SUPPORT_PATHS.flagsHealth;
 /** The same on a site's own host, for cx.js (§7.1's same-origin way): no key in the page. */
 export const SITE_FLAGS_PATH = EDGE_PATHS.siteFlags;
 const MINUTE_MS = 60_000;

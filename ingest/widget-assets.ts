@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type uWS from 'uWebSockets.js';
+import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 import { immediateReply, send, sendError, type Headers } from './http/uws-reply.ts';
 
 /**
@@ -24,7 +25,7 @@ export interface WidgetAsset {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const CX_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx.ts');
-export const WIDGET_PREFIX = '/v1/w/';
+export const WIDGET_PREFIX = EDGE_SUPPORT_PATHS.widgetPrefix;
 
 /** The minified bundle of a browser entry point (also what the size test reads). */
 export async function bundleBrowserScript(entry: string): Promise<Buffer> {

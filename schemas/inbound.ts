@@ -2,14 +2,16 @@
  * The inbound provider webhooks (spec §4.2, §5.2 rule 6): which providers post to which route. The provider's signature
  * is the authentication; each is verified its own way (api/inbound/verify/).
  */
+import { ROUTES } from './api/route-table.ts';
+
 export const INBOUND_PROVIDERS = ['github', 'stripe', 'stripe_connect', 'resend'] as const;
 export type InboundProvider = (typeof INBOUND_PROVIDERS)[number];
 
 export const INBOUND_ROUTES: Record<InboundProvider, string> = {
-  github: '/v1/webhooks/code_host',
-  stripe: '/v1/webhooks/payments',
-  stripe_connect: '/v1/webhooks/payments/connect',
-  resend: '/v1/webhooks/email',
+  github: ROUTES.inboundCodeHost.path,
+  stripe: ROUTES.inboundPayments.path,
+  stripe_connect: ROUTES.inboundPaymentsConnect.path,
+  resend: ROUTES.inboundEmail.path,
 };
 
 /** Why an inbound delivery was refused, counted per provider (`GET /v1/webhooks/health`). */

@@ -21,6 +21,7 @@ import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
 import { opsOfRole } from '../platform/ops/ops.ts';
 import { startOpsServer } from '../platform/ops/ops-server.ts';
+import { ROUTES } from '../schemas/api/route-table.ts';
 
 export const ROLES: Role[] = ['all', 'ingest', 'processor', 'api', 'builder'];
 
@@ -164,7 +165,7 @@ function printFirstStart(config: Config, c: NonNullable<Awaited<ReturnType<typeo
     [
       '',
       '================ first start: save these now, they are shown once ================',
-      `sign in:          POST ${base}/v1/auth/sign-in  {"email":"${c.email}","password":"${c.password}"}`,
+      `sign in:          POST ${base}${ROUTES.signIn.path}  {"email":"${c.email}","password":"${c.password}"}`,
       `demo project:     ${c.projectSlug}`,
       `ingest key:       ${c.ingestKey}`,
       `Sentry DSN:       ${c.dsn}   (the same key, for Sentry SDKs)`,

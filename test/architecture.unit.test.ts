@@ -145,21 +145,8 @@ const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set([
   'api/projects/projects-routes.ts',
   'api/uptime/monitor-routes.ts',
   'api/uptime/status-route.ts',
-  'builder/deploy-builder.ts',
   'console/app/pages/keys.tsx',
   'console/app/pages/uptime.tsx',
-  'ingest/analytics-route.ts',
-  'ingest/errors-route.ts',
-  'ingest/flags-route.ts',
-  'ingest/widget-assets.ts',
-  'schemas/api/edge.ts',
-  'schemas/api/uptime.ts',
-  'schemas/inbound.ts',
-  'sdk/browser/src/transport.ts',
-  'sdk/node/flags-client.ts',
-  'sdk/node/forwarder.ts',
-  'sdk/node/index.ts',
-  'service/service.ts',
 ]);
 /** Not API routes: the console's pages and assets, and the operator's /metrics and /healthz (hidden, no /v1). */
 const ROUTES_OUTSIDE_THE_API = new Set(['api/console/console-routes.ts', 'api/meta/ops-routes.ts']);
@@ -192,6 +179,11 @@ const ROUTES_NOT_YET_DECLARED = new Set([
 /** `app.get(` and its kin, or `app.route({` without `...declared(` first. */
 const registersByHand = (code: string) =>
   /\bapp\.(?:get|post|patch|put|delete|head|all)\s*(?:<[^(]*>)?\(/.test(code) || /\bapp\.route\s*\(\s*\{(?!\s*\.\.\.declared\()/.test(code);
+/**
+ * The SDK packages stand alone (they import nothing of the service, so they publish as they are): each keeps its own
+ * copy of the edge paths in its wire module, tied to the table's EDGE_PATHS by its wire test.
+ */
+const SDK_WIRE_COPIES = new Set(['sdk/node/wire.ts', 'sdk/browser/src/wire.ts']);
 const PRODUCTION = ['api', 'builder', 'cli', 'console', 'domain', 'ingest', 'platform', 'processor', 'schemas', 'sdk', 'service'];
 
 /** A file's code without its comments (a `//` after `:` is a URL in a string, not a comment). */
@@ -207,7 +199,7 @@ describe('architecture: one route table', () => {
     for (const folder of PRODUCTION) {
       for (const file of files(join(ROOT, folder))) {
         const rel = relative(ROOT, file).split('\\').join('/');
-        if (rel === 'schemas/api/route-table.ts') continue;
+        if (rel === 'schemas/api/route-table.ts' || SDK_WIRE_COPIES.has(rel)) continue;
         const spells = spellsV1Path(codeOf(readFileSync(file, 'utf8')));
         if (spells && !V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) offenders.push(rel);
         if (!spells && V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) stale.push(rel);

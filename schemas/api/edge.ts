@@ -39,27 +39,9 @@ export const FlagsQuery = z.object({
 export const SentryAnswer = z.object({ id: z.string().describe('the event id') });
 export type SentryAnswer = z.infer<typeof SentryAnswer>;
 
-/** Where the edge serves each route (uWebSockets.js patterns; `:name` is a path parameter). */
-export const EDGE_PATHS = {
-  errors: '/v1/errors/i',
-  /** The same, on a site's own host: cx.js posts here and the edge attaches the project's ingest key (§7.1). */
-  siteErrors: '/service/v1/errors/i',
-  analytics: '/v1/analytics/i',
-  siteAnalytics: '/service/v1/analytics/i',
-  flags: '/v1/flags/i',
-  siteFlags: '/service/v1/flags/i',
-  sentryEnvelope: '/api/:projectId/envelope/',
-  sentryStore: '/api/:projectId/store/',
-  widget: '/v1/w/cx.js',
-  /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
-  posthogBatch: '/batch/',
-  posthogEvents: '/e/',
-  posthogEventsV0: '/i/v0/e/',
-  posthogCapture: '/capture/',
-  posthogFlags: '/flags/',
-  posthogDecide: '/decide/',
-  posthogConfig: '/array/:token/config',
-} as const;
+/** Where the edge serves each route: the route table's edge half (route-table.ts). */
+export { EDGE_PATHS } from './route-table.ts';
+import type { EDGE_PATHS } from './route-table.ts';
 export type EdgeRouteName = keyof typeof EDGE_PATHS;
 
 export interface EdgeAnswer {
@@ -210,7 +192,7 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
   {
     name: 'widget',
     method: 'get',
-    summary: 'The browser client (also at the versioned, immutable URL /v1/w/manifest.json names)',
+    summary: 'The browser client (also at the versioned, immutable URL that manifest.json, beside it, names)',
     ingestKey: false,
     answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
     refusals: [],

@@ -152,3 +152,37 @@ export const ROUTES = {
 } as const satisfies Record<string, RouteLine>;
 
 export type RouteId = keyof typeof ROUTES;
+
+/**
+ * Where the ingest edge (ingest/, uWebSockets.js) serves each route (`:name` is a path parameter): the SDKs post
+ * here, the edge registers from it, and its OpenAPI half (api/meta/edge-openapi.ts) is made from it.
+ */
+export const EDGE_PATHS = {
+  errors: '/v1/errors/i',
+  /** The same, on a site's own host: cx.js posts here and the edge attaches the project's ingest key (§7.1). */
+  siteErrors: '/service/v1/errors/i',
+  analytics: '/v1/analytics/i',
+  siteAnalytics: '/service/v1/analytics/i',
+  flags: '/v1/flags/i',
+  siteFlags: '/service/v1/flags/i',
+  sentryEnvelope: '/api/:projectId/envelope/',
+  sentryStore: '/api/:projectId/store/',
+  widget: '/v1/w/cx.js',
+  /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
+  posthogBatch: '/batch/',
+  posthogEvents: '/e/',
+  posthogEventsV0: '/i/v0/e/',
+  posthogCapture: '/capture/',
+  posthogFlags: '/flags/',
+  posthogDecide: '/decide/',
+  posthogConfig: '/array/:token/config',
+} as const;
+
+/** The edge's other paths: each ingest route's counters (no tenant data), and where the browser client's files live. */
+export const EDGE_SUPPORT_PATHS = {
+  errorsHealth: '/v1/errors/i/health',
+  analyticsHealth: '/v1/analytics/i/health',
+  flagsHealth: '/v1/flags/i/health',
+  /** Every file of the browser client, versioned names and the manifest included. */
+  widgetPrefix: '/v1/w/',
+} as const;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.ts';
 import { CHECK_ERRORS, MONITOR_STATES } from '../uptime.ts';
+import { ROUTES } from './route-table.ts';
 
 /**
  * `/v1/projects/:slug/uptime` (spec §4.1 uptime, issue 26): a project's monitors, their latest checks and incidents;
@@ -18,7 +19,7 @@ export const MonitorSchema = z.object({
   expectedStatus: z.object({ min: z.number().int(), max: z.number().int() }).describe('inclusive range of statuses that count as up'),
   bodyContains: z.string().nullable().describe('text the first 64 KiB of the body must contain'),
   failuresToDown: z.number().int().describe('consecutive failures before the monitor is down'),
-  public: z.boolean().describe('shown on the status page (GET /v1/status/:slug)'),
+  public: z.boolean().describe(`shown on the status page (GET ${ROUTES.publicStatus.path})`),
   showUrl: z.boolean().describe('the status page shows the URL too'),
   paused: z.boolean(),
   site: z.boolean().describe("the project's live site's monitor, made when its first production deploy went live"),

@@ -1,4 +1,4 @@
-import type { FlagAnswer } from './wire.ts';
+import { type FlagAnswer, WIRE_PATHS } from './wire.ts';
 
 /**
  * Feature flags for a Node server: asks the service (`GET /v1/flags/i` with the ingest key) and keeps each answer for
@@ -35,7 +35,7 @@ export function createFlagsClient(o: {
     if (opts.properties) q.set('properties', JSON.stringify(opts.properties));
     if (o.deployId) q.set('deployId', o.deployId);
     else if (o.gitSha) q.set('gitSha', o.gitSha);
-    const url = `${o.baseUrl}/v1/flags/i?${q}`;
+    const url = `${o.baseUrl}${WIRE_PATHS.flags}?${q}`;
     const hit = cache.get(url);
     if (hit && Date.now() - hit.at < cacheMs) return hit.flags;
     try {

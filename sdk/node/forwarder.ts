@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { WIRE_LIMITS, WIRE_PATHS } from './wire.ts';
 
 /**
  * The same-origin paths for apps hosted elsewhere (§7.1): cx.js in the page calls `/service/v1/errors/i`,
@@ -18,9 +19,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  *
  * No dependencies: Node 18+'s fetch.
  */
-export const SAME_ORIGIN_ERRORS_PATH = '/service/v1/errors/i';
-export const SAME_ORIGIN_ANALYTICS_PATH = '/service/v1/analytics/i';
-export const SAME_ORIGIN_FLAGS_PATH = '/service/v1/flags/i';
+export const SAME_ORIGIN_ERRORS_PATH = WIRE_PATHS.siteErrors;
+export const SAME_ORIGIN_ANALYTICS_PATH = WIRE_PATHS.siteAnalytics;
+export const SAME_ORIGIN_FLAGS_PATH = WIRE_PATHS.siteFlags;
 
 interface SameOriginRoute {
   target: string;
@@ -29,9 +30,9 @@ interface SameOriginRoute {
 }
 /** Each same-origin path, where the edge answers it, and the body it may carry (the edge's own limits). */
 const ROUTES: Record<string, SameOriginRoute> = {
-  [SAME_ORIGIN_ERRORS_PATH]: { target: '/v1/errors/i', method: 'POST', maxBodyBytes: 64 * 1024 },
-  [SAME_ORIGIN_ANALYTICS_PATH]: { target: '/v1/analytics/i', method: 'POST', maxBodyBytes: 512 * 1024 },
-  [SAME_ORIGIN_FLAGS_PATH]: { target: '/v1/flags/i', method: 'GET', maxBodyBytes: 0 },
+  [SAME_ORIGIN_ERRORS_PATH]: { target: WIRE_PATHS.errors, method: 'POST', maxBodyBytes: WIRE_LIMITS.errorBatch.maxBodyBytes },
+  [SAME_ORIGIN_ANALYTICS_PATH]: { target: WIRE_PATHS.analytics, method: 'POST', maxBodyBytes: WIRE_LIMITS.analyticsBatch.maxBodyBytes },
+  [SAME_ORIGIN_FLAGS_PATH]: { target: WIRE_PATHS.flags, method: 'GET', maxBodyBytes: 0 },
 };
 const MAX_BODY_BYTES = Math.max(...Object.values(ROUTES).map((r) => r.maxBodyBytes));
 const CLIENT_IP_HEADER = 'x-service-client-ip';

@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { createBatchSender } from './batch-sender.ts';
 import { debugIdsOf } from './debug-ids.ts';
 import { createFlagsClient, type FlagsClient } from './flags-client.ts';
-import { WIRE_LIMITS, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
+import { WIRE_LIMITS, WIRE_PATHS, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
 
 export type { FlagsClient } from './flags-client.ts';
 export type { FlagAnswer, WireAnalyticsEvent, WireErrorEvent } from './wire.ts';
@@ -95,8 +95,8 @@ export function init(options: NodeClientOptions = {}): NodeClient {
       fetch: doFetch,
       onError,
     });
-  const errors = sender('/v1/errors/i', ERRORS.maxEvents, ERRORS.maxBodyBytes);
-  const analytics = sender('/v1/analytics/i', ANALYTICS.maxEvents, ANALYTICS.maxBodyBytes);
+  const errors = sender(WIRE_PATHS.errors, ERRORS.maxEvents, ERRORS.maxBodyBytes);
+  const analytics = sender(WIRE_PATHS.analytics, ANALYTICS.maxEvents, ANALYTICS.maxBodyBytes);
   const flags = createFlagsClient({ baseUrl, ingestKey, fetch: doFetch, deployId, gitSha, onError });
   const enqueue = (e: WireEvent) => errors.enqueue(e);
   const flush = async (timeoutMs = 5_000) => (await Promise.all([errors.flush(timeoutMs), analytics.flush(timeoutMs)])).every(Boolean);

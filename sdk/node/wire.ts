@@ -9,6 +9,16 @@ export const WIRE_LIMITS = {
   analyticsBatch: { maxEvents: 100, maxBodyBytes: 512 * 1024 },
 } as const;
 
+/** Where the edge takes each (the route table's EDGE_PATHS), and the same on a site's own host (the forwarder's). */
+export const WIRE_PATHS = {
+  errors: '/v1/errors/i',
+  analytics: '/v1/analytics/i',
+  flags: '/v1/flags/i',
+  siteErrors: '/service/v1/errors/i',
+  siteAnalytics: '/service/v1/analytics/i',
+  siteFlags: '/service/v1/flags/i',
+} as const;
+
 /** One error event as `POST /v1/errors/i` takes it. */
 export interface WireErrorEvent {
   name: string;

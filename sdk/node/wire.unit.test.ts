@@ -3,7 +3,8 @@ import { AnalyticsEventSchema, type AnalyticsEventInput } from '../../schemas/an
 import { ErrorEventSchema, type ErrorEventInput } from '../../schemas/error-event.ts';
 import { FlagAnswerSchema, type FlagAnswer as ServiceFlagAnswer } from '../../schemas/flags.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { WIRE_LIMITS, type FlagAnswer, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
+import { EDGE_PATHS } from '../../schemas/api/route-table.ts';
+import { WIRE_LIMITS, WIRE_PATHS, type FlagAnswer, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
 
 /**
  * The Node SDK's own copy of the wire (sdk/node/wire.ts, so the package imports nothing of the service) is the
@@ -15,6 +16,10 @@ const asServiceAnalytics = (e: WireAnalyticsEvent): AnalyticsEventInput => e;
 const asSdkFlag = (a: ServiceFlagAnswer): FlagAnswer => a;
 
 describe("the Node SDK's wire", () => {
+  it("posts where the edge serves (the route table's paths)", () => {
+    for (const [name, path] of Object.entries(WIRE_PATHS)) expect(path, name).toBe(EDGE_PATHS[name as keyof typeof WIRE_PATHS]);
+  });
+
   it('has the edge limits', () => {
     expect(WIRE_LIMITS.errorBatch).toEqual({ maxEvents: LIMITS.errorBatch.maxEvents, maxBodyBytes: LIMITS.errorBatch.maxBodyBytes });
     expect(WIRE_LIMITS.analyticsBatch).toEqual({ maxEvents: LIMITS.analyticsBatch.maxEvents, maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes });

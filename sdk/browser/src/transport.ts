@@ -1,4 +1,4 @@
-import { WIRE_LIMITS } from './wire.ts';
+import { WIRE_LIMITS, WIRE_SITE_BASE } from './wire.ts';
 
 /**
  * How the browser client reaches the service, and its send queues. On a site the platform serves, the routes are the
@@ -58,7 +58,7 @@ export function safe<A extends unknown[], R>(fn: (...a: A) => R): (...a: A) => R
 }
 
 export function createTransport(opts: TransportOptions = {}): Transport {
-  const base = (opts.baseUrl || '/service/v1/').replace(/\/*$/, '/');
+  const base = (opts.baseUrl || WIRE_SITE_BASE).replace(/\/*$/, '/');
   return { base, headers: opts.ingestKey ? { 'x-service-analytics-key': opts.ingestKey } : {}, misrouted: 0, inFlight: 0 };
 }
 

@@ -7,6 +7,9 @@ export const WIRE_LIMITS = {
   analyticsBatch: { maxEvents: 100, maxBodyBytes: 512 * 1024 },
 } as const;
 
+/** Where a site's own host relays to the edge (the route table's siteErrors, siteAnalytics, siteFlags share it). */
+export const WIRE_SITE_BASE = '/service/v1/';
+
 /** One flag's answer (`GET .../flags/i`). */
 export interface FlagAnswer {
   enabled: boolean;
