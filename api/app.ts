@@ -58,10 +58,6 @@ declare module 'fastify' {
 
 export interface BuildApiOptions {
   plugins?: FastifyPluginAsync[];
-  /** Tests sharing one Kafka cluster queue deploys on a topic of their own. */
-  deployTopic?: string;
-  /** The same for verified inbound provider deliveries. */
-  inboundTopic?: string;
   /** `/livez`, `/readyz`, `/metrics` on the API's port, and the answer times /metrics shows (platform/ops/). */
   ops?: Ops;
 }
@@ -151,13 +147,13 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(cliRoutes(platform));
   await app.register(errorRoutes(platform));
   await app.register(webhookRoutes(platform));
-  await app.register(deploysRoutes(platform, { deployTopic: opts.deployTopic }));
-  await app.register(hookRoutes(platform, { deployTopic: opts.deployTopic }));
+  await app.register(deploysRoutes(platform));
+  await app.register(hookRoutes(platform));
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
   await app.register(flagsRoutes(platform));
   await app.register(localEvaluationRoutes(platform));
-  await app.register(inboundRoutes(platform, { topic: opts.inboundTopic }));
+  await app.register(inboundRoutes(platform));
   await app.register(githubIntegrationRoutes(platform));
   await app.register(paymentsRoutes(platform));
   await app.register(billingRoutes(platform));

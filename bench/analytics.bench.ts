@@ -33,7 +33,7 @@ import { flagsAnswer, parseFlagQuery } from '../ingest/flags-route.ts';
 import { createIngestProject, createRecordingBus } from '../test/support/ingest-fixtures.ts';
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole } from '../test/e2e/support/spawn-role.ts';
-import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
+import { isolatedBus } from '../test/e2e/support/isolated-bus.ts';
 import { cannon, edgePlatform, isPinned, log, machine, paced, pinThisProcess, settingsStore } from './support/edge-bench.ts';
 import { spawnChdb } from './support/chdb-server-process.ts';
 import { cpuSecondsOf, cpuSecondsOfNamed, insertBenchProject, insertBenchUser } from './support/error-load.ts';
@@ -267,13 +267,13 @@ async function endToEnd(result: Record<string, unknown>): Promise<void> {
       REDIS_URL: 'redis://127.0.0.1:6379',
       SMTP_URL: 'smtp://127.0.0.1:1',
       TRUST_PROXY: 'true',
+      ...isolatedBus('bench-analytics'),
     };
-    const testing = isolatedTopics('bench-analytics');
     // BENCH_PROFILE=processor (or ingest): that role's CPU profile, written to profiles/ when it stops.
     const profileOf = (role: string) => (process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : []);
-    const processor = await spawnRole('processor', env, testing, 120_000, profileOf('processor'));
+    const processor = await spawnRole('processor', env, {}, 120_000, profileOf('processor'));
     cleanups.push(() => processor.stop());
-    const ingest = await spawnRole('ingest', env, testing, 120_000, profileOf('ingest'));
+    const ingest = await spawnRole('ingest', env, {}, 120_000, profileOf('ingest'));
     cleanups.push(() => ingest.stop());
 
     const db = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });

@@ -118,7 +118,8 @@ async function kafkaLatency(): Promise<void> {
   const { startKafkaMockProcess } = await import('../test/support/kafka-mock-process.ts');
   const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
   const { spawnRole } = await import('../test/e2e/support/spawn-role.ts');
-  const { isolatedTopics } = await import('../test/e2e/support/isolated-topics.ts');
+  const { isolatedBus } = await import('../test/e2e/support/isolated-bus.ts');
+  const { TOPICS } = await import('../schemas/topics.ts');
   const kafka = await startKafkaMockProcess({ dataPath: 'direct' });
   const ch = await startChdbHttpServer({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'bench-deploys-chdb-')) });
   const env = {
@@ -132,11 +133,11 @@ async function kafkaLatency(): Promise<void> {
     CLICKHOUSE_URL: ch.url,
     KAFKA_BROKERS: kafka.brokers,
     REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    ...isolatedBus('bench-deploys'),
   };
-  const testing = isolatedTopics('bench-deploys');
-  const running = await start('api', loadConfig(env), createLogger('silent', 'bench'), { testing });
-  await running.platform.bus.publish(testing.deployTopic, [{ key: 'warm-up', value: Buffer.from('{}') }]);
-  const builder = await spawnRole('builder', env, testing);
+  const running = await start('api', loadConfig(env), createLogger('silent', 'bench'));
+  await running.platform.bus.publish(TOPICS.deployRequests, [{ key: 'warm-up', value: Buffer.from('{}') }]);
+  const builder = await spawnRole('builder', env);
   try {
     const base = `http://127.0.0.1:${running.port}`;
     const cookie = await signIn(base, running);

@@ -20,7 +20,7 @@ import path from 'node:path';
 import { createUser } from '../api/accounts/users-repository.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { start, type StartOptions } from '../service/service.ts';
+import { start } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { cannon, type CannonResult } from './support/autocannon.ts';
 import { numberArg } from './support/cli-args.ts';
@@ -50,11 +50,10 @@ async function main() {
     GITHUB_WEBHOOK_SECRETS: SECRET,
   };
   const cleanups: Array<() => Promise<unknown>> = [];
-  let testing: StartOptions['testing'] = {};
   if (KAFKA) {
     const { startKafkaMockProcess } = await import('../test/support/kafka-mock-process.ts');
     const { startChdbHttpServer } = await import('../test/support/chdb-http-server.ts');
-    const { isolatedTopics } = await import('../test/e2e/support/isolated-topics.ts');
+    const { isolatedBus } = await import('../test/e2e/support/isolated-bus.ts');
     const kafka = await startKafkaMockProcess({ dataPath: 'direct' });
     const ch = await startChdbHttpServer({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'bench-inbound-chdb-')) });
     const { startSmtpReceiver } = await import('../test/support/smtp-receiver.ts');
@@ -71,19 +70,19 @@ async function main() {
       REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
       PUBLIC_BASE_URL: 'http://localhost:8080',
       SMTP_URL: smtp.url,
+      ...isolatedBus('bench-inbound'),
     });
-    testing = isolatedTopics('bench-inbound');
   }
   const stdoutWrite = process.stdout.write.bind(process.stdout);
   process.stdout.write = ((chunk: string | Uint8Array) => process.stderr.write(chunk)) as typeof process.stdout.write;
   const running = await start(KAFKA ? 'api' : 'all', loadConfig(env), createLogger('silent', 'bench'), {
-    testing: { ...testing, overrides: { limiter: allowAllLimiter } },
+    testing: { overrides: { limiter: allowAllLimiter } },
   }).finally(() => {
     process.stdout.write = stdoutWrite;
   });
   if (KAFKA) {
     const { spawnRole } = await import('../test/e2e/support/spawn-role.ts');
-    const processor = await spawnRole('processor', env, testing);
+    const processor = await spawnRole('processor', env);
     cleanups.unshift(() => processor.stop());
   }
   const base = `http://127.0.0.1:${running.port}`;

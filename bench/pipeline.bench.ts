@@ -28,7 +28,8 @@ import { computeFingerprint, groupIdFor } from '../processor/errors/fingerprint.
 import { startKafkaMockProcess } from '../test/support/kafka-mock-process.ts';
 import { spawnRole, type RoleProcess } from '../test/e2e/support/spawn-role.ts';
 import { spawnChdb } from './support/chdb-server-process.ts';
-import { isolatedTopics } from '../test/e2e/support/isolated-topics.ts';
+import { isolatedBus } from '../test/e2e/support/isolated-bus.ts';
+import { TOPICS } from '../schemas/topics.ts';
 import { cpuSecondsOf, errorBatchBody, insertBenchProject, insertBenchUser, pidsByName } from './support/error-load.ts';
 import { loadKafkajs } from '../platform/adapters/bus/kafkajs-runtime.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
@@ -91,14 +92,14 @@ async function main(): Promise<void> {
       SMTP_URL: 'smtp://127.0.0.1:1',
       // Client IPs come from X-Forwarded-For, as behind the reverse proxy of the distributed setup.
       TRUST_PROXY: 'true',
+      ...isolatedBus('bench'),
     };
     const id = randomUUID();
-    const testing = isolatedTopics('bench');
     const roles: Record<string, RoleProcess> = {};
     for (const role of ['processor', 'api', 'ingest'] as const) {
       // BENCH_PROFILE=processor (or ingest, api) writes that role's V8 CPU profile to ./profiles at exit.
       const profile = process.env.BENCH_PROFILE === role ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve('profiles')}`] : [];
-      roles[role] = await spawnRole(role, env, testing, 120_000, profile);
+      roles[role] = await spawnRole(role, env, {}, 120_000, profile);
       cleanups.push(() => roles[role]!.stop());
     }
     const ingestUrl = { host: '127.0.0.1', port: roles.ingest!.port! };
@@ -347,7 +348,11 @@ async function main(): Promise<void> {
     const { Kafka } = loadKafkajs().kafkajs;
     const admin = new Kafka({ clientId: 'bench-offsets', brokers: kafka.brokers.split(','), logLevel: 0 }).admin();
     await admin.connect();
-    const topicOffsets = (await admin.fetchTopicOffsets(testing.errorTopic)).map((o) => ({ partition: o.partition, low: Number(o.low), high: Number(o.high) }));
+    const topicOffsets = (await admin.fetchTopicOffsets(TOPICS.errorEvents + env.BUS_NAME_SUFFIX)).map((o) => ({
+      partition: o.partition,
+      low: Number(o.low),
+      high: Number(o.high),
+    }));
     await admin.disconnect();
     const finalGroups = await groupsSum();
     const finalOcc = await chRows();
@@ -418,6 +423,7 @@ async function main(): Promise<void> {
  */
 async function drainComparison(brokers: string, databaseUrl: string, clickhouseUrl: string, userId: string) {
   const { createKafkaBus } = await import('../platform/adapters/bus/kafka-bus.ts');
+  const { withNameSuffix } = await import('../platform/adapters/bus/name-suffix.ts');
   const { createPgStore } = await import('../platform/adapters/relational/pg-store.ts');
   const { createClickhouseStore } = await import('../platform/adapters/analytical/clickhouse-store.ts');
   const { createLogger } = await import('../platform/logger.ts');
@@ -432,15 +438,18 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
   for (const inFlight of [1, 2]) {
     const db = await createPgStore(databaseUrl);
     const analytics = await createClickhouseStore(clickhouseUrl);
-    const bus = await createKafkaBus({ brokers: brokers.split(','), clientId: `drain-${inFlight}`, logger });
+    // A backlog of this run's own: the error topic and the pipeline's group under a suffix no other run has.
+    const bus = withNameSuffix(
+      await createKafkaBus({ brokers: brokers.split(','), clientId: `drain-${inFlight}`, logger }),
+      isolatedBus('drain').BUS_NAME_SUFFIX,
+    );
     const projectIds: string[] = [];
     for (let i = 0; i < 12; i++) {
       projectIds.push((await insertBenchProject(db, userId, 'drain')).id);
     }
-    const topic = `errors.events.drain.${randomUUID()}`;
     for (let start = 0; start < MESSAGES; start += 100) {
       await bus.publish(
-        topic,
+        TOPICS.errorEvents,
         Array.from({ length: 100 }, (_, k) => {
           const projectId = projectIds[(start + k) % projectIds.length]!;
           const events = Array.from({ length: 10 }, (_, i) => ({
@@ -467,7 +476,7 @@ async function drainComparison(brokers: string, databaseUrl: string, clickhouseU
       mailer: inertMailer,
     };
     const t0 = performance.now();
-    const sub = await startErrorConsumer(platform as never, { topic, consumerGroup: `drain-${randomUUID()}`, batchesInFlight: inFlight });
+    const sub = await startErrorConsumer(platform as never, { batchesInFlight: inFlight });
     let first: { t: number; n: number } | undefined;
     let n = 0;
     for (;;) {

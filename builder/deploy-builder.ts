@@ -62,9 +62,6 @@ export interface BuildTotals {
 }
 
 export interface StartBuilderOptions {
-  /** Defaults to TOPICS.deployRequests; tests sharing one Kafka cluster use a topic of their own. */
-  topic?: string;
-  consumerGroup?: string;
   /** Defaults to LIMITS.deploys.leaseMs (tests shorten it to see builder_lost quickly). */
   leaseMs?: number;
   /** The bubblewrap binary to probe (tests name a missing one to see sandbox_unavailable). */
@@ -371,7 +368,7 @@ export async function startBuilder(
   sweepTimer.unref();
   void sweep();
 
-  const sub = await platform.bus.subscribe(opts.topic ?? deployRequests.TOPIC, opts.consumerGroup ?? CONSUMER_GROUPS.builder, async (messages) => {
+  const sub = await platform.bus.subscribe(deployRequests.TOPIC, CONSUMER_GROUPS.builder, async (messages) => {
     for (const m of messages) {
       const request = deployRequests.decode(m.value);
       if (request) told.add(request.deployId);

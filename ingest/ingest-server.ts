@@ -43,10 +43,6 @@ export interface IngestServerOptions {
    * the difference in one run.
    */
   publishMode?: 'coalesced' | 'per-request';
-  /** Defaults to errorEvents.TOPIC; tests sharing one Kafka cluster use a topic of their own. */
-  topic?: string;
-  /** Defaults to analyticsEvents.TOPIC. */
-  analyticsTopic?: string;
   /** `/livez`, `/readyz`, `/metrics` on this port, and the counts and answer times /metrics shows (platform/ops/). */
   ops?: Ops;
 }
@@ -69,9 +65,10 @@ export async function startIngestServer(
   const log = platform.logger.child({ component: 'ingest' });
   const cache = await startProjectCache(platform);
   const { bus, clock } = platform;
-  const topic = opts.topic ?? errorEvents.TOPIC;
   const publisher =
-    opts.publishMode === 'per-request' ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(topic, [m]) } : createCoalescingPublisher(bus, topic);
+    opts.publishMode === 'per-request'
+      ? { publish: (m: { key?: string; value: Buffer }) => bus.publish(errorEvents.TOPIC, [m]) }
+      : createCoalescingPublisher(bus, errorEvents.TOPIC);
   const counters = createRefusalCounters();
   const sentryCounters = createRefusalCounters();
   const analyticsCounters = createRefusalCounters();
@@ -84,7 +81,7 @@ export async function startIngestServer(
   const edge = { app, platform, cache, counters, log, sites, keyUsage, observe };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
-  const analyticsPublisher = createCoalescingPublisher(bus, opts.analyticsTopic ?? analyticsEvents.TOPIC);
+  const analyticsPublisher = createCoalescingPublisher(bus, analyticsEvents.TOPIC);
   const analytics = analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) });
   registerBatchRoute({ ...edge, counters: analyticsCounters }, analytics);
   registerBatchRoute({ ...edge, counters: analyticsCounters }, { ...analytics, path: SITE_ANALYTICS_PATH, healthPath: undefined, siteKeyed: true });

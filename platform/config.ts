@@ -74,6 +74,15 @@ const ConfigSchema = z.object({
   ),
   /** KAFKA_CLIENT_ID: client id prefix for Kafka connections. */
   KAFKA_CLIENT_ID: z.string().default('service'),
+  /**
+   * BUS_NAME_SUFFIX: appended to every bus topic and consumer group name (schemas/topics.ts), so two deployments can
+   * share one Kafka cluster without reading each other's messages or joining each other's groups: with `.staging`,
+   * `errors.events.v1` is `errors.events.v1.staging`. Empty: the names as they are. Kafka topic name characters only.
+   */
+  BUS_NAME_SUFFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{0,100}$/, 'at most 100 letters, digits, ".", "_" or "-" (what a Kafka topic name may hold)')
+    .default(''),
   /** REDIS_URL: shared rate limits across edge nodes; unset = in-memory. */
   REDIS_URL: optionalUrl(['redis', 'rediss']),
   /** SMTP_URL: outgoing mail; unset = .eml files under DATA_DIR/mail. */

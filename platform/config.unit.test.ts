@@ -11,6 +11,7 @@ describe('configuration', () => {
     expect(c.KAFKA_BROKERS).toBeUndefined();
     expect(c.REDIS_URL).toBeUndefined();
     expect(c.SMTP_URL).toBeUndefined();
+    expect(c.BUS_NAME_SUFFIX).toBe('');
   });
 
   it('treats empty strings as unset', () => {
@@ -27,6 +28,8 @@ describe('configuration', () => {
     ['SMTP_URL', 'mailto:x'],
     ['LOG_LEVEL', 'loud'],
     ['TRUST_PROXY', 'maybe'],
+    ['BUS_NAME_SUFFIX', '.with space'],
+    ['BUS_NAME_SUFFIX', '/staging'],
   ])('refuses a bad %s and names it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name));

@@ -16,6 +16,7 @@ import type { Mailer } from './ports/mailer.ts';
 import { migrateAnalytical, migrateRelational } from './migrate.ts';
 import type { OutboundUrlGuard } from './ports/outbound-url-guard.ts';
 import { createPublicInternetGuard } from './adapters/outbound/public-internet-guard.ts';
+import { withNameSuffix } from './adapters/bus/name-suffix.ts';
 
 /**
  * Everything a role needs, behind ports. Steps and routes see this, never a driver client.
@@ -111,11 +112,14 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
       async (url) => (await import('./adapters/analytical/clickhouse-store.ts')).createClickhouseStore(url),
       async () => (await import('./adapters/analytical/chdb-store.ts')).createChdbStore(path.join(dataDir, 'chdb')),
     );
-    const bus = await port<Bus>(
-      'bus',
-      overrides.bus,
-      async (url) => (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({ brokers: url.split(','), clientId: config.KAFKA_CLIENT_ID, logger }),
-      async () => (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }),
+    const bus = withNameSuffix(
+      await port<Bus>(
+        'bus',
+        overrides.bus,
+        async (url) => (await import('./adapters/bus/kafka-bus.ts')).createKafkaBus({ brokers: url.split(','), clientId: config.KAFKA_CLIENT_ID, logger }),
+        async () => (await import('./adapters/bus/in-process-bus.ts')).createInProcessBus({ logDir: path.join(dataDir, 'bus'), logger }),
+      ),
+      config.BUS_NAME_SUFFIX,
     );
     const limiter = await port<RateLimiter>(
       'rateLimits',

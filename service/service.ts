@@ -42,22 +42,11 @@ export function checkRoleConfig(role: Role, config: Config): void {
 }
 
 /**
- * Tests and benches only: nothing here is reachable from configuration (env). Test files share one
- * Kafka cluster, so each run of the service names topics and consumer groups of its own instead of
- * joining (and taking messages from) another file's consumer group.
+ * Tests and benches only: nothing here is reachable from configuration (env). (Runs sharing one Kafka cluster keep
+ * apart with BUS_NAME_SUFFIX, a setting like any other.)
  */
 export interface StartOptions {
   testing?: {
-    errorTopic?: string;
-    errorConsumerGroup?: string;
-    analyticsTopic?: string;
-    analyticsConsumerGroup?: string;
-    inboundTopic?: string;
-    inboundConsumerGroup?: string;
-    projectEventsTopic?: string;
-    webhookConsumerGroup?: string;
-    deployTopic?: string;
-    builderConsumerGroup?: string;
     /** Builds' lease (tests shorten it to see builder_lost quickly). */
     buildLeaseMs?: number;
     /** Don't print the first start's credentials (tests and benches that print JSON on stdout). */
@@ -90,17 +79,13 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     let created: Awaited<ReturnType<typeof bootstrapInstance>> = null;
     if (role === 'all' || role === 'api') created = await bootstrapInstance(platform);
     if (role === 'all' || role === 'processor') {
-      const errors = await startErrorConsumer(platform, { topic: t.errorTopic, consumerGroup: t.errorConsumerGroup });
+      const errors = await startErrorConsumer(platform);
       stops.push(() => errors.stop());
-      const analytics = await startAnalyticsConsumer(platform, { topic: t.analyticsTopic, consumerGroup: t.analyticsConsumerGroup });
-      const inbound = await startInboundConsumer(platform, { topic: t.inboundTopic, consumerGroup: t.inboundConsumerGroup, deployTopic: t.deployTopic });
+      const analytics = await startAnalyticsConsumer(platform);
+      const inbound = await startInboundConsumer(platform);
       stops.push(() => inbound.stop());
       stops.push(() => analytics.stop());
-      const webhooks = await startWebhookDispatcher(platform, {
-        topic: t.projectEventsTopic,
-        consumerGroup: t.webhookConsumerGroup,
-        sweepIntervalMs: t.webhookSweepIntervalMs,
-      });
+      const webhooks = await startWebhookDispatcher(platform, { sweepIntervalMs: t.webhookSweepIntervalMs });
       stops.push(() => webhooks.stop());
       ops.metrics.addPipeline('errors', () => errors.stats());
       ops.metrics.addPipeline('analytics', () => analytics.stats());
@@ -112,19 +97,17 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       }
     }
     if (role === 'all' || role === 'builder') {
-      const builder = await startBuilder(platform, { topic: t.deployTopic, consumerGroup: t.builderConsumerGroup, leaseMs: t.buildLeaseMs });
+      const builder = await startBuilder(platform, { leaseMs: t.buildLeaseMs });
       stops.push(() => builder.stop());
       ops.metrics.addBuilds(() => builder.stats());
     }
-    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { deployTopic: t.deployTopic, inboundTopic: t.inboundTopic, ops }) : undefined;
+    const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { ops }) : undefined;
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {
         port: config.PORT,
         host: config.HOST,
         forward: api ? injectForwarder(api) : undefined,
-        topic: t.errorTopic,
-        analyticsTopic: t.analyticsTopic,
         ops,
       });
       port = edge.port;

@@ -236,3 +236,42 @@ describe('architecture: one route table', () => {
     expect(spellsV1Path(codeOf('/** GET /v1/projects */\nconst a = 1; // see /v1/x\nconst b = "https://h/x";'))).toBe(false);
   });
 });
+
+/**
+ * Issue 39 §4: production code carries no test switch for bus names. Topics and consumer groups are named once
+ * (schemas/topics.ts) and BUS_NAME_SUFFIX, applied by the bus (platform/adapters/bus/name-suffix.ts), keeps runs
+ * sharing one Kafka cluster apart; so no production parameter or option may override a topic or a group: nothing
+ * named like one (`topic`, `deployTopic`, `consumerGroup`, `groupId`, `group`, ...) declared optional or with a default.
+ */
+const BUS_NAME = String.raw`(?:[a-z]\w*)?(?:[tT]opics?|[cC]onsumerGroups?|[gG]roupIds?)|group`;
+function busNameOverrides(code: string): string[] {
+  const declared = new RegExp(String.raw`(?<![\w.$])(${BUS_NAME})\s*(?:\?\s*:|:[^,;(){}=]*=(?![=>])|=(?![=>]))`, 'g');
+  return [...code.matchAll(declared)]
+    .filter((m) => !/\b(?:const|let|var)\s+\S*$/.test(code.slice(Math.max(0, m.index - 40), m.index)))
+    .map((m) => code.slice(m.index).split('\n')[0]!.trim());
+}
+
+describe('architecture: no test switches in production code', () => {
+  it('no production parameter or option overrides a bus topic or consumer group', () => {
+    const offenders: string[] = [];
+    for (const folder of PRODUCTION) {
+      for (const file of files(join(ROOT, folder))) {
+        const rel = relative(ROOT, file).split('\\').join('/');
+        for (const line of busNameOverrides(codeOf(readFileSync(file, 'utf8')))) offenders.push(`${rel}: ${line}`);
+      }
+    }
+    expect(offenders, 'set BUS_NAME_SUFFIX (config env) instead of passing topic or group names').toEqual([]);
+  });
+
+  it('sees an override, and not a required name or a local variable', () => {
+    expect(busNameOverrides('opts: { topic?: string; consumerGroup?: string } = {},')).toEqual([
+      'topic?: string; consumerGroup?: string } = {},',
+      'consumerGroup?: string } = {},',
+    ]);
+    expect(busNameOverrides('  deployTopic?: string;')).toEqual(['deployTopic?: string;']);
+    expect(busNameOverrides('function q(db: Db, topic: string = TOPICS.deployRequests) {}')).toHaveLength(1);
+    expect(busNameOverrides('function s({ groupId = CONSUMER_GROUPS.builder }) {}')).toHaveLength(1);
+    expect(busNameOverrides('subscribe(topic: string, groupId: string, handler: BatchHandler)')).toEqual([]);
+    expect(busNameOverrides('const topic = TOPICS.errorEvents;\nlog.error({ topic: m.topic });\ngroupId: string | null;')).toEqual([]);
+  });
+});

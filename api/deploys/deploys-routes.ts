@@ -57,11 +57,7 @@ export function servedAt(config: Parameters<typeof siteUrls>[0]) {
 /** How often a followed log looks for new lines. */
 const FOLLOW_POLL_MS = 300;
 
-/** `deployTopic`: tests sharing one Kafka cluster use a topic of their own (defaults to TOPICS.deployRequests). */
-export function deploysRoutes(
-  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'outbound'>,
-  opts: { deployTopic?: string } = {},
-): FastifyPluginAsyncZod {
+export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'outbound'>): FastifyPluginAsyncZod {
   const { db, bus, clock, config } = platform;
   const served = servedAt(config);
   const base = publicBaseUrl(config);
@@ -119,7 +115,7 @@ export function deploysRoutes(
         const branch = request.body.branch ?? (await getBuildSettings(db, project.id)).defaultBranch;
         const credential = request.credential;
         const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
-        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() }, opts.deployTopic);
+        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() });
         return reply.code(202).send({ ...queued, deploy: served(queued.deploy) });
       },
     );

@@ -23,7 +23,7 @@ import { HookCallAnswer, HookCallParams } from '../../schemas/api/deploys.ts';
 const MINUTE_MS = 60_000;
 const D = LIMITS.deploys;
 
-export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'limiter'>, opts: { deployTopic?: string } = {}): FastifyPluginAsyncZod {
+export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, bus, clock, limiter } = platform;
   return async (app) => {
     // This plugin's own parsers: every body as raw bytes (the HMAC is over exactly what was sent).
@@ -63,12 +63,13 @@ export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'li
         if (checkHookSignature(raw, token, request.headers) === 'invalid')
           throw new ServiceError('invalid_signature', 'the signature header does not match the body (HMAC-SHA256 keyed with the hook token)');
         // 5. queue
-        const { deploy, deduplicated } = await queueDeploy(
-          db,
-          bus,
-          { projectId: hook.projectId, branch: hook.branch, trigger: 'hook', triggerId: hook.id, now },
-          opts.deployTopic,
-        );
+        const { deploy, deduplicated } = await queueDeploy(db, bus, {
+          projectId: hook.projectId,
+          branch: hook.branch,
+          trigger: 'hook',
+          triggerId: hook.id,
+          now,
+        });
         return reply.code(202).send({ deployId: deploy.id, deduplicated });
       },
     );

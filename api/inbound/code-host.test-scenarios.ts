@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
 import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
 import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
+import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startGithubStandin, type GithubStandin, type StandinRepo } from '../../test/support/github-standin.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
@@ -31,7 +32,6 @@ export function defineCodeHostScenarios(name: string, opts: TestPlatformOptions 
     let consumer: PipelineConsumer<string>;
     let gh: GithubStandin;
     const suffix = randomUUID().slice(0, 8);
-    const deployTopic = `code-host-deploys-${suffix}`;
     // GitHub's ids are global: each run takes its own range, so runs sharing a database never meet.
     let nextId = 1_000_000 + Math.floor(Math.random() * 1_000_000_000);
     const ACME = `acme-${suffix}`;
@@ -62,17 +62,18 @@ export function defineCodeHostScenarios(name: string, opts: TestPlatformOptions 
           GITHUB_WEBHOOK_SECRETS: `${OLD_SECRET},${NEW_SECRET}`,
           ...gh.env,
           GITHUB_APP_SLUG: 'service-test',
+          // Bus names of this run's own: runs sharing one Kafka cluster never take each other's deliveries.
+          BUS_NAME_SUFFIX: `.code-host-${suffix}`,
         },
         overrides: { ...opts.overrides, outbound: outbound.guard },
-        topics: { deploy: deployTopic, inbound: `inbound-${suffix}` },
       });
       app = api.app;
       platform = api.platform;
       owner = await signUpAndSignIn(app, platform);
       mallory = await signUpAndSignIn(app, platform);
-      consumer = await startInboundConsumer(platform, { topic: `inbound-${suffix}`, consumerGroup: `inbound-${suffix}`, deployTopic });
+      consumer = await startInboundConsumer(platform);
       // A builder's stand-in takes the wake-ups (the in-process bus hands a message over before publish resolves).
-      await platform.bus.subscribe(deployTopic, `builder-standin-${suffix}`, async () => {});
+      await platform.bus.subscribe(TOPICS.deployRequests, 'builder-standin', async () => {});
     });
     afterAll(async () => {
       await consumer?.stop();

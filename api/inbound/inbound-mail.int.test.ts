@@ -31,11 +31,10 @@ describeWith(['postgres', 'kafka', 'clickhouse'], 'inbound mail on Postgres, Kaf
     outbound.table['hooks.example.com'] = ['93.184.215.14']; // the inbox's webhookUrl: checked, never dialled here
     t = await buildTestApi({
       real: { postgres: true, kafka: true, clickhouse: true },
-      env: { RESEND_WEBHOOK_SECRETS: SECRET },
+      env: { RESEND_WEBHOOK_SECRETS: SECRET, BUS_NAME_SUFFIX: `.inbound-mail-${suffix}` },
       overrides: { outbound: outbound.guard, txt: { resolveTxt: async (name) => txt[name.toLowerCase()] ?? [] } },
-      topics: { inbound: `inbound-mail-${suffix}` },
     });
-    consumer = await startInboundConsumer(t.platform, { topic: `inbound-mail-${suffix}`, consumerGroup: `inbound-mail-${suffix}` });
+    consumer = await startInboundConsumer(t.platform);
     watch = await t.platform.bus.subscribe(projectEvents.TOPIC, `mail-watch-${suffix}`, async (ms) => {
       for (const m of ms) {
         const e = projectEvents.decode(m.value);

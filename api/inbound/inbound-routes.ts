@@ -49,10 +49,7 @@ export function verifyDelivery(provider: InboundProvider, headers: Headers, raw:
   }
 }
 
-export function inboundRoutes(
-  platform: Pick<Platform, 'db' | 'bus' | 'clock' | 'limiter' | 'config' | 'logger'>,
-  opts: { topic?: string } = {},
-): FastifyPluginAsyncZod {
+export function inboundRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clock' | 'limiter' | 'config' | 'logger'>): FastifyPluginAsyncZod {
   const { db, bus, clock, limiter, config } = platform;
   const log = platform.logger.child({ component: 'inbound-webhooks' });
   const counts = Object.fromEntries(
@@ -106,7 +103,7 @@ export function inboundRoutes(
           // 4. hand over
           try {
             const message = inboundEvents.encode({ v: 1, provider, deliveryId: v.deliveryId, event: v.event, receivedAt: now, payload: v.payload });
-            await bus.publish(opts.topic ?? inboundEvents.TOPIC, [{ key: `${provider}:${v.deliveryId}`, value: message }]);
+            await bus.publish(inboundEvents.TOPIC, [{ key: `${provider}:${v.deliveryId}`, value: message }]);
           } catch (err) {
             await inboundRepository.forget(db, provider, v.deliveryId).catch(() => undefined);
             log.error({ err, provider }, 'inbound delivery could not be handed to the bus');

@@ -29,12 +29,7 @@ export interface QueueRequest {
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
  * holds no production slot) and the caller gets 503.
  */
-export async function queueDeploy(
-  db: RelationalStore,
-  bus: Bus,
-  req: QueueRequest,
-  topic: string = deployRequests.TOPIC,
-): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
+export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
   const project = await db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [req.projectId]);
   if (!project.rows[0]) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === project.rows[0].default_branch ? 'production' : 'preview';
@@ -49,7 +44,7 @@ export async function queueDeploy(
     if (row) {
       try {
         // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
-        await bus.publish(topic, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
+        await bus.publish(deployRequests.TOPIC, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
       } catch (err) {
         await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [row.id]);
         throw err;

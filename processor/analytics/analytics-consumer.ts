@@ -41,10 +41,7 @@ export async function applyAnalyticsRetention(platform: Pick<Platform, 'analytic
   await platform.analytics.command(`ALTER TABLE analytics_events MODIFY TTL toDateTime(timestamp) + ${ttl} SETTINGS materialize_ttl_after_modify = 0`);
 }
 
-export async function startAnalyticsConsumer(
-  platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>,
-  opts: { topic?: string; consumerGroup?: string } = {},
-): Promise<AnalyticsConsumer> {
+export async function startAnalyticsConsumer(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>): Promise<AnalyticsConsumer> {
   const logger = platform.logger.child({ component: 'analytics-pipeline' });
   await applyAnalyticsRetention(platform, platform.config.ANALYTICS_RETENTION_DAYS);
   const pipeline = createAnalyticsPipeline(platform);
@@ -52,8 +49,8 @@ export async function startAnalyticsConsumer(
     { bus: platform.bus, logger },
     {
       name: 'analytics pipeline',
-      topic: opts.topic ?? analyticsEvents.TOPIC,
-      group: opts.consumerGroup ?? CONSUMER_GROUPS.analyticsPipeline,
+      topic: analyticsEvents.TOPIC,
+      group: CONSUMER_GROUPS.analyticsPipeline,
       maxInFlight: BATCHES_IN_FLIGHT,
       decode: (value) => analyticsEvents.decode(value),
       handle: pipeline,

@@ -34,10 +34,6 @@ const BATCHES_IN_FLIGHT = 2;
 export interface StartErrorConsumerOptions {
   /** Defaults to LIMITS.errorCaps. */
   caps?: ErrorCaps;
-  /** Defaults to errorEvents.TOPIC; tests sharing one Kafka cluster use a topic of their own. */
-  topic?: string;
-  /** Defaults to CONSUMER_GROUPS.errorPipeline. */
-  consumerGroup?: string;
   /** Defaults to BATCHES_IN_FLIGHT; the bench sets 1 to measure the difference. */
   batchesInFlight?: number;
   /** How often the consumed-events ledger is pruned (ledger-retention.ts); false: never (tests). */
@@ -83,8 +79,8 @@ export async function startErrorConsumer(
     { bus: platform.bus, logger },
     {
       name: 'error pipeline',
-      topic: opts.topic ?? errorEvents.TOPIC,
-      group: opts.consumerGroup ?? CONSUMER_GROUPS.errorPipeline,
+      topic: errorEvents.TOPIC,
+      group: CONSUMER_GROUPS.errorPipeline,
       maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT,
       decode: (value, countDrop) => errorEvents.decodeErrorBatch(value, () => countDrop('invalid_event')),
       handle: (batches) => handleIsolatingPoison(isolation, batches),

@@ -6,7 +6,7 @@ import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { AnalyticalQueryError } from '../../platform/ports/analytical-store.ts';
-import { encodeErrorBatchEnvelope, encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
+import { encodeErrorBatchEnvelope, encodeErrorBatchV1, TOPIC as ERROR_EVENTS } from '../../schemas/bus/error-events.ts';
 import { ERROR_EVENT_TEXT_FIELD_NAMES, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
@@ -45,7 +45,6 @@ export interface Harness {
   /** Publish raw bytes on the pipeline's topic (resolves once published). */
   publishRaw(key: string, value: Buffer): Promise<void>;
   consumer: ErrorConsumer;
-  topic: string;
   /** Make the stand-in store refuse poisoned rows (true, the default) or take them (false). */
   poisonRefused(refused: boolean): void;
   close(): Promise<void>;
@@ -63,7 +62,8 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     },
     async close() {},
   };
-  const api = await buildTestApi({ real: opts.real, overrides: { clock, mailer } });
+  // Bus names of this run's own: runs sharing one Kafka cluster never take each other's batches.
+  const api = await buildTestApi({ real: opts.real, env: { BUS_NAME_SUFFIX: `.errors-test.${randomUUID()}` }, overrides: { clock, mailer } });
   // A stand-in for a row no store will take: occurrence rows whose message holds POISON_MARKER are refused
   // the way ClickHouse refuses a row it cannot parse (not retryable).
   const insert = api.platform.analytics.insert.bind(api.platform.analytics);
@@ -73,8 +73,7 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
       throw new AnalyticalQueryError(27, 'CANNOT_PARSE_INPUT_ASSERTION_FAILED', 'test: a row the store cannot read');
     return insert(table, rows, o);
   };
-  const topic = `errors.events.test.${randomUUID()}`;
-  const sub = await startErrorConsumer(api.platform, { caps: TEST_CAPS, topic, consumerGroup: `errors-test-${randomUUID()}` });
+  const sub = await startErrorConsumer(api.platform, { caps: TEST_CAPS });
   const user = await signUpAndSignIn(api.app, api.platform);
   const newProject = async () => {
     const p = await createProject(api.app, user.cookie, { domains: { production: [PROD_HOST], preview: ['*.preview.example.com'] } });
@@ -91,11 +90,10 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     failMail: (f) => (failing = f),
     newProject,
     consumer: sub,
-    topic,
     poisonRefused: (r) => (refusePoison = r),
-    publishRaw: (key, value) => api.platform.bus.publish(topic, [{ key, value }]),
+    publishRaw: (key, value) => api.platform.bus.publish(ERROR_EVENTS, [{ key, value }]),
     async publish(msg) {
-      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: busMessage(msg) }]);
+      await api.platform.bus.publish(ERROR_EVENTS, [{ key: msg.projectId, value: busMessage(msg) }]);
       if (!kafka) return;
       // Kafka: a sentinel on the same partition (same key) is fetched after `msg`, so once the
       // sentinel's ledger row is committed, `msg` has reached the handler. With two batches in flight
@@ -104,7 +102,7 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
       // its outcome; events the stand-in store refuses never do, and are not waited for), and for the
       // occurrence rows of its accepted events (written right after that commit).
       const sentinel = batch(sentinelProject.id, [event({ message: 'sentinel' })], { originHost: null });
-      await api.platform.bus.publish(topic, [{ key: msg.projectId, value: busMessage(sentinel) }]);
+      await api.platform.bus.publish(ERROR_EVENTS, [{ key: msg.projectId, value: busMessage(sentinel) }]);
       const sentinelId = sentinel.events[0]!.eventId;
       const db = api.platform.db;
       await vi.waitFor(async () => expect((await db.query('SELECT 1 FROM error_events_consumed WHERE event_id = $1', [sentinelId])).rows).toHaveLength(1), {
@@ -590,7 +588,7 @@ export function defineErrorPipelineScenarios(real?: TestPlatformOptions['real'])
     expect(kept!.error).toContain('CANNOT_PARSE_INPUT');
     h.poisonRefused(false);
     try {
-      expect(await replayUnprocessable(h.platform, { topic: h.topic, eventIds: [bad.eventId] })).toEqual({ replayed: 1 });
+      expect(await replayUnprocessable(h.platform, { eventIds: [bad.eventId] })).toEqual({ replayed: 1 });
       await vi.waitFor(async () => expect(await occurrenceCount(h.platform.analytics, { eventIds: [bad.eventId] })).toBe(1), { timeout: 30_000, interval: 50 });
       expect(await unprocessableRepository.list(h.platform.db, { eventIds: [bad.eventId] })).toEqual([]);
     } finally {

@@ -14,7 +14,7 @@ export async function listUnprocessable(platform: Pick<Platform, 'db'>, opts: { 
 
 export async function replayUnprocessable(
   platform: Pick<Platform, 'bus' | 'db'>,
-  opts: { eventIds?: string[]; limit?: number; topic?: string } = {},
+  opts: { eventIds?: string[]; limit?: number } = {},
 ): Promise<{ replayed: number }> {
   const kept = await unprocessableRepository.list(platform.db, opts);
   if (!kept.length) return { replayed: 0 };
@@ -27,7 +27,7 @@ export async function replayUnprocessable(
   );
   try {
     await platform.bus.publish(
-      opts.topic ?? errorEvents.TOPIC,
+      errorEvents.TOPIC,
       kept.map((k) => ({ key: k.projectId, value: k.message })),
     );
   } catch (err) {

@@ -54,7 +54,6 @@ const PUSH_KEEP_MS = 90 * 24 * 60 * 60_000;
 
 export async function startInboundConsumer(
   platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'txt' | 'config' | 'outbound'>,
-  opts: { topic?: string; consumerGroup?: string; deployTopic?: string } = {},
 ): Promise<PipelineConsumer<InboundDropReason>> {
   const { db, bus, clock } = platform;
   const logger = platform.logger.child({ component: 'inbound-pipeline' });
@@ -80,12 +79,7 @@ export async function startInboundConsumer(
     const outcomes: string[] = [];
     for (const p of projects) {
       try {
-        const q = await queueDeploy(
-          db,
-          bus,
-          { projectId: p.projectId, branch: intent.branch, trigger: 'push', triggerId: intent.sha, now: clock.now() },
-          opts.deployTopic,
-        );
+        const q = await queueDeploy(db, bus, { projectId: p.projectId, branch: intent.branch, trigger: 'push', triggerId: intent.sha, now: clock.now() });
         outcomes.push(q.deduplicated ? 'deduplicated' : 'queued');
       } catch (err) {
         // A production deploy already queued or building takes the push's commit when it clones: nothing to retry.
@@ -100,8 +94,8 @@ export async function startInboundConsumer(
     { bus, logger },
     {
       name: 'inbound pipeline',
-      topic: opts.topic ?? inboundEvents.TOPIC,
-      group: opts.consumerGroup ?? CONSUMER_GROUPS.inboundPipeline,
+      topic: inboundEvents.TOPIC,
+      group: CONSUMER_GROUPS.inboundPipeline,
       maxInFlight: 1,
       decode: (value) => inboundEvents.decode(value),
       async handle(events): Promise<BatchSummary<InboundDropReason>> {

@@ -8,7 +8,7 @@ import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https
 import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
-import { deliveryId } from './delivery-store.ts';
+import { deliveryId } from './deliveries-repository.ts';
 import { steerableGuard, type SteerableGuard } from '../../test/support/outbound-guard.ts';
 
 const stripe = Stripe.webhooks;
@@ -339,7 +339,7 @@ describe('retries, dead letter, Retry-After', () => {
        VALUES ($1, $2, $3, $1, 'user.created', '{}', 'pending', 0, 6, 0, $4, $4, $4)`,
       [id, projectId, ep.id, new Date(now)],
     );
-    const short = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 300, topic: `unused-${projectId}` });
+    const short = await startWebhookDispatcher(platform, { sweepIntervalMs: false, attemptTimeoutMs: 300 });
     try {
       await short.sweepOnce();
     } finally {

@@ -69,10 +69,6 @@ export interface DispatcherOptions {
   random?: () => number;
   /** Whole-attempt deadline; default LIMITS.webhook.attemptTimeoutMs (10 s). */
   attemptTimeoutMs?: number;
-  /** Defaults to TOPICS.projectEvents; tests sharing one Kafka cluster use a topic of their own. */
-  topic?: string;
-  /** Defaults to CONSUMER_GROUPS.webhookFanout. */
-  consumerGroup?: string;
 }
 
 export const USER_AGENT = 'Service-Webhooks/1.0';
@@ -278,11 +274,7 @@ export async function startWebhookDispatcher(
     }
   }
 
-  const subscription: Subscription = await platform.bus.subscribe(
-    opts.topic ?? projectEvents.TOPIC,
-    opts.consumerGroup ?? CONSUMER_GROUPS.webhookFanout,
-    handle,
-  );
+  const subscription: Subscription = await platform.bus.subscribe(projectEvents.TOPIC, CONSUMER_GROUPS.webhookFanout, handle);
 
   let sweeping: Promise<number> | undefined;
   const runSweep = () => {

@@ -6,10 +6,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { usageMonth } from '../../domain/usage-month.ts';
-import { start, type Running, type StartOptions } from '../../service/service.ts';
+import { start, type Running } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
-import { isolatedTopics } from './support/isolated-topics.ts';
 import { edgeKnows } from './error-tracking.test-scenarios.ts';
 import { eventually, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
 import { spawnRole, type RoleProcess } from './support/spawn-role.ts';
@@ -27,7 +26,6 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
   const running: Running[] = [];
   let first: RoleProcess | undefined;
   let env: Record<string, string>;
-  let testing: NonNullable<StartOptions['testing']>;
   let urls: ServiceUrls;
   let api: Running;
 
@@ -37,8 +35,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
       smtpUrl: 'smtp://127.0.0.1:1',
       overrides: { SETTINGS_REFRESH_MS: '250' },
     });
-    testing = isolatedTopics('analytics-crash');
-    ({ api, urls } = await startApiAndEdge(env, testing, 'e2e-analytics-crash', running));
+    ({ api, urls } = await startApiAndEdge(env, 'e2e-analytics-crash', running));
   });
 
   afterAll(async () => {
@@ -67,7 +64,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
     const finalCount = async () =>
       Number((await ch.query<{ n: string }>('SELECT count() AS n FROM analytics_events FINAL WHERE project_id = {p:String}', { p: p.id }))[0]?.n ?? 0);
 
-    first = await spawnRole('processor', env, testing);
+    first = await spawnRole('processor', env);
     expect(await post()).toBe(202);
     await eventually('the warm-up batch', async () => ((await finalCount()) === EVENTS_PER_BATCH ? true : undefined), 60_000);
 
@@ -80,7 +77,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
     expect(statuses.filter((s) => s !== 202)).toEqual([]);
     const storedBeforeRestart = await finalCount();
 
-    running.push(await start('processor', loadConfig(env), createLogger('silent', 'e2e-analytics-crash'), { testing }));
+    running.push(await start('processor', loadConfig(env), createLogger('silent', 'e2e-analytics-crash')));
     const total = accepted.length;
     expect(total).toBe((BATCHES + 1) * EVENTS_PER_BATCH);
     await eventually('every accepted event in ClickHouse', async () => ((await finalCount()) === total ? true : undefined), 90_000, 200);

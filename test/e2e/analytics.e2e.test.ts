@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { start, type Running, type StartOptions } from '../../service/service.ts';
+import { start, type Running } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
-import { isolatedTopics } from './support/isolated-topics.ts';
 import { defineAnalyticsScenarios, defineFlagScenarios, type AnalyticsService } from './analytics.test-scenarios.ts';
 import { definePostHogScenarios } from './posthog.test-scenarios.ts';
 
@@ -51,8 +50,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics end to end
   beforeAll(async () => {
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-analytics-dist-'));
     const config = loadConfig(distributedEnv({ dataDir, smtpUrl: 'smtp://127.0.0.1:1', overrides: { SETTINGS_REFRESH_MS: REFRESH_MS } }));
-    const opts: StartOptions = { testing: isolatedTopics('analytics') };
-    for (const role of ['processor', 'api', 'ingest'] as const) roles.push(await start(role, config, logger, opts));
+    for (const role of ['processor', 'api', 'ingest'] as const) roles.push(await start(role, config, logger));
     const [processor, api, ingest] = roles as [Running, Running, Running];
     expect([processor.platform.bus.adapter, api.platform.analytics.adapter, ingest.platform.limiter.adapter]).toEqual(['kafka', 'clickhouse', 'redis']);
     service = { ingestUrl: `http://127.0.0.1:${ingest.port}`, apiUrl: `http://127.0.0.1:${api.port}`, platform: api.platform };

@@ -9,7 +9,7 @@ import { start, type Running, type StartOptions } from '../../service/service.ts
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
 import { eventually, getWithHost, http, newProject, signedInUser, type ServiceUrls } from './support/http-client.ts';
-import { isolatedTopics } from './support/isolated-topics.ts';
+import { TOPICS } from '../../schemas/topics.ts';
 import { spawnRole, type RoleProcess } from './support/spawn-role.ts';
 
 /**
@@ -53,11 +53,11 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'deploys on Postgres 
       smtpUrl: 'smtp://127.0.0.1:1',
       overrides: { ALLOW_LOCAL_REPOS: 'true', BUILD_TIMEOUT_MS: '120000' },
     });
-    testing = { ...isolatedTopics('deploys'), buildLeaseMs: LEASE_MS };
+    testing = { buildLeaseMs: LEASE_MS };
     api = await start('api', loadConfig(env), createLogger('silent', 'e2e-deploys'), { testing });
     urls = { apiUrl: `http://127.0.0.1:${api.port}`, ingestUrl: `http://127.0.0.1:${api.port}` };
     // The topic exists before the builders join their group, so both are assigned partitions at once.
-    await api.platform.bus.publish(testing.deployTopic!, [{ key: 'warm-up', value: Buffer.from('{}') }]);
+    await api.platform.bus.publish(TOPICS.deployRequests, [{ key: 'warm-up', value: Buffer.from('{}') }]);
     for (let i = 0; i < 2; i++) builders.push(await spawnRole('builder', env, testing));
     cookie = (await signedInUser(api.platform, urls)).cookie;
   });

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { start, type Running, type StartOptions } from '../../service/service.ts';
+import { start, type Running } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv } from './support/distributed-env.ts';
-import { isolatedTopics } from './support/isolated-topics.ts';
 import { parseMessage, startSmtpReceiver } from '../support/smtp-receiver.ts';
 import { defineErrorTrackingScenarios, type E2eService } from './error-tracking.test-scenarios.ts';
 
@@ -73,12 +72,11 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'error tracking end t
     smtp = await startSmtpReceiver();
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-distributed-'));
     const config = loadConfig(distributedEnv({ dataDir, smtpUrl: smtp.url, overrides: { SETTINGS_REFRESH_MS: REFRESH_MS } }));
-    const opts: StartOptions = { testing: isolatedTopics('e2e') };
-    const processor = await start('processor', config, logger, opts);
+    const processor = await start('processor', config, logger);
     roles.push(processor);
-    const api = await start('api', config, logger, opts);
+    const api = await start('api', config, logger);
     roles.push(api);
-    const ingest = await start('ingest', config, logger, opts);
+    const ingest = await start('ingest', config, logger);
     roles.push(ingest);
     expect([
       processor.platform.bus.adapter,

@@ -4,10 +4,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
-import { start, type Running, type StartOptions } from '../../service/service.ts';
+import { start, type Running } from '../../service/service.ts';
 import { describeWith } from '../support/backends.ts';
 import { distributedEnv, startApiAndEdge } from './support/distributed-env.ts';
-import { isolatedTopics } from './support/isolated-topics.ts';
 import { startSmtpReceiver } from '../support/smtp-receiver.ts';
 import { edgeKnows } from './error-tracking.test-scenarios.ts';
 import { eventually, newProject, postBatch, signedInUser, type ServiceUrls } from './support/http-client.ts';
@@ -29,15 +28,13 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
   const running: Running[] = [];
   let first: RoleProcess | undefined;
   let env: Record<string, string>;
-  let testing: NonNullable<StartOptions['testing']>;
   let urls: ServiceUrls;
   let api: Running;
 
   beforeAll(async () => {
     smtp = await startSmtpReceiver();
     env = distributedEnv({ dataDir: await mkdtemp(path.join(os.tmpdir(), 'e2e-crash-')), smtpUrl: smtp.url, overrides: { SETTINGS_REFRESH_MS: '250' } });
-    testing = isolatedTopics('crash');
-    ({ api, urls } = await startApiAndEdge(env, testing, 'e2e-crash', running));
+    ({ api, urls } = await startApiAndEdge(env, 'e2e-crash', running));
   });
 
   afterAll(async () => {
@@ -69,7 +66,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
     const ledgerCount = async () =>
       Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM error_events_consumed WHERE project_id = $1', [p.id])).rows[0]!.n);
 
-    first = await spawnRole('processor', env, testing);
+    first = await spawnRole('processor', env);
     // The first processor is consuming: a warm-up batch made it all the way.
     expect(await post(BATCHES)).toBe(202); // numbered past the stream, so its tags are its own
     await eventually('the warm-up batch', async () => ((await ledgerCount()) === EVENTS_PER_BATCH ? true : undefined), 60_000);
@@ -83,7 +80,7 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'processor crash mid-
     expect(statuses.filter((s) => s !== 202)).toEqual([]);
     const processedBeforeRestart = await ledgerCount();
 
-    const second = await start('processor', loadConfig(env), createLogger('silent', 'e2e-crash'), { testing });
+    const second = await start('processor', loadConfig(env), createLogger('silent', 'e2e-crash'));
     running.push(second);
 
     const total = accepted.length;

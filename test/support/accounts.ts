@@ -111,7 +111,6 @@ export async function buildTestApi(
     plugins?: FastifyPluginAsync[];
     processors?: boolean;
     builder?: Pick<StartBuilderOptions, 'bwrap' | 'cgroupHost'>;
-    topics?: { deploy?: string; inbound?: string };
   } = {},
 ) {
   const platform = await createTestPlatform(opts);
@@ -134,7 +133,7 @@ export async function buildTestApi(
       () => inbound.stop(),
     );
   }
-  const app = await buildApiApp(platform, { plugins: opts.plugins, deployTopic: opts.topics?.deploy, inboundTopic: opts.topics?.inbound });
+  const app = await buildApiApp(platform, { plugins: opts.plugins });
   return {
     app,
     platform,
