@@ -23,7 +23,7 @@ import { createLogger } from '../platform/logger.ts';
 import { createPlatform } from '../platform/platform.ts';
 import { publishProjectEvent } from '../domain/project-event-publisher.ts';
 import { newId } from '../platform/tokens.ts';
-import { claimDue } from '../processor/webhooks/delivery-store.ts';
+import { deliveriesRepository } from '../processor/webhooks/deliveries-repository.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { makeSelfSignedCert } from '../test/support/https-receiver.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
@@ -217,10 +217,10 @@ async function main() {
       return { medianMs: +ms[Math.floor(ms.length / 2)].toFixed(2), maxMs: +ms[ms.length - 1].toFixed(2) };
     };
     // Nothing due: what every idle minute costs each processor.
-    const idleSweep = await time(() => claimDue(db, now, 200), 20);
+    const idleSweep = await time(() => deliveriesRepository.claimDue(db, now, 200), 20);
     // All due: claiming one batch of 200 (the work before sending), returned to pending after.
     const claimBatch = await time(async () => {
-      const claimed = await claimDue(db, later + 1000, 200);
+      const claimed = await deliveriesRepository.claimDue(db, later + 1000, 200);
       await db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, lease_token = NULL WHERE id = ANY($1::text[])", [
         claimed.map((c) => c.id),
       ]);

@@ -17,28 +17,10 @@ import { outputQuotaRepository } from './output-quota-repository.ts';
 export async function sweepArtifacts(db: Queryable, dataDir: string, keep: number, batch = 200): Promise<string[]> {
   const root = path.resolve(dataDir);
   const under = path.join(root, 'artifacts') + path.sep;
-  const r = await db.query<{ id: string; artifact_dir: string }>(
-    `WITH doomed AS (
-       SELECT id, artifact_dir FROM (
-         SELECT d.id, d.artifact_dir, row_number() OVER (PARTITION BY d.project_id ORDER BY d.finished_at DESC NULLS LAST, d.id DESC) AS rn
-           FROM deploys d
-          WHERE d.status = 'ready' AND d.artifact_dir IS NOT NULL AND (starts_with(d.artifact_dir, 'artifacts/') OR starts_with(d.artifact_dir, $2))
-       ) ranked
-       WHERE rn > $1
-       LIMIT $3)
-     UPDATE deploys SET artifact_dir = NULL FROM doomed
-      WHERE deploys.id = doomed.id AND deploys.artifact_dir IS NOT NULL
-        AND deploys.id NOT IN (SELECT live_deploy_id FROM projects WHERE live_deploy_id IS NOT NULL)
-      RETURNING deploys.id, doomed.artifact_dir`,
-    [keep, under, batch],
-  );
-  await removeOutputs(
-    db,
-    dataDir,
-    r.rows.map((row) => ({ id: row.id, artifactDir: row.artifact_dir })),
-  );
+  const forgotten = await outputQuotaRepository.forgetOldOutputs(db, keep, under, batch);
+  await removeOutputs(db, dataDir, forgotten);
   await measureKeptOutputs(db, dataDir, batch);
-  return r.rows.map((row) => row.id);
+  return forgotten.map((o) => o.id);
 }
 
 /** The files and source maps of outputs whose deploys already forgot them (swept, or released for a new output). */

@@ -66,6 +66,20 @@ export const buildsRepository = {
     );
   },
 
+  /**
+   * The project's newest GitHub App connection cloned from `repoUrl` (github-checkout.ts), by GitHub's ids; undefined
+   * when the URL is no connection of this project's.
+   */
+  async githubConnection(db: Queryable, projectId: string, repoUrl: string): Promise<{ repoId: number; installationId: number } | undefined> {
+    const r = await db.query<{ repo_id: string | number; installation_id: string | number }>(
+      `SELECT repo_id, installation_id FROM github_connections
+        WHERE project_id = $1 AND clone_url = $2 AND repo_id IS NOT NULL AND installation_id IS NOT NULL ORDER BY created_at DESC LIMIT 1`,
+      [projectId, repoUrl],
+    );
+    const c = r.rows[0];
+    return c && { repoId: Number(c.repo_id), installationId: Number(c.installation_id) };
+  },
+
   async source(db: Queryable, projectId: string): Promise<BuildSource | undefined> {
     const [s, env] = await Promise.all([
       db.query<{ repo_url: string; build_command: string; output_dir: string }>(

@@ -1,6 +1,6 @@
 import { githubAppFromConfig } from '../platform/github-app.ts';
 import type { Platform } from '../platform/platform.ts';
-import type { Queryable } from '../platform/ports/relational-store.ts';
+import { buildsRepository } from './builds-repository.ts';
 
 /**
  * The checkout of a repository connected through the GitHub App (issue 38): when a project builds from the clone URL
@@ -21,27 +21,18 @@ export interface CloneAuth {
 
 export type GithubCheckout = { repoUrl: string; token: string; auth: CloneAuth } | { refused: string } | undefined;
 
-const connectionOf = async (db: Queryable, projectId: string, repoUrl: string) =>
-  (
-    await db.query<{ repo_id: string | number; installation_id: string | number }>(
-      `SELECT repo_id, installation_id FROM github_connections
-        WHERE project_id = $1 AND clone_url = $2 AND repo_id IS NOT NULL AND installation_id IS NOT NULL ORDER BY created_at DESC LIMIT 1`,
-      [projectId, repoUrl],
-    )
-  ).rows[0];
-
 export function githubCheckout(platform: Pick<Platform, 'db' | 'config' | 'outbound'>): (projectId: string, repoUrl: string) => Promise<GithubCheckout> {
   const app = githubAppFromConfig(platform.config, platform.outbound);
   return async (projectId, repoUrl) => {
-    const c = await connectionOf(platform.db, projectId, repoUrl);
+    const c = await buildsRepository.githubConnection(platform.db, projectId, repoUrl);
     if (!c) return undefined;
     if (!app) return { refused: 'the repository is connected through the GitHub App, and no GitHub App is configured on this builder (GITHUB_APP_*)' };
     try {
-      const t = await app.cloneToken(Number(c.installation_id), Number(c.repo_id));
+      const t = await app.cloneToken(c.installationId, c.repoId);
       const basic = Buffer.from(`x-access-token:${t.token}`).toString('base64');
       return { repoUrl: t.repository.cloneUrl, token: t.token, auth: { url: t.repository.cloneUrl, header: `Authorization: Basic ${basic}` } };
     } catch (err) {
-      return { refused: `GitHub gave no token to read repository ${c.repo_id} (${(err as Error).message}): is the app still installed on it?` };
+      return { refused: `GitHub gave no token to read repository ${c.repoId} (${(err as Error).message}): is the app still installed on it?` };
     }
   };
 }

@@ -2,7 +2,8 @@ import type { Queryable } from '../platform/ports/relational-store.ts';
 
 /**
  * What the disk quotas read and write of deploys (output-quota.ts): the outputs an account keeps, the lock that makes
- * charges to one account take turns, releasing outputs, and the charge itself (deploys.artifact_bytes).
+ * charges to one account take turns, releasing outputs, and the charge itself (deploys.artifact_bytes); and the
+ * outputs the artifact sweep (artifact-sweep.ts) takes from deploys past a project's newest.
  */
 export interface KeptOutput {
   id: string;
@@ -68,5 +69,29 @@ export const outputQuotaRepository = {
 
   async measured(db: Queryable, deployId: string, bytes: number): Promise<void> {
     await db.query('UPDATE deploys SET artifact_bytes = $2 WHERE id = $1 AND artifact_bytes IS NULL', [deployId, bytes]);
+  },
+
+  /**
+   * Forget the outputs of up to `batch` ready deploys that are past their project's newest `keep` (by finish time), are
+   * stored under `under` (an absolute directory) or as `artifacts/...`, and are live nowhere at the moment of the
+   * statement. Answers each deploy with the directory it forgot, for the caller to delete.
+   */
+  async forgetOldOutputs(db: Queryable, keep: number, under: string, batch: number): Promise<Array<{ id: string; artifactDir: string }>> {
+    const r = await db.query<{ id: string; artifact_dir: string }>(
+      `WITH doomed AS (
+         SELECT id, artifact_dir FROM (
+           SELECT d.id, d.artifact_dir, row_number() OVER (PARTITION BY d.project_id ORDER BY d.finished_at DESC NULLS LAST, d.id DESC) AS rn
+             FROM deploys d
+            WHERE d.status = 'ready' AND d.artifact_dir IS NOT NULL AND (starts_with(d.artifact_dir, 'artifacts/') OR starts_with(d.artifact_dir, $2))
+         ) ranked
+         WHERE rn > $1
+         LIMIT $3)
+       UPDATE deploys SET artifact_dir = NULL FROM doomed
+        WHERE deploys.id = doomed.id AND deploys.artifact_dir IS NOT NULL
+          AND deploys.id NOT IN (SELECT live_deploy_id FROM projects WHERE live_deploy_id IS NOT NULL)
+        RETURNING deploys.id, doomed.artifact_dir`,
+      [keep, under, batch],
+    );
+    return r.rows.map((row) => ({ id: row.id, artifactDir: row.artifact_dir }));
   },
 };

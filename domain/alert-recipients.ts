@@ -1,9 +1,10 @@
 import type { Queryable } from '../platform/ports/relational-store.ts';
+import { alertRecipientsRepository } from './alert-recipients-repository.ts';
 
 /**
  * The project's alert recipients; when the list is empty, the project owner (so a fresh project still hears about
  * production errors). Addresses the mail provider reported as hard-bounced or complaining (mail_suppressions) are
- * left out until re-enabled in error-alert settings.
+ * left out until re-enabled in error-alert settings. Suppressions match addresses whatever their case.
  */
 export async function alertRecipients(db: Queryable, projectId: string): Promise<string[]> {
   return (await alertRecipientStates(db, projectId)).filter((r) => !r.suppressed).map((r) => r.email);
@@ -14,22 +15,23 @@ export async function alertRecipientStates(
   db: Queryable,
   projectId: string,
 ): Promise<Array<{ email: string; suppressed: { reason: 'bounced' | 'complained'; since: string } | null }>> {
-  const listed = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
-  const emails = listed.rows.length
-    ? listed.rows.map((x) => x.email)
-    : (await db.query<{ email: string }>('SELECT u.email FROM projects p JOIN users u ON u.id = p.owner_id WHERE p.id = $1', [projectId])).rows.map(
-        (x) => x.email,
-      );
+  const listed = await alertRecipientsRepository.listed(db, projectId);
+  const owner = listed.length ? undefined : await alertRecipientsRepository.ownerEmail(db, projectId);
+  const emails = listed.length ? listed : owner ? [owner] : [];
   if (!emails.length) return [];
-  const s = await db.query<{ email: string; reason: 'bounced' | 'complained'; at: Date | string }>(
-    'SELECT email, reason, at FROM mail_suppressions WHERE email = ANY($1::text[])',
-    [emails.map((e) => e.toLowerCase())],
+  const s = await alertRecipientsRepository.suppressions(
+    db,
+    emails.map((e) => e.toLowerCase()),
   );
-  const byEmail = new Map(s.rows.map((r) => [r.email, { reason: r.reason, since: new Date(r.at).toISOString() }]));
+  const byEmail = new Map(s.map((r) => [r.email, { reason: r.reason, since: r.since }]));
   return emails.map((email) => ({ email, suppressed: byEmail.get(email.toLowerCase()) ?? null }));
 }
 
 /** Take addresses off the suppression list (a person fixed the mailbox). */
 export async function reenableRecipients(db: Queryable, emails: string[]): Promise<void> {
-  if (emails.length) await db.query('DELETE FROM mail_suppressions WHERE email = ANY($1::text[])', [emails.map((e) => e.toLowerCase())]);
+  if (emails.length)
+    await alertRecipientsRepository.unsuppress(
+      db,
+      emails.map((e) => e.toLowerCase()),
+    );
 }

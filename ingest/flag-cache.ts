@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { FlagDefinitionSchema, type FlagDefinition } from '../schemas/flags.ts';
 import type { Environment } from '../schemas/error-event.ts';
+import { edgeRepository } from './edge-repository.ts';
 
 /**
  * The edge's copy of every project's feature flags, and of the newest ready deploys of projects that have flags
@@ -27,19 +28,9 @@ export interface FlagCache {
 const DEPLOYS_PER_PROJECT = 100;
 
 async function load(platform: Pick<Platform, 'db'>, previous?: Loaded): Promise<Loaded> {
-  const [flags, deploys] = await Promise.all([
-    platform.db.query<{ project_id: string; definition: unknown }>('SELECT project_id, definition FROM feature_flags ORDER BY project_id, key'),
-    platform.db.query<{ project_id: string; id: string; git_sha: string | null; environment: 'production' | 'preview' }>(
-      `SELECT project_id, id, lower(git_sha) AS git_sha, environment FROM (
-         SELECT d.project_id, d.id, d.git_sha, d.environment, d.created_at,
-                row_number() OVER (PARTITION BY d.project_id ORDER BY d.created_at DESC) AS n
-           FROM deploys d WHERE d.status = 'ready' AND d.project_id IN (SELECT DISTINCT project_id FROM feature_flags)) x
-        WHERE n <= $1 ORDER BY created_at`,
-      [DEPLOYS_PER_PROJECT],
-    ),
-  ]);
+  const [flags, deploys] = await Promise.all([edgeRepository.flagDefinitions(platform.db), edgeRepository.flaggedDeploys(platform.db, DEPLOYS_PER_PROJECT)]);
   // Nothing changed: keep the same objects, so answers cached against them stay valid (flags-route.ts).
-  const fingerprint = hash('sha1', JSON.stringify([flags.rows, deploys.rows]), 'hex');
+  const fingerprint = hash('sha1', JSON.stringify([flags, deploys]), 'hex');
   if (previous && previous.fingerprint === fingerprint) return previous;
   const out = new Map<string, ProjectFlags>();
   const entry = (id: string) => {
@@ -47,12 +38,12 @@ async function load(platform: Pick<Platform, 'db'>, previous?: Loaded): Promise<
     if (!p) out.set(id, (p = { flags: new Map(), deploys: new Map() }));
     return p;
   };
-  for (const r of flags.rows) {
+  for (const r of flags) {
     const def = FlagDefinitionSchema.safeParse(typeof r.definition === 'string' ? JSON.parse(r.definition) : r.definition);
     if (def.success) entry(r.project_id).flags.set(def.data.key, def.data);
   }
   // Oldest first: a sha deployed twice ends with its newest deploy's environment.
-  for (const d of deploys.rows) {
+  for (const d of deploys) {
     const p = entry(d.project_id);
     p.deploys.set(d.id, d.environment);
     if (d.git_sha) p.deploys.set(d.git_sha, d.environment);

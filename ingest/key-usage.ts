@@ -1,4 +1,5 @@
 import type { Platform } from '../platform/platform.ts';
+import { edgeRepository } from './edge-repository.ts';
 
 /**
  * When each ingest key was last used, for people to see in the key list ("Last used"), without a database write
@@ -23,12 +24,7 @@ export function startKeyUsage(platform: Pick<Platform, 'db' | 'clock' | 'logger'
     const ids = [...noted];
     noted = new Set();
     writing = writing
-      .then(() =>
-        platform.db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2)', [
-          ids,
-          new Date(platform.clock.now()),
-        ]),
-      )
+      .then(() => edgeRepository.markKeysUsed(platform.db, ids, platform.clock.now()))
       .then(
         () => undefined,
         (err) => {

@@ -1,9 +1,11 @@
 import type { Platform } from '../platform/platform.ts';
-import { loadPlatformHosts, platformHostPatterns } from '../platform/sites/platform-hosts.ts';
+import { platformHostPatterns } from '../platform/sites/platform-hosts.ts';
+import { sitesRepository } from '../platform/sites/sites-repository.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { tokenHash } from '../platform/tokens.ts';
 import { ENVIRONMENTS } from '../schemas/error-event.ts';
 import { monthlyCapFor, usageMonth } from '../domain/usage-month.ts';
+import { edgeRepository } from './edge-repository.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
@@ -55,23 +57,6 @@ export interface ProjectCache {
   stop(): void;
 }
 
-interface KeyRow {
-  key_id: string;
-  token_hash: string;
-  project_id: string;
-  project_number: string | number;
-  production_domains: string[] | null;
-  preview_domains: string[] | null;
-  paused: boolean | null;
-  ingest_origins: string[] | null;
-}
-
-interface UsageRow {
-  project_id: string;
-  environment: string;
-  accepted: string | number;
-}
-
 interface Snapshot {
   byHash: Map<string, EdgeKey>;
   /** Project id -> its oldest live ingest key (the same-origin path's). */
@@ -81,30 +66,15 @@ interface Snapshot {
 async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>): Promise<Snapshot> {
   const month = usageMonth(platform.clock.now());
   const [keys, usage, analyticsUsage, hosts] = await Promise.all([
-    platform.db.query<KeyRow>(
-      `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.number AS project_number, p.production_domains, p.preview_domains,
-              s.paused, s.ingest_origins
-         FROM api_keys k
-         JOIN projects p ON p.id = k.project_id
-         LEFT JOIN error_settings s ON s.project_id = p.id
-        WHERE k.kind = 'ingest' AND k.revoked_at IS NULL
-        ORDER BY k.created_at, k.id`,
-    ),
-    platform.db.query<UsageRow>(
-      `SELECT project_id, environment, accepted FROM error_monthly_usage
-        WHERE month = $1`,
-      [month],
-    ),
-    platform.db.query<{ project_id: string }>(`SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2`, [
-      month,
-      LIMITS.analyticsMonthlyQuota,
-    ]),
-    loadPlatformHosts(platform.db, null),
+    edgeRepository.ingestKeys(platform.db),
+    edgeRepository.errorUsage(platform.db, month),
+    edgeRepository.analyticsOverQuota(platform.db, month, LIMITS.analyticsMonthlyQuota),
+    sitesRepository.platformHosts(platform.db, null),
   ]);
-  const overQuota = new Set(analyticsUsage.rows.map((r) => r.project_id));
+  const overQuota = new Set(analyticsUsage);
   const caps = LIMITS.errorCaps;
   const capped = new Map<string, EdgeProject['capped']>();
-  for (const u of usage.rows) {
+  for (const u of usage) {
     const c = capped.get(u.project_id) ?? { production: false, preview: false, unknown: false };
     const env = ENVIRONMENTS.find((e) => e === u.environment);
     if (env && Number(u.accepted) >= monthlyCapFor(caps, env)) c[env] = true;
@@ -113,7 +83,7 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
   const projects = new Map<string, EdgeProject>();
   const map = new Map<string, EdgeKey>();
   const siteKeys = new Map<string, EdgeKey>();
-  for (const r of keys.rows) {
+  for (const r of keys) {
     let project = projects.get(r.project_id);
     if (!project) {
       const own = platformHostPatterns(hosts.get(r.project_id), platform.config.SITES_DOMAIN);

@@ -6,6 +6,7 @@ import { createUser } from '../api/accounts/users-repository.ts';
 import { insertProject } from '../api/projects/projects-repository.ts';
 import { createKey, projectNumber } from '../api/keys/keys-repository.ts';
 import { ingestDsn } from '../platform/sentry-dsn.ts';
+import { bootstrapRepository } from './bootstrap-repository.ts';
 
 /**
  * First start: with an empty instance, create the owner account, a demo project with domains,
@@ -27,10 +28,7 @@ export interface FirstStart {
 export async function bootstrapInstance(platform: Platform): Promise<FirstStart | null> {
   const { db, config, clock, logger } = platform;
   const result = await db.transaction(async (tx) => {
-    const marker = await tx.query('INSERT INTO instance_bootstrap (id, done_at) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id', [
-      new Date(clock.now()),
-    ]);
-    if (marker.rowCount !== 1 || !marker.rows.length) return null;
+    if (!(await bootstrapRepository.claimFirstStart(tx, clock.now()))) return null;
     const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
     const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
     // The demo's production domain is the host npm start serves its site on (<slug>.<SITES_DOMAIN>, any port).

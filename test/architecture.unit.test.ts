@@ -275,3 +275,115 @@ describe('architecture: no test switches in production code', () => {
     expect(busNameOverrides('const topic = TOPICS.errorEvents;\nlog.error({ topic: m.topic });\ngroupId: string | null;')).toEqual([]);
   });
 });
+
+/**
+ * Issue 39 §2: SQL has one home per family. A production file whose strings hold an SQL statement is its family's
+ * repository (`*-repository.ts`, or a file in a `repositories/` folder), or it is where the stores themselves live
+ * (adapters, migrations, ports). The files below still hold SQL elsewhere; the list only shrinks: a file that no
+ * longer does fails until it is taken off.
+ */
+const SQL_NOT_YET_IN_REPOSITORIES = new Set([
+  'api/accounts/sign-in-limits.ts',
+  'api/auth/auth-plugin.ts',
+  'api/auth/credentials.ts',
+  'api/billing/billing-routes.ts',
+  'api/deploys/deploy-logs.ts',
+  'api/email/inbox-routes.ts',
+  'api/flags/local-evaluation-routes.ts',
+  'api/integrations/github-routes.ts',
+  'api/mcp/mcp-route.ts',
+  'api/oauth/oauth-grants.ts',
+  'api/oauth/oauth-routes.ts',
+  'api/uptime/monitor-routes.ts',
+  'api/uptime/monitors-store.ts',
+  'api/uptime/status-route.ts',
+]);
+/** Repositories not yet in the one shape; the list only shrinks. */
+const REPOSITORIES_NOT_YET_ONE_SHAPE = new Set([
+  'api/accounts/users-repository.ts',
+  'api/analytics/analytics-repository.ts',
+  'api/cli/cli-repository.ts',
+  'api/deploys/deploys-repository.ts',
+  'api/errors/errors-repository.ts',
+  'api/flags/flags-repository.ts',
+  'api/integrations/github-repository.ts',
+  'api/keys/keys-repository.ts',
+  'api/projects/projects-repository.ts',
+  'api/webhooks/webhook-repository.ts',
+]);
+const isRepository = (rel: string) => rel.endsWith('-repository.ts') || rel.includes('/repositories/');
+const SQL_HOMES = ['platform/adapters/', 'platform/migrations/', 'platform/ports/', 'platform/migrate.ts'];
+/** The string literals of a file's code ('…', "…", `…` whole, with what they interpolate). */
+const stringsOf = (code: string) => code.match(/`(?:\\[\s\S]|[^`\\])*`|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"/g) ?? [];
+/** An SQL statement in one string: upper-case keywords, as every statement of ours is written. */
+const SQL_STATEMENT = /\bSELECT\b[\s\S]*?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\s+\w+\b[\s\S]*?\bSET\b|\bDELETE\s+FROM\b|\bWITH\s+\w+\s+AS\s*\(|\bON\s+CONFLICT\b/;
+const holdsSql = (text: string) => stringsOf(codeOf(text)).some((s) => SQL_STATEMENT.test(s));
+/**
+ * One shape: `export const <name>Repository = { method(db, ...) {...} }` (an interface may type it), and no exported
+ * function or second object beside it; types, constants and row mappers may be exported too.
+ */
+function repositoryShapeProblems(code: string): string[] {
+  const objects = code.match(/^export const \w+\s*(?::[^=\n]+)?=\s*\{/gm) ?? [];
+  const repositories = objects.filter((o) => /^export const \w+Repository\b/.test(o));
+  const problems: string[] = [];
+  if (repositories.length !== 1 || objects.length !== 1) problems.push(`exports ${objects.length} objects, ${repositories.length} named …Repository`);
+  if (/^export (?:async\s+)?function\b/m.test(code)) problems.push('exports functions');
+  return problems;
+}
+
+describe('architecture: SQL in repositories', () => {
+  const production = PRODUCTION.flatMap((folder) => files(join(ROOT, folder))).map((file) => ({
+    rel: relative(ROOT, file).split('\\').join('/'),
+    text: readFileSync(file, 'utf8'),
+  }));
+
+  it('SQL lives in repositories', () => {
+    const offenders: string[] = [];
+    const stale: string[] = [];
+    for (const { rel, text } of production) {
+      if (isRepository(rel) || SQL_HOMES.some((home) => rel.startsWith(home))) continue;
+      const sql = holdsSql(text);
+      if (sql && !SQL_NOT_YET_IN_REPOSITORIES.has(rel)) offenders.push(rel);
+      if (!sql && SQL_NOT_YET_IN_REPOSITORIES.has(rel)) stale.push(rel);
+    }
+    expect(offenders, "move the statements into the family's *-repository.ts").toEqual([]);
+    expect(stale, 'take these off SQL_NOT_YET_IN_REPOSITORIES').toEqual([]);
+  });
+
+  it('one repository shape: one exported `…Repository` object, no exported functions', () => {
+    const offenders: string[] = [];
+    const stale: string[] = [];
+    let seen = 0;
+    for (const { rel, text } of production) {
+      if (!isRepository(rel)) continue;
+      seen++;
+      const problems = repositoryShapeProblems(codeOf(text));
+      if (problems.length && !REPOSITORIES_NOT_YET_ONE_SHAPE.has(rel)) offenders.push(`${rel}: ${problems.join('; ')}`);
+      if (!problems.length && REPOSITORIES_NOT_YET_ONE_SHAPE.has(rel)) stale.push(rel);
+    }
+    expect(seen).toBeGreaterThan(20);
+    expect(offenders).toEqual([]);
+    expect(stale, 'take these off REPOSITORIES_NOT_YET_ONE_SHAPE').toEqual([]);
+  });
+
+  it('sees SQL in strings, and not in comments or prose', () => {
+    expect(holdsSql("db.query('SELECT id FROM projects WHERE slug = $1', [slug])")).toBe(true);
+    expect(holdsSql('tx.query(`INSERT INTO t (a) VALUES ($1)`)')).toBe(true);
+    expect(holdsSql("q(`UPDATE deploys d\n  SET status = 'ready'`)")).toBe(true);
+    expect(holdsSql('q("DELETE FROM t")')).toBe(true);
+    expect(holdsSql('q(`WITH due AS (SELECT 1) UPDATE x`)')).toBe(true);
+    expect(holdsSql('q(`... ON CONFLICT DO NOTHING`)')).toBe(true);
+    expect(holdsSql("// SELECT id FROM projects\n/** DELETE FROM t */\nconst a = 'select a project from the list';")).toBe(false);
+    expect(holdsSql("db.query('SELECT 1')")).toBe(false);
+  });
+
+  it('sees a repository of another shape', () => {
+    expect(repositoryShapeProblems('export const fooRepository = {\n  async get(db) {},\n};')).toEqual([]);
+    expect(repositoryShapeProblems('export interface FooRepository {}\nexport const fooRepository: FooRepository = {\n};')).toEqual([]);
+    expect(repositoryShapeProblems('export const toFoo = (r: Row) => r;\nexport const fooRepository = {\n};')).toEqual([]);
+    expect(repositoryShapeProblems('export async function getFoo(db) {}')).not.toEqual([]);
+    expect(repositoryShapeProblems('export const fooRepository = {\n};\nexport function bar() {}')).not.toEqual([]);
+    expect(repositoryShapeProblems('export const fooLedger = {\n};\nexport const barPushes = {\n};')).not.toEqual([]);
+    expect(repositoryShapeProblems('export const fooRepository = {\n};\nexport const bar = {\n};')).not.toEqual([]);
+  });
+});

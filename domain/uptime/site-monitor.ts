@@ -1,6 +1,6 @@
 import type { Platform } from '../../platform/platform.ts';
-import { newId } from '../../platform/tokens.ts';
 import { LIMITS } from '../../schemas/limits.ts';
+import { siteMonitorRepository } from './site-monitor-repository.ts';
 
 /**
  * The live site's own monitor (issue 26): when a project's first production deploy goes live, and the project has
@@ -14,14 +14,10 @@ export async function ensureSiteMonitor(
   projectId: string,
 ): Promise<'created' | 'exists' | 'switched_off' | 'not_first' | 'unreachable_domain'> {
   const { db } = platform;
-  const p = (await db.query<{ slug: string; uptime_site_monitor: boolean }>('SELECT slug, uptime_site_monitor FROM projects WHERE id = $1', [projectId]))
-    .rows[0];
+  const p = await siteMonitorRepository.project(db, projectId);
   if (!p) return 'not_first';
-  if (!p.uptime_site_monitor) return 'switched_off';
-  const ready = await db.query<{ n: string }>("SELECT count(*) AS n FROM deploys WHERE project_id = $1 AND environment = 'production' AND status = 'ready'", [
-    projectId,
-  ]);
-  if (Number(ready.rows[0]!.n) !== 1) return 'not_first';
+  if (!p.siteMonitor) return 'switched_off';
+  if ((await siteMonitorRepository.readyProductionDeploys(db, projectId)) !== 1) return 'not_first';
   const url = `https://${p.slug}.${platform.config.SITES_DOMAIN}/`;
   try {
     platform.outbound.parseUrl(url, 'uptime');
@@ -29,11 +25,12 @@ export async function ensureSiteMonitor(
   } catch {
     return 'unreachable_domain';
   }
-  const now = new Date(platform.clock.now());
-  const r = await db.query(
-    `INSERT INTO uptime_monitors (id, project_id, name, url, method, interval_sec, timeout_ms, site, next_check_at, created_at, updated_at)
-     VALUES ($1, $2, 'Live site', $3, 'GET', $4, $5, true, $6, $6, $6) ON CONFLICT (project_id) WHERE site DO NOTHING RETURNING id`,
-    [newId('mon_'), projectId, url, LIMITS.uptime.intervalSec.default, LIMITS.uptime.timeoutMs.default, now],
-  );
-  return r.rows.length ? 'created' : 'exists';
+  const created = await siteMonitorRepository.insert(db, {
+    projectId,
+    url,
+    intervalSec: LIMITS.uptime.intervalSec.default,
+    timeoutMs: LIMITS.uptime.timeoutMs.default,
+    now: platform.clock.now(),
+  });
+  return created ? 'created' : 'exists';
 }

@@ -6,6 +6,7 @@ import type { RateLimiter } from '../ports/rate-limiter.ts';
 import type { Platform } from '../platform.ts';
 import { publicBaseUrl, type Config } from '../config.ts';
 import { serviceHostRule } from './service-hosts.ts';
+import { sitesRepository, type SiteRow } from './sites-repository.ts';
 
 /**
  * Sites: a ready deploy's output, served as a static site by Host (issue 14 "Hosting"):
@@ -239,9 +240,8 @@ export function createSiteServer(
   const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
   const realRoots = new Map<string, string>();
 
-  type Row = { project_id: string; artifact_dir: string | null; serve_source_maps?: boolean | null };
   const dataDir = path.resolve(o.dataDir ?? '.');
-  const site = (row: Row | undefined): Site => ({
+  const site = (row: SiteRow | undefined): Site => ({
     projectId: row?.project_id ?? null,
     dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '',
     serveSourceMaps: row?.serve_source_maps === true,
@@ -265,28 +265,13 @@ export function createSiteServer(
     if (hostname.endsWith(suffix)) {
       const label = hostname.slice(0, -suffix.length);
       if (label.startsWith('dep-')) {
-        const r = await db.query<Row>(
-          `SELECT d.project_id, CASE WHEN d.status = 'ready' THEN d.artifact_dir END AS artifact_dir, p.serve_source_maps
-             FROM deploys d JOIN projects p ON p.id = d.project_id WHERE d.id = $1`,
-          [label.replace(/-/g, '_')],
-        );
-        return site(r.rows[0]);
+        return site(await sitesRepository.ofDeploy(db, label.replace(/-/g, '_')));
       }
-      const r = await db.query<Row>(
-        `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM projects p
-           LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
-        [label],
-      );
-      return site(r.rows[0]);
+      return site(await sitesRepository.ofSlug(db, label));
     }
     // A custom domain serves only once its project proved control of it (api/domains/).
-    const r = await db.query<Row>(
-      `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM project_domains pd JOIN projects p ON p.id = pd.project_id
-         JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
-        WHERE pd.domain = $1 AND pd.verified_at IS NOT NULL LIMIT 1`,
-      [hostname],
-    );
-    return r.rows[0] && site(r.rows[0]);
+    const row = await sitesRepository.ofDomain(db, hostname);
+    return row && site(row);
   }
 
   async function realRoot(root: string): Promise<string | undefined> {

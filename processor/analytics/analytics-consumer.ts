@@ -3,6 +3,7 @@ import * as analyticsEvents from '../../schemas/bus/analytics-events.ts';
 import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import { startPipelineConsumer } from '../pipeline-consumer.ts';
 import { createAnalyticsPipeline, type AnalyticsBatchSummary } from './analytics-pipeline.ts';
+import { analyticsEventsRepository } from './repositories/events-repository.ts';
 import { pruneAnalyticsLedger } from './steps/usage-step.ts';
 
 /**
@@ -34,11 +35,8 @@ export interface AnalyticsConsumer {
  */
 export async function applyAnalyticsRetention(platform: Pick<Platform, 'analytics'>, days: number): Promise<void> {
   const ttl = `toIntervalDay(${Math.trunc(days)})`;
-  const [table] = await platform.analytics.query<{ engine_full: string }>(
-    `SELECT engine_full FROM system.tables WHERE database = currentDatabase() AND name = 'analytics_events'`,
-  );
-  if (table?.engine_full.includes(ttl)) return;
-  await platform.analytics.command(`ALTER TABLE analytics_events MODIFY TTL toDateTime(timestamp) + ${ttl} SETTINGS materialize_ttl_after_modify = 0`);
+  if ((await analyticsEventsRepository.engine(platform.analytics))?.includes(ttl)) return;
+  await analyticsEventsRepository.setTtl(platform.analytics, ttl);
 }
 
 export async function startAnalyticsConsumer(platform: Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db' | 'logger'>): Promise<AnalyticsConsumer> {

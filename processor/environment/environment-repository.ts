@@ -1,4 +1,5 @@
-import { loadPlatformHosts, platformHostPatterns } from '../../platform/sites/platform-hosts.ts';
+import { platformHostPatterns } from '../../platform/sites/platform-hosts.ts';
+import { sitesRepository } from '../../platform/sites/sites-repository.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import type { DeployRef, ProjectDomains } from './environment.ts';
 
@@ -12,7 +13,7 @@ export interface EnvironmentRepository {
 
 export const environmentRepository: EnvironmentRepository = {
   async projectDomains(db, projectIds, sitesDomain) {
-    const rows = await loadPlatformHosts(db, projectIds);
+    const rows = await sitesRepository.platformHosts(db, projectIds);
     return new Map(
       [...rows.values()].map((p) => {
         const own = platformHostPatterns(p, sitesDomain);

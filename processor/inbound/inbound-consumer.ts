@@ -8,7 +8,8 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import type { BatchSummary } from '../batch-summary.ts';
 import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
 import { codeHostIntent } from './code-host/github-events.ts';
-import { codeHostConnections, codeHostPushes, inboundLedger } from './repositories/inbound-repository.ts';
+import { codeHostRepository } from './repositories/code-host-repository.ts';
+import { inboundRepository } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
 import { ACCOUNT_DEAUTHORIZED, accountDeauthorized } from './payments/account-deauthorized.ts';
 import { recordBillingEvent } from './payments/billing-ledger.ts';
@@ -67,14 +68,14 @@ export async function startInboundConsumer(
     if (e.provider !== 'github') return { outcome: 'not_handled', drop: 'unhandled_provider' };
     const intent = codeHostIntent(e);
     if (intent.kind === 'nothing') return { outcome: intent.why, drop: 'not_a_deploy' };
-    if (intent.kind === 'unbind') return { outcome: `unbound: ${await codeHostConnections.unbind(db, intent.installationId, intent.repositoryIds)}` };
+    if (intent.kind === 'unbind') return { outcome: `unbound: ${await codeHostRepository.unbind(db, intent.installationId, intent.repositoryIds)}` };
     if (!BranchSchema.safeParse(intent.branch).success) return { outcome: 'bad_branch_name', drop: 'not_a_deploy' };
     // Only the app's deliveries name an installation; bindings are by installation and repository id.
-    const projects = intent.installationId === null ? [] : await codeHostConnections.projectsOf(db, intent.repositoryId, intent.installationId);
+    const projects = intent.installationId === null ? [] : await codeHostRepository.projectsOf(db, intent.repositoryId, intent.installationId);
     if (!projects.length) return { outcome: 'unconnected', drop: 'unconnected_repository' };
     if (intent.sha) {
       const push = { repositoryId: intent.repositoryId, ref: intent.ref, sha: intent.sha, deliveryId: e.deliveryId, now: clock.now() };
-      if (!(await codeHostPushes.claim(db, push))) return { outcome: 'duplicate_push', drop: 'duplicate_push' };
+      if (!(await codeHostRepository.claimPush(db, push))) return { outcome: 'duplicate_push', drop: 'duplicate_push' };
     }
     const outcomes: string[] = [];
     for (const p of projects) {
@@ -104,7 +105,7 @@ export async function startInboundConsumer(
           // 1. act
           const r = await act(e);
           // 2. mark
-          if (!(await inboundLedger.markProcessed(db, e.provider, e.deliveryId, r.outcome, clock.now()))) {
+          if (!(await inboundRepository.markProcessed(db, e.provider, e.deliveryId, r.outcome, clock.now()))) {
             summary.duplicates++;
             continue;
           }
@@ -117,8 +118,8 @@ export async function startInboundConsumer(
       prune: {
         intervalMs: PRUNE_MS,
         run: async () =>
-          (await inboundLedger.pruneOlderThan(db, new Date(clock.now() - LIMITS.inbound.dedupeKeepMs), 10_000)) +
-          (await codeHostPushes.pruneOlderThan(db, new Date(clock.now() - PUSH_KEEP_MS), 10_000)),
+          (await inboundRepository.pruneOlderThan(db, new Date(clock.now() - LIMITS.inbound.dedupeKeepMs), 10_000)) +
+          (await codeHostRepository.prunePushes(db, new Date(clock.now() - PUSH_KEEP_MS), 10_000)),
       },
     },
   );

@@ -4,18 +4,8 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
-import {
-  claimDue,
-  createAttemptRecorder,
-  finishAttempt,
-  insertClaimedDeliveries,
-  LEASE_MS,
-  loadSendTarget,
-  releaseDelivery,
-  type ClaimedDelivery,
-  type SendTarget,
-  type Target,
-} from './delivery-store.ts';
+import { createAttemptRecorder } from './attempt-recorder.ts';
+import { deliveriesRepository, LEASE_MS, type ClaimedDelivery, type SendTarget, type Target } from './deliveries-repository.ts';
 import { nextDelayMs } from './backoff.ts';
 import { createReceiverGates } from './receiver-gates.ts';
 import { createWebhookAgents, sendWebhook } from './webhook-sender.ts';
@@ -34,7 +24,7 @@ import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
  *     slow receiver cannot hold the others' send slots; a wait the lease cannot cover hands the delivery back for
  *     later), take a send slot, sign with the target's current secret(s), POST through the SSRF-guarded sender on a
  *     kept-alive connection to that receiver, record the attempt (in groups with the attempts finishing alongside:
- *     delivery-store.ts createAttemptRecorder), then succeeded / pending with backoff / dead after maxAttempts.
+ *     attempt-recorder.ts), then succeeded / pending with backoff / dead after maxAttempts.
  * Claimed batches are worked on up to BATCHES_IN_FLIGHT at once, so one batch waiting on a slow receiver does not
  * hold back the next.
  */
@@ -100,14 +90,14 @@ export async function startWebhookDispatcher(
     const key = d.endpointId ?? `inbox:${d.inboxId}`;
     let pending = targets.get(key);
     if (!pending) {
-      pending = loadSendTarget(db, d, clock.now());
+      pending = deliveriesRepository.sendTarget(db, d, clock.now());
       targets.set(key, pending);
     }
     const target = await pending;
     const url = target.url;
     if (!url) {
       const now = clock.now();
-      const status = await finishAttempt(
+      const status = await deliveriesRepository.finishAttempt(
         db,
         { ...d, attempts: d.maxAttempts - 1 },
         { ok: false, error: 'target no longer has a webhook url', startedAt: now, finishedAt: now },
@@ -119,7 +109,7 @@ export async function startWebhookDispatcher(
     const origin = originOf(url);
     const waitMs = Math.max(0, claimedAt + LEASE_MS - attemptTimeoutMs - 5_000 - clock.now());
     if (!(await receivers.acquire(origin, waitMs))) {
-      await releaseDelivery(db, d, clock.now() + BUSY_RECEIVER_DELAY_MS, clock.now());
+      await deliveriesRepository.release(db, d, clock.now() + BUSY_RECEIVER_DELAY_MS, clock.now());
       outcomes.deferred++;
       return;
     }
@@ -199,34 +189,25 @@ export async function startWebhookDispatcher(
    */
   async function fanOut(events: ProjectEvent[]): Promise<ClaimedDelivery[]> {
     const items: Array<{ event: ProjectEvent; target: Target }> = [];
-    const endpointsOf = new Map<string, Array<{ id: string; events: string[]; max_attempts: number }>>();
+    const endpointsOf = new Map<string, Array<{ id: string; events: string[]; maxAttempts: number }>>();
     for (const ev of events) {
       if (ev.inboxId) {
-        const { rows } = await db.query<{ id: string }>(
-          'SELECT id FROM inboxes WHERE id = $1 AND project_id = $2 AND webhook_url IS NOT NULL AND webhook_secret IS NOT NULL',
-          [ev.inboxId, ev.projectId],
-        );
-        for (const r of rows) items.push({ event: ev, target: { kind: 'inbox', id: r.id, maxAttempts: LIMITS.webhook.maxAttempts.default } });
+        if (await deliveriesRepository.inboxHasWebhook(db, ev.inboxId, ev.projectId))
+          items.push({ event: ev, target: { kind: 'inbox', id: ev.inboxId, maxAttempts: LIMITS.webhook.maxAttempts.default } });
         continue;
       }
       let endpoints = endpointsOf.get(ev.projectId);
       if (!endpoints) {
-        endpoints = (
-          await db.query<{ id: string; events: string[]; max_attempts: number }>(
-            'SELECT id, events, max_attempts FROM webhook_endpoints WHERE project_id = $1',
-            [ev.projectId],
-          )
-        ).rows;
+        endpoints = await deliveriesRepository.endpointsOf(db, ev.projectId);
         endpointsOf.set(ev.projectId, endpoints);
       }
       for (const r of endpoints) {
-        if (subscriptionMatches(r.events ?? [], ev.event))
-          items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: Number(r.max_attempts) } });
+        if (subscriptionMatches(r.events, ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: r.maxAttempts } });
       }
     }
     const fresh: ClaimedDelivery[] = [];
     // Bounded statements: a few hundred rows each.
-    for (let i = 0; i < items.length; i += 500) fresh.push(...(await insertClaimedDeliveries(db, items.slice(i, i + 500), clock.now())));
+    for (let i = 0; i < items.length; i += 500) fresh.push(...(await deliveriesRepository.insertClaimed(db, items.slice(i, i + 500), clock.now())));
     return fresh;
   }
 
@@ -260,7 +241,7 @@ export async function startWebhookDispatcher(
     try {
       for (;;) {
         const claimedAt = clock.now();
-        const claimed = await claimDue(db, claimedAt, batchSize);
+        const claimed = await deliveriesRepository.claimDue(db, claimedAt, batchSize);
         if (!claimed.length) return total;
         total += claimed.length;
         await batches.start(claimed, claimedAt);

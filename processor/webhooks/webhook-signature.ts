@@ -16,3 +16,10 @@ export function signPayload(secret: string, t: number, rawBody: string): string 
 export function signatureHeader(secrets: readonly string[], t: number, rawBody: string): string {
   return [`t=${t}`, ...secrets.map((s) => `v1=${signPayload(s, t, rawBody)}`)].join(',');
 }
+
+/** The secrets that sign a delivery now: the new one first, and the previous one while its 24 h overlap lasts. */
+export function signingSecrets(current: string, previous: string | null, previousUntil: unknown, now: number): string[] {
+  // A time read back (a Date from timestamptz) or a clock reading.
+  const until = previousUntil instanceof Date ? previousUntil.getTime() : Number(previousUntil);
+  return previous && previousUntil != null && until > now ? [current, previous] : [current];
+}

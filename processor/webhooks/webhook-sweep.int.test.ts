@@ -5,7 +5,7 @@ import { describeWith } from '../../test/support/backends.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
-import { insertDeliveries } from './delivery-store.ts';
+import { deliveriesRepository } from './deliveries-repository.ts';
 
 /**
  * Several processors sweep the same Postgres at once: FOR UPDATE SKIP LOCKED plus the lease means
@@ -44,7 +44,7 @@ describeWith(['postgres'], 'webhook sweep on Postgres with several processors', 
     for (let i = 0; i < 200; i++) {
       const ev = { id: `evt_sweep_${projectId}_${i}`, projectId, event: 'user.created' as const, data: { i }, occurredAt: a.clock.now() };
       ids.push(
-        ...(await insertDeliveries(
+        ...(await deliveriesRepository.insert(
           a.db,
           [
             { event: ev, target: { kind: 'endpoint', id: ep1.id, maxAttempts: 6 } },

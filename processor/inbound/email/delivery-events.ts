@@ -1,3 +1,4 @@
+import { alertRecipientsRepository } from '../../../domain/alert-recipients-repository.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
 import { obj } from '../payload.ts';
@@ -21,10 +22,6 @@ export async function deliveryEvent(platform: Pick<Platform, 'db' | 'clock'>, e:
     .filter((a): a is string => typeof a === 'string' && a.includes('@') && a.length <= 320)
     .map((a) => a.trim().toLowerCase());
   if (!addresses.length) return { outcome: `${e.event} without recipients` };
-  await platform.db.query(
-    `INSERT INTO mail_suppressions (email, reason, at, source_event) SELECT unnest($1::text[]), $2, $3, $4
-     ON CONFLICT (email) DO UPDATE SET reason = EXCLUDED.reason, at = EXCLUDED.at, source_event = EXCLUDED.source_event`,
-    [addresses, reason, new Date(platform.clock.now()), e.deliveryId],
-  );
+  await alertRecipientsRepository.suppress(platform.db, addresses, reason, platform.clock.now(), e.deliveryId);
   return { outcome: `suppressed ${addresses.length} (${reason})` };
 }

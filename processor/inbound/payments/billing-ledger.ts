@@ -1,6 +1,7 @@
 import type { Platform } from '../../../platform/platform.ts';
 import type { InboundEvent } from '../../../schemas/bus/inbound-events.ts';
 import { obj, str, num } from '../payload.ts';
+import { billingRepository } from '../repositories/billing-repository.ts';
 
 /**
  * The platform's own Stripe billing events (`POST /v1/webhooks/payments`) into the billing ledger (billing_ledger,
@@ -35,11 +36,16 @@ export async function recordBillingEvent(
   const status = invoice ? (e.event === 'invoice.paid' ? 'paid' : 'failed') : (str(o.status) ?? (e.event.endsWith('.deleted') ? 'canceled' : null));
   const amount = invoice ? num(e.event === 'invoice.paid' ? o.amount_paid : o.amount_due) : null;
   const createdSec = num(e.payload.created);
-  const occurredAt = new Date(createdSec === null ? e.receivedAt : createdSec * 1000);
-  await platform.db.query(
-    `INSERT INTO billing_ledger (event_id, project_id, type, status, plan, amount, currency, occurred_at, recorded_at)
-     VALUES ($1, (SELECT id FROM projects WHERE id = $2 OR slug = $2 LIMIT 1), $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (event_id) DO NOTHING`,
-    [e.deliveryId, ref ?? null, e.event, status, plan, amount, str(o.currency) ?? null, occurredAt, new Date(platform.clock.now())],
-  );
+  await billingRepository.record(platform.db, {
+    eventId: e.deliveryId,
+    projectRef: ref ?? null,
+    type: e.event,
+    status,
+    plan,
+    amount,
+    currency: str(o.currency) ?? null,
+    occurredAt: createdSec === null ? e.receivedAt : createdSec * 1000,
+    recordedAt: platform.clock.now(),
+  });
   return { outcome: `recorded ${e.event}${ref ? '' : ' (no project)'}` };
 }

@@ -1,0 +1,82 @@
+import type { Queryable } from '../platform/ports/relational-store.ts';
+
+/**
+ * What the edge reads of the relational store, whole and in the background (project-cache.ts, flag-cache.ts), and the
+ * one thing it writes: when ingest keys were last used (key-usage.ts). No request waits on any of it.
+ */
+export interface IngestKeyRow {
+  key_id: string;
+  token_hash: string;
+  project_id: string;
+  project_number: string | number;
+  production_domains: string[] | null;
+  preview_domains: string[] | null;
+  paused: boolean | null;
+  ingest_origins: string[] | null;
+}
+
+export interface ErrorUsageRow {
+  project_id: string;
+  environment: string;
+  accepted: string | number;
+}
+
+export interface FlaggedDeployRow {
+  project_id: string;
+  id: string;
+  /** Lower-cased. */
+  git_sha: string | null;
+  environment: 'production' | 'preview';
+}
+
+export const edgeRepository = {
+  /** Live ingest keys with their project's settings, oldest key first. */
+  async ingestKeys(db: Queryable): Promise<IngestKeyRow[]> {
+    const r = await db.query<IngestKeyRow>(
+      `SELECT k.id AS key_id, k.token_hash, p.id AS project_id, p.number AS project_number, p.production_domains, p.preview_domains,
+              s.paused, s.ingest_origins
+         FROM api_keys k
+         JOIN projects p ON p.id = k.project_id
+         LEFT JOIN error_settings s ON s.project_id = p.id
+        WHERE k.kind = 'ingest' AND k.revoked_at IS NULL
+        ORDER BY k.created_at, k.id`,
+    );
+    return r.rows;
+  },
+
+  /** Errors accepted in `month`, per project and environment. */
+  async errorUsage(db: Queryable, month: string): Promise<ErrorUsageRow[]> {
+    const r = await db.query<ErrorUsageRow>('SELECT project_id, environment, accepted FROM error_monthly_usage WHERE month = $1', [month]);
+    return r.rows;
+  },
+
+  /** Projects that accepted at least `quota` analytics events in `month`. */
+  async analyticsOverQuota(db: Queryable, month: string, quota: number): Promise<string[]> {
+    const r = await db.query<{ project_id: string }>('SELECT project_id FROM analytics_monthly_usage WHERE month = $1 AND accepted >= $2', [month, quota]);
+    return r.rows.map((x) => x.project_id);
+  },
+
+  /** Every feature flag's stored definition, by project and key. */
+  async flagDefinitions(db: Queryable): Promise<Array<{ project_id: string; definition: unknown }>> {
+    const r = await db.query<{ project_id: string; definition: unknown }>('SELECT project_id, definition FROM feature_flags ORDER BY project_id, key');
+    return r.rows;
+  },
+
+  /** The newest `perProject` ready deploys of every project that has flags, oldest first. */
+  async flaggedDeploys(db: Queryable, perProject: number): Promise<FlaggedDeployRow[]> {
+    const r = await db.query<FlaggedDeployRow>(
+      `SELECT project_id, id, lower(git_sha) AS git_sha, environment FROM (
+         SELECT d.project_id, d.id, d.git_sha, d.environment, d.created_at,
+                row_number() OVER (PARTITION BY d.project_id ORDER BY d.created_at DESC) AS n
+           FROM deploys d WHERE d.status = 'ready' AND d.project_id IN (SELECT DISTINCT project_id FROM feature_flags)) x
+        WHERE n <= $1 ORDER BY created_at`,
+      [perProject],
+    );
+    return r.rows;
+  },
+
+  /** Note that these keys were used at `at` (a key's time only moves forward). */
+  async markKeysUsed(db: Queryable, keyIds: string[], at: number): Promise<void> {
+    await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = ANY($1::text[]) AND (last_used_at IS NULL OR last_used_at < $2)', [keyIds, new Date(at)]);
+  },
+};
