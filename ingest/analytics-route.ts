@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { AnalyticsBatchSchema, AnalyticsEventSchema, clampTimestamp, validAnalyticsEvent, type StampedAnalyticsEvent } from '../schemas/analytics-event.ts';
 import { LIMITS } from '../schemas/limits.ts';
 import { secondsToMonthEnd } from '../domain/usage-month.ts';
-import type { BatchRoute, ParseContext, Parsed } from './batch-route.ts';
+import type { BatchFeed, BatchRoute, ParseContext, Parsed } from './batch-route.ts';
 import { refusal, type Refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
 import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
@@ -84,28 +84,30 @@ export function stampAnalyticsBatch(batch: unknown[], ctx: Pick<ParseContext, 'p
   return { ok: true, events: events.length, value, rejected, dropped: rejected.length ? { invalid_event: rejected.length } : undefined };
 }
 
-export function analyticsRoute(deps: { now: () => number; publish: BatchRoute['publish'] }): BatchRoute {
+export function analyticsRoute(deps: { now: () => number; publish: BatchFeed['publish'] }): BatchRoute {
   const rate = LIMITS.analyticsIngestRate;
   return {
-    path: ANALYTICS_INGEST_PATH,
-    healthPath: ANALYTICS_INGEST_HEALTH_PATH,
-    maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes,
-    cap: (project) =>
-      project.analyticsQuotaReached
-        ? refusal('quota_exceeded', `this project stored its ${LIMITS.analyticsMonthlyQuota} analytics events for the month`, {
-            retryAfterSec: secondsToMonthEnd(deps.now()),
-          })
-        : undefined,
-    rateLimits: (keyId, ip) => [
-      { key: `analytics:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
-      { key: `analytics:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
-    ],
-    rateLimitedMessage: 'too many analytics requests for this ingest key',
-    parse: (read, ctx) => parseAnalyticsBatch(read.body, ctx),
-    publish: deps.publish,
-    acceptedReply: (parsed) => ({
-      status: 202,
-      body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] } satisfies AnalyticsAcceptedAnswer),
-    }),
+    paths: { path: ANALYTICS_INGEST_PATH, healthPath: ANALYTICS_INGEST_HEALTH_PATH },
+    feed: {
+      cap: (project) =>
+        project.analyticsQuotaReached
+          ? refusal('quota_exceeded', `this project stored its ${LIMITS.analyticsMonthlyQuota} analytics events for the month`, {
+              retryAfterSec: secondsToMonthEnd(deps.now()),
+            })
+          : undefined,
+      rateLimits: (keyId, ip) => [
+        { key: `analytics:ki:${keyId}:${ip}`, limit: rate.perKeyAndIpPerMinute, windowMs: MINUTE_MS },
+        { key: `analytics:k:${keyId}`, limit: rate.perKeyPerMinute, windowMs: MINUTE_MS },
+      ],
+      rateLimitedMessage: 'too many analytics requests for this ingest key',
+      publish: deps.publish,
+    },
+    format: { maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes, parse: (read, ctx) => parseAnalyticsBatch(read.body, ctx) },
+    dialect: {
+      acceptedReply: (parsed) => ({
+        status: 202,
+        body: JSON.stringify({ ingested: parsed.events, rejected: parsed.rejected ?? [] } satisfies AnalyticsAcceptedAnswer),
+      }),
+    },
   };
 }

@@ -27,8 +27,10 @@ import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-sp
 
 /**
  * One public batch route of the edge (errors, analytics, the Sentry envelope and store routes, and their site-host forms;
- * schemas/api/edge.ts lists them): a route names its path, limits, cap, how a body becomes one bus message, and where
- * it goes; everything else is here.
+ * schemas/api/edge.ts lists them). A route is four things, each shared as a whole where routes share it: where it is
+ * served (`paths`; a site-host form changes only these), what it feeds (`feed`: the cap, rate limits and bus of errors
+ * or of analytics, which the Sentry and PostHog routes take over), how its body is read (`format`) and, for callers with
+ * SDKs of their own, how it answers them (`dialect`). Everything else is here.
  *
  * Per request, no database I/O:
  *   1-7. admission from the headers (admission.ts)                           401/403/415/413/403/204/429/503
@@ -38,6 +40,14 @@ import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-sp
  * Every request not accepted is counted by reason (refusals.ts), served at the route's health path.
  */
 export interface BatchRoute {
+  paths: BatchPaths;
+  feed: BatchFeed;
+  format: BatchFormat;
+  dialect?: BatchDialect;
+}
+
+/** Where a route is served. */
+export interface BatchPaths {
   path: string;
   /** More paths served the same way (e.g. without a trailing slash). */
   aliases?: string[];
@@ -50,34 +60,46 @@ export interface BatchRoute {
    * a Host that is no site is 404.
    */
   siteKeyed?: boolean;
-  maxBodyBytes: number;
+}
+
+/** What a route's batches count against and go to: the errors or the analytics of a project. */
+export interface BatchFeed {
   cap: AdmissionRules['cap'];
-  credential?: AdmissionRules['credential'];
-  mediaType?: AdmissionRules['mediaType'];
-  check?: AdmissionRules['check'];
   /** The rate limits one request counts against. */
   rateLimits(keyId: string, ip: string): RateHit[];
   rateLimitedMessage: string;
-  /**
-   * Pure: the body as one bus message value, or why it is refused. `events` may be 0 (nothing to publish, e.g. a
-   * Sentry envelope of sessions only); `dropped` counts what the body held that is taken and not kept, by reason.
-   */
-  parse(body: ReadBody, ctx: ParseContext): Parsed | Refusal;
   publish(message: { key: string; value: Buffer }): Promise<void>;
-  /** The 2xx answer (default 202 `{ ingested }`). */
-  acceptedReply?(parsed: Parsed): { status: number; body: string };
-  /** Headers added to a refusal (Sentry SDKs read their rate limits from X-Sentry-Rate-Limits). */
-  refusalHeaders?(r: Refusal): Headers;
-  /** Request headers a cross-origin caller may send (CORS preflight). */
-  corsAllowHeaders?: string;
+}
+
+/** How a route reads a request: its size limit, where the key is, the media types it takes, and the body's format. */
+export interface BatchFormat {
+  maxBodyBytes: number;
+  credential?: AdmissionRules['credential'];
+  mediaType?: AdmissionRules['mediaType'];
+  check?: AdmissionRules['check'];
   /**
    * For callers that name the key inside the body (PostHog's SDKs, ingest/posthog/): the body is read and opened
    * first, then admitted as if it carried the key found (else the request's own credential headers); `parse` gets
    * what was opened as `ctx.opened`, so the body is decoded once.
    */
-  openBody?(read: ReadBody, h: BatchRequestHeaders): { token: string; opened: unknown } | Refusal;
+  open?(read: ReadBody, h: BatchRequestHeaders): { token: string; opened: unknown } | Refusal;
+  /**
+   * Pure: the body as one bus message value, or why it is refused. `events` may be 0 (nothing to publish, e.g. a
+   * Sentry envelope of sessions only); `dropped` counts what the body held that is taken and not kept, by reason.
+   */
+  parse(body: ReadBody, ctx: ParseContext): Parsed | Refusal;
+}
+
+/** How a route answers callers whose SDKs read answers of their own shape (Sentry's, PostHog's), and its own 2xx. */
+export interface BatchDialect {
+  /** The 2xx answer (default 202 `{ ingested }`). */
+  acceptedReply?(parsed: Parsed): { status: number; body: string };
+  /** Headers added to a refusal (Sentry SDKs read their rate limits from X-Sentry-Rate-Limits). */
+  refusalHeaders?(r: Refusal): Headers;
   /** Fields added to a refusal's JSON body beside `error` and `message` (PostHog's SDKs read their own shape). */
   refusalBody?(r: Refusal): Record<string, unknown>;
+  /** Request headers a cross-origin caller may send (CORS preflight). */
+  corsAllowHeaders?: string;
 }
 
 export interface ParseContext {
@@ -86,7 +108,7 @@ export interface ParseContext {
   receivedAt: number;
   hasOrigin: boolean;
   contentEncoding: string;
-  /** What the route's openBody made of the body, when it has one. */
+  /** What the route's `format.open` made of the body, when it has one. */
   opened?: unknown;
 }
 
@@ -130,25 +152,26 @@ export const CLIENT_IP_HEADER = 'x-service-client-ip';
 export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   const { app, platform, cache, counters, log } = edge;
   const { config, limiter, clock } = platform;
+  const { paths, feed, format, dialect = {} } = route;
   const rules: AdmissionRules = {
     cache,
     widgetHosts: config.WIDGET_HOSTS,
-    maxBodyBytes: route.maxBodyBytes,
-    cap: route.cap,
-    credential: route.credential,
-    mediaType: route.mediaType,
-    check: route.check,
+    maxBodyBytes: format.maxBodyBytes,
+    cap: feed.cap,
+    credential: format.credential,
+    mediaType: format.mediaType,
+    check: format.check,
     diskLow: () => platform.disk.low,
   };
   const preflight: Headers = [
     ['Access-Control-Allow-Methods', 'POST'],
-    ['Access-Control-Allow-Headers', route.corsAllowHeaders ?? DEFAULT_CORS_ALLOW_HEADERS],
+    ['Access-Control-Allow-Headers', dialect.corsAllowHeaders ?? DEFAULT_CORS_ALLOW_HEADERS],
     ['Access-Control-Max-Age', '600'],
   ];
-  const tooLarge = refusal('too_large', `body exceeds ${route.maxBodyBytes} bytes`);
+  const tooLarge = refusal('too_large', `body exceeds ${format.maxBodyBytes} bytes`);
 
-  if (route.healthPath) {
-    app.get(route.healthPath, (res) => {
+  if (paths.healthPath) {
+    app.get(paths.healthPath, (res) => {
       send(
         res,
         immediateReply(),
@@ -162,7 +185,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     });
   }
 
-  for (const path of [route.path, ...(route.aliases ?? [])]) {
+  for (const path of [paths.path, ...(paths.aliases ?? [])]) {
     app.options(path, (res, req) => {
       const origin = req.getHeader('origin');
       // A preflight carries no key, so the project (and its origin list) is unknown here: the POST
@@ -171,7 +194,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
       send(res, immediateReply(), 204, headers);
     });
-    app.post(path, route.siteKeyed ? postToSite : route.openBody ? postOpened : post);
+    app.post(path, paths.siteKeyed ? postToSite : format.open ? postOpened : post);
     app.any(path, (res, req) => {
       sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
     });
@@ -182,7 +205,12 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   function refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void {
-    counters.refuse(res, st, route.refusalBody ? { ...r, body: route.refusalBody(r) } : r, route.refusalHeaders ? [...cors, ...route.refusalHeaders(r)] : cors);
+    counters.refuse(
+      res,
+      st,
+      dialect.refusalBody ? { ...r, body: dialect.refusalBody(r) } : r,
+      dialect.refusalHeaders ? [...cors, ...dialect.refusalHeaders(r)] : cors,
+    );
   }
 
   function callerIp(res: uWS.HttpResponse, req: uWS.HttpRequest, relayed: boolean): string {
@@ -194,8 +222,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   function post(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
-    const st = timedReply(watchedReply(res), route.path, edge.observe);
-    const h = batchRequestHeaders(req, route.hasParam);
+    const st = timedReply(watchedReply(res), paths.path, edge.observe);
+    const h = batchRequestHeaders(req, paths.hasParam);
     const cors = corsOf(h.origin);
 
     // 1-6. admission
@@ -204,8 +232,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
 
     // 7. body and rate limits, concurrently (everything needed later is copied now: `req` dies at the first await)
     const ip = callerIp(res, req, true);
-    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
-    const limits = limiter.hitAll(route.rateLimits(admitted.key.keyId, ip));
+    const body = readBody(res, st, format.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
+    const limits = limiter.hitAll(feed.rateLimits(admitted.key.keyId, ip));
     guarded(res, st, cors, accept(res, st, body, limits, admitted, h, cors));
   }
 
@@ -227,13 +255,13 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     relayed: boolean,
     then: (r: { st: ReplyState; h: BatchRequestHeaders; cors: Headers; ip: string; body: Promise<ReadBody | null> }) => Promise<void>,
   ): void {
-    const st = timedReply(watchedReply(res), route.path, edge.observe);
-    const h = batchRequestHeaders(req, route.hasParam);
+    const st = timedReply(watchedReply(res), paths.path, edge.observe);
+    const h = batchRequestHeaders(req, paths.hasParam);
     const cors = corsOf(h.origin);
     const ip = callerIp(res, req, relayed);
     const declared = Number(h.contentLength) || 0;
-    if (declared > route.maxBodyBytes) return refuse(res, st, tooLarge, cors);
-    const body = readBody(res, st, route.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
+    if (declared > format.maxBodyBytes) return refuse(res, st, tooLarge, cors);
+    const body = readBody(res, st, format.maxBodyBytes, () => refuse(res, st, tooLarge, cors), declared);
     guarded(res, st, cors, then({ st, h, cors, ip, body }));
   }
 
@@ -260,23 +288,23 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         await body;
         return refuse(res, st, admitted, cors);
       }
-      await accept(res, st, body, limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
+      await accept(res, st, body, limiter.hitAll(feed.rateLimits(admitted.key.keyId, ip)), admitted, h, cors);
     });
   }
 
   /**
-   * The key is inside the body (route.openBody): the body is read whole (within the limit) and opened, then the
+   * The key is inside the body (route.format.open): the body is read whole (within the limit) and opened, then the
    * request is admitted with the key found and goes on as any other.
    */
   function postOpened(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
     admitLater(res, req, true, async ({ st, h, cors, ip, body }) => {
       const read = await body;
       if (read === null || st.done || st.aborted) return;
-      const opened = route.openBody!(read, h);
+      const opened = format.open!(read, h);
       if ('reason' in opened) return refuse(res, st, opened, cors);
       const admitted = admitBatch(h, { ...rules, credential: (headers) => opened.token || ingestCredential(headers) });
       if (!('ok' in admitted)) return refuse(res, st, admitted, cors);
-      await accept(res, st, Promise.resolve(read), limiter.hitAll(route.rateLimits(admitted.key.keyId, ip)), admitted, h, cors, opened.opened);
+      await accept(res, st, Promise.resolve(read), limiter.hitAll(feed.rateLimits(admitted.key.keyId, ip)), admitted, h, cors, opened.opened);
     });
   }
 
@@ -302,12 +330,12 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     if (read === null || st.done || st.aborted) return;
     const refused = decisions.filter((d) => !d.allowed);
     if (refused.length) {
-      return refuse(res, st, refusal('rate_limited', route.rateLimitedMessage, { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
+      return refuse(res, st, refusal('rate_limited', feed.rateLimitedMessage, { retryAfterSec: Math.max(1, ...refused.map((d) => d.retryAfterSec)) }), cors);
     }
 
     // 8. validate and stamp
     const projectId = admitted.key.project.id;
-    const outcome = route.parse(read, {
+    const outcome = format.parse(read, {
       projectId,
       originHost: admitted.originHost,
       receivedAt: clock.now(),
@@ -320,7 +348,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     // 9. hand off: one message per request, the 2xx only after the bus holds it
     if (outcome.events > 0) {
       try {
-        await route.publish({ key: projectId, value: outcome.value });
+        await feed.publish({ key: projectId, value: outcome.value });
       } catch (err) {
         log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
         // Out of space for the bus's log: the watch turns low at once, so the next batches are refused at admission.
@@ -330,7 +358,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     }
     counters.accepted(outcome.events, outcome.dropped);
     edge.keyUsage?.used(admitted.key.keyId);
-    const reply = route.acceptedReply ? route.acceptedReply(outcome) : { status: 202, body: `{"ingested":${outcome.events}}` };
+    const reply = dialect.acceptedReply ? dialect.acceptedReply(outcome) : { status: 202, body: `{"ingested":${outcome.events}}` };
     send(res, st, reply.status, [['Content-Type', 'application/json'], ...cors], reply.body);
   }
 }

@@ -84,10 +84,10 @@ export async function startIngestServer(
   const analyticsPublisher = createCoalescingPublisher(bus, analyticsEvents.TOPIC);
   const analytics = analyticsRoute({ now: () => clock.now(), publish: (m) => analyticsPublisher.publish(m) });
   registerBatchRoute({ ...edge, counters: analyticsCounters }, analytics);
-  registerBatchRoute({ ...edge, counters: analyticsCounters }, { ...analytics, path: SITE_ANALYTICS_PATH, healthPath: undefined, siteKeyed: true });
+  registerBatchRoute({ ...edge, counters: analyticsCounters }, { ...analytics, paths: { path: SITE_ANALYTICS_PATH, siteKeyed: true } });
   registerBatchRoute(edge, errors);
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
-  registerBatchRoute(edge, { ...errors, path: SITE_ERRORS_PATH, healthPath: undefined, siteKeyed: true });
+  registerBatchRoute(edge, { ...errors, paths: { path: SITE_ERRORS_PATH, siteKeyed: true } });
   for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
   const flags = await startFlagCache(platform);
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);

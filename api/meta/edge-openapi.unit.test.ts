@@ -85,7 +85,7 @@ describe('the edge contract', () => {
     const body = Buffer.from(JSON.stringify({ batch: [{ event: 'signup', distinctId: 'u1' }, { event: '' }] }));
     const parsed = parseAnalyticsBatch(body, { projectId: 'prj_1', originHost: null, receivedAt: Date.UTC(2026, 0, 1) });
     if (!('ok' in parsed)) throw new Error(parsed.message);
-    const answer = AnalyticsAcceptedAnswer.parse(JSON.parse(route.acceptedReply!(parsed).body));
+    const answer = AnalyticsAcceptedAnswer.parse(JSON.parse(route.dialect!.acceptedReply!(parsed).body));
     expect(answer.ingested).toBe(1);
     expect(answer.rejected.map((r) => r.index)).toEqual([1]);
     expect(IngestedAnswer.parse({ ingested: answer.ingested })).toEqual({ ingested: 1 });

@@ -12,7 +12,7 @@ import { eventOfPostHog } from './posthog-event.ts';
  * are the analytics route (analytics-route.ts) with its cap (the monthly quota), rate limits and topic, and admission's
  * origin and paused rules, unchanged; the processor scrubs and stores their events like any other.
  *
- * Per request (batch-route.ts, `openBody`): the body is read (at most LIMITS.posthog.maxBodyBytes) and opened
+ * Per request (batch-route.ts, `format.open`): the body is read (at most LIMITS.posthog.maxBodyBytes) and opened
  * (posthog-body.ts: gzip, the `data=` form, JSON) to find the key it names; then admission as for every batch route;
  * then each event is mapped to ours (posthog-event.ts) and checked and stamped as `POST /v1/analytics/i` does, a
  * malformed one dropped and counted. PostHog's answers: 200 `{ "status": 1 }`; refusals carry PostHog's error fields
@@ -54,22 +54,22 @@ export function posthogErrorFields(r: Refusal): Record<string, unknown> {
 /** The capture routes, built from the analytics route (its cap, rate limits and publisher). */
 export function posthogCaptureRoutes(analytics: BatchRoute): BatchRoute[] {
   return POSTHOG_CAPTURE_PATHS.map((path) => ({
-    path,
-    aliases: [path.slice(0, -1)],
-    maxBodyBytes: LIMITS.posthog.maxBodyBytes,
-    cap: analytics.cap,
-    rateLimits: analytics.rateLimits,
-    rateLimitedMessage: analytics.rateLimitedMessage,
-    publish: analytics.publish,
-    // posthog-js posts gzip as text/plain and the base64 form as a form (no preflight); posthog-node posts JSON.
-    mediaType: () => true,
-    openBody: (read, h) => {
-      const opened = openPostHogBody(read.body, h);
-      return 'reason' in opened ? opened : { token: opened.token, opened };
+    paths: { path, aliases: [path.slice(0, -1)] },
+    feed: analytics.feed,
+    format: {
+      maxBodyBytes: LIMITS.posthog.maxBodyBytes,
+      // posthog-js posts gzip as text/plain and the base64 form as a form (no preflight); posthog-node posts JSON.
+      mediaType: () => true,
+      open: (read, h) => {
+        const opened = openPostHogBody(read.body, h);
+        return 'reason' in opened ? opened : { token: opened.token, opened };
+      },
+      parse: (_read, ctx) => parsePostHogCapture(ctx.opened as OpenedBody, ctx),
     },
-    parse: (_read, ctx) => parsePostHogCapture(ctx.opened as OpenedBody, ctx),
-    acceptedReply: () => ({ status: 200, body: '{"status":1}' }),
-    refusalBody: posthogErrorFields,
-    corsAllowHeaders: 'content-type, content-encoding, authorization, x-service-analytics-key',
+    dialect: {
+      acceptedReply: () => ({ status: 200, body: '{"status":1}' }),
+      refusalBody: posthogErrorFields,
+      corsAllowHeaders: 'content-type, content-encoding, authorization, x-service-analytics-key',
+    },
   }));
 }

@@ -4,7 +4,7 @@ import { ingestTokenOfSentryKey } from '../../platform/sentry-dsn.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { ErrorEvent } from '../../schemas/error-event.ts';
 import { ingestCredential, type BatchRequestHeaders } from '../admission.ts';
-import type { BatchRoute, Parsed, ParseContext } from '../batch-route.ts';
+import type { BatchDialect, BatchFormat, BatchRoute, Parsed, ParseContext } from '../batch-route.ts';
 import { parseErrorBatch } from '../error-batch.ts';
 import type { Headers } from '../http/uws-reply.ts';
 import { refusal, type Refusal } from '../refusals.ts';
@@ -155,23 +155,30 @@ function sentryRateLimitHeaders(r: Refusal): Headers {
 
 /** The envelope and store routes, built from the error route (its cap, rate limits and bus). */
 export function sentryRoutes(errors: BatchRoute): BatchRoute[] {
-  const shared: Omit<BatchRoute, 'path' | 'parse'> = {
-    cap: errors.cap,
-    rateLimits: errors.rateLimits,
-    rateLimitedMessage: errors.rateLimitedMessage,
-    publish: errors.publish,
-    hasParam: true,
+  const format: Omit<BatchFormat, 'parse'> = {
     maxBodyBytes: S.maxBodyBytes,
     credential: sentryCredential,
     mediaType: () => true,
     check: (key, h) =>
       h.param === key.project.number ? undefined : refusal('project_mismatch', `this key belongs to project ${key.project.number}, not ${h.param}`),
+  };
+  const dialect: BatchDialect = {
     acceptedReply: (parsed) => ({ status: 200, body: JSON.stringify({ id: parsed.ids?.[0] ?? null }) }),
     refusalHeaders: sentryRateLimitHeaders,
     corsAllowHeaders: 'content-type, content-encoding, authorization, x-sentry-auth, x-service-analytics-key',
   };
   return [
-    { ...shared, path: SENTRY_ENVELOPE_PATH, aliases: [SENTRY_ENVELOPE_PATH.slice(0, -1)], healthPath: SENTRY_HEALTH_PATH, parse: parseEnvelopeBody },
-    { ...shared, path: SENTRY_STORE_PATH, aliases: [SENTRY_STORE_PATH.slice(0, -1)], parse: parseStoreBody },
+    {
+      paths: { path: SENTRY_ENVELOPE_PATH, aliases: [SENTRY_ENVELOPE_PATH.slice(0, -1)], hasParam: true, healthPath: SENTRY_HEALTH_PATH },
+      feed: errors.feed,
+      format: { ...format, parse: parseEnvelopeBody },
+      dialect,
+    },
+    {
+      paths: { path: SENTRY_STORE_PATH, aliases: [SENTRY_STORE_PATH.slice(0, -1)], hasParam: true },
+      feed: errors.feed,
+      format: { ...format, parse: parseStoreBody },
+      dialect,
+    },
   ];
 }
