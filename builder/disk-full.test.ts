@@ -7,7 +7,8 @@ import { startDiskSpaceWatch, type StatFs } from '../platform/data-dir/disk-spac
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../test/support/accounts.ts';
 import { gitRepoWith } from '../test/support/git-repo.ts';
 import { mountTmpfs, TMPFS_SKIP_REASON } from '../test/support/tmpfs.ts';
-import { DISK_FULL_BUILD_LINE, startBuilder } from './deploy-builder.ts';
+import { DISK_FULL_BUILD_LINE } from './build-deploy.ts';
+import { startBuilder } from './deploy-builder.ts';
 
 /**
  * Builds on a full disk (issue 36). Chosen: a deploy the builder takes while DATA_DIR's disk is low fails at once as

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startDiskSpaceWatch, type StatFs } from '../platform/data-dir/disk-space.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../test/support/accounts.ts';
 import { gitRepoWith } from '../test/support/git-repo.ts';
-import { DISK_FULL_BUILD_LINE } from './deploy-builder.ts';
+import { DISK_FULL_BUILD_LINE } from './build-deploy.ts';
 
 /**
  * Disk quotas (issue 38, row 3), played by a tenant who fills DATA_DIR with build output: sparse files (which take no
