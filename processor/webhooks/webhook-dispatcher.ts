@@ -4,12 +4,8 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { subscriptionMatches, type ProjectEvent } from '../../schemas/project-events.ts';
-import { createAttemptRecorder } from './attempt-recorder.ts';
-import { deliveriesRepository, LEASE_MS, type ClaimedDelivery, type SendTarget, type Target } from './deliveries-repository.ts';
-import { nextDelayMs } from './backoff.ts';
-import { createReceiverGates } from './receiver-gates.ts';
-import { createWebhookAgents, sendWebhook } from './webhook-sender.ts';
-import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
+import { deliveriesRepository, type ClaimedDelivery, type Target } from './deliveries-repository.ts';
+import { createWebhookAttempts, type AttemptOutcome, type WebhookAttempts } from './webhook-attempts.ts';
 
 /**
  * Outbound webhook dispatch (spec §3.2, §6, §9). Phases:
@@ -20,24 +16,15 @@ import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
  *  2. prompt attempt: the new deliveries are inserted already claimed (leased) and sent right away.
  *  3. sweep: every minute, claim due deliveries (retries, replays, leases that ran out because a
  *     sender died mid-send) with FOR UPDATE SKIP LOCKED, so several processors can sweep at once.
- *  4. attempt: wait for the receiver's gate (receiver-gates.ts: a few deliveries in flight per receiver origin, so a
- *     slow receiver cannot hold the others' send slots; a wait the lease cannot cover hands the delivery back for
- *     later), take a send slot, sign with the target's current secret(s), POST through the SSRF-guarded sender on a
- *     kept-alive connection to that receiver, record the attempt (in groups with the attempts finishing alongside:
- *     attempt-recorder.ts), then succeeded / pending with backoff / dead after maxAttempts.
+ *  4. attempt (webhook-attempts.ts): wait for the receiver's gate (receiver-gates.ts: a few deliveries in flight per
+ *     receiver origin, so a slow receiver cannot hold the others' send slots; a wait the lease cannot cover hands the
+ *     delivery back for later), take a send slot, sign with the target's current secret(s), POST through the
+ *     SSRF-guarded sender on a kept-alive connection to that receiver, record the attempt (in groups with the attempts
+ *     finishing alongside: attempt-recorder.ts), then succeeded / pending with backoff / dead after maxAttempts.
  * Claimed batches are worked on up to BATCHES_IN_FLIGHT at once, so one batch waiting on a slow receiver does not
  * hold back the next.
  */
 const BATCHES_IN_FLIGHT = 4;
-/** A delivery handed back because its receiver stayed busy is due again after this. */
-const BUSY_RECEIVER_DELAY_MS = 5_000;
-
-/**
- * How an attempt ended: `succeeded` (2xx), `retrying` (failed, due again after its backoff), `dead` (failed for the
- * last time, or its target is gone), `lease_lost` (another processor owns the delivery now), `deferred` (its
- * receiver stayed busy: handed back unsent, due again shortly).
- */
-export type AttemptOutcome = 'succeeded' | 'retrying' | 'dead' | 'lease_lost' | 'deferred';
 
 export interface WebhookDispatcher {
   stop(): Promise<void>;
@@ -61,8 +48,6 @@ export interface DispatcherOptions {
   attemptTimeoutMs?: number;
 }
 
-export const USER_AGENT = 'Service-Webhooks/1.0';
-
 export async function startWebhookDispatcher(
   platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'logger' | 'outbound'>,
   opts: DispatcherOptions = {},
@@ -70,146 +55,19 @@ export async function startWebhookDispatcher(
   const { db, clock, logger } = platform;
   const log = logger.child({ component: 'webhook-dispatcher' });
   const batchSize = opts.batchSize ?? 200;
-  const limit = createLimiter(opts.concurrency ?? 64);
-  const agents = createWebhookAgents();
-  const recorder = createAttemptRecorder(db);
-  const receivers = createReceiverGates(LIMITS.webhook.perReceiverConnections);
-  const attemptTimeoutMs = opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs;
+  const attempts = createWebhookAttempts(platform, log, {
+    concurrency: opts.concurrency ?? 64,
+    attemptTimeoutMs: opts.attemptTimeoutMs ?? LIMITS.webhook.attemptTimeoutMs,
+    random: opts.random,
+  });
   const inflight = new Set<Promise<unknown>>();
   let stopped = false;
-  const outcomes: Record<AttemptOutcome, number> = { succeeded: 0, retrying: 0, dead: 0, lease_lost: 0, deferred: 0 };
 
   const track = <T>(p: Promise<T>): Promise<T> => {
     inflight.add(p);
     void p.finally(() => inflight.delete(p)).catch(() => undefined);
     return p;
   };
-
-  async function attempt(d: ClaimedDelivery, targets: Map<string, Promise<SendTarget>>, claimedAt: number): Promise<void> {
-    // One lookup per target per claimed batch: a batch often holds many deliveries to one endpoint.
-    const key = d.endpointId ?? `inbox:${d.inboxId}`;
-    let pending = targets.get(key);
-    if (!pending) {
-      pending = deliveriesRepository.sendTarget(db, d, clock.now());
-      targets.set(key, pending);
-    }
-    const target = await pending;
-    const url = target.url;
-    if (!url) {
-      const now = clock.now();
-      const status = await deliveriesRepository.finishAttempt(
-        db,
-        { ...d, attempts: d.maxAttempts - 1 },
-        { ok: false, error: 'target no longer has a webhook url', startedAt: now, finishedAt: now },
-      );
-      outcomes[status === null ? 'lease_lost' : 'dead']++;
-      return;
-    }
-    // The receiver's gate, within what the lease leaves after a whole attempt.
-    const origin = originOf(url);
-    const waitMs = Math.max(0, claimedAt + LEASE_MS - attemptTimeoutMs - 5_000 - clock.now());
-    if (!(await receivers.acquire(origin, waitMs))) {
-      await deliveriesRepository.release(db, d, clock.now() + BUSY_RECEIVER_DELAY_MS, clock.now());
-      outcomes.deferred++;
-      return;
-    }
-    // The receiver's place is given back as soon as its answer is in; recording the attempt does not hold it.
-    let held = true;
-    const leave = () => {
-      if (held) receivers.release(origin);
-      held = false;
-    };
-    try {
-      await limit(() => send(d, url, target.secrets, leave));
-    } finally {
-      leave();
-    }
-  }
-
-  async function send(d: ClaimedDelivery, url: string, secrets: string[], answered: () => void): Promise<void> {
-    const startedAt = clock.now();
-    const body = JSON.stringify({ event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() });
-    const t = Math.floor(startedAt / 1000);
-    const result = await sendWebhook(
-      {
-        url,
-        body,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': USER_AGENT,
-          [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
-          // Stable across retries and replays, so receivers can dedupe (Svix webhook-id, Stripe event id).
-          'Service-Webhook-Id': d.id,
-          'Idempotency-Key': d.id,
-          'Service-Webhook-Event': d.event,
-          'Service-Webhook-Attempt': String(d.attemptSeq),
-        },
-      },
-      { timeoutMs: attemptTimeoutMs, guard: platform.outbound, agents },
-    );
-    answered();
-    const finishedAt = clock.now();
-    const nextAttemptAt = result.ok ? undefined : finishedAt + nextDelayMs(d.attempts + 1, result.status, result.retryAfter, finishedAt, opts.random);
-    const status = await recorder.record(d, { ok: result.ok, status: result.status, error: result.error, startedAt, finishedAt, nextAttemptAt });
-    outcomes[status === null ? 'lease_lost' : status === 'pending' ? 'retrying' : status]++;
-    if (status === null) log.warn({ deliveryId: d.id }, 'lease lost before the attempt was recorded; another processor owns the delivery');
-    else if (status === 'dead') log.warn({ deliveryId: d.id, error: result.error }, 'webhook delivery dead-lettered');
-  }
-
-  async function attemptAll(claimed: ClaimedDelivery[], claimedAt: number): Promise<void> {
-    const targets = new Map<string, Promise<SendTarget>>();
-    await Promise.all(
-      claimed.map((d) =>
-        attempt(d, targets, claimedAt).catch((err) => {
-          // Infrastructure failure (database): the lease runs out and the sweep retries the delivery.
-          log.error({ err, deliveryId: d.id }, 'webhook attempt could not be recorded');
-        }),
-      ),
-    );
-  }
-
-  /** Claimed batches worked on at once, at most BATCHES_IN_FLIGHT; `settled` resolves when every one is done. */
-  function batchRunner() {
-    const running = new Set<Promise<void>>();
-    return {
-      async start(claimed: ClaimedDelivery[], claimedAt: number): Promise<void> {
-        while (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
-        const p: Promise<void> = attemptAll(claimed, claimedAt).finally(() => running.delete(p));
-        running.add(p);
-      },
-      async settled(): Promise<void> {
-        while (running.size) await Promise.all(running);
-      },
-    };
-  }
-
-  /**
-   * Targets of a batch of events: one endpoint query per project, one inbox query per inbox. The new deliveries are
-   * inserted already claimed for their prompt first attempt (one statement, one commit).
-   */
-  async function fanOut(events: ProjectEvent[]): Promise<ClaimedDelivery[]> {
-    const items: Array<{ event: ProjectEvent; target: Target }> = [];
-    const endpointsOf = new Map<string, Array<{ id: string; events: string[]; maxAttempts: number }>>();
-    for (const ev of events) {
-      if (ev.inboxId) {
-        if (await deliveriesRepository.inboxHasWebhook(db, ev.inboxId, ev.projectId))
-          items.push({ event: ev, target: { kind: 'inbox', id: ev.inboxId, maxAttempts: LIMITS.webhook.maxAttempts.default } });
-        continue;
-      }
-      let endpoints = endpointsOf.get(ev.projectId);
-      if (!endpoints) {
-        endpoints = await deliveriesRepository.endpointsOf(db, ev.projectId);
-        endpointsOf.set(ev.projectId, endpoints);
-      }
-      for (const r of endpoints) {
-        if (subscriptionMatches(r.events, ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: r.maxAttempts } });
-      }
-    }
-    const fresh: ClaimedDelivery[] = [];
-    // Bounded statements: a few hundred rows each.
-    for (let i = 0; i < items.length; i += 500) fresh.push(...(await deliveriesRepository.insertClaimed(db, items.slice(i, i + 500), clock.now())));
-    return fresh;
-  }
 
   async function handle(messages: ConsumedMessage[]): Promise<void> {
     const events: ProjectEvent[] = [];
@@ -222,7 +80,7 @@ export async function startWebhookDispatcher(
       events.push(event);
     }
     const claimedAt = clock.now();
-    const fresh = await fanOut(events);
+    const fresh = await fanOut(platform, events);
     // Tracked (stop waits for it) and never rejected: each send records its own failure. (Stopping, the claimed
     // deliveries wait for their lease to run out and the next sweep, as a sender's that died mid-send.)
     if (fresh.length && !stopped) void track(promptSend(fresh, claimedAt));
@@ -230,14 +88,14 @@ export async function startWebhookDispatcher(
 
   /** The prompt first attempts of freshly inserted (already claimed) deliveries. */
   async function promptSend(fresh: ClaimedDelivery[], claimedAt: number): Promise<void> {
-    const batches = batchRunner();
+    const batches = batchRunner(attempts);
     for (let i = 0; i < fresh.length; i += batchSize) await batches.start(fresh.slice(i, i + batchSize), claimedAt);
     await batches.settled();
   }
 
   async function sweepOnce(): Promise<number> {
     let total = 0;
-    const batches = batchRunner();
+    const batches = batchRunner(attempts);
     try {
       for (;;) {
         const claimedAt = clock.now();
@@ -282,38 +140,56 @@ export async function startWebhookDispatcher(
   return {
     sweepOnce,
     idle,
-    stats: () => ({ ...outcomes }),
+    stats: () => ({ ...attempts.outcomes }),
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
       await subscription.stop();
       await idle();
-      agents.destroy();
+      attempts.close();
     },
   };
 }
 
-/** A receiver's origin (`https://host:port`), for its gate; a URL that does not parse is its own. */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
+/** Claimed batches worked on at once, at most BATCHES_IN_FLIGHT; `settled` resolves when every one is done. */
+function batchRunner(attempts: WebhookAttempts) {
+  const running = new Set<Promise<void>>();
+  return {
+    async start(claimed: ClaimedDelivery[], claimedAt: number): Promise<void> {
+      while (running.size >= BATCHES_IN_FLIGHT) await Promise.race(running);
+      const p: Promise<void> = attempts.attemptAll(claimed, claimedAt).finally(() => running.delete(p));
+      running.add(p);
+    },
+    async settled(): Promise<void> {
+      while (running.size) await Promise.all(running);
+    },
+  };
 }
 
-/** A small concurrency gate: at most `max` tasks run at once. */
-function createLimiter(max: number) {
-  let active = 0;
-  const queue: Array<() => void> = [];
-  return async <T>(fn: () => Promise<T>): Promise<T> => {
-    if (active >= max) await new Promise<void>((r) => queue.push(r));
-    active++;
-    try {
-      return await fn();
-    } finally {
-      active--;
-      queue.shift()?.();
+/**
+ * 1. fan-out: the targets of a batch of events, one endpoint query per project, one inbox query per inbox. The new
+ * deliveries are inserted already claimed for their prompt first attempt (one statement, one commit).
+ */
+async function fanOut({ db, clock }: Pick<Platform, 'clock' | 'db'>, events: ProjectEvent[]): Promise<ClaimedDelivery[]> {
+  const items: Array<{ event: ProjectEvent; target: Target }> = [];
+  const endpointsOf = new Map<string, Array<{ id: string; events: string[]; maxAttempts: number }>>();
+  for (const ev of events) {
+    if (ev.inboxId) {
+      if (await deliveriesRepository.inboxHasWebhook(db, ev.inboxId, ev.projectId))
+        items.push({ event: ev, target: { kind: 'inbox', id: ev.inboxId, maxAttempts: LIMITS.webhook.maxAttempts.default } });
+      continue;
     }
-  };
+    let endpoints = endpointsOf.get(ev.projectId);
+    if (!endpoints) {
+      endpoints = await deliveriesRepository.endpointsOf(db, ev.projectId);
+      endpointsOf.set(ev.projectId, endpoints);
+    }
+    for (const r of endpoints) {
+      if (subscriptionMatches(r.events, ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: r.maxAttempts } });
+    }
+  }
+  const fresh: ClaimedDelivery[] = [];
+  // Bounded statements: a few hundred rows each.
+  for (let i = 0; i < items.length; i += 500) fresh.push(...(await deliveriesRepository.insertClaimed(db, items.slice(i, i + 500), clock.now())));
+  return fresh;
 }
