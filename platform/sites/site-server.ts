@@ -228,6 +228,24 @@ export function createSiteServer(
   sitesDomainOrOptions: string | SiteServerOptions,
 ): SiteServer & { readonly cacheStats: { entries: number; bytes: number }; readonly hostStats: HostStats } {
   const o: SiteServerOptions = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
+  const hosts = createHostLookup(db, o);
+  const files = createArtifactFiles();
+  return {
+    get cacheStats() {
+      return files.stats;
+    },
+    get hostStats() {
+      return hosts.stats;
+    },
+    lookup(host, clientIp) {
+      return hosts.lookup(host.toLowerCase().replace(/:\d+$/, ''), clientIp);
+    },
+    serve: files.serve,
+  };
+}
+
+/** Which site a Host names: the rules, the Host caches, one query per Host at a time, the unknown-Host budget. */
+function createHostLookup(db: Queryable, o: SiteServerOptions) {
   const suffix = `.${o.sitesDomain.toLowerCase()}`;
   type HostEntry = { site: Site | undefined; at: number };
   /** Hosts that served a site (a project's): refreshed after SITE_CACHE_MS without charge. */
@@ -237,9 +255,6 @@ export function createSiteServer(
   /** One query per Host at a time: a burst for the same Host waits for the first. */
   const inflight = new Map<string, Promise<Site | undefined>>();
   const counts = { queries: 0, limited: 0, limiterErrors: 0 };
-  const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
-  const realRoots = new Map<string, string>();
-
   const dataDir = path.resolve(o.dataDir ?? '.');
   const site = (row: SiteRow | undefined): Site => ({
     projectId: row?.project_id ?? null,
@@ -273,6 +288,60 @@ export function createSiteServer(
     const row = await sitesRepository.ofDomain(db, hostname);
     return row && site(row);
   }
+
+  /** A Host's site: from the caches while fresh, else one query (charged to `clientIp` unless the Host is known). */
+  async function lookupHost(hostname: string, clientIp: string | undefined): Promise<Site | undefined> {
+    const query = plan(hostname);
+    if (!query) return undefined;
+    const now = Date.now();
+    const cached = known.get(hostname) ?? misses.get(hostname);
+    if (cached && now - cached.at < SITE_CACHE_MS) return cached.site;
+    let pending = inflight.get(hostname);
+    if (pending !== undefined) return pending;
+    if (!cached?.site?.projectId && clientIp !== undefined && o.limiter) {
+      const decision = await o.limiter
+        .hit(`site-host-lookups:${addressKey(clientIp)}`, UNKNOWN_HOST_LOOKUPS.perAddress, UNKNOWN_HOST_LOOKUPS.windowMs)
+        .catch(() => {
+          // The limiter away (Redis): the site still serves; the query goes ahead, counted.
+          counts.limiterErrors++;
+          return undefined;
+        });
+      if (decision && !decision.allowed) {
+        counts.limited++;
+        return { projectId: null, dir: '', serveSourceMaps: false, limited: { retryAfterSec: decision.retryAfterSec } };
+      }
+      pending = inflight.get(hostname);
+      if (pending !== undefined) return pending;
+    }
+    pending = query()
+      .then((found) => {
+        const entry = { site: found, at: Date.now() };
+        if (found?.projectId) {
+          known.set(hostname, entry, 1);
+          misses.delete(hostname);
+        } else {
+          misses.set(hostname, entry, 1);
+          if (cached) known.delete(hostname);
+        }
+        return found;
+      })
+      .finally(() => inflight.delete(hostname));
+    inflight.set(hostname, pending);
+    return pending;
+  }
+
+  return {
+    lookup: lookupHost,
+    get stats(): HostStats {
+      return { known: known.size, misses: misses.size, inflight: inflight.size, ...counts };
+    },
+  };
+}
+
+/** An artifact's files, answered as a static site: links never followed out of it, small files kept in memory. */
+function createArtifactFiles() {
+  const files = boundedCache<CachedFile>(FILE_CACHE_ENTRIES, FILE_CACHE_BYTES);
+  const realRoots = new Map<string, string>();
 
   async function realRoot(root: string): Promise<string | undefined> {
     let real = realRoots.get(root);
@@ -330,47 +399,6 @@ export function createSiteServer(
     }
   }
 
-  /** A Host's site: from the caches while fresh, else one query (charged to `clientIp` unless the Host is known). */
-  async function lookupHost(hostname: string, clientIp: string | undefined): Promise<Site | undefined> {
-    const query = plan(hostname);
-    if (!query) return undefined;
-    const now = Date.now();
-    const cached = known.get(hostname) ?? misses.get(hostname);
-    if (cached && now - cached.at < SITE_CACHE_MS) return cached.site;
-    let pending = inflight.get(hostname);
-    if (pending !== undefined) return pending;
-    if (!cached?.site?.projectId && clientIp !== undefined && o.limiter) {
-      const decision = await o.limiter
-        .hit(`site-host-lookups:${addressKey(clientIp)}`, UNKNOWN_HOST_LOOKUPS.perAddress, UNKNOWN_HOST_LOOKUPS.windowMs)
-        .catch(() => {
-          // The limiter away (Redis): the site still serves; the query goes ahead, counted.
-          counts.limiterErrors++;
-          return undefined;
-        });
-      if (decision && !decision.allowed) {
-        counts.limited++;
-        return { projectId: null, dir: '', serveSourceMaps: false, limited: { retryAfterSec: decision.retryAfterSec } };
-      }
-      pending = inflight.get(hostname);
-      if (pending !== undefined) return pending;
-    }
-    pending = query()
-      .then((found) => {
-        const entry = { site: found, at: Date.now() };
-        if (found?.projectId) {
-          known.set(hostname, entry, 1);
-          misses.delete(hostname);
-        } else {
-          misses.set(hostname, entry, 1);
-          if (cached) known.delete(hostname);
-        }
-        return found;
-      })
-      .finally(() => inflight.delete(hostname));
-    inflight.set(hostname, pending);
-    return pending;
-  }
-
   const text = (status: number, message: string, extra: Array<[string, string]> = []): SiteResponse => ({
     status,
     headers: [['content-type', 'text/plain; charset=utf-8'], ['cache-control', 'no-store'], ...extra],
@@ -389,51 +417,44 @@ export function createSiteServer(
     return { status, headers, body: head ? Buffer.alloc(0) : f.body };
   }
 
+  const serve: SiteServer['serve'] = async (root, method, url, site) => {
+    if (site?.limited) {
+      const body = { error: 'rate_limited', message: 'too many lookups of hosts that are no site from this address; retry later' };
+      return {
+        status: 429,
+        headers: [
+          ['content-type', 'application/json'],
+          ['cache-control', 'no-store'],
+          ['retry-after', String(site.limited.retryAfterSec)],
+        ],
+        body: Buffer.from(JSON.stringify(body)),
+      };
+    }
+    if (method !== 'GET' && method !== 'HEAD') return text(405, 'method not allowed', [['allow', 'GET, HEAD']]);
+    if (!root) return text(404, 'nothing is deployed here yet');
+    let pathname: string;
+    try {
+      pathname = decodeURIComponent(url.split('?')[0]!);
+    } catch {
+      return text(400, 'bad path');
+    }
+    if (pathname.includes('\0') || pathname.length > 4096) return text(400, 'bad path');
+    const absolute = path.join(root, path.posix.normalize(`/${pathname}`));
+    if (absolute !== root && !absolute.startsWith(root + path.sep)) return text(404, 'not found');
+    const head = method === 'HEAD';
+    // A build's source maps (with their sourcesContent: the tenant's source) are not served unless the project opted
+    // in: a `.map` is answered exactly as a file that is not there, so a `sourceMappingURL` comment left in the JS
+    // just 404s. The check comes before the file cache, so turning the option off takes effect with the site's row.
+    const found = isSourceMap(absolute) && !site?.serveSourceMaps ? undefined : await file(root, absolute);
+    if (found) return answer(200, found, head, [['x-content-type-options', 'nosniff']]);
+    const notFound = await file(root, path.join(root, '404.html'));
+    if (notFound) return answer(404, { ...notFound, type: CONTENT_TYPES['.html']!, cache: REVALIDATE }, head);
+    return text(404, 'not found');
+  };
   return {
-    get cacheStats() {
+    serve,
+    get stats() {
       return { entries: files.size, bytes: files.bytes };
-    },
-    get hostStats() {
-      return { known: known.size, misses: misses.size, inflight: inflight.size, ...counts };
-    },
-
-    lookup(host, clientIp) {
-      return lookupHost(host.toLowerCase().replace(/:\d+$/, ''), clientIp);
-    },
-
-    async serve(root, method, url, site) {
-      if (site?.limited) {
-        const body = { error: 'rate_limited', message: 'too many lookups of hosts that are no site from this address; retry later' };
-        return {
-          status: 429,
-          headers: [
-            ['content-type', 'application/json'],
-            ['cache-control', 'no-store'],
-            ['retry-after', String(site.limited.retryAfterSec)],
-          ],
-          body: Buffer.from(JSON.stringify(body)),
-        };
-      }
-      if (method !== 'GET' && method !== 'HEAD') return text(405, 'method not allowed', [['allow', 'GET, HEAD']]);
-      if (!root) return text(404, 'nothing is deployed here yet');
-      let pathname: string;
-      try {
-        pathname = decodeURIComponent(url.split('?')[0]!);
-      } catch {
-        return text(400, 'bad path');
-      }
-      if (pathname.includes('\0') || pathname.length > 4096) return text(400, 'bad path');
-      const absolute = path.join(root, path.posix.normalize(`/${pathname}`));
-      if (absolute !== root && !absolute.startsWith(root + path.sep)) return text(404, 'not found');
-      const head = method === 'HEAD';
-      // A build's source maps (with their sourcesContent: the tenant's source) are not served unless the project opted
-      // in: a `.map` is answered exactly as a file that is not there, so a `sourceMappingURL` comment left in the JS
-      // just 404s. The check comes before the file cache, so turning the option off takes effect with the site's row.
-      const found = isSourceMap(absolute) && !site?.serveSourceMaps ? undefined : await file(root, absolute);
-      if (found) return answer(200, found, head, [['x-content-type-options', 'nosniff']]);
-      const notFound = await file(root, path.join(root, '404.html'));
-      if (notFound) return answer(404, { ...notFound, type: CONTENT_TYPES['.html']!, cache: REVALIDATE }, head);
-      return text(404, 'not found');
     },
   };
 }
