@@ -7,7 +7,7 @@ import type { Platform } from '../platform/platform.ts';
 import { newId } from '../platform/tokens.ts';
 import { createIngestProject } from '../test/support/ingest-fixtures.ts';
 import { createTestPlatform } from '../test/support/platform.ts';
-import { rollbackTo } from '../api/deploys/deploys-repository.ts';
+import { deploysRepository } from '../api/deploys/deploys-repository.ts';
 import { sweepArtifacts } from './artifact-sweep.ts';
 import { DIR_BYTES } from './artifact-copy.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
@@ -47,8 +47,8 @@ describe('the artifact sweep', () => {
     for (const kept of [live, newer, newest]) expect(existsSync(kept.dir)).toBe(true);
     for (const gone of [oldest, older]) expect(existsSync(gone.dir)).toBe(false);
     expect(existsSync(foreign.dir)).toBe(true); // only DATA_DIR/artifacts is ever deleted
-    await expect(rollbackTo(platform.db, p.projectId, older.id)).rejects.toThrow(/cleaned up/);
-    await rollbackTo(platform.db, p.projectId, newer.id);
+    await expect(deploysRepository.rollbackTo(platform.db, p.projectId, older.id)).rejects.toThrow(/cleaned up/);
+    await deploysRepository.rollbackTo(platform.db, p.projectId, newer.id);
     // The deploy that was live is now just the third newest: swept; the new live one stays.
     expect(await sweepArtifacts(platform.db, dataDir, 2)).toEqual([live.id]);
     expect(existsSync(newer.dir)).toBe(true);

@@ -234,6 +234,17 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const list = (await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: asOwner() })).json().hooks;
       expect(list).toEqual([expect.objectContaining({ id: hook.id, branch: 'feature', hint: hook.token.slice(0, 'cxhook_'.length + 4) + '…' })]);
       expect(JSON.stringify(list)).not.toContain(hook.token);
+      // A parameter copied from another host's hooks is refused, not ignored: nothing queued, the hook not even used.
+      const copied = await app.inject({
+        method: 'POST',
+        url: `/v1/hooks/${hook.token}?buildCache=false`,
+        headers: { 'content-type': 'application/json' },
+        payload: '{}',
+      });
+      expect([copied.statusCode, copied.json().error]).toEqual([400, 'invalid_request']);
+      expect(JSON.stringify(copied.json())).toContain('buildCache');
+      expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys`, headers: asOwner() })).json().data).toEqual([]);
+      expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: asOwner() })).json().hooks[0].lastUsedAt).toBeNull();
       const key = await createKey(app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:read', 'deploys:write'] });
       expect((await app.inject({ url: `/v1/projects/${p.slug}/deploys/hooks`, headers: bearer(key.token) })).statusCode).toBe(403);
       expect(

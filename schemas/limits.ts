@@ -109,9 +109,10 @@ export const LIMITS = {
   signIn: { perEmailAndIpPer15Min: 10, perIpPer15Min: 50, perDevicePer15Min: 10 },
   /**
    * Device login (ours): codes live 10 minutes; starting one is public, so it is limited per caller IP
-   * (a person starts one login at a time), and codes expired for a day are deleted.
+   * (a person starts one login at a time), and codes expired for a day are deleted. A signed-in person looks codes up
+   * and approves them at most codeChecksPerUserPer10Min times (RFC 8628 §5.1: a person tries few codes).
    */
-  cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5, startsPerIpPer10Min: 10, keepExpiredMs: 24 * 60 * 60 * 1000 },
+  cliDeviceCode: { ttlMs: 10 * 60 * 1000, pollIntervalSec: 5, startsPerIpPer10Min: 10, codeChecksPerUserPer10Min: 30, keepExpiredMs: 24 * 60 * 60 * 1000 },
   sessionTtlMs: 30 * 24 * 60 * 60 * 1000,
   /** Deploys (ours; the spec shows none of these numbers). */
   deploys: {
@@ -129,6 +130,8 @@ export const LIMITS = {
     /** Lists: deploys per page. */
     listDefault: 20,
     listMax: 100,
+    /** Build log lines per page of `GET .../deploys/:deployId/logs` (and per read of its followed form). */
+    logPageLines: 1000,
   },
   /**
    * Source maps (issue 37; ours, the spec shows none): what a build keeps or an upload stores, and what the processor

@@ -4,7 +4,7 @@ import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts';
 import { newId, newToken } from '../platform/tokens.ts';
 import { createSession, createUser } from '../api/accounts/users-repository.ts';
 import { insertProject } from '../api/projects/projects-repository.ts';
-import { createCliToken } from '../api/cli/cli-repository.ts';
+import { cliRepository } from '../api/cli/cli-repository.ts';
 import { createKey } from '../api/keys/keys-repository.ts';
 import { PROJECT_NOT_FOUND, type DeclaredRoute } from '../api/auth/auth-plugin.ts';
 import type { RouteAuth } from '../api/auth/route-auth.ts';
@@ -67,7 +67,7 @@ async function credentialsFor(route: DeclaredRoute) {
   const scope = route.auth.keyScope ?? 'project:read';
   const wrong = ALL_SCOPES.filter((s: Scope) => s !== scope);
   const session = await createSession(platform.db, owner.id, now);
-  const cli = await createCliToken(platform.db, owner.id, 'matrix', now);
+  const cli = await cliRepository.createToken(platform.db, owner.id, 'matrix', now);
   const scoped = await createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [scope], now });
   const wrongScope = await createKey(platform.db, { projectId: project.id, kind: 'test', scopes: wrong, now });
   const otherKey = await createKey(platform.db, { projectId: other.id, kind: 'live', scopes: [...ALL_SCOPES], now });

@@ -2,9 +2,9 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { deployByShare, logPage } from './deploy-logs.ts';
-import { errorAnswers } from '../../schemas/api/common.ts';
-import { LogPageSchema, SharedLogParams, SharedLogQuery } from '../../schemas/api/deploys.ts';
+import { declared } from '../declared-route.ts';
+import { logPage } from './deploy-logs.ts';
+import { deploysRepository } from './deploys-repository.ts';
 
 /**
  * `GET /v1/deploy-logs/:slug/:deployId?token=` (§4.2, §5.2 rule 8): a deploy's build log for whoever holds the
@@ -17,25 +17,17 @@ const PER_IP_PER_MINUTE = 120;
 export function deployLogShareRoutes(platform: Pick<Platform, 'analytics' | 'clock' | 'db' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
   return async (app) => {
-    app.get(
-      '/v1/deploy-logs/:slug/:deployId',
-      {
-        config: { auth: AUTH.public },
-        schema: {
-          tags: ['deploys'],
-          summary: 'Shareable deploy log (the token query parameter is the credential)',
-          params: SharedLogParams,
-          querystring: SharedLogQuery,
-          response: { 200: LogPageSchema, ...errorAnswers(404, 429) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('getSharedDeployLog'),
+      config: { auth: AUTH.public },
+      handler: async (request) => {
         const rate = await limiter.hit(`deploy-logs:ip:${request.ip}`, PER_IP_PER_MINUTE, MINUTE_MS);
         if (!rate.allowed) throw new ServiceError('rate_limited', 'too many requests', { retryAfterSec: rate.retryAfterSec });
-        const d = await deployByShare(db, request.params.slug, request.params.deployId, request.query.token ?? '', clock.now());
+        const { slug, deployId } = request.params;
+        const d = await deploysRepository.byShare(db, slug, deployId, request.query.token ?? '', clock.now());
         if (!d) throw new ServiceError('not_found', 'no such deploy');
-        return logPage(platform.analytics, d.projectId, request.params.deployId, d.status, request.query.from);
+        return logPage(platform.analytics, d.projectId, deployId, d.status, request.query.from);
       },
-    );
+    });
   };
 }

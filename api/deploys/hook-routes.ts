@@ -5,10 +5,10 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { hookByToken, queueDeploy } from './deploys-repository.ts';
+import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
+import { declared } from '../declared-route.ts';
+import { deploysRepository } from './deploys-repository.ts';
 import { checkHookSignature } from './hook-signature.ts';
-import { errorAnswers } from '../../schemas/api/common.ts';
-import { HookCallAnswer, HookCallParams } from '../../schemas/api/deploys.ts';
 
 /**
  * `POST /v1/hooks/:token` (spec §2.4, §4.4, §5.2 rule 7): the token in the URL is the credential.
@@ -18,7 +18,8 @@ import { HookCallAnswer, HookCallParams } from '../../schemas/api/deploys.ts';
  *   4. a signature header, when present, matches the raw body       401 invalid_signature
  *   5. queue a deploy of the hook's branch                          202 { deployId }; 409 production_deploy_busy
  * The body is read raw (any content type, at most LIMITS.deploys.hookBodyBytes; 413 past it) and used only
- * for the signature: a code host's push payload is accepted as it is.
+ * for the signature: a code host's push payload is accepted as it is. No query parameter is taken (the route's
+ * description, schemas/api/deploys.ts, says why): one is refused before step 1.
  */
 const MINUTE_MS = 60_000;
 const D = LIMITS.deploys;
@@ -30,30 +31,18 @@ export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'li
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: D.hookBodyBytes }, (_request, body, done) => done(null, body));
 
-    app.post(
-      '/v1/hooks/:token',
-      {
-        config: { auth: AUTH.public },
-        bodyLimit: D.hookBodyBytes,
-        schema: {
-          tags: ['deploys'],
-          summary: "Deploy hook: queue a deploy of the hook's branch",
-          description:
-            `The token alone authorizes. With \`X-Hub-Signature-256: sha256=<hex>\` or \`X-Service-Signature\`, the HMAC-SHA256 of the raw body keyed with the token must match (401 invalid_signature). ` +
-            `Production on the project's default branch, preview otherwise; a production deploy while one is queued or building is 409 production_deploy_busy with activeDeployId. ` +
-            `Limited to ${D.hookCallsPerTokenPerMinute} calls per token and ${D.hookCallsPerIpPerMinute} per caller IP per minute (429 with Retry-After); bodies up to ${D.hookBodyBytes} bytes (413).`,
-          params: HookCallParams,
-          response: { 202: HookCallAnswer, ...errorAnswers(401, 404, 409, 429) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('triggerDeployHook'),
+      config: { auth: AUTH.public },
+      bodyLimit: D.hookBodyBytes,
+      handler: async (request, reply) => {
         const token = request.params.token;
         const now = clock.now();
         // 1. per caller IP, before any database work.
         const byIp = await limiter.hit(`hook:ip:${request.ip}`, D.hookCallsPerIpPerMinute, MINUTE_MS);
         if (!byIp.allowed) throw new ServiceError('rate_limited', 'too many deploy hook calls from this address', { retryAfterSec: byIp.retryAfterSec });
         // 2. a live hook
-        const hook = token.startsWith(TOKEN_PREFIX.deployHook) ? await hookByToken(db, token, now) : undefined;
+        const hook = token.startsWith(TOKEN_PREFIX.deployHook) ? await deploysRepository.hookByToken(db, token, now) : undefined;
         if (!hook) throw new ServiceError('not_found', 'no such deploy hook');
         // 3. per token
         const byToken = await limiter.hit(`hook:token:${tokenHash(token)}`, D.hookCallsPerTokenPerMinute, MINUTE_MS);
@@ -72,6 +61,6 @@ export function hookRoutes(platform: Pick<Platform, 'bus' | 'clock' | 'db' | 'li
         });
         return reply.code(202).send({ deployId: deploy.id, deduplicated });
       },
-    );
+    });
   };
 }

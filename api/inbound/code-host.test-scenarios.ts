@@ -384,7 +384,9 @@ export function defineCodeHostScenarios(name: string, opts: TestPlatformOptions 
       expect(reused.statusCode).toBe(400);
       expect(reused.json().error).toBe('invalid_request');
       const cancelled = await start(owner, p.slug, r.fullName);
-      expect((await callback(owner, { error: 'access_denied', state: cancelled.state })).headers.location).toContain('github=cancelled');
+      // GitHub's error redirect carries parameters of its own beside error and state: they pass through unread.
+      const refusal = { error: 'access_denied', error_description: 'The user has denied your application access.', error_uri: 'https://docs.github.com/x' };
+      expect((await callback(owner, { ...refusal, state: cancelled.state })).headers.location).toContain('github=cancelled');
       expect((await callback(owner, { code: gh.codeFor('alice'), state: 'made-up' })).statusCode).toBe(400);
       expect(await connections(owner, p.slug)).toEqual([]);
     });

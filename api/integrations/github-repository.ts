@@ -32,7 +32,7 @@ const toConnection = (r: Row): GithubConnection => ({
 /** Pending connections one user may have at once; starting another drops the oldest. */
 const PENDING_PER_USER = 10;
 
-export const githubConnections = {
+export const githubConnectionsRepository = {
   /** The project of `slug` when `userId` is a member of it. */
   async memberProject(db: Queryable, userId: string, slug: string): Promise<{ id: string; slug: string }> {
     const { rows } = await db.query<{ id: string; slug: string }>(

@@ -3,19 +3,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import { GithubAppError, githubAppFromConfig, type GithubApp } from '../../platform/github-app.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
-import {
-  ConnectGithubBody,
-  ConnectionIdParams,
-  GithubCallbackQuery,
-  GithubConnectionList,
-  GithubConnectStartAnswer,
-  type GithubConnectOutcome,
-} from '../../schemas/api/integrations.ts';
+import { routePath } from '../../schemas/api/client.ts';
+import type { GithubConnectOutcome } from '../../schemas/api/integrations.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { userIdOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { githubConnections } from './github-repository.ts';
+import { declared } from '../declared-route.ts';
+import { deploysRepository } from '../deploys/deploys-repository.ts';
+import { githubConnectionsRepository as connections } from './github-repository.ts';
 
 /**
  * `/v1/integrations/github` (spec §4.1; issue 38): a GitHub repository is connected to a project only on GitHub's word
@@ -32,7 +27,6 @@ import { githubConnections } from './github-repository.ts';
  * repository as its source. Installation events (app uninstalled, repository removed from it) unbind.
  */
 const STATE_TTL_MS = 10 * 60_000;
-export const GITHUB_CALLBACK_PATH = '/v1/integrations/github/callback';
 
 export function githubIntegrationRoutes(
   platform: Pick<Platform, 'db' | 'clock' | 'outbound' | 'config' | 'logger'>,
@@ -41,7 +35,7 @@ export function githubIntegrationRoutes(
   const { db, clock, config } = platform;
   const log = platform.logger.child({ component: 'github-integration' });
   const github = opts.app ?? githubAppFromConfig(config, platform.outbound);
-  const redirectUri = `${publicBaseUrl(config)}${GITHUB_CALLBACK_PATH}`;
+  const redirectUri = `${publicBaseUrl(config)}${routePath('githubCallback')}`;
   const appOrRefuse = (): GithubApp => {
     if (!github)
       throw new ServiceError(
@@ -52,58 +46,42 @@ export function githubIntegrationRoutes(
   };
 
   return async (app) => {
-    app.post(
-      '/v1/integrations/github',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags: ['integrations'],
-          summary: "Start connecting a GitHub repository to a project: GitHub's authorize link, to open in the browser",
-          body: ConnectGithubBody,
-          response: { 202: GithubConnectStartAnswer, ...errorAnswers(400, 404, 503) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('connectGithub'),
+      config: { auth: AUTH.user },
+      handler: async (request, reply) => {
         const gh = appOrRefuse();
         const userId = userIdOf(request);
-        const project = await githubConnections.memberProject(db, userId, request.body.project);
+        const project = await connections.memberProject(db, userId, request.body.project);
         const state = randomBytes(24).toString('base64url');
         const now = clock.now();
-        await githubConnections.startConnect(db, { state, userId, projectId: project.id, repository: request.body.repository, now, ttlMs: STATE_TTL_MS });
+        await connections.startConnect(db, { state, userId, projectId: project.id, repository: request.body.repository, now, ttlMs: STATE_TTL_MS });
         return reply.code(202).send({
           authorizeUrl: gh.authorizeUrl(state, redirectUri),
           installUrl: gh.installUrl(state) ?? null,
           expiresAt: new Date(now + STATE_TTL_MS).toISOString(),
         });
       },
-    );
+    });
 
-    app.get(
-      GITHUB_CALLBACK_PATH,
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['integrations'],
-          summary: "GitHub's return after authorizing (or installing) the app: binds the repository, then redirects to the project's Integrations page",
-          querystring: GithubCallbackQuery,
-          response: { ...errorAnswers(400, 403, 503) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('githubCallback'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         const gh = appOrRefuse();
         const userId = userIdOf(request);
         const now = clock.now();
-        const pending = await githubConnections.pendingConnect(db, request.query.state, now);
+        const pending = await connections.pendingConnect(db, request.query.state, now);
         if (!pending)
           throw new ServiceError('invalid_request', "this connection link is unknown, used or expired: start again from the project's Integrations page");
         if (pending.userId !== userId)
           throw new ServiceError('forbidden', 'this connection was started by another user: start it again while signed in as yourself');
-        if (!(await githubConnections.useConnect(db, request.query.state))) throw new ServiceError('invalid_request', 'this connection link was already used');
+        if (!(await connections.useConnect(db, request.query.state))) throw new ServiceError('invalid_request', 'this connection link was already used');
         const back = (outcome: GithubConnectOutcome) => reply.redirect(`/projects/${encodeURIComponent(pending.slug)}/integrations?github=${outcome}`, 303);
         const { code, error } = request.query;
         if (error || !code) return back('cancelled');
         // Still a member now, not only when it started.
-        const project = await githubConnections.memberProject(db, userId, pending.slug);
+        const project = await connections.memberProject(db, userId, pending.slug);
         let found: Awaited<ReturnType<GithubApp['userRepository']>>;
         try {
           const token = await gh.userToken(code, redirectUri);
@@ -114,7 +92,7 @@ export function githubIntegrationRoutes(
           return back(err.reason);
         }
         if (!found) return back('not_installed');
-        const connection = await githubConnections.connect(db, {
+        const connection = await connections.connect(db, {
           projectId: project.id,
           repositoryId: found.repository.id,
           installationId: found.installationId,
@@ -125,40 +103,25 @@ export function githubIntegrationRoutes(
         });
         if (!connection) return back('already_connected');
         // The project builds from the repository when it has no source yet.
-        await db.query(`INSERT INTO project_build_settings (project_id, repo_url, updated_at) VALUES ($1, $2, $3) ON CONFLICT (project_id) DO NOTHING`, [
-          project.id,
-          found.repository.cloneUrl,
-          new Date(now),
-        ]);
+        await deploysRepository.sourceIfUnset(db, project.id, found.repository.cloneUrl, now);
         log.info({ project: project.slug, repositoryId: found.repository.id, installationId: found.installationId }, 'GitHub repository connected');
         return back('connected');
       },
-    );
+    });
 
-    app.get(
-      '/v1/integrations/github',
-      {
-        config: { auth: AUTH.user },
-        schema: { tags: ['integrations'], summary: "The repositories connected to the user's projects", response: { 200: GithubConnectionList } },
-      },
-      async (request) => ({ connections: await githubConnections.listForUser(db, userIdOf(request)) }),
-    );
+    app.route({
+      ...declared('listGithubRepositories'),
+      config: { auth: AUTH.user },
+      handler: async (request) => ({ connections: await connections.listForUser(db, userIdOf(request)) }),
+    });
 
-    app.delete(
-      '/v1/integrations/github/:id',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags: ['integrations'],
-          summary: 'Disconnect a repository; its pushes queue nothing from now on',
-          params: ConnectionIdParams,
-          response: { 204: NoContent, ...errorAnswers(404) },
-        },
-      },
-      async (request, reply) => {
-        await githubConnections.disconnect(db, userIdOf(request), request.params.id);
+    app.route({
+      ...declared('disconnectGithub'),
+      config: { auth: AUTH.user },
+      handler: async (request, reply) => {
+        await connections.disconnect(db, userIdOf(request), request.params.id);
         return reply.code(204).send(null);
       },
-    );
+    });
   };
 }

@@ -3,18 +3,12 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { tokenHash } from '../../platform/tokens.ts';
-import { errorAnswers, NoContent, SlugParams } from '../../schemas/api/common.ts';
-import {
-  PaymentAccountList,
-  PaymentAccountParams,
-  PaymentConnectCallbackQuery,
-  StartPaymentConnectAnswer,
-  type PaymentAccount,
-  type PaymentConnectFailure,
-} from '../../schemas/api/payments.ts';
+import { routePath } from '../../schemas/api/client.ts';
+import type { PaymentAccount, PaymentConnectFailure } from '../../schemas/api/payments.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { declared } from '../declared-route.ts';
 import { paymentAccountsRepository as accounts, type PaymentAccountRow } from './payment-accounts-repository.ts';
 import { stripeConnectOAuth, type StripeConnectOAuth } from './stripe-connect-oauth.ts';
 
@@ -38,7 +32,6 @@ import { stripeConnectOAuth, type StripeConnectOAuth } from './stripe-connect-oa
 const STATE_TTL_MS = 10 * 60_000;
 /** Connect flows one member may have under way at once; starting another drops the oldest. */
 const STATES_PER_USER = 10;
-export const PAYMENTS_CALLBACK_PATH = '/v1/payments/connect/callback';
 
 const toAccount = (r: PaymentAccountRow): PaymentAccount => ({
   accountId: r.account_id,
@@ -57,7 +50,7 @@ export function paymentsRoutes(
   const stripe =
     opts.stripe ??
     (clientId && secretKey ? stripeConnectOAuth({ clientId, secretKey, baseUrl: config.STRIPE_CONNECT_URL, guard: platform.outbound }) : undefined);
-  const redirectUri = `${publicBaseUrl(config)}${PAYMENTS_CALLBACK_PATH}`;
+  const redirectUri = `${publicBaseUrl(config)}${routePath('paymentsCallback')}`;
   const stripeOrRefuse = (): StripeConnectOAuth => {
     if (!stripe)
       throw new ServiceError(
@@ -68,18 +61,10 @@ export function paymentsRoutes(
   };
 
   return async (app) => {
-    app.post(
-      '/v1/projects/:slug/payments/connect',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['payments'],
-          summary: "Start connecting a Stripe account: Stripe's consent URL, to open in this browser",
-          params: SlugParams,
-          response: { 201: StartPaymentConnectAnswer, ...errorAnswers(404, 503) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('connectPayments'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         const oauth = stripeOrRefuse();
         const credential = request.credential;
         if (credential?.kind !== 'session') throw new ServiceError('session_required', 'this route needs a signed-in console session');
@@ -97,20 +82,12 @@ export function paymentsRoutes(
         });
         return reply.code(201).send({ url: oauth.authorizeUrl(state, redirectUri), expiresAt: new Date(expiresAt).toISOString() });
       },
-    );
+    });
 
-    app.get(
-      PAYMENTS_CALLBACK_PATH,
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['payments'],
-          summary: "Stripe's return after the consent page: binds the account Stripe names, then redirects (303) to the project's Integrations page",
-          querystring: PaymentConnectCallbackQuery,
-          response: { ...errorAnswers(400, 404, 503) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('paymentsCallback'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         const oauth = stripeOrRefuse();
         const credential = request.credential;
         if (credential?.kind !== 'session') throw new ServiceError('session_required', 'this route needs a signed-in console session');
@@ -153,54 +130,29 @@ export function paymentsRoutes(
         log.info({ project: slug, account: exchanged.accountId, livemode: exchanged.livemode }, 'Stripe account connected');
         return back();
       },
-    );
+    });
 
-    app.post(
-      '/v1/projects/:slug/payments',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['payments'],
-          summary: 'Refused (issue 38): a typed account id proves nothing; connect through POST /v1/projects/:slug/payments/connect',
-          deprecated: true,
-          params: SlugParams,
-          response: { ...errorAnswers(403, 404) },
-        },
-      },
-      async () => {
+    app.route({
+      ...declared('addPaymentAccount'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request) => {
         throw new ServiceError(
           'ownership_proof_required',
-          "a Stripe account is connected only through Stripe's own consent page, never by its id: POST /v1/projects/:slug/payments/connect and open the url it answers",
+          `a Stripe account is connected only through Stripe's own consent page, never by its id: POST ${routePath('connectPayments', request.params)} and open the url it answers`,
         );
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/payments',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['payments'],
-          summary: "The project's Stripe accounts; needs_reconnecting ones feed nothing until connected through Stripe",
-          params: SlugParams,
-          response: { 200: PaymentAccountList },
-        },
-      },
-      async (request) => ({ accounts: (await accounts.list(db, projectOf(request).id)).map(toAccount) }),
-    );
+    app.route({
+      ...declared('listPaymentAccounts'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request) => ({ accounts: (await accounts.list(db, projectOf(request).id)).map(toAccount) }),
+    });
 
-    app.delete(
-      '/v1/projects/:slug/payments/:accountId',
-      {
-        config: { auth: AUTH.sessionOnly },
-        schema: {
-          tags: ['payments'],
-          summary: "Disconnect a Stripe account: its events are dropped from now on, and the platform's access to it is revoked at Stripe",
-          params: PaymentAccountParams,
-          response: { 204: NoContent, ...errorAnswers(404) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('disconnectPaymentAccount'),
+      config: { auth: AUTH.sessionOnly },
+      handler: async (request, reply) => {
         const { accountId } = request.params;
         const via = await accounts.remove(db, projectOf(request).id, accountId);
         if (!via) throw new ServiceError('not_found', 'no such connected account');
@@ -211,6 +163,6 @@ export function paymentsRoutes(
         }
         return reply.code(204).send(null);
       },
-    );
+    });
   };
 }

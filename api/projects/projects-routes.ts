@@ -4,7 +4,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { createProject, getProject, listProjectsOfUser, projectCounts, updateProject } from './projects-repository.ts';
-import { deploysRollup } from '../deploys/deploys-repository.ts';
+import { deploysRepository } from '../deploys/deploys-repository.ts';
 import { servedAt } from '../deploys/deploys-routes.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
 import { CreateProjectBody, PatchProjectBody, ProjectAnswer, ProjectList, ProjectRollupAnswer } from '../../schemas/api/projects.ts';
@@ -48,7 +48,7 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
         const ref = projectOf(request);
         const project = await getProject(db, ref.id);
         if (!project) throw new ServiceError('not_found', 'project not found');
-        const [counts, deploys] = await Promise.all([projectCounts(db, ref.id), deploysRollup(db, ref.id)]);
+        const [counts, deploys] = await Promise.all([projectCounts(db, ref.id), deploysRepository.rollup(db, ref.id)]);
         const base = `/v1/projects/${project.slug}`;
         return {
           project: {

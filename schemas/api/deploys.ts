@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { BranchSchema, DEPLOY_FAILURE_REASONS } from '../deploys.ts';
 import { LIMITS } from '../limits.ts';
-import { pageOf } from './common.ts';
+import { errorAnswers, NoContent, pageOf, SlugIdParams, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** Deploys (spec §4.1 "builds and rollback", §4.4): build settings, deploys, their logs and share links, deploy hooks. */
 export const DeployParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
@@ -120,3 +121,105 @@ export type DeployHookList = z.infer<typeof DeployHookList>;
 export const HookCallParams = z.object({ token: z.string().max(200) });
 export const HookCallAnswer = z.object({ deployId: z.string(), deduplicated: z.boolean() });
 export type HookCallAnswer = z.infer<typeof HookCallAnswer>;
+
+const tags = ['deploys'];
+const D = LIMITS.deploys;
+
+export const deployRoutes = routeShapes({
+  getDeploySettings: {
+    tags,
+    summary: 'The build source: repository, branch, command, output, variables',
+    params: SlugParams,
+    response: { 200: BuildSettingsAnswer },
+  },
+  updateDeploySettings: {
+    tags,
+    summary: 'Change the build source (console session or CLI)',
+    params: SlugParams,
+    body: BuildSettingsPatch,
+    response: { 200: BuildSettingsAnswer, ...errorAnswers(400) },
+  },
+  queueDeploy: {
+    tags,
+    summary: 'Queue a deploy of a branch (production on the default branch, preview otherwise)',
+    params: SlugParams,
+    body: QueueDeployBody,
+    response: { 202: QueuedDeployAnswer, ...errorAnswers(409) },
+  },
+  listDeploys: { tags, summary: 'Deploys, newest first', params: SlugParams, querystring: DeployListQuery, response: { 200: DeployPage } },
+  createDeployHook: {
+    tags,
+    summary: 'Create a deploy hook bound to a branch; the token and URL are in this response only',
+    params: SlugParams,
+    body: CreateDeployHookBody,
+    response: { 201: CreatedDeployHookAnswer },
+  },
+  listDeployHooks: { tags, summary: 'List deploy hooks (hints, never tokens)', params: SlugParams, response: { 200: DeployHookList } },
+  deleteDeployHook: {
+    tags,
+    summary: 'Delete a deploy hook; its URL answers 404 from now on',
+    params: SlugIdParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
+  },
+  getDeployLogs: {
+    tags,
+    summary: "A deploy's build log; with Accept: text/event-stream, followed live until the build ends",
+    description: `JSON: up to ${D.logPageLines} lines from \`from\` (seq), with \`nextSeq\` and \`done\`. Server-Sent Events: one \`line\` event per line as the build writes it, then \`end\` with the deploy's final status.`,
+    params: DeployParams,
+    querystring: LogPageQuery,
+    response: { 200: LogPageSchema, ...errorAnswers(404) },
+  },
+  getDeployLogShare: {
+    tags,
+    summary: "The deploy's shareable log link (made on first ask; valid 7 days)",
+    params: DeployParams,
+    response: { 200: LogShareAnswer, ...errorAnswers(404) },
+  },
+  revokeDeployLogShare: {
+    tags,
+    summary: 'Revoke the shareable log link; the next ask makes a new one',
+    params: DeployParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
+  },
+  cancelDeploy: {
+    tags,
+    summary: 'Cancel a queued deploy now, or stop a building one (its builder kills the build within seconds)',
+    params: DeployParams,
+    response: { 200: DeployAnswer, ...errorAnswers(404, 409) },
+  },
+  rollbackDeploy: {
+    tags,
+    summary: 'Serve an earlier ready production deploy again, without rebuilding',
+    params: DeployParams,
+    response: { 200: LiveDeployAnswer, ...errorAnswers(404, 409) },
+  },
+  listDeploySourceMaps: {
+    tags,
+    summary: "The source maps kept from the deploy's build (names, served paths, debug ids, sizes; never content)",
+    description:
+      'The processor resolves minified stack frames through these (issue 37). They are kept privately: a site serves a `.map` only when the project opts in.',
+    params: DeployParams,
+    response: { 200: DeploySourceMapList, ...errorAnswers(404) },
+  },
+  getDeploy: { tags, summary: 'One deploy', params: DeployParams, response: { 200: DeployAnswer, ...errorAnswers(404) } },
+  triggerDeployHook: {
+    tags,
+    summary: "Deploy hook: queue a deploy of the hook's branch",
+    description:
+      `The token alone authorizes. With \`X-Hub-Signature-256: sha256=<hex>\` or \`X-Service-Signature\`, the HMAC-SHA256 of the raw body keyed with the token must match (401 invalid_signature). ` +
+      `Production on the project's default branch, preview otherwise; a production deploy while one is queued or building is 409 production_deploy_busy with activeDeployId. ` +
+      `Limited to ${D.hookCallsPerTokenPerMinute} calls per token and ${D.hookCallsPerIpPerMinute} per caller IP per minute (429 with Retry-After); bodies up to ${D.hookBodyBytes} bytes (413). ` +
+      // Callers post to the URL as given (code hosts, CMS webhooks, CI); a parameter is a person's idea of an option
+      // another host's hooks have, and ignoring it would let them believe it took effect.
+      "Takes no query parameters: the hook always deploys its own branch the same way, so one copied from another host's hooks (`?buildCache=false`, `?trigger_branch=`) is refused with 400 invalid_request rather than silently ignored.",
+    params: HookCallParams,
+    response: { 202: HookCallAnswer, ...errorAnswers(401, 404, 409, 429) },
+  },
+  getSharedDeployLog: {
+    tags,
+    summary: 'Shareable deploy log (the token query parameter is the credential)',
+    params: SharedLogParams,
+    querystring: SharedLogQuery,
+    response: { 200: LogPageSchema, ...errorAnswers(404, 429) },
+  },
+});

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { errorAnswers, NoContent } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** `/v1/integrations/github` (spec §4.1): GitHub repositories connected to projects; their pushes queue deploys. */
 export const GITHUB_REPO = /^[A-Za-z0-9-]{1,39}\/[A-Za-z0-9._-]{1,100}$/;
@@ -41,17 +43,48 @@ export const GithubConnectStartAnswer = z.object({
   expiresAt: z.string().describe('the links work once, until then'),
 });
 export type GithubConnectStartAnswer = z.infer<typeof GithubConnectStartAnswer>;
-/** GitHub's return to `/v1/integrations/github/callback` (after authorizing, or installing with user authorization). */
-export const GithubCallbackQuery = z.object({
-  state: z.string().max(200),
-  code: z.string().max(200).optional(),
-  installation_id: z.string().max(30).optional(),
-  setup_action: z.string().max(30).optional(),
-  error: z.string().max(200).optional(),
-});
+/**
+ * GitHub's return to `/v1/integrations/github/callback` (after authorizing, or installing with user authorization).
+ * The route reads state, code and error; GitHub adds parameters of its own that vary with the flow (installation_id and
+ * setup_action after an install, error_description and error_uri with an error), so the rest pass through unread
+ * rather than strand the person on a refusal halfway through connecting.
+ */
+export const GithubCallbackQuery = z
+  .object({
+    state: z.string().max(200),
+    code: z.string().max(200).optional(),
+    installation_id: z.string().max(30).optional(),
+    setup_action: z.string().max(30).optional(),
+    error: z.string().max(200).optional(),
+  })
+  .passthrough();
 /** What a callback did, in the console page's `?github=` it redirects to. */
 export const GITHUB_CONNECT_OUTCOMES = ['connected', 'already_connected', 'cancelled', 'code_refused', 'not_installed', 'github_failed'] as const;
 export type GithubConnectOutcome = (typeof GITHUB_CONNECT_OUTCOMES)[number];
 export const GithubConnectionList = z.object({ connections: z.array(GithubConnectionSchema) });
 export type GithubConnectionList = z.infer<typeof GithubConnectionList>;
 export const ConnectionIdParams = z.object({ id: z.string().max(64) });
+
+const tags = ['integrations'];
+
+export const integrationRoutes = routeShapes({
+  connectGithub: {
+    tags,
+    summary: "Start connecting a GitHub repository to a project: GitHub's authorize link, to open in the browser",
+    body: ConnectGithubBody,
+    response: { 202: GithubConnectStartAnswer, ...errorAnswers(400, 404, 503) },
+  },
+  githubCallback: {
+    tags,
+    summary: "GitHub's return after authorizing (or installing) the app: binds the repository, then redirects to the project's Integrations page",
+    querystring: GithubCallbackQuery,
+    response: { ...errorAnswers(400, 403, 503) },
+  },
+  listGithubRepositories: { tags, summary: "The repositories connected to the user's projects", response: { 200: GithubConnectionList } },
+  disconnectGithub: {
+    tags,
+    summary: 'Disconnect a repository; its pushes queue nothing from now on',
+    params: ConnectionIdParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
+  },
+});

@@ -12,6 +12,8 @@ export interface RouteShape {
   description?: string;
   /** Left out of the OpenAPI document (the document itself, assets). */
   hide?: boolean;
+  /** Still served, but callers should not use it (OpenAPI marks it so). */
+  deprecated?: boolean;
   params?: z.ZodType;
   querystring?: z.ZodType;
   body?: z.ZodType;

@@ -1,4 +1,8 @@
 import { webhookRoutes } from './webhooks.ts';
+import { cliRoutes } from './cli.ts';
+import { deployRoutes } from './deploys.ts';
+import { integrationRoutes } from './integrations.ts';
+import { paymentRoutes } from './payments.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -7,6 +11,10 @@ import { webhookRoutes } from './webhooks.ts';
  */
 export const ROUTE_SHAPES = {
   ...webhookRoutes,
+  ...cliRoutes,
+  ...deployRoutes,
+  ...integrationRoutes,
+  ...paymentRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;
