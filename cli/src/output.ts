@@ -13,9 +13,15 @@ export interface Out {
   spinner(text: string): { update(text: string): void; stop(): void };
 }
 
+/** Where text goes: process.stdout and process.stderr, or what a unit test reads back. */
+export interface Sink {
+  write(text: string): unknown;
+  isTTY?: boolean;
+}
+
 const CODES = { ok: 32, bad: 31, dim: 2, bold: 1, warn: 33 } as const;
 
-export function createOut(opts: { json: boolean }, stream = process.stdout, err = process.stderr, env = process.env): Out {
+export function createOut(opts: { json: boolean }, stream: Sink = process.stdout, err: Sink = process.stderr, env = process.env): Out {
   const color = !!stream.isTTY && !env.NO_COLOR && env.TERM !== 'dumb';
   const errTty = !!err.isTTY && !env.NO_COLOR;
   const paint: Out['paint'] = (kind, text) => (color ? `\u001b[${CODES[kind]}m${text}\u001b[0m` : text);

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import type { Issue, IssueSummary } from '../../../schemas/api/errors.ts';
+import { cx } from './fake-cli.ts';
+
+/** `cx errors list | show | resolve | ignore | reopen`: the filters as the query, the stack with the app's frames marked. */
+const summary = (over: Partial<IssueSummary> = {}): IssueSummary => ({
+  groupId: 'grp_1',
+  id: 'grp_1',
+  name: 'TypeError',
+  message: 'cart is undefined',
+  status: 'unresolved',
+  count: 3,
+  envCounts: { production: 3 },
+  firstSeen: '2025-01-01T00:00:00.000Z',
+  lastSeen: '2025-01-02T00:00:00.000Z',
+  regressionCount: 0,
+  culprit: 'checkout (src/cart.ts)',
+  suggestion: null,
+  ...over,
+});
+const page = { data: [summary(), summary({ groupId: 'grp_2', id: 'grp_2', name: 'Error', message: 'boom', count: 1 })], hasMore: false, nextCursor: null };
+
+describe('cx errors list', () => {
+  it('asks with the defaults and prints a table; --json prints the page', async () => {
+    const r = await cx(['errors', 'list', '-p', 'shop'], { 'GET /projects/shop/errors?status=unresolved&sort=count&limit=25': page });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe(
+      'ID     STATUS      COUNT  LAST                      ISSUE\n' +
+        'grp_1  unresolved  3      2025-01-02T00:00:00.000Z  TypeError: cart is undefined\n' +
+        'grp_2  unresolved  1      2025-01-02T00:00:00.000Z  Error: boom\n',
+    );
+    const j = await cx(['errors', 'list', '-p', 'shop', '--json'], { 'GET /projects/shop/errors?status=unresolved&sort=count&limit=25': page });
+    expect(JSON.parse(j.stdout)).toEqual(page);
+  });
+
+  it('passes --status, --sort, --limit and --environment on', async () => {
+    const r = await cx(['errors', 'list', '-p', 'shop', '--status', 'resolved', '--sort', 'lastSeen', '--limit', '5', '--environment', 'preview'], {
+      'GET /projects/shop/errors?status=resolved&sort=lastSeen&limit=5&environment=preview': { data: [], hasMore: false, nextCursor: null },
+    });
+    expect([r.code, r.stdout]).toEqual([0, '(none)\n']);
+  });
+
+  it('refuses a value outside the choices (exit 2) naming them, and asks nothing', async () => {
+    const r = await cx(['errors', 'list', '-p', 'shop', '--status', 'nonsense']);
+    expect([r.code, r.calls]).toEqual([2, []]);
+    expect(r.stderr).toMatch(/argument 'nonsense' is invalid. Allowed choices are unresolved, resolved, ignored/);
+    expect((await cx(['errors', 'list', '-p', 'shop', '--sort', 'age'])).code).toBe(2);
+  });
+});
+
+describe('cx errors show', () => {
+  const issue: Issue = {
+    ...summary({ suggestion: 'check that the cart is loaded first' }),
+    fingerprint: 'f',
+    stack: 'TypeError: cart is undefined\n    at checkout (src/cart.ts:4:2)\n    at run (node_modules/x/index.js:1:1)\n    at node:internal/main:1:1',
+    frames: null,
+    minifiedStack: null,
+    samples: [],
+  };
+
+  it('prints the issue, its stack with the app frames marked > and library frames indented, and the hint', async () => {
+    const r = await cx(['errors', 'show', '-p', 'shop', 'grp_1'], { 'GET /projects/shop/errors/grp_1': { issue } });
+    expect(r.stdout).toBe(
+      [
+        'TypeError: cart is undefined',
+        'unresolved, 3 events, first 2025-01-01T00:00:00.000Z, last 2025-01-02T00:00:00.000Z',
+        'culprit: checkout (src/cart.ts)',
+        '',
+        'TypeError: cart is undefined',
+        '> at checkout (src/cart.ts:4:2)',
+        '  at run (node_modules/x/index.js:1:1)',
+        '  at node:internal/main:1:1',
+        '\nhint: check that the cart is loaded first',
+        '',
+      ].join('\n'),
+    );
+    const j = await cx(['errors', 'show', '-p', 'shop', 'grp_1', '--json'], { 'GET /projects/shop/errors/grp_1': { issue } });
+    expect(JSON.parse(j.stdout)).toEqual({ issue });
+  });
+
+  it('without a group id is a usage error', async () => {
+    const r = await cx(['errors', 'show', '-p', 'shop']);
+    expect([r.code, r.calls]).toEqual([2, []]);
+    expect(r.stderr).toMatch(/missing required argument 'groupId'/);
+  });
+});
+
+describe('cx errors resolve | ignore | reopen', () => {
+  it('sends every id in one bulk action and counts what changed', async () => {
+    const answer = { updated: [summary({ status: 'resolved' }), summary({ groupId: 'grp_2', status: 'resolved' })], skipped: [] };
+    const r = await cx(['errors', 'resolve', '-p', 'shop', 'grp_1', 'grp_2'], { 'POST /projects/shop/errors/bulk': answer });
+    expect(r.calls[0]!.body).toEqual({ action: 'resolve', groupIds: ['grp_1', 'grp_2'] });
+    expect(r.stdout).toBe('2 issues resolved\n');
+    const one = { updated: [summary()], skipped: [] };
+    expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1'], { 'POST /projects/shop/errors/bulk': one })).stdout).toBe('1 issue ignored\n');
+    const reopened = await cx(['errors', 'reopen', '-p', 'shop', 'grp_1'], { 'POST /projects/shop/errors/bulk': one });
+    expect([reopened.calls[0]!.body, reopened.stdout]).toEqual([{ action: 'reopen', groupIds: ['grp_1'] }, '1 issue reopened\n']);
+    const j = await cx(['errors', 'resolve', '-p', 'shop', 'grp_1', '--json'], { 'POST /projects/shop/errors/bulk': one });
+    expect(JSON.parse(j.stdout)).toEqual(one);
+  });
+
+  it('without an id is a usage error', async () => {
+    const r = await cx(['errors', 'resolve', '-p', 'shop']);
+    expect([r.code, r.calls]).toEqual([2, []]);
+    expect(r.stderr).toMatch(/missing required argument 'groupIds'/);
+  });
+});
