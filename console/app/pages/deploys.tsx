@@ -1,22 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { del, get, patch, post, projectPath, query } from '../api.ts';
+import { call, get, projectPath } from '../api.ts';
 import { Badge, countOf, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
-import type {
-  BuildSettings,
-  BuildSettingsAnswer,
-  CreatedDeployHookAnswer,
-  Deploy,
-  DeployHook,
-  DeployAnswer,
-  DeployHookList,
-  DeployPage,
-  DeploySourceMapList,
-  LogLine,
-  LogPage,
-  LogShareAnswer,
-} from '../../../schemas/api/deploys.ts';
+import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
 import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
 export type { Deploy };
 
@@ -35,7 +22,7 @@ export function Deploys() {
   const { params } = useRoute();
   const slug = params.slug!;
   const [cursor, setCursor] = useState<string | null>(null);
-  const list = useResource(() => get<DeployPage>(`${projectPath(slug, '/deploys')}${query({ cursor, limit: 20 })}`), [slug, cursor]);
+  const list = useResource(() => call('listDeploys', { params: { slug }, query: { cursor: cursor ?? undefined, limit: 20 } }), [slug, cursor]);
   const live = useResource(() => get<ProjectRollupAnswer>(projectPath(slug)), [slug]);
   const [branch, setBranch] = useState('');
   const act = useAction();
@@ -54,19 +41,19 @@ export function Deploys() {
   const deploy = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      await post(projectPath(slug, '/deploys'), branch.trim() ? { branch: branch.trim() } : {});
+      await call('queueDeploy', { params: { slug }, body: branch.trim() ? { branch: branch.trim() } : {} });
       setBranch('');
       await list.reload();
     });
   };
   const rollback = (d: Deploy) =>
     act.run(async () => {
-      await post(projectPath(slug, `/deploys/${d.id}/rollback`));
+      await call('rollbackDeploy', { params: { slug, deployId: d.id } });
       await Promise.all([list.reload(), live.reload()]);
     });
   const cancel = (d: Deploy) =>
     act.run(async () => {
-      await post(projectPath(slug, `/deploys/${d.id}/cancel`));
+      await call('cancelDeploy', { params: { slug, deployId: d.id } });
       await list.reload();
     });
 
@@ -151,7 +138,7 @@ export function Deploys() {
 }
 
 function DeployHooks({ slug }: { slug: string }) {
-  const r = useResource(() => get<DeployHookList>(projectPath(slug, '/deploys/hooks')), [slug]);
+  const r = useResource(() => call('listDeployHooks', { params: { slug } }), [slug]);
   const [name, setName] = useState('');
   const [branch, setBranch] = useState('main');
   const [created, setCreated] = useState<{ url: string; branch: string } | null>(null);
@@ -159,7 +146,7 @@ function DeployHooks({ slug }: { slug: string }) {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<CreatedDeployHookAnswer>(projectPath(slug, '/deploys/hooks'), { name, branch });
+      const res = await call('createDeployHook', { params: { slug }, body: { name, branch } });
       setCreated({ url: res.hook.url, branch: res.hook.branch });
       setName('');
       await r.reload();
@@ -168,7 +155,7 @@ function DeployHooks({ slug }: { slug: string }) {
   const remove = (h: DeployHook) => {
     if (!confirm(`Delete the hook "${h.name}"? Its URL stops working at once.`)) return;
     void act.run(async () => {
-      await del(projectPath(slug, `/deploys/hooks/${h.id}`));
+      await call('deleteDeployHook', { params: { slug, id: h.id } });
       await r.reload();
     });
   };
@@ -224,7 +211,7 @@ function DeployHooks({ slug }: { slug: string }) {
 type SourceForm = Omit<BuildSettings, 'env'>;
 
 function BuildSource({ slug }: { slug: string }) {
-  const r = useResource(() => get<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings')), [slug]);
+  const r = useResource(() => call('getDeploySettings', { params: { slug } }), [slug]);
   const [form, setForm] = useState<SourceForm>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '' });
   const [saved, setSaved] = useState(false);
   const act = useAction();
@@ -238,11 +225,9 @@ function BuildSource({ slug }: { slug: string }) {
     void act.run(async () => {
       const { repoUrl, defaultBranch, buildCommand, outputDir } = form;
       r.setData(
-        await patch<BuildSettingsAnswer>(projectPath(slug, '/deploys/settings'), {
-          repoUrl: repoUrl?.trim() || undefined,
-          defaultBranch,
-          buildCommand,
-          outputDir,
+        await call('updateDeploySettings', {
+          params: { slug },
+          body: { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir },
         }),
       );
       setSaved(true);
@@ -285,7 +270,7 @@ export function DeployDetail() {
   const { params } = useRoute();
   const slug = params.slug!;
   const deployId = params.deployId!;
-  const r = useResource(() => get<DeployAnswer>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}`)), [slug, deployId]);
+  const r = useResource(() => call('getDeploy', { params: { slug, deployId } }), [slug, deployId]);
   const [lines, setLines] = useState<LogLine[]>([]);
   const [done, setDone] = useState(false);
   const [logError, setLogError] = useState<unknown>(null);
@@ -303,7 +288,7 @@ export function DeployDetail() {
     const step = async () => {
       while (!stop) {
         try {
-          const page = await get<LogPage>(`${projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/logs`)}?from=${next}`);
+          const page = await call('getDeployLogs', { params: { slug, deployId }, query: { from: next } });
           setLogError(null);
           if (page.lines.length) setLines((l) => [...l, ...page.lines]);
           next = page.nextSeq;
@@ -330,7 +315,7 @@ export function DeployDetail() {
 
   const getShare = () =>
     share.run(async () => {
-      const res = await get<LogShareAnswer>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/share`));
+      const res = await call('getDeployLogShare', { params: { slug, deployId } });
       setShareUrl(res.share.url);
     });
 
@@ -429,7 +414,7 @@ export function DeployDetail() {
  * content, which stays private and resolves this deploy's error frames.
  */
 function SourceMaps({ slug, deployId }: { slug: string; deployId: string }) {
-  const r = useResource(() => get<DeploySourceMapList>(projectPath(slug, `/deploys/${encodeURIComponent(deployId)}/sourcemaps`)), [slug, deployId]);
+  const r = useResource(() => call('listDeploySourceMaps', { params: { slug, deployId } }), [slug, deployId]);
   return (
     <section aria-labelledby="maps-h">
       <h2 id="maps-h">Source maps</h2>

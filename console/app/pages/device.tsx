@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import type { DeviceApproveAnswer, DeviceLogin } from '../../../schemas/api/accounts.ts';
-import { get, post, query } from '../api.ts';
+import type { DeviceLogin } from '../../../schemas/api/accounts.ts';
+import { call } from '../api.ts';
 import { ago, ErrorNote, PageHead, useAction } from '../ui.tsx';
 
 /**
@@ -21,7 +21,7 @@ export function DeviceApproval() {
   const lookup = useAction();
   const show = (code: string) =>
     void lookup.run(async () => {
-      setLogin(await get<DeviceLogin>(`/cli/device${query({ user_code: code })}`));
+      setLogin(await call('getDeviceLogin', { query: { user_code: code } }));
     });
   // biome-ignore lint/correctness/useExhaustiveDependencies: looked up once per linked code
   useEffect(() => {
@@ -86,7 +86,7 @@ function ConfirmLogin({ login, prefilled, onApproved }: { login: DeviceLogin; pr
   const approve = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const r = await post<DeviceApproveAnswer>('/cli/device/approve', { user_code: login.user_code });
+      const r = await call('approveDeviceLogin', { body: { user_code: login.user_code } });
       onApproved(r.client_name);
     });
   };

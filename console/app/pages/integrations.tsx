@@ -1,9 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
-import type { GithubConnection, GithubConnectionList, GithubConnectStartAnswer } from '../../../schemas/api/integrations.ts';
-import type { PaymentAccountList, StartPaymentConnectAnswer } from '../../../schemas/api/payments.ts';
-import { del, get, post, projectPath, query } from '../api.ts';
+import type { GithubConnection } from '../../../schemas/api/integrations.ts';
+import { call, del, get, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
@@ -37,7 +36,7 @@ const GITHUB_OUTCOMES: Record<string, string> = {
 };
 
 function Repositories({ slug }: { slug: string }) {
-  const r = useResource(() => get<GithubConnectionList>('/integrations/github'), [slug]);
+  const r = useResource(() => call('listGithubRepositories'), [slug]);
   const [repository, setRepository] = useState('');
   const outcome = new URLSearchParams(location.search).get('github');
   const act = useAction();
@@ -46,13 +45,13 @@ function Repositories({ slug }: { slug: string }) {
   // browser back here with `?github=<outcome>`. `install` goes through the app's install page first.
   const connect = (how: 'authorize' | 'install') =>
     void act.run(async () => {
-      const started = await post<GithubConnectStartAnswer>('/integrations/github', { project: slug, repository: repository.trim() });
+      const started = await call('connectGithub', { body: { project: slug, repository: repository.trim() } });
       location.assign(how === 'install' && started.installUrl ? started.installUrl : started.authorizeUrl);
     });
   const disconnect = (c: GithubConnection) => {
     if (!confirm(`Disconnect ${c.repository}? Its pushes stop deploying this project.`)) return;
     void remove.run(async () => {
-      await del(`/integrations/github/${encodeURIComponent(c.id)}`);
+      await call('disconnectGithub', { params: { id: c.id } });
       await r.reload();
     });
   };
@@ -130,20 +129,20 @@ const STRIPE_ERRORS: Record<string, string> = {
 };
 
 function PaymentAccounts({ slug }: { slug: string }) {
-  const r = useResource(() => get<PaymentAccountList>(`${projectPath(slug)}/payments`), [slug]);
+  const r = useResource(() => call('listPaymentAccounts', { params: { slug } }), [slug]);
   const returned = new URLSearchParams(location.search);
   const act = useAction();
   const remove = useAction();
   // Stripe's consent page proves the account is yours; it sends the browser back here with the outcome.
   const connect = () =>
     void act.run(async () => {
-      const { url } = await post<StartPaymentConnectAnswer>(`${projectPath(slug)}/payments/connect`);
+      const { url } = await call('connectPayments', { params: { slug } });
       location.assign(url);
     });
   const disconnect = (id: string) => {
     if (!confirm(`Disconnect ${id}? Its payments stop becoming this project's order events.`)) return;
     void remove.run(async () => {
-      await del(`${projectPath(slug)}/payments/${encodeURIComponent(id)}`);
+      await call('disconnectPaymentAccount', { params: { slug, accountId: id } });
       await r.reload();
     });
   };
