@@ -123,7 +123,6 @@ const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set([
   'api/accounts/sign-in-limits.ts',
   'api/analytics/analytics-routes.ts',
   'api/app.ts',
-  'api/auth/auth-plugin.ts',
   'api/auth/credentials.ts',
   'api/billing/billing-routes.ts',
   'api/disk-guard.ts',

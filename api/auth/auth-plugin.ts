@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { SCOPES } from '../../schemas/scopes.ts';
 import type { Platform } from '../../platform/platform.ts';
+import { cliRoutes } from '../../schemas/api/cli.ts';
+import { ROUTES } from '../../schemas/api/route-table.ts';
 import { resolveCredential } from './credentials.ts';
 import type { Credential, ProjectRef, RouteAuth } from './route-auth.ts';
 
@@ -87,8 +89,11 @@ export function credentialMayCall(auth: RouteAuth, cred: Credential, url: string
   }
 }
 
+/** The CLI family's paths (the routes schemas/api/cli.ts shapes): no project key reaches them, whatever they declare. */
+const CLI_FAMILY = new Set<string>(Object.keys(cliRoutes).map((id) => ROUTES[id as keyof typeof cliRoutes].path));
+
 function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
-  const cliFamily = url === '/v1/cli' || url.startsWith('/v1/cli/');
+  const cliFamily = CLI_FAMILY.has(url);
   const sessionOnly = !!auth.session && !auth.cli && !auth.keyScope;
   switch (cred.kind) {
     case 'session':
@@ -101,7 +106,7 @@ function checkKind(auth: RouteAuth, cred: Credential, url: string): void {
       }
       return;
     case 'project_key':
-      if (cliFamily) throw new ServiceError('forbidden', 'project API keys (cx_live_/cx_test_) cannot use /v1/cli; sign in with the CLI');
+      if (cliFamily) throw new ServiceError('forbidden', 'project API keys (cx_live_/cx_test_) cannot use the CLI routes; sign in with the CLI');
       if (auth.anyKey) return;
       if (!auth.keyScope) {
         if (sessionOnly) throw new ServiceError('session_required', 'this route needs a signed-in console session; project API keys are refused');
