@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
 import type { GithubConnection } from '../../../schemas/api/integrations.ts';
+import { routePath } from '../../../schemas/api/client.ts';
 import { call, del, get, post, projectPath, query } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
@@ -341,7 +342,7 @@ function RecentMessages({ slug, inbox }: { slug: string; inbox: Inbox }) {
                   <Time iso={m.receivedAt} />
                 </td>
                 <td>
-                  <a href={`/v1${base}/messages/${encodeURIComponent(m.id)}/raw`} download={`${m.id}.eml`}>
+                  <a href={routePath('getRawInboxMessage', { slug, id: inbox.id, messageId: m.id })} download={`${m.id}.eml`}>
                     .eml
                   </a>
                 </td>
