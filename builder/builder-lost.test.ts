@@ -5,7 +5,6 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createInProcessBus } from '../platform/adapters/bus/in-process-bus.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../test/support/accounts.ts';
 import { type Builder, startBuilder } from './deploy-builder.ts';
 
@@ -42,11 +41,8 @@ function makeRepo(): string {
 beforeAll(async () => {
   repo = makeRepo();
   dataDir = mkdtempSync(path.join(os.tmpdir(), 'lost-data-'));
-  // A bus with a log: the deploy events this builder publishes need no consumer here.
-  t = await buildTestApi({
-    env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: dataDir },
-    overrides: { bus: createInProcessBus({ logDir: path.join(dataDir, 'bus') }) },
-  });
+  // The bus keeps its log in DATA_DIR: the deploy events this builder publishes need no consumer here.
+  t = await buildTestApi({ env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: dataDir } });
   const logger = pino(
     { level: 'warn' },
     new Writable({

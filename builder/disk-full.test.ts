@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createInProcessBus } from '../platform/adapters/bus/in-process-bus.ts';
+import { createPgliteWorkerStore } from '../platform/adapters/relational/pglite-worker-store.ts';
 import { startDiskSpaceWatch, type StatFs } from '../platform/data-dir/disk-space.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../test/support/accounts.ts';
 import { gitRepoWith } from '../test/support/git-repo.ts';
@@ -52,11 +53,8 @@ describe('a build while the disk is low', () => {
     const statfs: StatFs = async () => ({ bavail: (freeMb * MB) / 4096, bsize: 4096 });
     const disk = await startDiskSpaceWatch({ dir: '/data', minFreeBytes: 256 * MB, statfs, intervalMs: 0 });
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'disk-full-data-'));
-    // A bus with a log: the deploy is queued (its request written) while no builder runs yet.
-    const t = await buildTestApi({
-      env: { ALLOW_LOCAL_REPOS: 'true', BUILD_SANDBOX: 'off', DATA_DIR: dataDir },
-      overrides: { disk, bus: createInProcessBus({ logDir: path.join(dataDir, 'bus') }) },
-    });
+    // The bus keeps its log in DATA_DIR: the deploy is queued (its request written) while no builder runs yet.
+    const t = await buildTestApi({ env: { ALLOW_LOCAL_REPOS: 'true', BUILD_SANDBOX: 'off', DATA_DIR: dataDir }, overrides: { disk } });
     cleanups.push(() => t.close());
     const p = await projectBuilding(t, 'mkdir -p out && echo built > out/index.html && echo BUILD-RAN');
     const queued = await p.deploy();
@@ -88,10 +86,20 @@ describe.skipIf(TMPFS_SKIP_REASON)(`a build whose artifact does not fit${TMPFS_S
     const fs = mountTmpfs(8);
     cleanups.push(() => fs.unmount());
     // DATA_DIR on the small disk with no threshold and no build floor: only the artifact's copy finds it full (with
-    // them, output-quota.test.ts: an output that would take the disk under the floor is not even copied).
+    // them, output-quota.test.ts: an output that would take the disk under the floor is not even copied). PGlite and
+    // the bus's log, the same adapters, live beside it: they would not fit in 8 MB.
+    const engines = mkdtempSync(path.join(os.tmpdir(), 'disk-full-engines-'));
+    const db = await createPgliteWorkerStore(path.join(engines, 'pglite'));
+    const bus = createInProcessBus({ logDir: path.join(engines, 'bus') });
+    cleanups.push(async () => {
+      await bus.close();
+      await db.close();
+      rmSync(engines, { recursive: true, force: true });
+    });
     const t = await buildTestApi({
       processors: true,
       env: { ALLOW_LOCAL_REPOS: 'true', BUILD_SANDBOX: 'off', DATA_DIR: fs.dir, DATA_DIR_MIN_FREE_MB: '0', BUILD_MIN_FREE_MB: '0' },
+      overrides: { db, bus },
     });
     cleanups.push(() => t.close());
     const freeBefore = fs.freeBytes();

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createInProcessBus } from '../platform/adapters/bus/in-process-bus.ts';
-import { openTopicLog, topicLogDir } from '../platform/adapters/bus/local-log.ts';
+import { openTopicLog, topicLogDir, type LogRecord } from '../platform/adapters/bus/local-log.ts';
 import { reportingDiskFull, startDiskSpaceWatch, type DiskSpace, type StatFs } from '../platform/data-dir/disk-space.ts';
 import type { Platform, PlatformOverrides } from '../platform/platform.ts';
 import * as errorEvents from '../schemas/bus/error-events.ts';
@@ -126,8 +126,10 @@ describe.skipIf(TMPFS_SKIP_REASON)(`the edge when the bus's log runs out of spac
     expect((await postError(e, 'after', 8000, 6)).status).toBe(202);
     await e.platform.bus.close();
 
-    const log = openTopicLog(topicLogDir(logDir, errorEvents.TOPIC), () => undefined);
-    const batches = log.readFrom(0n).map((r) => errorEvents.decodeErrorBatch(r.value)!.events.map((ev) => ev.message));
+    const log = await openTopicLog(topicLogDir(logDir, errorEvents.TOPIC), () => undefined);
+    const records: LogRecord[] = [];
+    await log.readFrom(0n, (rs) => void records.push(...rs));
+    const batches = records.map((r) => errorEvents.decodeErrorBatch(r.value)!.events.map((ev) => ev.message));
     await log.close();
     expect(batches).toEqual([['first 0'], ['acked 0'], ['after 0', 'after 1', 'after 2', 'after 3', 'after 4', 'after 5']]);
   });

@@ -1,14 +1,31 @@
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { createInProcessBus } from '../platform/adapters/bus/in-process-bus.ts';
+import type { BatchHandler, Bus } from '../platform/ports/bus.ts';
 import { startPipelineConsumer } from './pipeline-consumer.ts';
+
+/** A bus that hands each publish straight to the one subscribed handler: the scaffold, without a log on disk. */
+function directBus(): Bus {
+  let handler: BatchHandler | undefined;
+  let offset = 0;
+  return {
+    adapter: 'in-process',
+    async publish(topic, messages) {
+      await handler?.(messages.map((m) => ({ ...m, topic, partition: 0, offset: String(offset++) })));
+    },
+    async subscribe(_topic, _group, h) {
+      handler = h;
+      return { stop: async () => void (handler = undefined) };
+    },
+    async close() {},
+  };
+}
 
 /** The scaffold every processor pipeline runs in: decode, handle, count, prune (processor/README.md). */
 describe('the pipeline consumer scaffold', () => {
   const logger = pino({ level: 'silent' });
 
   it('counts what does not decode, hands the rest to the pipeline, and adds up the summaries', async () => {
-    const bus = createInProcessBus();
+    const bus = directBus();
     const handled: number[][] = [];
     const consumer = await startPipelineConsumer<number[], 'odd' | 'invalid_event'>(
       { bus, logger },
@@ -43,7 +60,7 @@ describe('the pipeline consumer scaffold', () => {
 
   it('prunes the ledger on a schedule, starting within the first interval, until stopped', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
-    const bus = createInProcessBus();
+    const bus = directBus();
     let runs = 0;
     let idled = false;
     try {

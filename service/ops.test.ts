@@ -24,7 +24,8 @@ import { start } from './service.ts';
 /**
  * The operator's routes (platform/ops/) as each role serves them: `npm start`'s one port for every role, and the
  * processor's, builder's and API's own ports when each runs alone. Embedded stand-ins for every backend (a PGlite in
- * memory whose failure a test switches on, the in-process bus without a log), so nothing here needs a server.
+ * memory whose failure a test switches on, the in-process bus with its log in the test's DATA_DIR), so nothing here
+ * needs a server.
  */
 const TOKEN = 'ops-test-metrics-token-42';
 const logger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent', 'ops-test');
@@ -57,7 +58,13 @@ async function startRole(role: Role, env: Record<string, string> = {}) {
     testing: {
       quietFirstStart: true,
       uptime: false,
-      overrides: { db: db.store, analytics: inertAnalytics, bus: createInProcessBus(), limiter: createMemoryLimiter(systemClock), mailer: inertMailer },
+      overrides: {
+        db: db.store,
+        analytics: inertAnalytics,
+        bus: createInProcessBus({ logDir: path.join(config.DATA_DIR, 'bus') }),
+        limiter: createMemoryLimiter(systemClock),
+        mailer: inertMailer,
+      },
     },
   });
   return { running, db: db.state, base: `http://127.0.0.1:${running.port}` };
@@ -171,7 +178,7 @@ describe('npm start: every role in one process, the operator routes on its one p
     expect(accepted(after)).toBe(accepted(before));
 
     expect((await post(project.ingestKey)).status).toBe(202);
-    // The in-process bus without a log answers once the pipeline has the batch; its totals follow.
+    // The edge answers once the bus's log holds the batch; the pipeline counts it behind.
     after = await eventually('the pipeline to count the event', async () => {
       const text = await scrape(svc.base);
       return stored(text) > stored(before) ? text : undefined;

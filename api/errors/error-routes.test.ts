@@ -6,6 +6,7 @@ import type { Subscription } from '../../platform/ports/bus.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { batch, event } from '../../processor/errors/error-pipeline.test-scenarios.ts';
 import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { processed } from '../../test/support/platform.ts';
 import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
@@ -36,7 +37,11 @@ describe('errors API', () => {
     await t?.close();
   });
 
-  const publish = (m: StampedErrorBatch) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
+  /** Publish and wait until the pipeline processed it (the bus's publish resolves once its log holds the batch). */
+  const publish = async (m: StampedErrorBatch) => {
+    await t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
+    await processed(t.platform);
+  };
   const newProject = () => createProject(t.app, cookie, { domains: { production: ['app.example.com'] } });
   const get = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'GET', url, headers });
   const post = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'POST', url, headers, payload: {} });

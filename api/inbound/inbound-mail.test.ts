@@ -8,6 +8,7 @@ import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { EmailReceivedData } from '../../schemas/project-events.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { processed } from '../../test/support/platform.ts';
 import { postResendEvent } from '../../test/support/resend.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
@@ -155,6 +156,7 @@ describe('inbound mail', () => {
       verifyWebhook(bodiesTo(`/${m.slug}/inbox`)[0]!.body, bodiesTo(`/${m.slug}/inbox`)[0]!.headers['service-signature'], m.endpointSecret),
     ).toThrow();
     // An endpoint with an empty list (everything but email.received) gets nothing.
+    await processed(t.platform);
     await dispatcher.idle();
     expect(bodiesTo(`/${m.slug}/all`)).toEqual([]);
 
@@ -294,6 +296,7 @@ describe('inbound mail', () => {
     expect((await receivedMail(t.platform, event)).outcome).toBe('mail: stored before');
     await received(`/${m.slug}/mail`, m.endpointSecret, 1);
     await received(`/${m.slug}/inbox`, m.inbox.webhookSecret, 1);
+    await processed(t.platform);
     await dispatcher.idle();
     expect(bodiesTo(`/${m.slug}/mail`)).toHaveLength(1);
     expect(bodiesTo(`/${m.slug}/inbox`)).toHaveLength(1);
@@ -388,6 +391,9 @@ describe('inbound mail', () => {
     expect(await receivedMail(t.platform, event('em_ok'), fetchRaw)).toEqual({ outcome: 'mail: stored' });
     const [got] = await received(`/${m.slug}/mail`, m.endpointSecret, 1);
     expect(got!.data.message).toMatchObject({ subject: 'fetched', text: 'from the API\n', senderAuthenticated: true });
+    // Every delivery of that message made (the inbox's own too) before counting the requests that follow.
+    await processed(t.platform);
+    await dispatcher.idle();
     // A link to a private address (the cloud's metadata service) is refused by the guard, never dialled; a gone one fails.
     const before = receiver.requests.length;
     expect(await receivedMail(t.platform, event('em_private'), fetchRaw)).toEqual({ outcome: 'raw_fetch_failed', drop: 'raw_fetch_failed' });

@@ -16,6 +16,7 @@ import {
   type SignedInUser,
 } from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
+import { processed } from '../../test/support/platform.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/webhooks/webhook-dispatcher.ts';
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { steerableGuard, type SteerableGuard } from '../../test/support/outbound-guard.ts';
@@ -69,6 +70,7 @@ beforeEach(() => {
 // The sweep is global, so a test's sweep may also send what an earlier test left pending: each test's
 // endpoints take a receiver path named after its project, and the test looks only at that path.
 afterEach(async () => {
+  await processed(platform);
   await dispatcher.idle();
 });
 /** The receiver URL for one project's endpoints, and the requests that reached it. */
@@ -265,6 +267,7 @@ describe('who reaches the webhook routes (§5.2 rule 4)', () => {
     expect((await test({})).statusCode).toBe(401);
     // Another user's session does not reach this project.
     expect((await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks`, headers: sessionHeaders(other.cookie) })).statusCode).toBe(404);
+    await processed(platform);
     await dispatcher.idle();
   });
 });
@@ -276,6 +279,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     const { endpoint } = (await create(slug, { url: hookUrl(slug), events: ['webhook.test'] })).json();
     const res = await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: bearer(key.token) });
     expect(res.statusCode).toBe(202);
+    await processed(platform);
     await dispatcher.idle();
     expect(requestsTo(slug)).toHaveLength(1);
     const r = requestsTo(slug)[0]!;
@@ -327,6 +331,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     expect(Date.parse(rotated.previousSecretExpiresAt)).toBe(clock.now() + LIMITS.webhook.rotationOverlapMs);
 
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
+    await processed(platform);
     await dispatcher.idle();
     const r1 = requestsTo(slug)[0]!;
     const h1 = r1.headers['service-signature'] as string;
@@ -336,6 +341,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
 
     clock.advance(LIMITS.webhook.rotationOverlapMs);
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
+    await processed(platform);
     await dispatcher.idle();
     const r2 = requestsTo(slug)[1]!;
     const h2 = r2.headers['service-signature'] as string;
@@ -349,6 +355,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     const { endpoint } = (await create(slug, { url: hookUrl(slug), maxAttempts: 2 })).json();
     answer(slug, { status: 500 });
     await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
+    await processed(platform);
     await dispatcher.idle();
     const logUrl = `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`;
     // while pending, each attempt carries the delivery's own due time, which the console says once (issue 39 §5)
@@ -384,6 +391,7 @@ describe('end to end: test event, delivery log, rotation, dead letter and replay
     const { slug } = await createProject(app, owner.cookie);
     const { endpoint } = (await create(slug, { url: hookUrl(slug), maxAttempts: 1 })).json();
     for (let i = 0; i < 104; i++) await app.inject({ method: 'POST', url: `/v1/projects/${slug}/webhooks/test`, headers: S() });
+    await processed(platform);
     await dispatcher.idle();
     expect(requestsTo(slug)).toHaveLength(104);
     const log = (await app.inject({ method: 'GET', url: `/v1/projects/${slug}/webhooks/${endpoint.id}/deliveries`, headers: S() })).json().deliveries;

@@ -67,7 +67,7 @@ describe('the data directory and the platform', () => {
     const platform = await createPlatform(
       config,
       logger,
-      { db: await createPgliteStore(), bus: createInProcessBus() },
+      { db: await createPgliteStore(), bus: createInProcessBus({ logDir: path.join(await dataDir(), 'bus') }) },
       { backends: ['relational', 'bus', 'mail'] },
     );
     await platform.close();

@@ -1,7 +1,9 @@
 /**
  * Bus port: durable hand-off between roles. Adapters: Kafka via kafkajs (KAFKA_BROKERS; idempotent
- * producer, acks from all in-sync replicas) and in-process (embedded: publish resolves once every
- * subscriber has processed and committed the messages).
+ * producer, acks from all in-sync replicas) and in-process (the embedded default: a log on disk under the
+ * data dir; publish resolves once the messages are written and synced to it, and consumers read behind it
+ * and commit their offsets to it). With either, publish resolving says the messages are safe, not that
+ * they were processed.
  *
  * Delivery is at least once: a handler may see a message again after a crash, so every effect a
  * handler has must be idempotent. A subscription commits only after its handler resolved.
@@ -51,7 +53,14 @@ export interface Bus {
   /** Per consumer group this process subscribed: messages of its topic it has not processed (committed) yet. */
   lag?(): Promise<BusLag[]>;
   /**
-   * Embedded only (the in-process bus's log): copy its files into `dest` for a backup, consistent as of the call
+   * Resolves once every consumer group this process subscribed (with a member now) has processed and committed
+   * everything published before the call: true if it waited for one, false if all had already. Rejects if the bus
+   * closes or the group stops first. How a test waits for processing (publish resolves before it). Embedded only
+   * (the in-process bus knows its logs' ends and its groups' commits).
+   */
+  drained?(): Promise<boolean>;
+  /**
+   * Embedded only (the in-process bus's logs): copy its files into `dest` for a backup, consistent as of the call
    * (platform/data-dir/snapshot.ts). Absent where the engine has its own tools (Kafka).
    */
   snapshot?(dest: string): Promise<void>;

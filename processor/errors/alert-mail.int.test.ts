@@ -5,6 +5,7 @@ import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { processed } from '../../test/support/platform.ts';
 import { startErrorConsumer } from './error-consumer.ts';
 import { batch, event } from './error-pipeline.test-scenarios.ts';
 import { startSmtpReceiver } from '../../test/support/smtp-receiver.ts';
@@ -33,7 +34,11 @@ describe('error alert mail over SMTP', () => {
     await receiver?.stop();
   });
 
-  const publish = (m: StampedErrorBatch) => t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
+  /** Publish and wait until the pipeline processed it (the bus's publish resolves once its log holds the batch). */
+  const publish = async (m: StampedErrorBatch) => {
+    await t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
+    await processed(t.platform);
+  };
   const inject = (method: 'POST' | 'PATCH', url: string, payload: object = {}) => t.app.inject({ method, url, headers: sessionHeaders(cookie), payload });
 
   it('mails a new production issue, then a regression only after 6 hours', async () => {

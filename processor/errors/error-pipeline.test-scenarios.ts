@@ -10,7 +10,7 @@ import { encodeErrorBatchEnvelope, encodeErrorBatchV1, TOPIC as ERROR_EVENTS } f
 import { ERROR_EVENT_TEXT_FIELD_NAMES, type StampedErrorBatch, type StampedErrorEvent } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
-import type { TestPlatformOptions } from '../../test/support/platform.ts';
+import { processed, type TestPlatformOptions } from '../../test/support/platform.ts';
 import { createErrorPipeline } from './error-pipeline.ts';
 import { startErrorConsumer, type ErrorConsumer } from './error-consumer.ts';
 import { replayUnprocessable } from './unprocessable-replay.ts';
@@ -94,7 +94,8 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
     publishRaw: (key, value) => api.platform.bus.publish(ERROR_EVENTS, [{ key, value }]),
     async publish(msg) {
       await api.platform.bus.publish(ERROR_EVENTS, [{ key: msg.projectId, value: busMessage(msg) }]);
-      if (!kafka) return;
+      // Embedded: the bus says when its consumers caught up to its log's end.
+      if (!kafka) return processed(api.platform);
       // Kafka: a sentinel on the same partition (same key) is fetched after `msg`, so once the
       // sentinel's ledger row is committed, `msg` has reached the handler. With two batches in flight
       // (the pipeline's default) the sentinel's transaction may still commit before msg's, so then

@@ -18,9 +18,9 @@ export async function replayUnprocessable(
 ): Promise<{ replayed: number }> {
   const kept = await unprocessableRepository.list(platform.db, opts);
   if (!kept.length) return { replayed: 0 };
-  // Removed before publishing: on the in-process bus without a log (tests), publish resolves only after the pipeline
-  // handled the event, and one that fails again is set aside anew meanwhile. If the publish fails, they are put back.
-  // Embedded, the bus's log holds them until the next `npm start` processes them.
+  // Removed before publishing: the pipeline may take an event as soon as the bus holds it, before publish resolves, and
+  // one that fails again is set aside anew. If the publish fails, they are put back. Embedded, the bus's log holds
+  // them until the next `npm start` processes them.
   await unprocessableRepository.remove(
     platform.db,
     kept.map((k) => k.eventId),

@@ -6,6 +6,7 @@ import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { createWebhookTestPlatform, insertEndpoint, insertProject } from '../../test/support/webhook-platform.ts';
+import { processed } from '../../test/support/platform.ts';
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { startWebhookDispatcher, type WebhookDispatcher } from './webhook-dispatcher.ts';
 import { deliveryId } from './deliveries-repository.ts';
@@ -68,6 +69,7 @@ describe('webhook delivery', () => {
     const ep = await insertEndpoint(platform, { projectId, url: path('/signed') });
     const succeeded = dispatcher.stats().succeeded;
     const ev = await publishProjectEvent(platform, { projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
+    await processed(platform);
     await dispatcher.idle();
     expect(dispatcher.stats().succeeded).toBe(succeeded + 1);
 
@@ -96,6 +98,7 @@ describe('webhook delivery', () => {
 
     // The bus may deliver the same event again: the derived delivery id makes it a no-op.
     await publishProjectEvent(platform, { id: ev.id, projectId, event: 'deploy.succeeded', data: { deployId: 'dep_1', branch: 'main' } });
+    await processed(platform);
     await dispatcher.idle();
     await dispatcher.sweepOnce();
     expect(requestsTo('/signed')).toHaveLength(1);
@@ -125,6 +128,7 @@ describe('webhook delivery', () => {
     await publishProjectEvent(platform, { projectId, event: 'deploy.failed', data: {} });
     await publishProjectEvent(platform, { projectId, event: 'email.received', data: email });
     await publishProjectEvent(platform, { projectId, event: 'user.created', data: { id: 'u1' } });
+    await processed(platform);
     await dispatcher.idle();
     const got = (p: string) =>
       receiver.requests
@@ -156,6 +160,7 @@ describe('webhook delivery', () => {
       message: { from: 'b@y.test', to: ['support@x.test'], subject: 's', truncated: false, attachments: [], senderAuthenticated: false, rawKey: 'raw/2.eml' },
     };
     await publishProjectEvent(platform, { projectId, event: 'email.received', data: email, inboxId: `ibx_${projectId}` });
+    await processed(platform);
     await dispatcher.idle();
     expect(receiver.requests.map((r) => r.path)).toEqual(['/inbox']);
     const r = receiver.requests[0];
@@ -172,6 +177,7 @@ describe('connections to receivers', () => {
     for (let i = 0; i < 30; i++) await insertEndpoint(platform, { projectId, url: path(`/reuse/${i}`) });
     const before = receiver.connections;
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     expect(receiver.requests.filter((r) => r.path.startsWith('/reuse/'))).toHaveLength(30);
     expect(receiver.connections - before).toBeLessThanOrEqual(LIMITS.webhook.perReceiverConnections);
@@ -182,6 +188,7 @@ describe('connections to receivers', () => {
     const ep = await insertEndpoint(platform, { projectId, url: path('/huge-answer') });
     answer('/huge-answer', { status: 200, body: 'x'.repeat(LIMITS.webhook.answerReadBytes * 4) });
     const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({ status: 'succeeded', last_response_code: 200 });
   });
@@ -210,6 +217,7 @@ describe('connections to receivers', () => {
       return { status: 200 };
     };
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     expect(slowMost).toBeLessThanOrEqual(LIMITS.webhook.perReceiverConnections);
     expect(receiver.requests.filter((r) => r.path.startsWith('/iso-slow/'))).toHaveLength(16);
@@ -224,6 +232,7 @@ describe('recording attempts in groups', () => {
     const { projectId } = await insertProject(platform);
     const ep = await insertEndpoint(platform, { projectId, url: path('/grouped') });
     await Promise.all(Array.from({ length: 130 }, (_, i) => publishProjectEvent(platform, { projectId, event: 'webhook.test', data: { i } })));
+    await processed(platform);
     await dispatcher.idle();
     expect(requestsTo('/grouped')).toHaveLength(130);
     const { rows } = await platform.db.query<{ n: number; ok: number }>(
@@ -243,6 +252,7 @@ describe('retries, dead letter, Retry-After', () => {
     answer('/failing', { status: 500 });
     const before = dispatcher.stats();
     const ev = await publishProjectEvent(platform, { projectId, event: 'order.paid', data: { orderId: 'o1' } });
+    await processed(platform);
     await dispatcher.idle();
     const id = deliveryId(ev.id, ep.id);
 
@@ -308,6 +318,7 @@ describe('retries, dead letter, Retry-After', () => {
     const ep = await insertEndpoint(platform, { projectId, url: path('/busy') });
     answer('/busy', { status: 429, headers: { 'Retry-After': '3600' } });
     const ev = await publishProjectEvent(platform, { projectId, event: 'user.deleted', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     const id = deliveryId(ev.id, ep.id);
     expect(Number((await deliveryRow(id)).next_attempt_at) - platform.clock.now()).toBe(3_600_000);
@@ -384,6 +395,7 @@ describe('signing secrets during rotation', () => {
       new Date(until),
     ]);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     const first = requestsTo('/rotating')[0]!;
     const header = first.headers['service-signature'] as string;
@@ -394,6 +406,7 @@ describe('signing secrets during rotation', () => {
 
     platform.clock.set(until);
     await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     const second = requestsTo('/rotating')[1]!;
     const h2 = second.headers['service-signature'] as string;
@@ -429,6 +442,7 @@ describe('SSRF at send time', () => {
     const eps = [];
     for (const url of forms(receiver.port)) eps.push({ url, ...(await insertEndpoint(platform, { projectId, url })) });
     const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     expect(receiver.requests).toHaveLength(0);
     for (const ep of eps) {
@@ -446,6 +460,7 @@ describe('SSRF at send time', () => {
     const ep = await insertEndpoint(platform, { projectId, url: path('/redirect') });
     answer('/redirect', { status: 302, headers: { Location: 'https://169.254.169.254/latest/meta-data/' } });
     const ev = await publishProjectEvent(platform, { projectId, event: 'webhook.test', data: {} });
+    await processed(platform);
     await dispatcher.idle();
     expect(requestsTo('/redirect')).toHaveLength(1);
     expect(await deliveryRow(deliveryId(ev.id, ep.id))).toMatchObject({

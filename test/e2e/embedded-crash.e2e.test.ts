@@ -90,7 +90,7 @@ it('every event that got a 202 is counted exactly once after the embedded proces
   const accepted = 1 + BATCHES * EVENTS_PER_BATCH;
 
   // The crash left 202'd batches the pipeline had not committed: the restart has something to replay.
-  const log = openTopicLog(topicLogDir(path.join(dataDir, 'bus'), errorEvents.TOPIC), () => undefined);
+  const log = await openTopicLog(topicLogDir(path.join(dataDir, 'bus'), errorEvents.TOPIC), () => undefined);
   const committed = log.committed(CONSUMER_GROUPS.errorPipeline) ?? 0n;
   const published = log.nextOffset;
   await log.close();

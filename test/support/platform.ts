@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../platform/config.ts';
@@ -8,10 +8,12 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { backendUrl } from './backends.ts';
 
 /**
- * A Platform for tests. Embedded by default (PGlite in memory, chDB, in-process bus without a log,
- * in-memory limits, file mail); pass `real` to use the real backends found by global setup.
- * chDB binds one data directory per process, so every embedded platform in a test process shares
- * one chDB store (test files run in separate processes).
+ * A Platform for tests, built as `npm start` builds it (createPlatform): embedded by default, under a temporary
+ * DATA_DIR (PGlite on its worker thread, the in-process bus with its log on disk, in-memory limits, file mail);
+ * pass `real` to use the real backends found by global setup. chDB binds one data directory per process, so every
+ * embedded platform in a test process shares one chDB store (test files run in separate processes).
+ * Publish resolves once the bus's log holds the messages, before they are processed: a test that reads what
+ * processing made first awaits processed(platform).
  */
 export interface TestPlatformOptions {
   real?: { postgres?: boolean; clickhouse?: boolean; kafka?: boolean; redis?: boolean };
@@ -36,7 +38,7 @@ export async function sharedChdbStore(): Promise<AnalyticalStore> {
 }
 
 export async function createTestPlatform(opts: TestPlatformOptions = {}): Promise<Platform> {
-  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'svc-test-'));
+  const dataDir = opts.env?.DATA_DIR ?? (await mkdtemp(path.join(os.tmpdir(), 'svc-test-')));
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -56,14 +58,26 @@ export async function createTestPlatform(opts: TestPlatformOptions = {}): Promis
   const logger = createLogger(config.LOG_LEVEL, 'test');
   const overrides: PlatformOverrides = { ...opts.overrides };
   if (!config.CLICKHOUSE_URL && !overrides.analytics) overrides.analytics = await sharedChdbStore();
-  if (!config.KAFKA_BROKERS && !overrides.bus) {
-    // No log, like PGlite in memory: publish resolves once the consumers processed the messages.
-    const { createInProcessBus } = await import('../../platform/adapters/bus/in-process-bus.ts');
-    overrides.bus = createInProcessBus();
-  }
-  if (!config.DATABASE_URL && !overrides.db) {
-    const { createPgliteStore } = await import('../../platform/adapters/relational/pglite-store.ts');
-    overrides.db = await createPgliteStore(); // in memory: fast and isolated per platform
-  }
-  return createPlatform(config, logger, overrides);
+  const platform = await createPlatform(config, logger, overrides);
+  if (opts.env?.DATA_DIR) return platform;
+  // The temporary DATA_DIR made here (PGlite's files, the bus's logs) goes with the platform.
+  const close = platform.close;
+  return {
+    ...platform,
+    async close() {
+      await close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Resolves once every consumer of the platform's bus has processed what was published before the call, and what
+ * that processing published in turn (a pipeline feeding the next): publish resolves once the bus holds the
+ * messages, not once they are processed.
+ */
+export async function processed(platform: Pick<Platform, 'bus'>): Promise<void> {
+  const { bus } = platform;
+  if (!bus.drained) throw new Error(`the ${bus.adapter} bus cannot tell when its consumers caught up`);
+  while (await bus.drained());
 }

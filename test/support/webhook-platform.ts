@@ -8,8 +8,8 @@ import { createTestOutboundGuard } from '../../platform/adapters/outbound/test-g
 import { inertAnalytics, inertMailer } from './stubs.ts';
 
 /**
- * A platform for webhook tests: relational store (PGlite in memory, or the real Postgres), the
- * in-process bus, a manual clock, and the test receiver trusted. Webhooks touch neither the
+ * A platform for webhook tests: relational store (PGlite, or the real Postgres), the in-process bus
+ * with its log (createTestPlatform), a manual clock, and the test receiver trusted. Webhooks touch neither the
  * analytical store, the limiter nor the mailer, so those are inert here (keeps chDB out of it).
  */
 

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { BusUnavailableError, type Bus, type ConsumedMessage, type Subscription } from '../../ports/bus.ts';
 import { createInProcessBus } from './in-process-bus.ts';
-import { openTopicLog } from './local-log.ts';
+import { openTopicLog, type LogRecord } from './local-log.ts';
 import { createKafkaBus } from './kafka-bus.ts';
 import { backendUrl, describeWith } from '../../../test/support/backends.ts';
 import { startKafkaMock } from '../../../test/support/kafka-mock.ts';
@@ -102,12 +102,9 @@ function busContract(makeBus: () => Promise<Bus>) {
     await until(() => first.length >= 2, 'm1 and m2');
     await s1.stop();
 
-    // In-process, publish holds until a member of the group processed the messages; Kafka acks now.
-    const pending = bus.publish(topic, [msg('k', 'm3'), msg('k', 'm4')]);
-    pending.catch(() => undefined);
+    await bus.publish(topic, [msg('k', 'm3'), msg('k', 'm4')]);
     const second: string[] = [];
     await sub(topic, group, async (ms) => void second.push(...ms.map(text)));
-    await pending;
     await until(() => second.length >= 2, 'm3 and m4');
     // One more message through the group proves nothing committed comes back late.
     await bus.publish(topic, [msg('k', 'm5')]);
@@ -118,11 +115,9 @@ function busContract(makeBus: () => Promise<Bus>) {
 
   it('a group that subscribes after messages were published still receives them', async () => {
     const topic = `t-${randomUUID()}`;
-    const pending = bus.publish(topic, [msg('k', 'early')]);
-    pending.catch(() => undefined);
+    await bus.publish(topic, [msg('k', 'early')]);
     const seen: string[] = [];
     await sub(topic, `late-${randomUUID()}`, async (ms) => void seen.push(...ms.map(text)));
-    await pending;
     await until(() => seen.length >= 1, 'the early message');
     expect(seen).toEqual(['early']);
   });
@@ -138,13 +133,11 @@ function busContract(makeBus: () => Promise<Bus>) {
       got += ms.length;
       await gate;
     });
-    // Not awaited: without a log, publish resolves only once the group processed the messages.
-    const published = bus.publish(topic, [msg('k', '1'), msg('k', '2'), msg('k', '3')]);
+    await bus.publish(topic, [msg('k', '1'), msg('k', '2'), msg('k', '3')]);
     const lagOf = async () => (await bus.lag!()).find((l) => l.topic === topic && l.group === group)?.messages;
     await until(() => got >= 1, 'the handler holding a batch');
     await untilAsync(async () => (await lagOf()) === 3, 'a lag of three');
     release();
-    await published;
     await untilAsync(async () => (await lagOf()) === 0, 'no lag once processed');
   });
 }
@@ -157,70 +150,6 @@ async function untilAsync(cond: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
-describe('bus contract: in-process', () => {
-  busContract(async () => createInProcessBus());
-
-  it('publish resolves only after every group processed the batch', async () => {
-    const bus = createInProcessBus();
-    const topic = `t-${randomUUID()}`;
-    const done: string[] = [];
-    await bus.subscribe(topic, 'slow', async (ms) => {
-      await new Promise((r) => setTimeout(r, 30));
-      done.push(...ms.map(text));
-    });
-    await bus.subscribe(topic, 'fast', async () => undefined);
-    await bus.publish(topic, [msg('k', 'v')]);
-    expect(done).toEqual(['v']);
-    await bus.close();
-  });
-
-  it('never runs one group’s handler concurrently', async () => {
-    const bus = createInProcessBus();
-    const topic = `t-${randomUUID()}`;
-    let active = 0;
-    let maxActive = 0;
-    let total = 0;
-    await bus.subscribe(topic, 'g', async (ms) => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      await new Promise((r) => setTimeout(r, 5));
-      total += ms.length;
-      active--;
-    });
-    await Promise.all(Array.from({ length: 20 }, (_, i) => bus.publish(topic, [msg('k', String(i))])));
-    expect(total).toBe(20);
-    expect(maxActive).toBe(1);
-    await bus.close();
-  });
-
-  it('rejects with BusUnavailableError when a handler keeps failing, so the edge answers 503', async () => {
-    const bus = createInProcessBus();
-    const topic = `t-${randomUUID()}`;
-    await bus.subscribe(topic, 'g', async () => {
-      throw new Error('database unreachable');
-    });
-    await expect(bus.publish(topic, [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
-    await bus.close();
-  });
-
-  it('bounds what waits for a consumer: past the bound, publish is refused at once', async () => {
-    const bus = createInProcessBus();
-    const topic = `t-${randomUUID()}`;
-    const huge = Array.from({ length: 100_001 }, () => msg('k', 'v'));
-    await expect(bus.publish(topic, huge)).rejects.toBeInstanceOf(BusUnavailableError);
-    await bus.close();
-  });
-
-  it('rejects publishes still waiting for a consumer when closed, and every publish after', async () => {
-    const bus = createInProcessBus();
-    const topic = `t-${randomUUID()}`;
-    const waiting = bus.publish(topic, [msg('k', 'v')]);
-    await bus.close();
-    await expect(waiting).rejects.toBeInstanceOf(BusUnavailableError);
-    await expect(bus.publish(topic, [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
-  });
-});
-
 describe('bus contract: in-process with its log on disk', () => {
   const dirs: string[] = [];
   const logDir = () => {
@@ -229,6 +158,103 @@ describe('bus contract: in-process with its log on disk', () => {
     return d;
   };
   busContract(async () => createInProcessBus({ logDir: logDir() }));
+
+  it('drained() resolves once every group committed what was published before the call, and says whether it waited', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const slow: string[] = [];
+    const fast: string[] = [];
+    await bus.subscribe('t', 'slow', async (ms) => {
+      await gate;
+      slow.push(...ms.map(text));
+    });
+    await bus.subscribe('t', 'fast', async (ms) => void fast.push(...ms.map(text)));
+    await bus.publish('t', [msg('k', 'a')]);
+    await bus.publish('t', [msg('k', 'b')]);
+    const waiting = bus.drained!();
+    release();
+    expect(await waiting).toBe(true);
+    expect(slow).toEqual(['a', 'b']);
+    expect(fast).toEqual(['a', 'b']);
+    expect(await bus.drained!()).toBe(false);
+    await bus.close();
+  });
+
+  it('drained() rejects when the group stops before it caught up, and when the bus closes', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const s = await bus.subscribe('t', 'g', async (ms) => {
+      if (started++ === 0) await held;
+    });
+    await bus.publish('t', [msg('k', 'held')]);
+    await until(() => started === 1, 'the held batch');
+    await bus.publish('t', [msg('k', 'queued')]);
+    const waiting = bus.drained!();
+    const stopping = s.stop();
+    release();
+    await stopping;
+    await expect(waiting).rejects.toThrow(/stopped before it caught up/);
+
+    let releaseAgain!: () => void;
+    const heldAgain = new Promise<void>((r) => (releaseAgain = r));
+    await bus.subscribe('t', 'g', async () => heldAgain);
+    await bus.publish('t', [msg('k', 'then-closed')]);
+    const unfinished = bus.drained!();
+    const closing = bus.close();
+    releaseAgain();
+    await closing;
+    await expect(unfinished).rejects.toBeInstanceOf(BusUnavailableError);
+  });
+
+  it('a group subscribing while messages are published gets each one once, in order (read back, then live)', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    for (let i = 0; i < 500; i++) await bus.publish('t', [msg('k', `m${i}`)]);
+    const seen: ConsumedMessage[] = [];
+    const publishing = Array.from({ length: 500 }, (_, i) => bus.publish('t', [msg('k', `m${500 + i}`)]));
+    await bus.subscribe('t', 'late', async (ms) => void seen.push(...ms));
+    await Promise.all(publishing);
+    await bus.drained!();
+    expect(seen.map((m) => m.offset)).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
+    expect(seen.map(text)).toEqual(Array.from({ length: 1000 }, (_, i) => `m${i}`));
+    await bus.close();
+  });
+
+  it('never runs one group’s handler concurrently', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    let active = 0;
+    let maxActive = 0;
+    let total = 0;
+    await bus.subscribe('t', 'g', async (ms) => {
+      active++;
+      maxActive = Math.max(maxActive, active);
+      await new Promise((r) => setTimeout(r, 5));
+      total += ms.length;
+      active--;
+    });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => bus.publish('t', [msg('k', String(i))])));
+    await bus.drained!();
+    expect(total).toBe(20);
+    expect(maxActive).toBe(1);
+    await bus.close();
+  });
+
+  it('bounds what waits for a consumer: past the bound, publish is refused at once', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    const huge = Array.from({ length: 100_001 }, () => msg('k', 'v'));
+    await expect(bus.publish('t', huge)).rejects.toBeInstanceOf(BusUnavailableError);
+    await bus.close();
+  });
+
+  it('refuses every publish and subscription once closed', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    await bus.publish('t', [msg('k', 'v')]);
+    await bus.close();
+    await expect(bus.publish('t', [msg('k', 'v')])).rejects.toBeInstanceOf(BusUnavailableError);
+    await expect(bus.subscribe('t', 'g', async () => undefined)).rejects.toBeInstanceOf(BusUnavailableError);
+  });
 
   it('publish resolves once the log holds the messages, before any consumer ran; a restart delivers them', async () => {
     const dir = logDir();
@@ -396,8 +422,10 @@ describe('bus contract: in-process with its log on disk', () => {
     await expect(bus.publish('t', [msg('k', 'b'.repeat(600))])).rejects.toBeInstanceOf(BusUnavailableError);
     release();
     await bus.close();
-    const log = openTopicLog(path.join(dir, 't'), () => undefined);
-    expect(log.readFrom(0n).map((r) => r.value.length)).toEqual([5, 600]);
+    const log = await openTopicLog(path.join(dir, 't'), () => undefined);
+    const records: LogRecord[] = [];
+    await log.readFrom(0n, (rs) => void records.push(...rs));
+    expect(records.map((r) => r.value.length)).toEqual([5, 600]);
     await log.close();
   });
 

@@ -14,37 +14,31 @@ import {
 import { openTopicLog, topicLogDir, type TopicLog } from './local-log.ts';
 
 /**
- * In-process bus: the embedded default, one process running every role. Two ways to hold a message:
+ * In-process bus: the embedded default, one process running every role, with each topic's log on disk (DATA_DIR/bus,
+ * local-log.ts). Publish resolves once the messages are written and synced to the topic's log, as Kafka acks once
+ * its replicas hold them; consumers run behind. A handler that fails is retried, with backoff, until it succeeds (its
+ * messages are safe on disk), and a group's progress is committed to the log after each batch, so a restart resumes
+ * after the last commit and re-delivers at most what was in flight (handlers are idempotent).
  *
- * - With a log directory (`npm start`: DATA_DIR/bus, local-log.ts): publish resolves once the messages are
- *   written and synced to the topic's log, as Kafka acks once its replicas hold them; consumers run behind.
- *   A handler that fails is retried, with backoff, until it succeeds (its messages are safe on disk), and a
- *   group's progress is committed to the log after each batch, so a restart resumes after the last commit and
- *   re-delivers at most what was in flight (handlers are idempotent).
- * - Without one (tests, like PGlite in memory): there is nothing to hold the messages but their processing, so
- *   publish resolves once every consumer group of the topic has run its handler on them. If a handler keeps
- *   failing (HANDLER_ATTEMPTS times), publish rejects with BusUnavailableError and the edge answers 503;
- *   handlers are idempotent, so the client's retry is safe.
- *
- * Both:
- * - One partition per topic (0), offsets count up from 0 per topic (with a log, across restarts), so order is
- *   publish order.
+ * - One partition per topic (0), offsets count up from 0 per topic across restarts, so order is publish order.
  * - A group runs up to its subscription's `maxInFlight` batches at once (default 1: its handler never runs twice at
- *   once); with a log, commits stay in offset order. Waiting messages are handed to the handler together (up to
- *   MAX_BATCH messages and MAX_BATCH_BYTES) to keep the embedded hot path cheap.
- * - A group outlives its subscription: while a group has no active member (stopped, restarting), messages for
- *   it wait (without a log, their publish stays pending until a member processed them).
- * - A topic with no group yet keeps its messages the same way; the first group to subscribe gets them (with a
- *   log, a group that never committed starts at the oldest message on disk).
+ *   once); commits stay in offset order. Waiting messages are handed to the handler together (up to MAX_BATCH
+ *   messages and MAX_BATCH_BYTES) to keep the embedded hot path cheap.
+ * - A group outlives its subscription: while a group has no active member (stopped, restarting), messages for it
+ *   wait. A topic with no group yet keeps its messages in its log; a group that never committed starts at the oldest
+ *   message on disk. A group's first subscription in a process reads back what it has not committed (in chunks,
+ *   local-log.ts); what is published meanwhile waits behind it.
  * - Waiting messages are bounded (MAX_WAITING messages and MAX_WAITING_BYTES per group or topic): beyond that,
  *   publish rejects at once rather than growing memory.
  * - A group with several members delivers to one of them at a time (the first still active).
+ * - drained() resolves once every group with a member has committed up to its log's end at the call: the way to
+ *   wait until what was published is processed (tests), since publish resolves before that.
  */
 
 export interface InProcessBusOptions {
-  /** Where the topics' logs live; undefined: no log (publish resolves once processed). */
-  logDir?: string;
-  /** Handler failures (with a log, retried) and log trouble are reported here. */
+  /** Where the topics' logs live (DATA_DIR/bus). */
+  logDir: string;
+  /** Handler failures (retried) and log trouble are reported here. */
   logger?: Logger;
   /** Where a log segment rolls (local-log.ts's SEGMENT_BYTES); tests make it small. */
   segmentBytes?: number;
@@ -52,9 +46,8 @@ export interface InProcessBusOptions {
   maxWaitingBytes?: number;
 }
 
-const HANDLER_ATTEMPTS = 3;
 const HANDLER_RETRY_MS = 20;
-/** With a log, the longest wait between two attempts of a failing handler. */
+/** The longest wait between two attempts of a failing handler. */
 const HANDLER_RETRY_MAX_MS = 5_000;
 const MAX_BATCH = 1_000;
 const MAX_BATCH_BYTES = 16 * 1024 * 1024;
@@ -64,15 +57,21 @@ const MAX_WAITING_BYTES = 256 * 1024 * 1024;
 interface Job {
   messages: ConsumedMessage[];
   bytes: number;
-  done(err?: Error): void;
   /** A batch given back unprocessed (its member left): it runs again alone, in its old place in the commit order. */
   run?: Run;
 }
 
-/** With a log: a batch handed to the handler, not yet committed. Commits advance over the finished prefix. */
+/** A batch handed to the handler, not yet committed. Commits advance over the finished prefix. */
 interface Run {
   end: bigint;
   finished: boolean;
+}
+
+/** A drained() call waiting for a group to commit up to `end`. */
+interface Waiter {
+  end: bigint;
+  resolve(): void;
+  reject(err: Error): void;
 }
 
 interface Group {
@@ -85,54 +84,82 @@ interface Group {
   /** Batches the handler may work on at once (the first subscription's maxInFlight). */
   maxInFlight: number;
   running: number;
-  /** Messages of the batches running now (lag() without a log). */
-  runningMessages: number;
   /** The batches in flight; stop() waits on them. */
   inFlight: Set<Promise<void>>;
-  /** With a log: the batches handed out and not yet committed, in offset order. */
+  /** The batches handed out and not yet committed, in offset order. */
   runs: Run[];
+  /** The first offset publish hands this group; those before it are read back from the log. */
+  liveFrom: bigint;
+  /** While the read-back runs: what was published meanwhile, queued behind it once it is done. */
+  held?: Job[];
+  /** Settles when the read-back is queued (rejects if the log could not be read). */
+  ready: Promise<void>;
+  waiters: Waiter[];
 }
 
 interface Topic {
   name: string;
-  /** Without a log: the next offset. With one, the log numbers messages. */
-  nextOffset: bigint;
-  log?: TopicLog;
+  log: TopicLog;
   groups: Map<string, Group>;
-  /** Published before any group existed (without a log; with one, they are read back from it). */
-  orphans: Job[];
+  /** Published before any group existed: counted for the bound; the first group reads them back from the log. */
   orphanCount: number;
   orphanBytes: number;
 }
 
-const noop = () => undefined;
 const bytesOf = (messages: { value: Buffer }[]) => messages.reduce((n, m) => n + m.value.length, 0);
 const GIVEN_BACK = Symbol('given back');
 
-export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
+export function createInProcessBus(opts: InProcessBusOptions): Bus {
   const topics = new Map<string, Topic>();
+  /** Topics whose logs are being opened (read through, local-log.ts): their first users wait on the same open. */
+  const opening = new Map<string, Promise<Topic>>();
   const logger = opts.logger;
   const maxWaitingBytes = opts.maxWaitingBytes ?? MAX_WAITING_BYTES;
   let closed = false;
 
-  function topicOf(name: string): Topic {
-    let t = topics.get(name);
-    if (!t) {
-      const log = opts.logDir
-        ? openTopicLog(topicLogDir(opts.logDir, name), (err, what) => logger?.error({ err, topic: name }, `bus log: ${what} failed`), opts.segmentBytes)
-        : undefined;
-      t = { name, nextOffset: 0n, log, groups: new Map(), orphans: [], orphanCount: 0, orphanBytes: 0 };
-      topics.set(name, t);
+  function openTopic(name: string): Promise<Topic> {
+    let p = opening.get(name);
+    if (!p) {
+      const onError = (err: unknown, what: string) => logger?.error({ err, topic: name }, `bus log: ${what} failed`);
+      p = (async () => {
+        let log: TopicLog;
+        try {
+          log = await openTopicLog(topicLogDir(opts.logDir, name), onError, opts.segmentBytes);
+        } catch (err) {
+          throw new BusUnavailableError(`in-process bus: cannot open the log of ${name}: ${(err as Error).message}`, { cause: err });
+        } finally {
+          opening.delete(name);
+        }
+        if (closed) {
+          await log.close();
+          throw new BusUnavailableError('bus closed');
+        }
+        const t: Topic = { name, log, groups: new Map(), orphanCount: 0, orphanBytes: 0 };
+        topics.set(name, t);
+        return t;
+      })();
+      opening.set(name, p);
     }
-    return t;
+    return p;
   }
+
+  const addWaiting = (group: Group, job: Job, sign: 1 | -1) => {
+    group.waiting += sign * job.messages.length;
+    group.waitingBytes += sign * job.bytes;
+  };
 
   function enqueue(group: Group, job: Job, front = false): void {
     if (front) group.queue.unshift(job);
     else group.queue.push(job);
-    group.waiting += job.messages.length;
-    group.waitingBytes += job.bytes;
+    addWaiting(group, job, 1);
     drain(group);
+  }
+
+  /** A published batch for the group: queued, or held behind the read-back while it runs. */
+  function deliver(group: Group, job: Job): void {
+    if (!group.held) return enqueue(group, job);
+    group.held.push(job);
+    addWaiting(group, job, 1);
   }
 
   function drain(group: Group): void {
@@ -154,45 +181,45 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     group.waiting -= count;
     group.waitingBytes -= bytes;
     const messages = jobs.length === 1 ? jobs[0]!.messages : jobs.flatMap((j) => j.messages);
-    const topic = group.topic;
     let run = jobs[0]!.run;
-    if (topic.log && !run) {
+    if (!run) {
       run = { end: BigInt(messages[messages.length - 1]!.offset) + 1n, finished: false };
       group.runs.push(run);
     }
+    const taken = run;
     group.running++;
-    group.runningMessages += count;
-    const work = topic.log ? runUntilDone(group, messages, topic.name) : runWithRetries(group.members[0]!, messages);
-    const settled: Promise<void> = work.then((outcome) => {
+    const settled: Promise<void> = runUntilDone(group, messages).then((outcome) => {
       group.running--;
-      group.runningMessages -= count;
       group.inFlight.delete(settled);
-      if (outcome === GIVEN_BACK) enqueue(group, { messages, bytes, done: noop, run }, true);
+      if (outcome === GIVEN_BACK) enqueue(group, { messages, bytes, run: taken }, true);
       else {
-        if (run) {
-          run.finished = true;
-          commitFinished(topic, group);
-        }
-        for (const job of jobs) job.done(outcome);
+        taken.finished = true;
+        commitFinished(group);
       }
       drain(group);
     });
     group.inFlight.add(settled);
   }
 
-  /** With a log: commit past every finished batch up to the first one still running. */
-  function commitFinished(topic: Topic, group: Group): void {
+  /** Commit past every finished batch up to the first one still running; answer the drained() calls it satisfies. */
+  function commitFinished(group: Group): void {
     let end: bigint | undefined;
     while (group.runs.length && group.runs[0]!.finished) end = group.runs.shift()!.end;
-    if (end !== undefined) topic.log!.commit(group.id, end);
+    if (end === undefined) return;
+    group.topic.log.commit(group.id, end);
+    if (!group.waiters.length) return;
+    const past = end;
+    const [done, left] = partition(group.waiters, (w) => w.end <= past);
+    group.waiters = left;
+    for (const w of done) w.resolve();
   }
 
   /**
-   * With a log: run the batch on the group's first member, retrying with backoff until it succeeds. When no member
-   * is left (all stopped) or the bus closes, the batch is given back uncommitted: the next member runs it, or the
-   * next start reads it back from the log.
+   * Run the batch on the group's first member, retrying with backoff until it succeeds. When no member is left (all
+   * stopped) or the bus closes, the batch is given back uncommitted: the next member runs it, or the next start
+   * reads it back from the log.
    */
-  async function runUntilDone(group: Group, messages: ConsumedMessage[], topic: string): Promise<undefined | typeof GIVEN_BACK> {
+  async function runUntilDone(group: Group, messages: ConsumedMessage[]): Promise<undefined | typeof GIVEN_BACK> {
     for (let attempt = 1; ; attempt++) {
       const handler = group.members[0];
       if (closed || !handler) return GIVEN_BACK;
@@ -200,7 +227,7 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
         await handler(messages);
         return undefined;
       } catch (err) {
-        logger?.warn({ err, topic, group: group.id, attempt, messages: messages.length }, 'bus handler failed; retrying');
+        logger?.warn({ err, topic: group.topic.name, group: group.id, attempt, messages: messages.length }, 'bus handler failed; retrying');
       }
       await new Promise((r) => setTimeout(r, Math.min(HANDLER_RETRY_MAX_MS, HANDLER_RETRY_MS * 2 ** attempt)));
     }
@@ -221,44 +248,35 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
   async function publish(topicName: string, messages: BusMessage[]): Promise<void> {
     if (closed) throw new BusUnavailableError('bus closed');
     if (!messages.length) return;
-    const topic = topicOf(topicName);
+    const topic = topics.get(topicName) ?? (await openTopic(topicName));
     const bytes = bytesOf(messages);
     refuseIfFull(topic, messages.length, bytes);
-
-    if (topic.log) {
-      let first: bigint;
-      try {
-        first = await topic.log.append(messages);
-      } catch (err) {
-        throw new BusUnavailableError(`in-process bus: cannot write the log of ${topicName}: ${(err as Error).message}`, { cause: err });
-      }
-      const batch = consumed(topicName, messages, first);
-      if (topic.groups.size) for (const g of topic.groups.values()) enqueue(g, { messages: batch, bytes, done: noop });
-      else {
-        topic.orphanCount += batch.length;
-        topic.orphanBytes += bytes;
-      }
-      return;
+    let first: bigint;
+    try {
+      first = await topic.log.append(messages);
+    } catch (err) {
+      throw new BusUnavailableError(`in-process bus: cannot write the log of ${topicName}: ${(err as Error).message}`, { cause: err });
     }
-
-    const batch = consumed(topicName, messages, topic.nextOffset);
-    topic.nextOffset += BigInt(messages.length);
-    const groups = [...topic.groups.values()];
-    if (!groups.length) {
-      await new Promise<void>((resolve, reject) => {
-        topic.orphans.push({ messages: batch, bytes, done: (err) => (err ? reject(err) : resolve()) });
-        topic.orphanCount += batch.length;
-        topic.orphanBytes += bytes;
-      });
-      return;
+    const batch = consumed(topicName, messages, first);
+    // A group that started after the append was written reads it back from the log instead.
+    for (const g of topic.groups.values()) if (first >= g.liveFrom) deliver(g, { messages: batch, bytes });
+    if (!topic.groups.size) {
+      topic.orphanCount += batch.length;
+      topic.orphanBytes += bytes;
     }
-    const results = await Promise.all(groups.map((g) => new Promise<Error | undefined>((resolve) => enqueue(g, { messages: batch, bytes, done: resolve }))));
-    const failed = results.find((e) => e);
-    if (failed) throw failed;
   }
 
-  /** A group's first member in this process: without a log it inherits the topic's orphans; with one it reads what it has not committed. */
+  /**
+   * A group's first member in this process: it reads back from the log what the group has not committed (a group that
+   * never committed, from the oldest message on disk), in chunks, queued as they come; what is published meanwhile
+   * is held behind the read-back.
+   */
   function createGroup(topic: Topic, groupId: string, maxInFlight: number): Group {
+    const log = topic.log;
+    const committed = log.committed(groupId);
+    const from = committed ?? log.startOffset;
+    // A group that never committed says where it starts, so retention keeps what it still has to read.
+    if (committed === undefined) log.commit(groupId, from);
     const group: Group = {
       id: groupId,
       topic,
@@ -268,38 +286,48 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
       waitingBytes: 0,
       maxInFlight,
       running: 0,
-      runningMessages: 0,
       inFlight: new Set(),
       runs: [],
+      liveFrom: log.nextOffset,
+      held: [],
+      ready: Promise.resolve(),
+      waiters: [],
     };
     topic.groups.set(groupId, group);
-    if (topic.log) {
-      const committed = topic.log.committed(groupId);
-      const from = committed ?? topic.log.startOffset;
-      // A group that never committed says where it starts, so retention keeps what it still has to read.
-      if (committed === undefined) topic.log.commit(groupId, from);
-      const records = topic.log.readFrom(from);
-      for (let i = 0; i < records.length; i += MAX_BATCH) {
-        const slice = consumed(topic.name, records.slice(i, i + MAX_BATCH));
-        enqueue(group, { messages: slice, bytes: bytesOf(slice), done: noop });
-      }
-    } else {
-      // With several groups subscribing later, only this first one sees those messages (like a Kafka group
-      // joining late without fromBeginning would not): acceptable for one-process embedded use.
-      for (const job of topic.orphans) enqueue(group, job);
-      topic.orphans = [];
-    }
     topic.orphanCount = 0;
     topic.orphanBytes = 0;
+    // readFrom takes what it reads (up to liveFrom, the log's end now) in this call, before it awaits anything.
+    const reading = log.readFrom(from, (records) => {
+      for (let i = 0; i < records.length; i += MAX_BATCH) {
+        const slice = consumed(topic.name, records.slice(i, i + MAX_BATCH));
+        enqueue(group, { messages: slice, bytes: bytesOf(slice) });
+      }
+    });
+    group.ready = reading.then(
+      () => {
+        const held = group.held!;
+        group.held = undefined;
+        for (const job of held) group.queue.push(job);
+        drain(group);
+      },
+      (err: Error) => {
+        // Past a record it could not read, the group must not commit: it stops here, and a new subscription reads again.
+        group.members = [];
+        topic.groups.delete(groupId);
+        throw new BusUnavailableError(`in-process bus: cannot read the log of ${topic.name} for ${groupId}: ${err.message}`, { cause: err });
+      },
+    );
+    group.ready.catch(() => undefined);
     return group;
   }
 
   async function subscribe(topicName: string, groupId: string, handler: BatchHandler, subscribeOpts?: SubscribeOptions): Promise<Subscription> {
     if (closed) throw new BusUnavailableError('bus closed');
-    const topic = topicOf(topicName);
+    const topic = topics.get(topicName) ?? (await openTopic(topicName));
     const g = topic.groups.get(groupId) ?? createGroup(topic, groupId, Math.max(1, subscribeOpts?.maxInFlight ?? 1));
     g.members.push(handler);
     drain(g);
+    await g.ready;
     let stopped = false;
     return {
       async stop() {
@@ -308,6 +336,10 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
         const i = g.members.indexOf(handler);
         if (i >= 0) g.members.splice(i, 1);
         await Promise.all(g.inFlight);
+        if (!g.members.length) {
+          const err = new Error(`bus consumer group ${g.id} of ${topicName} stopped before it caught up`);
+          for (const w of g.waiters.splice(0)) w.reject(err);
+        }
       },
     };
   }
@@ -316,13 +348,27 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     adapter: 'in-process',
     publish,
     subscribe,
-    /** With a log: a copy of it for a backup. The open topics' logs are taken in one turn (local-log.ts), the rest copied. */
+    async drained() {
+      if (closed) throw new BusUnavailableError('bus closed');
+      // Taken in this call, before any await. A topic still opening has no group yet, nor anything published.
+      const waits: Promise<void>[] = [];
+      for (const topic of topics.values()) {
+        const end = topic.log.nextOffset;
+        for (const g of topic.groups.values()) {
+          if (!g.members.length || (topic.log.committed(g.id) ?? topic.log.startOffset) >= end) continue;
+          waits.push(new Promise<void>((resolve, reject) => g.waiters.push({ end, resolve, reject })));
+        }
+      }
+      await Promise.all(waits);
+      return waits.length > 0;
+    },
+    /** A copy of the logs for a backup. The open topics' logs are taken in one turn (local-log.ts), the rest copied. */
     async snapshot(dest) {
       const logDir = opts.logDir;
-      if (!logDir) throw new Error('the in-process bus runs without a log: there is nothing to copy');
+      await Promise.allSettled(opening.values());
       const names = await readdir(logDir).catch(() => [] as string[]);
       const open = new Map<string, TopicLog>();
-      for (const t of topics.values()) if (t.log) open.set(path.basename(topicLogDir(logDir, t.name)), t.log);
+      for (const t of topics.values()) open.set(path.basename(topicLogDir(logDir, t.name)), t.log);
       const taking = names.map((n) => open.get(n)?.snapshot(path.join(dest, n)));
       await Promise.all(taking);
       await mkdir(dest, { recursive: true });
@@ -331,12 +377,12 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
         if (!taking[i]) await cp(path.join(logDir, n), path.join(dest, n), { recursive: true, verbatimSymlinks: true, filter: (src) => !src.endsWith('.tmp') });
       }
     },
-    /** With a log: its end minus the group's commit. Without one: the messages waiting for the group or in its handler. */
+    /** Per group: the log's end minus the group's commit. */
     async lag() {
       const out: BusLag[] = [];
       for (const topic of topics.values()) {
         for (const g of topic.groups.values()) {
-          const messages = topic.log ? Number(topic.log.nextOffset - (topic.log.committed(g.id) ?? topic.log.startOffset)) : g.waiting + g.runningMessages;
+          const messages = Number(topic.log.nextOffset - (topic.log.committed(g.id) ?? topic.log.startOffset));
           out.push({ topic: topic.name, group: g.id, messages });
         }
       }
@@ -344,35 +390,24 @@ export function createInProcessBus(opts: InProcessBusOptions = {}): Bus {
     },
     async close() {
       closed = true;
+      await Promise.allSettled(opening.values());
       const err = new BusUnavailableError('bus closed');
       for (const topic of topics.values()) {
-        for (const job of topic.orphans) job.done(err);
-        topic.orphans = [];
         for (const group of topic.groups.values()) {
           group.members = [];
           await Promise.all(group.inFlight);
-          for (const job of group.queue) job.done(err);
           group.queue = [];
+          for (const w of group.waiters.splice(0)) w.reject(err);
         }
-        await topic.log?.close();
+        await topic.log.close();
       }
     },
   };
 }
 
-/** Without a log: runs the handler, retrying a few times; resolves with the last error, or undefined on success. */
-async function runWithRetries(handler: BatchHandler, messages: ConsumedMessage[]): Promise<Error | undefined> {
-  let last: unknown;
-  for (let attempt = 1; attempt <= HANDLER_ATTEMPTS; attempt++) {
-    try {
-      await handler(messages);
-      return undefined;
-    } catch (err) {
-      last = err;
-      if (attempt < HANDLER_ATTEMPTS) await new Promise((r) => setTimeout(r, HANDLER_RETRY_MS * attempt));
-    }
-  }
-  return new BusUnavailableError(`in-process bus: handler failed ${HANDLER_ATTEMPTS} times: ${(last as Error)?.message ?? String(last)}`, {
-    cause: last,
-  });
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
 }

@@ -23,6 +23,9 @@ import type { BusMessage } from '../../ports/bus.ts';
  *                 synced: a commit lost in a crash means re-delivery, which every handler tolerates (at least once).
  *  - recovery     at open, every segment is read in order; a torn or corrupt record (a crash mid-write) ends its
  *                 segment there, and the last segment is truncated to it.
+ *  - reading      (recovery, and a group reading back what it has not committed) READ_CHUNK_BYTES at a time with
+ *                 async reads, so a restart never holds the event loop for a whole segment (64 MB) while the
+ *                 process's other roles serve.
  *  - retention    a segment other than the last is deleted once every group of the topic (those subscribed and
  *                 those with a commit file) has committed past its end.
  *  - snapshot     (backups) the segments up to the last synced record and the groups' commits as they are at the
@@ -31,6 +34,8 @@ import type { BusMessage } from '../../ports/bus.ts';
  * File names of topics and groups are percent-encoded, so no name leaves the bus directory.
  */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
+/** Bytes a segment is read in at a time (a record longer than this is read whole). */
+export const READ_CHUNK_BYTES = 1024 * 1024;
 const HEADER = 8;
 const NO_KEY = 0xffff;
 /** Longest key a record can carry (u16 length, 0xffff reserved). */
@@ -53,6 +58,8 @@ interface Segment {
   file: string;
 }
 
+type OnRecords = (records: LogRecord[]) => void;
+
 interface PendingAppend {
   frames: Buffer;
   count: number;
@@ -67,8 +74,11 @@ export interface TopicLog {
   readonly startOffset: bigint;
   /** Write and sync the messages; resolves with the first one's offset (the rest follow in order). */
   append(messages: BusMessage[]): Promise<bigint>;
-  /** Records from `from` up to the last synced one, read from disk. */
-  readFrom(from: bigint): LogRecord[];
+  /**
+   * Read the records from `from` up to the last one synced at this call (nextOffset then) from disk, handing them to
+   * `onRecords` in order, a chunk's worth at a time; resolves once all were handed over.
+   */
+  readFrom(from: bigint, onRecords: OnRecords): Promise<void>;
   /** The group's committed next offset, or undefined when it never committed. */
   committed(group: string): bigint | undefined;
   /** Record that `group` processed everything before `next`; deletes segments every group is past. */
@@ -110,27 +120,41 @@ function encode(messages: BusMessage[]): Buffer {
 }
 
 /**
- * The whole records of a segment's bytes: how many there are, where the first torn or corrupt one starts (the valid
- * length), and, when `keep` is given, copies of the records whose offsets it accepts (at most `limit` records read).
+ * The whole records at the start of `buf` (records of a segment from offset `base` on): how many there are, the bytes
+ * they fill, copies of those whose offsets `keep` accepts (at most `limit` records read), and, when decoding stopped
+ * before `buf`'s end, whether at a corrupt record or at one `buf` holds only part of (`need`: the bytes, from the
+ * valid length on, that the next read must bring for it).
  */
 function decode(
   buf: Buffer,
   base: bigint,
   keep?: (offset: bigint) => boolean,
   limit = Number.POSITIVE_INFINITY,
-): { count: number; records: LogRecord[]; validBytes: number } {
+): { count: number; records: LogRecord[]; validBytes: number; corrupt: boolean; need: number } {
   const records: LogRecord[] = [];
   let count = 0;
   let at = 0;
-  while (at + HEADER <= buf.length && count < limit) {
+  let corrupt = false;
+  let need = HEADER;
+  while (count < limit) {
+    if (at + HEADER > buf.length) break;
     const len = buf.readUInt32BE(at);
     const end = at + HEADER + len;
-    if (len < 2 || end > buf.length) break;
+    if (len < 2) {
+      corrupt = true;
+      break;
+    }
+    if (end > buf.length) {
+      need = HEADER + len;
+      break;
+    }
     const body = buf.subarray(at + HEADER, end);
-    if (crc32(body) !== buf.readUInt32BE(at + 4)) break;
     const keyLen = body.readUInt16BE(0);
     const hasKey = keyLen !== NO_KEY;
-    if (hasKey && 2 + keyLen > body.length) break;
+    if (crc32(body) !== buf.readUInt32BE(at + 4) || (hasKey && 2 + keyLen > body.length)) {
+      corrupt = true;
+      break;
+    }
     const offset = base + BigInt(count);
     if (keep?.(offset)) {
       records.push({
@@ -143,31 +167,70 @@ function decode(
     count++;
     at = end;
   }
-  return { count, records, validBytes: at };
+  return { count, records, validBytes: at, corrupt, need };
 }
 
-/** Open (recovering) the log of one topic in `dir`. Synchronous: it runs when a topic is first used. */
-export function openTopicLog(dir: string, onError: (err: unknown, what: string) => void, segmentBytes = SEGMENT_BYTES): TopicLog {
-  fs.mkdirSync(dir, { recursive: true });
+/**
+ * The whole records of a segment file, read READ_CHUNK_BYTES at a time with async reads, so the event loop turns
+ * between chunks (a record longer than a chunk is read whole). Hands the records whose offsets `keep` accepts to
+ * `onRecords`, chunk by chunk; reads at most `limit` records. Resolves with how many records there are, how many
+ * bytes they fill (where the first torn or corrupt one starts) and the file's size.
+ */
+async function scanSegment(
+  file: string,
+  base: bigint,
+  opts: { limit?: number; keep?: (offset: bigint) => boolean; onRecords?: OnRecords } = {},
+): Promise<{ count: number; validBytes: number; fileBytes: number }> {
+  const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+  const handle = await fs.promises.open(file, 'r');
+  try {
+    const fileBytes = (await handle.stat()).size;
+    let count = 0;
+    /** File position of `buf`'s first byte: the end of the whole records decoded so far. */
+    let at = 0;
+    let buf = Buffer.alloc(0);
+    for (;;) {
+      const got = decode(buf, base + BigInt(count), opts.keep, limit - count);
+      count += got.count;
+      at += got.validBytes;
+      buf = buf.subarray(got.validBytes);
+      if (got.records.length) opts.onRecords?.(got.records);
+      // Done: enough records, a corrupt one, or a record the file ends within (torn).
+      if (count >= limit || got.corrupt || at + got.need > fileBytes) break;
+      const want = Math.min(Math.max(READ_CHUNK_BYTES, got.need - buf.length), fileBytes - at - buf.length);
+      const next = Buffer.allocUnsafe(buf.length + want);
+      buf.copy(next);
+      const { bytesRead } = await handle.read(next, buf.length, want, at + buf.length);
+      if (!bytesRead) break;
+      buf = next.subarray(0, buf.length + bytesRead);
+    }
+    return { count, validBytes: at, fileBytes };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Open (recovering) the log of one topic in `dir`; it runs when a topic is first used. */
+export async function openTopicLog(dir: string, onError: (err: unknown, what: string) => void, segmentBytes = SEGMENT_BYTES): Promise<TopicLog> {
+  await fs.promises.mkdir(dir, { recursive: true });
   const segments: Segment[] = [];
   const commits = new Map<string, bigint>();
-  for (const f of fs.readdirSync(dir).sort()) {
+  for (const f of (await fs.promises.readdir(dir)).sort()) {
     const seg = /^(\d{20})\.log$/.exec(f);
     // Sorted by name is sorted by base offset: the names are zero-padded to one width.
     if (seg) segments.push({ base: BigInt(seg[1]!), count: 0, file: path.join(dir, f) });
     else if (f.endsWith('.offset')) {
-      const text = fs.readFileSync(path.join(dir, f), 'utf8').trim();
+      const text = (await fs.promises.readFile(path.join(dir, f), 'utf8')).trim();
       if (/^\d+$/.test(text)) commits.set(decodeURIComponent(f.slice(0, -'.offset'.length)), BigInt(text));
     }
   }
   for (const [i, s] of segments.entries()) {
-    const buf = fs.readFileSync(s.file);
-    const { count, validBytes } = decode(buf, s.base);
+    const { count, validBytes, fileBytes } = await scanSegment(s.file, s.base);
     s.count = count;
-    if (validBytes < buf.length) {
+    if (validBytes < fileBytes) {
       // The last segment's tail is a write the crash cut short: cut it off. Anywhere else the disk lost synced records.
-      if (i === segments.length - 1) fs.truncateSync(s.file, validBytes);
-      else onError(new Error(`${buf.length - validBytes} bytes after record ${s.base + BigInt(count)} cannot be read`), `reading ${s.file}`);
+      if (i === segments.length - 1) await fs.promises.truncate(s.file, validBytes);
+      else onError(new Error(`${fileBytes - validBytes} bytes after record ${s.base + BigInt(count)} cannot be read`), `reading ${s.file}`);
     }
   }
   const segmentFile = (base: bigint) => path.join(dir, `${base.toString().padStart(20, '0')}.log`);
@@ -265,13 +328,10 @@ export function openTopicLog(dir: string, onError: (err: unknown, what: string) 
         if (!flushing) startFlush();
       });
     },
-    readFrom(from) {
-      const out: LogRecord[] = [];
-      for (const s of segments) {
-        if (endOf(s) <= from || !s.count) continue;
-        for (const r of decode(fs.readFileSync(s.file), s.base, (offset) => offset >= from, s.count).records) out.push(r);
-      }
-      return out;
+    async readFrom(from, onRecords) {
+      // What there is at this call, taken before any await: records appended meanwhile are not read.
+      const taken = segments.filter((s) => endOf(s) > from && s.count).map((s) => ({ ...s }));
+      for (const s of taken) await scanSegment(s.file, s.base, { limit: s.count, keep: (offset) => offset >= from, onRecords });
     },
     committed: (group) => commits.get(group),
     commit(group, next) {
