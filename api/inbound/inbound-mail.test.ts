@@ -7,6 +7,8 @@ import { startWebhookDispatcher, type WebhookDispatcher } from '../../processor/
 import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { EmailReceivedData } from '../../schemas/project-events.ts';
+import { routePath } from '../../schemas/api/client.ts';
+import type { InboxMessagePage } from '../../schemas/api/email.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { processed } from '../../test/support/platform.ts';
 import { postResendEvent } from '../../test/support/resend.ts';
@@ -166,7 +168,7 @@ describe('inbound mail', () => {
     expect(eml.headers['content-type']).toBe('message/rfc822');
     expect(eml.rawPayload.equals(raw)).toBe(true);
     const list = await t.app.inject({ url: `/v1/projects/${m.slug}/email/inboxes/${m.inbox.id}/messages`, headers: S() });
-    expect(list.json().messages).toEqual([
+    expect(list.json().data).toEqual([
       expect.objectContaining({
         id: data.message.id,
         subject: 'Invoice 42',
@@ -301,7 +303,38 @@ describe('inbound mail', () => {
     expect(bodiesTo(`/${m.slug}/mail`)).toHaveLength(1);
     expect(bodiesTo(`/${m.slug}/inbox`)).toHaveLength(1);
     const list = await t.app.inject({ url: `/v1/projects/${m.slug}/email/inboxes/${m.inbox.id}/messages`, headers: S() });
-    expect(list.json().messages).toHaveLength(1);
+    expect(list.json().data).toHaveLength(1);
+  });
+
+  it("lists an inbox's messages as every list is, a cursor page at a time ({ data, hasMore, nextCursor }), newest first", async () => {
+    const m = await mailbox();
+    for (const subject of ['one', 'two', 'three']) {
+      const raw = await compose({ from: 'a@x.test', to: m.inbox.address, subject, text: subject });
+      expect((await deliver(raw, [m.inbox.address])).status).toBe(200);
+    }
+    await received(`/${m.slug}/mail`, m.endpointSecret, 3);
+    const page = async (query: Record<string, string | number>) => {
+      const res = await t.app.inject({ url: routePath('listInboxMessages', { slug: m.slug, id: m.inbox.id }, query), headers: S() });
+      expect(res.statusCode).toBe(200);
+      return res.json() as InboxMessagePage;
+    };
+    const first = await page({ limit: 2 });
+    expect(first).toMatchObject({ hasMore: true, nextCursor: expect.any(String) });
+    expect(first.data).toHaveLength(2);
+    const second = await page({ limit: 2, cursor: first.nextCursor! });
+    expect(second).toMatchObject({ hasMore: false, nextCursor: null });
+    const all = [...first.data, ...second.data];
+    expect(all.map((x) => x.subject).sort()).toEqual(['one', 'three', 'two']);
+    expect(all.map((x) => x.receivedAt)).toEqual(
+      all
+        .map((x) => x.receivedAt)
+        .sort()
+        .reverse(),
+    );
+    // A cursor it did not give out, or a parameter it does not read, is refused rather than ignored.
+    const url = (query: Record<string, string>) => routePath('listInboxMessages', { slug: m.slug, id: m.inbox.id }, query);
+    expect((await t.app.inject({ url: url({ cursor: 'not-a-cursor' }), headers: S() })).json().error).toBe('invalid_request');
+    expect((await t.app.inject({ url: url({ before: first.nextCursor! }), headers: S() })).json().error).toBe('invalid_request');
   });
 
   it("another project's member cannot list an inbox's messages or read its .eml", async () => {

@@ -3,6 +3,7 @@ import { cliRoutes } from './cli.ts';
 import { deployRoutes } from './deploys.ts';
 import { integrationRoutes } from './integrations.ts';
 import { paymentRoutes } from './payments.ts';
+import { emailRoutes } from './email.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -15,6 +16,7 @@ export const ROUTE_SHAPES = {
   ...deployRoutes,
   ...integrationRoutes,
   ...paymentRoutes,
+  ...emailRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

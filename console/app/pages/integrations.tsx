@@ -1,9 +1,9 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import type { CreatedInboxAnswer, Inbox, InboxList, InboxMessageList } from '../../../schemas/api/email.ts';
+import type { CreatedInboxAnswer, Inbox } from '../../../schemas/api/email.ts';
 import type { GithubConnection } from '../../../schemas/api/integrations.ts';
 import { routePath } from '../../../schemas/api/client.ts';
-import { call, del, get, post, projectPath, query } from '../api.ts';
+import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
@@ -215,7 +215,7 @@ function PaymentAccounts({ slug }: { slug: string }) {
 }
 
 function Mailboxes({ slug }: { slug: string }) {
-  const r = useResource(() => get<InboxList>(`${projectPath(slug)}/email/inboxes`), [slug]);
+  const r = useResource(() => call('listInboxes', { params: { slug } }), [slug]);
   const [localPart, setLocalPart] = useState('');
   const [webhookUrl, setWebhookUrl] = useState('');
   const [created, setCreated] = useState<CreatedInboxAnswer['inbox'] | null>(null);
@@ -225,10 +225,7 @@ function Mailboxes({ slug }: { slug: string }) {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<CreatedInboxAnswer>(`${projectPath(slug)}/email/inboxes`, {
-        localPart: localPart.trim(),
-        webhookUrl: webhookUrl.trim() || undefined,
-      });
+      const res = await call('createInbox', { params: { slug }, body: { localPart: localPart.trim(), webhookUrl: webhookUrl.trim() || undefined } });
       setCreated(res.inbox);
       setLocalPart('');
       setWebhookUrl('');
@@ -238,7 +235,7 @@ function Mailboxes({ slug }: { slug: string }) {
   const doDelete = (i: Inbox) => {
     if (!confirm(`Delete ${i.address}? Mail to it is dropped from now on, and its messages are deleted.`)) return;
     void remove.run(async () => {
-      await del(`${projectPath(slug)}/email/inboxes/${encodeURIComponent(i.id)}`);
+      await call('deleteInbox', { params: { slug, id: i.id } });
       await r.reload();
     });
   };
@@ -322,37 +319,52 @@ function Mailboxes({ slug }: { slug: string }) {
 }
 
 function RecentMessages({ slug, inbox }: { slug: string; inbox: Inbox }) {
-  const base = `${projectPath(slug)}/email/inboxes/${encodeURIComponent(inbox.id)}`;
-  const r = useResource(() => get<InboxMessageList>(`${base}/messages${query({ limit: 20 })}`), [base]);
+  const [cursor, setCursor] = useState<string | null>(null);
+  const r = useResource(
+    () => call('listInboxMessages', { params: { slug, id: inbox.id }, query: { limit: 20, cursor: cursor ?? undefined } }),
+    [slug, inbox.id, cursor],
+  );
   return (
-    <Loaded r={r} what="messages">
-      {(d) =>
-        d.messages.length ? (
-          <Table caption={`Recent mail to ${inbox.address}`} columns={['From', 'Subject', 'Sender', 'Attachments', 'Received', '']}>
-            {d.messages.map((m) => (
-              <tr key={m.id}>
-                <td>
-                  {m.fromName ? `${m.fromName} ` : ''}
-                  <span class="muted">&lt;{m.from}&gt;</span>
-                </td>
-                <td>{m.subject || <span class="muted">(no subject)</span>}</td>
-                <td>{m.senderAuthenticated ? <Badge kind="ok">DKIM verified</Badge> : <Badge kind="bad">unverified</Badge>}</td>
-                <td>{m.attachments}</td>
-                <td>
-                  <Time iso={m.receivedAt} />
-                </td>
-                <td>
-                  <a href={routePath('getRawInboxMessage', { slug, id: inbox.id, messageId: m.id })} download={`${m.id}.eml`}>
-                    .eml
-                  </a>
-                </td>
-              </tr>
-            ))}
-          </Table>
-        ) : (
-          <p class="muted">No mail yet.</p>
-        )
-      }
-    </Loaded>
+    <>
+      <Loaded r={r} what="messages">
+        {(d) =>
+          d.data.length ? (
+            <Table caption={`Recent mail to ${inbox.address}`} columns={['From', 'Subject', 'Sender', 'Attachments', 'Received', '']}>
+              {d.data.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    {m.fromName ? `${m.fromName} ` : ''}
+                    <span class="muted">&lt;{m.from}&gt;</span>
+                  </td>
+                  <td>{m.subject || <span class="muted">(no subject)</span>}</td>
+                  <td>{m.senderAuthenticated ? <Badge kind="ok">DKIM verified</Badge> : <Badge kind="bad">unverified</Badge>}</td>
+                  <td>{m.attachments}</td>
+                  <td>
+                    <Time iso={m.receivedAt} />
+                  </td>
+                  <td>
+                    <a href={routePath('getRawInboxMessage', { slug, id: inbox.id, messageId: m.id })} download={`${m.id}.eml`}>
+                      .eml
+                    </a>
+                  </td>
+                </tr>
+              ))}
+            </Table>
+          ) : (
+            <p class="muted">No mail yet.</p>
+          )
+        }
+      </Loaded>
+      {(cursor || r.data?.hasMore) && (
+        <nav class="pager" aria-label={`Pages of mail to ${inbox.address}`}>
+          <button type="button" class="secondary small" disabled={!cursor} onClick={() => setCursor(null)}>
+            Newest
+          </button>
+          <button type="button" class="secondary small" disabled={!r.data?.hasMore} onClick={() => setCursor(r.data!.nextCursor)}>
+            Older
+          </button>
+        </nav>
+      )}
+    </>
   );
 }
