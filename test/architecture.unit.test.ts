@@ -135,10 +135,7 @@ const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set([
   'api/meta/meta-routes.ts',
   'api/oauth/oauth-routes.ts',
   'api/projects/projects-routes.ts',
-  'api/uptime/monitor-routes.ts',
-  'api/uptime/status-route.ts',
   'console/app/pages/keys.tsx',
-  'console/app/pages/uptime.tsx',
 ]);
 /** Not API routes: the console's pages and assets, and the operator's /metrics and /healthz (hidden, no /v1). */
 const ROUTES_OUTSIDE_THE_API = new Set(['api/console/console-routes.ts', 'api/meta/ops-routes.ts']);
@@ -158,8 +155,6 @@ const ROUTES_NOT_YET_DECLARED = new Set([
   'api/oauth/oauth-routes.ts',
   'api/projects/projects-routes.ts',
   'api/source-maps/source-map-routes.ts',
-  'api/uptime/monitor-routes.ts',
-  'api/uptime/status-route.ts',
 ]);
 /** `app.get(` and its kin, or `app.route({` without `...declared(` first. */
 const registersByHand = (code: string) =>
@@ -276,9 +271,6 @@ const SQL_NOT_YET_IN_REPOSITORIES = new Set([
   'api/mcp/mcp-route.ts',
   'api/oauth/oauth-grants.ts',
   'api/oauth/oauth-routes.ts',
-  'api/uptime/monitor-routes.ts',
-  'api/uptime/monitors-store.ts',
-  'api/uptime/status-route.ts',
 ]);
 /** Repositories not yet in the one shape; the list only shrinks. */
 const REPOSITORIES_NOT_YET_ONE_SHAPE = new Set([

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
-import { errorAnswers, NoContent } from '../../schemas/api/common.ts';
-import { StatusPage, StatusParams } from '../../schemas/api/uptime.ts';
+import type { StatusPage } from '../../schemas/api/uptime.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import type { CheckError, MonitorState } from '../../schemas/uptime.ts';
+import type { CheckError } from '../../schemas/uptime.ts';
 import { AUTH } from '../auth/route-auth.ts';
-import { monitorsStore } from './monitors-store.ts';
+import { declared } from '../declared-route.ts';
+import { type HourRow, type IncidentRow, type PublicMonitorRow, uptimeRepository } from './uptime-repository.ts';
 
 /**
  * `GET /v1/status/:slug` (spec §4.2): the public status JSON of a project's public monitors, for any status page, top
@@ -28,80 +28,69 @@ interface Cached {
   page: { etag: string; body: string } | undefined;
 }
 
+/** The first UTC day the status JSON covers. */
+const firstDay = (now: number) => Math.floor(now / DAY_MS) * DAY_MS - (LIMITS.uptime.statusDays - 1) * DAY_MS;
+
+/** The status JSON of these public monitors at `now`: uptime over 24 h, 7 d and 90 d and a daily series from their hourly rollups. */
+function statusPageOf(monitors: PublicMonitorRow[], hourly: HourRow[], incidents: IncidentRow[], now: number): StatusPage {
+  const days = LIMITS.uptime.statusDays;
+  const from = firstDay(now);
+  const pct = (checks: number, failures: number) => (checks ? Math.round(((checks - failures) / checks) * 100_000) / 1000 : null);
+  const sum = (hours: Array<{ checks: number; failures: number }>) => ({
+    checks: hours.reduce((a, h) => a + h.checks, 0),
+    failures: hours.reduce((a, h) => a + h.failures, 0),
+  });
+  const page: StatusPage = {
+    status: 'pending',
+    monitors: monitors.map((m) => {
+      const mine = hourly
+        .filter((h) => h.monitor_id === m.id)
+        .map((h) => ({ at: new Date(h.hour).getTime(), checks: Number(h.checks), failures: Number(h.failures) }));
+      const over = (sinceMs: number) => {
+        const s = sum(mine.filter((h) => h.at >= now - sinceMs));
+        return pct(s.checks, s.failures);
+      };
+      const daily = Array.from({ length: days }, (_, i) => {
+        const start = from + i * DAY_MS;
+        const s = sum(mine.filter((h) => h.at >= start && h.at < start + DAY_MS));
+        return { date: new Date(start).toISOString().slice(0, 10), uptime: pct(s.checks, s.failures), checks: s.checks };
+      });
+      return {
+        id: m.id,
+        name: m.name,
+        ...(m.show_url ? { url: m.url } : {}),
+        state: m.paused ? ('paused' as const) : m.state,
+        uptime: { '24h': over(DAY_MS), '7d': over(7 * DAY_MS), '90d': over(days * DAY_MS) },
+        daily,
+      };
+    }),
+    incidents: incidents.map((i) => ({
+      monitorId: i.monitor_id,
+      monitor: i.name,
+      startedAt: new Date(i.started_at).toISOString(),
+      endedAt: i.ended_at === null ? null : new Date(i.ended_at).toISOString(),
+      cause: i.cause_error as CheckError,
+    })),
+    updatedAt: new Date(now).toISOString(),
+  };
+  const active = page.monitors.filter((m) => m.state !== 'paused');
+  const down = active.filter((m) => m.state === 'down').length;
+  page.status = !active.length || active.every((m) => m.state === 'pending') ? 'pending' : down === 0 ? 'up' : down === active.length ? 'down' : 'partial';
+  return page;
+}
+
 export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock, limiter } = platform;
   const cache = new Map<string, Cached>();
 
   async function compute(slug: string, now: number): Promise<string | undefined> {
-    const monitors = (
-      await db.query<{ id: string; project_id: string; name: string; url: string; show_url: boolean; state: MonitorState; paused: boolean }>(
-        `SELECT m.id, m.project_id, m.name, m.url, m.show_url, m.state, m.paused FROM uptime_monitors m JOIN projects p ON p.id = m.project_id
-         WHERE p.slug = $1 AND m.public ORDER BY m.created_at, m.id`,
-        [slug],
-      )
-    ).rows;
+    const monitors = await uptimeRepository.publicMonitors(db, slug);
     if (!monitors.length) return undefined;
     const ids = monitors.map((m) => m.id);
-    const days = LIMITS.uptime.statusDays;
-    const today = Math.floor(now / DAY_MS) * DAY_MS;
-    const from = today - (days - 1) * DAY_MS;
-    const hourly = (
-      await db.query<{ monitor_id: string; hour: Date; checks: number; failures: number }>(
-        'SELECT monitor_id, hour, checks, failures FROM uptime_hourly WHERE monitor_id = ANY($1::text[]) AND hour >= $2',
-        [ids, new Date(from)],
-      )
-    ).rows;
-    const incidents = await monitorsStore.incidents(db, monitors[0]!.project_id, { publicOnly: true, since: new Date(now - days * DAY_MS), limit: 20 });
-
-    const pct = (checks: number, failures: number) => (checks ? Math.round(((checks - failures) / checks) * 100_000) / 1000 : null);
-    const page: StatusPage = {
-      status: 'pending',
-      monitors: monitors.map((m) => {
-        const mine = hourly
-          .filter((h) => h.monitor_id === m.id)
-          .map((h) => ({ at: new Date(h.hour).getTime(), checks: Number(h.checks), failures: Number(h.failures) }));
-        const over = (sinceMs: number) => {
-          const sel = mine.filter((h) => h.at >= now - sinceMs);
-          return pct(
-            sel.reduce((a, h) => a + h.checks, 0),
-            sel.reduce((a, h) => a + h.failures, 0),
-          );
-        };
-        const daily = Array.from({ length: days }, (_, i) => {
-          const start = from + i * DAY_MS;
-          const sel = mine.filter((h) => h.at >= start && h.at < start + DAY_MS);
-          const checks = sel.reduce((a, h) => a + h.checks, 0);
-          return {
-            date: new Date(start).toISOString().slice(0, 10),
-            uptime: pct(
-              checks,
-              sel.reduce((a, h) => a + h.failures, 0),
-            ),
-            checks,
-          };
-        });
-        return {
-          id: m.id,
-          name: m.name,
-          ...(m.show_url ? { url: m.url } : {}),
-          state: m.paused ? ('paused' as const) : m.state,
-          uptime: { '24h': over(DAY_MS), '7d': over(7 * DAY_MS), '90d': over(days * DAY_MS) },
-          daily,
-        };
-      }),
-      incidents: incidents.map((i) => ({
-        monitorId: i.monitor_id,
-        monitor: i.name,
-        startedAt: new Date(i.started_at).toISOString(),
-        endedAt: i.ended_at === null ? null : new Date(i.ended_at).toISOString(),
-        cause: i.cause_error as CheckError,
-      })),
-      updatedAt: new Date(now).toISOString(),
-    };
-    const active = page.monitors.filter((m) => m.state !== 'paused');
-    const down = active.filter((m) => m.state === 'down').length;
-    page.status = !active.length || active.every((m) => m.state === 'pending') ? 'pending' : down === 0 ? 'up' : down === active.length ? 'down' : 'partial';
-    return JSON.stringify(page);
+    const hourly = await uptimeRepository.hours(db, ids, new Date(firstDay(now)));
+    const since = new Date(now - LIMITS.uptime.statusDays * DAY_MS);
+    const incidents = await uptimeRepository.incidents(db, monitors[0]!.project_id, { publicOnly: true, since, limit: 20 });
+    return JSON.stringify(statusPageOf(monitors, hourly, incidents, now));
   }
 
   /** Bounded: when full, expired answers go first, then the oldest (a Map keeps insertion order). */
@@ -113,18 +102,10 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
   }
 
   return async (app) => {
-    app.get(
-      '/v1/status/:slug',
-      {
-        config: { auth: AUTH.public },
-        schema: {
-          tags: ['uptime'],
-          summary: "A project's public status JSON: its public monitors, their uptime and incidents (no credential; CORS open; cached 5 s)",
-          params: StatusParams,
-          response: { 200: StatusPage, 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('publicStatus'),
+      config: { auth: AUTH.public },
+      handler: async (request, reply) => {
         // 1. rate limit
         const rate = await limiter.hit(`status:ip:${request.ip}`, LIMITS.uptime.statusPerIpPerMinute, 60_000);
         if (!rate.allowed) throw new ServiceError('rate_limited', 'too many status requests from this address', { retryAfterSec: rate.retryAfterSec });
@@ -147,6 +128,6 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
         if (request.headers['if-none-match'] === page.etag) return reply.code(304).send(null);
         return reply.type('application/json; charset=utf-8').send(page.body as never);
       },
-    );
+    });
   };
 }

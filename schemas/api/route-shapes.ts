@@ -4,6 +4,7 @@ import { deployRoutes } from './deploys.ts';
 import { integrationRoutes } from './integrations.ts';
 import { paymentRoutes } from './payments.ts';
 import { emailRoutes } from './email.ts';
+import { uptimeRoutes } from './uptime.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -17,6 +18,7 @@ export const ROUTE_SHAPES = {
   ...integrationRoutes,
   ...paymentRoutes,
   ...emailRoutes,
+  ...uptimeRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

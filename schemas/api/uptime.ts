@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.ts';
 import { CHECK_ERRORS, MONITOR_STATES } from '../uptime.ts';
+import { errorAnswers, NoContent, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 import { ROUTES } from './route-table.ts';
 
 /**
@@ -122,3 +124,48 @@ export const StatusPage = z.object({
 });
 export type StatusPage = z.infer<typeof StatusPage>;
 export const StatusParams = z.object({ slug: z.string().max(100) });
+
+const tags = ['uptime'];
+
+/** The family's routes (paths in route-table.ts). */
+export const uptimeRoutes = routeShapes({
+  listMonitors: { tags, summary: "The project's monitors and the address of its public status JSON", params: SlugParams, response: { 200: MonitorList } },
+  createMonitor: {
+    tags,
+    summary: 'Create a monitor',
+    params: SlugParams,
+    body: CreateMonitorBody,
+    response: { 201: MonitorAnswer, ...errorAnswers(400, 409) },
+  },
+  getUptimeSettings: { tags, summary: 'Whether the live site gets a monitor of its own', params: SlugParams, response: { 200: UptimeSettings } },
+  updateUptimeSettings: {
+    tags,
+    summary: 'Switch the live site monitor on or off',
+    params: SlugParams,
+    body: UpdateUptimeSettings,
+    response: { 200: UptimeSettings },
+  },
+  listIncidents: { tags, summary: "The project's incidents, open ones first, then the newest", params: SlugParams, response: { 200: IncidentList } },
+  getMonitor: { tags, summary: 'A monitor', params: MonitorParams, response: { 200: MonitorAnswer, ...errorAnswers(404) } },
+  updateMonitor: {
+    tags,
+    summary: 'Change a monitor; `paused: true` stops its checks, `false` checks it at once',
+    params: MonitorParams,
+    body: UpdateMonitorBody,
+    response: { 200: MonitorAnswer, ...errorAnswers(400, 404) },
+  },
+  deleteMonitor: { tags, summary: 'Delete a monitor, its incidents and rollups', params: MonitorParams, response: { 204: NoContent, ...errorAnswers(404) } },
+  listMonitorChecks: {
+    tags,
+    summary: "A monitor's latest checks, newest first (kept 30 days)",
+    params: MonitorParams,
+    querystring: ChecksQuery,
+    response: { 200: CheckList, ...errorAnswers(404) },
+  },
+  publicStatus: {
+    tags,
+    summary: "A project's public status JSON: its public monitors, their uptime and incidents (no credential; CORS open; cached 5 s)",
+    params: StatusParams,
+    response: { 200: StatusPage, 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
+  },
+});

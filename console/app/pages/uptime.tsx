@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import type { CheckList, IncidentList, Monitor, MonitorAnswer, MonitorList } from '../../../schemas/api/uptime.ts';
-import { del, get, patch, post, projectPath, query } from '../api.ts';
+import { routePath } from '../../../schemas/api/client.ts';
+import type { Monitor } from '../../../schemas/api/uptime.ts';
+import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
@@ -14,8 +15,8 @@ const every = (sec: number) => (sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`)
 export function Uptime() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<MonitorList>(`${projectPath(slug)}/uptime`), [slug]);
-  const incidents = useResource(() => get<IncidentList>(`${projectPath(slug)}/uptime/incidents`), [slug]);
+  const r = useResource(() => call('listMonitors', { params: { slug } }), [slug]);
+  const incidents = useResource(() => call('listIncidents', { params: { slug } }), [slug]);
   const [name, setName] = useState('');
   const [url, setUrl] = useState('');
   const [intervalSec, setIntervalSec] = useState(60);
@@ -27,7 +28,7 @@ export function Uptime() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      await post<MonitorAnswer>(`${projectPath(slug)}/uptime`, { name: name.trim(), url: url.trim(), intervalSec, public: isPublic });
+      await call('createMonitor', { params: { slug }, body: { name: name.trim(), url: url.trim(), intervalSec, public: isPublic } });
       setName('');
       setUrl('');
       await r.reload();
@@ -35,13 +36,13 @@ export function Uptime() {
   };
   const setPaused = (m: Monitor, paused: boolean) =>
     void change.run(async () => {
-      await patch<MonitorAnswer>(`${projectPath(slug)}/uptime/${encodeURIComponent(m.id)}`, { paused });
+      await call('updateMonitor', { params: { slug, id: m.id }, body: { paused } });
       await r.reload();
     });
   const remove = (m: Monitor) => {
     if (!confirm(`Delete the monitor "${m.name}", its incidents and history?`)) return;
     void change.run(async () => {
-      await del(`${projectPath(slug)}/uptime/${encodeURIComponent(m.id)}`);
+      await call('deleteMonitor', { params: { slug, id: m.id } });
       await Promise.all([r.reload(), incidents.reload()]);
     });
   };
@@ -49,7 +50,7 @@ export function Uptime() {
   return (
     <div>
       <PageHead title="Uptime">
-        <a href={`/v1/status/${encodeURIComponent(slug)}`} target="_blank" rel="noreferrer">
+        <a href={routePath('publicStatus', { slug })} target="_blank" rel="noreferrer">
           Public status JSON
         </a>
       </PageHead>
@@ -192,10 +193,7 @@ export function Uptime() {
 }
 
 function LatestChecks({ slug, monitor }: { slug: string; monitor: Monitor }) {
-  const r = useResource(
-    () => get<CheckList>(`${projectPath(slug)}/uptime/${encodeURIComponent(monitor.id)}/checks${query({ limit: 20 })}`),
-    [slug, monitor.id],
-  );
+  const r = useResource(() => call('listMonitorChecks', { params: { slug, id: monitor.id }, query: { limit: 20 } }), [slug, monitor.id]);
   return (
     <Loaded r={r} what="checks">
       {(d) =>
