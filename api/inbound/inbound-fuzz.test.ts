@@ -3,6 +3,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInboundConsumer } from '../../processor/inbound/inbound-consumer.ts';
 import type { PipelineConsumer } from '../../processor/pipeline-consumer.ts';
+import { ROUTES } from '../../schemas/api/route-table.ts';
 import { INBOUND_ROUTES } from '../../schemas/inbound.ts';
 import { buildTestApi } from '../../test/support/accounts.ts';
 import { prng } from '../../test/support/prng.ts';
@@ -71,7 +72,7 @@ describe('inbound provider routes under random input', () => {
         headers['svix-signature'] = pick(['v1,AAAA', 'v2,x', '']);
       }
       const method = pick<'POST' | 'GET' | 'PUT'>(['POST', 'POST', 'POST', 'GET', 'PUT']);
-      const res = await t.app.inject({ method, url: INBOUND_ROUTES[provider], headers, payload: method === 'GET' ? undefined : body });
+      const res = await t.app.inject({ method, url: ROUTES[INBOUND_ROUTES[provider]].path, headers, payload: method === 'GET' ? undefined : body });
       seen.set(res.statusCode, (seen.get(res.statusCode) ?? 0) + 1);
       expect(res.statusCode, `${method} ${provider} ${res.body.slice(0, 200)}`).toBeLessThan(500);
       expect(res.headers['content-type']).toMatch(/application\/json/);
@@ -82,5 +83,26 @@ describe('inbound provider routes under random input', () => {
     expect((await t.app.inject({ url: '/v1/webhooks/health' })).statusCode).toBe(200);
     const s = consumer.stats();
     expect(s.accepted + s.duplicates + Object.values(s.dropped).reduce((a: number, b) => a + (b ?? 0), 0)).toBeGreaterThan(10);
+  });
+
+  it('take no query string: the providers add none, so a URL configured with one is refused, not half-read', async () => {
+    const body = JSON.stringify({ zen: 'Keep it logically awesome.', hook_id: 1 });
+    const ping = async (query: string, delivery: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `${ROUTES.inboundCodeHost.path}${query}`,
+        headers: {
+          'content-type': 'application/json',
+          'x-github-event': 'ping',
+          'x-github-delivery': delivery,
+          'x-hub-signature-256': await sign(GITHUB, body),
+        },
+        payload: body,
+      });
+    const refused = await ping('?token=abc', 'query-1');
+    expect(refused.statusCode).toBe(400);
+    expect(refused.json().error).toBe('invalid_request');
+    expect((await ping('', 'query-2')).statusCode).toBe(200);
+    expect((await t.app.inject({ url: `${ROUTES.inboundHealth.path}?verbose=1` })).statusCode).toBe(400);
   });
 });

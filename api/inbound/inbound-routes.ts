@@ -1,13 +1,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Config } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { errorAnswers } from '../../schemas/api/common.ts';
-import { InboundAnswer, InboundHealthAnswer, type InboundHealth } from '../../schemas/api/inbound.ts';
+import type { InboundHealth } from '../../schemas/api/inbound.ts';
 import * as inboundEvents from '../../schemas/bus/inbound-events.ts';
 import { ServiceError, UNAVAILABLE_RETRY_AFTER_SEC } from '../../schemas/error-codes.ts';
 import { INBOUND_PROVIDERS, INBOUND_REFUSALS, INBOUND_ROUTES, type InboundProvider, type InboundRefusal } from '../../schemas/inbound.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { AUTH } from '../auth/route-auth.ts';
+import { declared } from '../declared-route.ts';
 import { inboundRepository } from './inbound-repository.ts';
 import { verifyGithub } from './verify/github.ts';
 import type { Headers, Verification } from './verify/signatures.ts';
@@ -65,17 +65,10 @@ export function inboundRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clock' | 
     app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: LIMITS.inbound.maxBodyBytes }, (_request, body, done) => done(null, body));
 
     for (const provider of INBOUND_PROVIDERS) {
-      app.post(
-        INBOUND_ROUTES[provider],
-        {
-          config: { auth: AUTH.public },
-          schema: {
-            tags: ['inbound'],
-            summary: `Inbound ${provider === 'github' ? 'GitHub' : provider === 'resend' ? 'Resend' : 'Stripe'} webhook (${provider}): the provider's signature is the authentication`,
-            response: { 200: InboundAnswer, ...errorAnswers(401, 413, 429, 503) },
-          },
-        },
-        async (request) => {
+      app.route({
+        ...declared(INBOUND_ROUTES[provider]),
+        config: { auth: AUTH.public },
+        handler: async (request) => {
           // 1. rate limit per caller IP
           const rate = await limiter.hit(`inbound:ip:${request.ip}`, LIMITS.inbound.perIpPerMinute, MINUTE_MS);
           if (!rate.allowed) {
@@ -113,24 +106,17 @@ export function inboundRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clock' | 
           // 5. acknowledge
           return { received: true as const, duplicate: false };
         },
-      );
+      });
     }
 
-    app.get(
-      '/v1/webhooks/health',
-      {
-        config: { auth: AUTH.public },
-        schema: {
-          tags: ['inbound'],
-          summary: 'Inbound webhook counters by provider and refusal reason (no tenant data)',
-          response: { 200: InboundHealthAnswer },
-        },
-      },
-      async (): Promise<InboundHealth> => ({
+    app.route({
+      ...declared('inboundHealth'),
+      config: { auth: AUTH.public },
+      handler: async (): Promise<InboundHealth> => ({
         providers: Object.fromEntries(
           INBOUND_PROVIDERS.map((p) => [p, { configured: SECRETS[p](config).length > 0, ...counts[p] }]),
         ) as InboundHealth['providers'],
       }),
-    );
+    });
   };
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { INBOUND_PROVIDERS, INBOUND_REFUSALS } from '../inbound.ts';
+import { INBOUND_PROVIDERS, INBOUND_REFUSALS, type InboundProvider } from '../inbound.ts';
+import { errorAnswers } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** The inbound provider routes (spec §4.2): what a provider (or an operator) reads back. */
 export const InboundAnswer = z.object({
@@ -21,3 +23,24 @@ export const InboundHealthAnswer = z.object({
   ),
 });
 export type InboundHealth = z.infer<typeof InboundHealthAnswer>;
+
+const tags = ['inbound'];
+/**
+ * A provider's delivery: its body is read raw (the signature is over exactly what was sent), so the shape names none.
+ * No query string: GitHub, Stripe and Resend (Svix) post to the URL configured with them and add no parameters of
+ * their own, so a URL configured with one is refused (400, in the provider's delivery log) rather than half-read.
+ */
+const delivery = (provider: InboundProvider, name: string) => ({
+  tags,
+  summary: `Inbound ${name} webhook (${provider}): the provider's signature is the authentication`,
+  response: { 200: InboundAnswer, ...errorAnswers(401, 413, 429, 503) },
+});
+
+/** The family's routes (paths in route-table.ts). */
+export const inboundRoutes = routeShapes({
+  inboundCodeHost: delivery('github', 'GitHub'),
+  inboundPayments: delivery('stripe', 'Stripe'),
+  inboundPaymentsConnect: delivery('stripe_connect', 'Stripe'),
+  inboundEmail: delivery('resend', 'Resend'),
+  inboundHealth: { tags, summary: 'Inbound webhook counters by provider and refusal reason (no tenant data)', response: { 200: InboundHealthAnswer } },
+});

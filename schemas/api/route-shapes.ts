@@ -5,6 +5,7 @@ import { integrationRoutes } from './integrations.ts';
 import { paymentRoutes } from './payments.ts';
 import { emailRoutes } from './email.ts';
 import { uptimeRoutes } from './uptime.ts';
+import { inboundRoutes } from './inbound.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -19,6 +20,7 @@ export const ROUTE_SHAPES = {
   ...paymentRoutes,
   ...emailRoutes,
   ...uptimeRoutes,
+  ...inboundRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;
