@@ -132,7 +132,6 @@ const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set([
   'api/keys/keys-routes.ts',
   'api/mcp/mcp-route.ts',
   'api/meta/meta-routes.ts',
-  'api/oauth/oauth-routes.ts',
   'api/projects/projects-routes.ts',
   'console/app/pages/keys.tsx',
 ]);
@@ -150,7 +149,6 @@ const ROUTES_NOT_YET_DECLARED = new Set([
   'api/keys/keys-routes.ts',
   'api/mcp/mcp-route.ts',
   'api/meta/meta-routes.ts',
-  'api/oauth/oauth-routes.ts',
   'api/projects/projects-routes.ts',
   'api/source-maps/source-map-routes.ts',
 ]);
@@ -267,8 +265,6 @@ const SQL_NOT_YET_IN_REPOSITORIES = new Set([
   'api/billing/billing-routes.ts',
   'api/flags/local-evaluation-routes.ts',
   'api/mcp/mcp-route.ts',
-  'api/oauth/oauth-grants.ts',
-  'api/oauth/oauth-routes.ts',
 ]);
 /** Repositories not yet in the one shape; the list only shrinks. */
 const REPOSITORIES_NOT_YET_ONE_SHAPE = new Set([

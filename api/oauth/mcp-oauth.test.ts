@@ -421,5 +421,12 @@ describe('consent does not take a client at its word', () => {
       redirectLoopback: false,
       resource: `${base}/v1/mcp`,
     });
+    // The consent page passes on the client's whole request: parameters of the client's own are ignored (RFC 6749 §3.1),
+    // not refused as an unknown parameter of the API's own routes is.
+    q.set('prompt', 'consent');
+    const withOwn = await t.app.inject({ url: `/v1/oauth/authorize?${q}`, headers: sessionHeaders(owner.cookie) });
+    expect(withOwn.statusCode).toBe(200);
+    expect(withOwn.json().client.id).toBe(client.client_id);
+    expect((await t.app.inject({ url: '/v1/oauth/tokens?all=1', headers: sessionHeaders(owner.cookie) })).statusCode).toBe(400);
   });
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { errorAnswers, NoContent } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /**
  * OAuth 2.1 for the MCP endpoint (issue 27; the MCP authorization specification, 2025-11-25): the authorization
@@ -83,3 +85,40 @@ export const RevokeBody = z.object({ token: z.string().max(200), token_type_hint
 export const McpTokenSchema = z.object({ id: z.string(), client: z.string(), createdAt: z.string(), expiresAt: z.string(), lastUsedAt: z.string().nullable() });
 export const McpTokenList = z.object({ tokens: z.array(McpTokenSchema) });
 export type McpTokenList = z.infer<typeof McpTokenList>;
+export const McpTokenParams = z.object({ id: z.string().max(64) });
+
+const tags = ['oauth'];
+
+/** The family's routes (paths in route-table.ts). */
+export const oauthRoutes = routeShapes({
+  oauthServerMetadata: { tags, summary: 'OAuth authorization server metadata (RFC 8414)' },
+  oauthRegister: {
+    tags,
+    summary: 'Register a public OAuth client (RFC 7591)',
+    body: RegisterClientBody,
+    response: { 201: RegisteredClient, 400: OAuthError, ...errorAnswers(429) },
+  },
+  oauthAuthorizeInfo: {
+    tags,
+    summary: 'Who asks for access (the console consent page reads it)',
+    // The consent page passes on the MCP client's whole authorization request, and an authorization server ignores
+    // the parameters it does not know (RFC 6749 §3.1): a client's own (prompt, nonce, ...) are not refused.
+    querystring: AuthorizeQuery.passthrough(),
+    response: { 200: AuthorizeInfo, ...errorAnswers(400) },
+  },
+  oauthApprove: {
+    tags,
+    summary: 'Approve: a one-use code for the client, sent to its redirect URI',
+    body: AuthorizeQuery,
+    response: { 200: AuthorizeAnswer, ...errorAnswers(400) },
+  },
+  oauthToken: {
+    tags,
+    summary: 'Exchange a code (with its PKCE verifier) or a refresh token',
+    body: TokenBody,
+    response: { 200: TokenAnswer, 400: OAuthError },
+  },
+  oauthRevoke: { tags, summary: 'Revoke an access or refresh token (RFC 7009; 200 whatever it was)', body: RevokeBody },
+  listOauthTokens: { tags, summary: "The signed-in person's MCP tokens", response: { 200: McpTokenList } },
+  revokeOauthToken: { tags, summary: 'Revoke one of your MCP tokens', params: McpTokenParams, response: { 204: NoContent, ...errorAnswers(404) } },
+});

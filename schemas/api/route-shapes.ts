@@ -6,6 +6,7 @@ import { paymentRoutes } from './payments.ts';
 import { emailRoutes } from './email.ts';
 import { uptimeRoutes } from './uptime.ts';
 import { inboundRoutes } from './inbound.ts';
+import { oauthRoutes } from './oauth.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -21,6 +22,7 @@ export const ROUTE_SHAPES = {
   ...emailRoutes,
   ...uptimeRoutes,
   ...inboundRoutes,
+  ...oauthRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

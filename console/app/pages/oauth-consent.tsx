@@ -1,6 +1,6 @@
 import { useLocation } from 'preact-iso';
-import type { AuthorizeAnswer, AuthorizeInfo, McpTokenList } from '../../../schemas/api/oauth.ts';
-import { del, get, post, query } from '../api.ts';
+import type { AuthorizeInfo, AuthorizeRequest } from '../../../schemas/api/oauth.ts';
+import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
@@ -12,12 +12,14 @@ import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource
  */
 export function OAuthConsent() {
   const { query: q } = useLocation();
+  // The MCP client's authorization request, as it sent it: the API checks it (and ignores parameters of the client's own).
   const params = Object.fromEntries(Object.entries(q).filter(([, v]) => typeof v === 'string')) as Record<string, string>;
-  const info = useResource(() => get<AuthorizeInfo>(`/oauth/authorize${query(params)}`), [JSON.stringify(params)]);
+  const ask = params as unknown as AuthorizeRequest;
+  const info = useResource(() => call('oauthAuthorizeInfo', { query: ask }), [JSON.stringify(params)]);
   const act = useAction();
   const approve = () =>
     void act.run(async () => {
-      const r = await post<AuthorizeAnswer>('/oauth/authorize', params);
+      const r = await call('oauthApprove', { body: ask });
       location.assign(r.redirect);
     });
   const deny = () => {
@@ -91,12 +93,12 @@ function ClientWho({ info }: { info: AuthorizeInfo }) {
 
 /** The signed-in person's connected MCP clients (GET /v1/oauth/tokens), each revocable. */
 export function ConnectedApps() {
-  const r = useResource(() => get<McpTokenList>('/oauth/tokens'), []);
+  const r = useResource(() => call('listOauthTokens'), []);
   const revoke = useAction();
   const doRevoke = (id: string, client: string) => {
     if (!confirm(`Disconnect ${client}? Its MCP token stops working at once.`)) return;
     void revoke.run(async () => {
-      await del(`/oauth/tokens/${encodeURIComponent(id)}`);
+      await call('revokeOauthToken', { params: { id } });
       await r.reload();
     });
   };
