@@ -11,6 +11,7 @@ import { installAuth } from './auth/auth-plugin.ts';
 import { installDiskGuard } from './disk-guard.ts';
 import type { RouteAuth } from './auth/route-auth.ts';
 import { SESSION_COOKIE } from './auth/credentials.ts';
+import { ROUTES } from '../schemas/api/route-table.ts';
 import { accountsRoutes } from './accounts/accounts-routes.ts';
 import { projectsRoutes } from './projects/projects-routes.ts';
 import { domainsRoutes } from './domains/domains-routes.ts';
@@ -111,8 +112,12 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
       servers: platform.config.PUBLIC_BASE_URL ? [{ url: platform.config.PUBLIC_BASE_URL }] : [],
       components: {
         securitySchemes: {
-          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'console session (POST /v1/auth/sign-in)' },
-          cliToken: { type: 'http', scheme: 'bearer', description: '`cx_cli_` token from the device login (/v1/cli/device); CLIs also read SERVICE_TOKEN' },
+          session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: `console session (${ROUTES.signIn.method} ${ROUTES.signIn.path})` },
+          cliToken: {
+            type: 'http',
+            scheme: 'bearer',
+            description: `\`cx_cli_\` token from the device login (${ROUTES.startDeviceLogin.path}); CLIs also read SERVICE_TOKEN`,
+          },
           apiKey: { type: 'http', scheme: 'bearer', description: '`cx_live_`/`cx_test_` project API key; reaches its own project within its scopes' },
         },
       },

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { DISK_FULL_MESSAGE, type DiskSpace } from '../platform/data-dir/disk-space.ts';
 import { DISK_FULL_RETRY_AFTER_SEC, ServiceError } from '../schemas/error-codes.ts';
+import { ROUTES } from '../schemas/api/route-table.ts';
 
 /**
  * While DATA_DIR's disk is low (platform/data-dir/disk-space.ts) the API stays readable and takes no writes: every
@@ -10,7 +11,7 @@ import { DISK_FULL_RETRY_AFTER_SEC, ServiceError } from '../schemas/error-codes.
  * threshold keeps room for. Everything is taken again as soon as the watch finds room; nothing restarts.
  */
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const OPEN_WHILE_LOW = new Set(['/v1/auth/sign-in', '/v1/auth/sign-out']);
+const OPEN_WHILE_LOW = new Set<string>([ROUTES.signIn.path, ROUTES.signOut.path]);
 
 export function installDiskGuard(app: FastifyInstance, disk: Pick<DiskSpace, 'low'>): void {
   app.addHook('preHandler', async (request) => {

@@ -24,7 +24,7 @@ import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { start, type Running } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
-import { createUser } from '../api/accounts/users-repository.ts';
+import { usersRepository } from '../api/accounts/users-repository.ts';
 import { numberArg, flagArg } from './support/cli-args.ts';
 import { cannon as runCannon, type CannonResult } from './support/autocannon.ts';
 
@@ -45,7 +45,7 @@ const quantile = (xs: number[], q: number) => {
 async function signIn(base: string, running: Running): Promise<string> {
   const email = `bench-${Date.now()}@example.test`;
   const password = 'bench-password-1234';
-  await createUser(running.platform.db, { email, password });
+  await usersRepository.createUser(running.platform.db, { email, password });
   const res = await fetch(`${base}/v1/auth/sign-in`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

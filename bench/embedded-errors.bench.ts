@@ -104,7 +104,7 @@ async function main(): Promise<void> {
         'POST',
         '/v1/projects',
         session,
-        JSON.stringify({ name: slug, slug, domains: { production: [domain], preview: [] } }),
+        JSON.stringify({ name: slug, slug, environmentHosts: { production: [domain], preview: [] } }),
       );
       if (created.status !== 201) throw new Error(`project: ${created.status} ${created.body}`);
       for (let k = 0; k < Math.ceil(KEYS / PROJECTS); k++) {

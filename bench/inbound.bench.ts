@@ -17,7 +17,7 @@ import { createHmac } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { createUser } from '../api/accounts/users-repository.ts';
+import { usersRepository } from '../api/accounts/users-repository.ts';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
 import { start } from '../service/service.ts';
@@ -87,7 +87,7 @@ async function main() {
   }
   const base = `http://127.0.0.1:${running.port}`;
   const email = `bench-${Date.now()}@example.test`;
-  await createUser(running.platform.db, { email, password: 'bench-password-1234' });
+  await usersRepository.createUser(running.platform.db, { email, password: 'bench-password-1234' });
   const signIn = await fetch(`${base}/v1/auth/sign-in`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * A host pattern as project domains and `ingestOrigins` store it (matched by
+ * A host pattern as a project's environmentHosts and `ingestOrigins` store it (matched by
  * domain/host-patterns.ts): a hostname of at most 253 characters, optionally `:port` (1-65535),
  * and, where `wildcard` allows it, a leading `*.`. Trimmed and lower-cased.
  */

@@ -34,7 +34,7 @@ describe('first start', () => {
     expect(signIn.statusCode).toBe(200);
     const rollup = await t.app.inject({ url: '/v1/projects/demo', headers: bearer(first!.apiKey) });
     expect(rollup.statusCode).toBe(200);
-    expect(rollup.json().project.domains.production.length).toBeGreaterThan(0);
+    expect(rollup.json().project.environmentHosts.production.length).toBeGreaterThan(0);
     const { rows } = await t.platform.db.query<{ scopes: string[] }>("SELECT scopes FROM api_keys WHERE kind = 'live'");
     expect(rows[0].scopes.sort()).toEqual([...ALL_SCOPES].sort());
   });
@@ -61,7 +61,7 @@ describe('restart on the same DATA_DIR', () => {
     const first = await bootstrapInstance(a.platform);
     expect(first).not.toBeNull();
     const user = await signUpAndSignIn(a.app, a.platform);
-    const project = await createProject(a.app, user.cookie, { domains: { production: ['keep.example.com'] } });
+    const project = await createProject(a.app, user.cookie, { environmentHosts: { production: ['keep.example.com'] } });
     const key = await createKey(a.app, user.cookie, project.slug, { kind: 'live', scopes: ['project:read'] });
     await a.close();
     open.splice(open.indexOf(a), 1);
@@ -70,7 +70,7 @@ describe('restart on the same DATA_DIR', () => {
     expect(await bootstrapInstance(b.platform)).toBeNull();
     const viaKey = await b.app.inject({ url: `/v1/projects/${project.slug}`, headers: bearer(key.token) });
     expect(viaKey.statusCode).toBe(200);
-    expect(viaKey.json().project.domains.production).toEqual(['keep.example.com']);
+    expect(viaKey.json().project.environmentHosts.production).toEqual(['keep.example.com']);
     expect((await b.app.inject({ url: '/v1/auth/me', headers: { cookie: user.cookie } })).statusCode).toBe(200);
     const signIn = await b.app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email: first!.email, password: first!.password } });
     expect(signIn.statusCode).toBe(200);

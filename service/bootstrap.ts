@@ -2,9 +2,9 @@ import { publicBaseUrl } from '../platform/config.ts';
 import { randomBytes } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { ALL_SCOPES } from '../schemas/scopes.ts';
-import { createUser } from '../api/accounts/users-repository.ts';
-import { insertProject } from '../api/projects/projects-repository.ts';
-import { createKey, projectNumber } from '../api/keys/keys-repository.ts';
+import { usersRepository } from '../api/accounts/users-repository.ts';
+import { projectsRepository } from '../api/projects/projects-repository.ts';
+import { keysRepository } from '../api/keys/keys-repository.ts';
 import { ingestDsn } from '../platform/sentry-dsn.ts';
 import { bootstrapRepository } from './bootstrap-repository.ts';
 
@@ -30,21 +30,27 @@ export async function bootstrapInstance(platform: Platform): Promise<FirstStart 
   const result = await db.transaction(async (tx) => {
     if (!(await bootstrapRepository.claimFirstStart(tx, clock.now()))) return null;
     const password = config.OWNER_PASSWORD ?? randomBytes(18).toString('base64url');
-    const owner = await createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
-    // The demo's production domain is the host npm start serves its site on (<slug>.<SITES_DOMAIN>, any port).
+    const owner = await usersRepository.createUser(tx, { email: config.OWNER_EMAIL, password, name: 'Owner' });
+    // The demo's production host is the one npm start serves its site on (<slug>.<SITES_DOMAIN>, any port).
     // Deploy hosts need no pattern: the platform stamps its own hosts (platform/sites/platform-hosts.ts).
     const input = (slug: string) => ({
       ownerId: owner.id,
       name: 'Demo',
       defaultBranch: 'main',
-      domains: { production: [`${slug}.${config.SITES_DOMAIN.toLowerCase()}`], preview: [] },
+      environmentHosts: { production: [`${slug}.${config.SITES_DOMAIN.toLowerCase()}`], preview: [] },
     });
     const fallback = `demo-${randomBytes(3).toString('hex')}`;
-    let project = await insertProject(tx, input('demo'), 'demo');
-    if (!project) project = await insertProject(tx, input(fallback), fallback);
+    let project = await projectsRepository.insertProject(tx, input('demo'), 'demo');
+    if (!project) project = await projectsRepository.insertProject(tx, input(fallback), fallback);
     if (!project) throw new Error('could not create the demo project');
-    const ingest = await createKey(tx, { projectId: project.id, kind: 'ingest', name: 'demo ingest key', createdBy: owner.id, now: clock.now() });
-    const api = await createKey(tx, {
+    const ingest = await keysRepository.createKey(tx, {
+      projectId: project.id,
+      kind: 'ingest',
+      name: 'demo ingest key',
+      createdBy: owner.id,
+      now: clock.now(),
+    });
+    const api = await keysRepository.createKey(tx, {
       projectId: project.id,
       kind: 'live',
       name: 'demo API key (every scope)',
@@ -52,7 +58,7 @@ export async function bootstrapInstance(platform: Platform): Promise<FirstStart 
       createdBy: owner.id,
       now: clock.now(),
     });
-    const dsn = ingestDsn(ingest.token, await projectNumber(tx, project.id), publicBaseUrl(config));
+    const dsn = ingestDsn(ingest.token, await keysRepository.projectNumber(tx, project.id), publicBaseUrl(config));
     return { email: owner.email, password, projectSlug: project.slug, ingestKey: ingest.token, dsn, apiKey: api.token };
   });
   if (result) logger.info({ owner: result.email, project: result.projectSlug }, 'first start: owner account and demo project created');

@@ -2,10 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyPluginAsync } from 'fastify';
 import { ALL_SCOPES, type Scope } from '../schemas/scopes.ts';
 import { newId, newToken } from '../platform/tokens.ts';
-import { createSession, createUser } from '../api/accounts/users-repository.ts';
-import { insertProject } from '../api/projects/projects-repository.ts';
+import { usersRepository } from '../api/accounts/users-repository.ts';
+import { projectsRepository } from '../api/projects/projects-repository.ts';
 import { cliRepository } from '../api/cli/cli-repository.ts';
-import { createKey } from '../api/keys/keys-repository.ts';
+import { keysRepository } from '../api/keys/keys-repository.ts';
 import { PROJECT_NOT_FOUND, type DeclaredRoute } from '../api/auth/auth-plugin.ts';
 import type { RouteAuth } from '../api/auth/route-auth.ts';
 import { buildTestApi } from './support/accounts.ts';
@@ -53,7 +53,7 @@ function expected(route: DeclaredRoute, kind: Kind): { allow: true } | { allow: 
 
 // Built while collecting, so that each route becomes its own test case.
 const t = await buildTestApi({ processors: true });
-const owner = await createUser(t.platform.db, { email: `matrix-${newId('')}@example.test`, password: 'matrix-password-1' });
+const owner = await usersRepository.createUser(t.platform.db, { email: `matrix-${newId('')}@example.test`, password: 'matrix-password-1' });
 afterAll(async () => t.close());
 
 /** Fresh credentials per route, so a destructive route (sign-out, revoke) cannot spoil the next. */
@@ -61,19 +61,19 @@ async function credentialsFor(route: DeclaredRoute) {
   const { platform } = t;
   const now = platform.clock.now();
   const newProject = async () =>
-    (await platform.db.transaction((tx) => insertProject(tx, { ownerId: owner.id, name: 'matrix' }, `m-${newId('').slice(0, 16)}`)))!;
+    (await platform.db.transaction((tx) => projectsRepository.insertProject(tx, { ownerId: owner.id, name: 'matrix' }, `m-${newId('').slice(0, 16)}`)))!;
   const project = await newProject();
   const other = await newProject();
   const scope = route.auth.keyScope ?? 'project:read';
   const wrong = ALL_SCOPES.filter((s: Scope) => s !== scope);
-  const session = await createSession(platform.db, owner.id, now);
+  const session = await usersRepository.createSession(platform.db, owner.id, now);
   const cli = await cliRepository.createToken(platform.db, owner.id, 'matrix', now);
-  const scoped = await createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [scope], now });
-  const wrongScope = await createKey(platform.db, { projectId: project.id, kind: 'test', scopes: wrong, now });
-  const otherKey = await createKey(platform.db, { projectId: other.id, kind: 'live', scopes: [...ALL_SCOPES], now });
-  const revoked = await createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [...ALL_SCOPES], now });
+  const scoped = await keysRepository.createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [scope], now });
+  const wrongScope = await keysRepository.createKey(platform.db, { projectId: project.id, kind: 'test', scopes: wrong, now });
+  const otherKey = await keysRepository.createKey(platform.db, { projectId: other.id, kind: 'live', scopes: [...ALL_SCOPES], now });
+  const revoked = await keysRepository.createKey(platform.db, { projectId: project.id, kind: 'live', scopes: [...ALL_SCOPES], now });
   await platform.db.query('UPDATE api_keys SET revoked_at = now() WHERE id = $1', [revoked.id]);
-  const ingest = await createKey(platform.db, { projectId: project.id, kind: 'ingest', now });
+  const ingest = await keysRepository.createKey(platform.db, { projectId: project.id, kind: 'ingest', now });
   const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
   const headers: Record<Kind, Record<string, string>> = {
     none: {},

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildTestApi, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import { createUser } from './users-repository.ts';
+import { usersRepository } from './users-repository.ts';
 import { tokenHash } from '../../platform/tokens.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 
@@ -15,7 +15,7 @@ const signIn = (email: string, password: string, headers: Record<string, string>
 
 describe('sign-in', () => {
   it('sets an HttpOnly, SameSite=Lax session cookie and returns the user', async () => {
-    await createUser(t.platform.db, { email: 'Ada@Example.test', password: 'correct horse battery' });
+    await usersRepository.createUser(t.platform.db, { email: 'Ada@Example.test', password: 'correct horse battery' });
     const res = await signIn('ada@example.test', 'correct horse battery');
     expect(res.statusCode).toBe(200);
     expect(res.json().user).toMatchObject({ email: 'ada@example.test' });
@@ -51,7 +51,7 @@ describe('sign-in', () => {
     expect(sessions.rows[0].token_hash).toBe(tokenHash(token));
     expect(JSON.stringify(sessions.rows)).not.toContain(token);
     // Same password, another user: a different salt, so a different hash.
-    const other = await createUser(t.platform.db, { email: `twin-${Date.now()}@example.test`, password: 'pw-stored-hashed-1' });
+    const other = await usersRepository.createUser(t.platform.db, { email: `twin-${Date.now()}@example.test`, password: 'pw-stored-hashed-1' });
     const twin = await t.platform.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [other.id]);
     expect(twin.rows[0].password_hash).not.toBe(rows[0].password_hash);
   });
@@ -150,7 +150,7 @@ describe('Secure cookie over https', () => {
   it('marks the cookie Secure when PUBLIC_BASE_URL is https', async () => {
     const s = await buildTestApi({ env: { PUBLIC_BASE_URL: 'https://console.example.test' } });
     try {
-      await createUser(s.platform.db, { email: 'sec@example.test', password: 'secure-cookie-pw' });
+      await usersRepository.createUser(s.platform.db, { email: 'sec@example.test', password: 'secure-cookie-pw' });
       const res = await s.app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email: 'sec@example.test', password: 'secure-cookie-pw' } });
       expect(res.statusCode).toBe(200);
       expect(res.cookies.find((c) => c.name === 'cx_session')?.secure).toBe(true);

@@ -14,7 +14,7 @@ describeWith(['postgres'], 'accounts and credentials on Postgres', () => {
   it('sign-in, project, keys, CLI login, revocation and cross-site refusal', async () => {
     expect(t.platform.db.adapter).toBe('postgres');
     const user = await signUpAndSignIn(t.app, t.platform);
-    const p = await createProject(t.app, user.cookie, { domains: { production: ['pg.example.com'], preview: [] } });
+    const p = await createProject(t.app, user.cookie, { environmentHosts: { production: ['pg.example.com'], preview: [] } });
     const key = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });
     const rollup = await t.app.inject({ url: `/v1/projects/${p.slug}`, headers: bearer(key.token) });
     expect(rollup.statusCode).toBe(200);

@@ -2,6 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.ts';
 import { newToken, tokenHash } from '../../platform/tokens.ts';
 import { LIMITS } from '../../schemas/limits.ts';
+import { ROUTES } from '../../schemas/api/route-table.ts';
+import { usersRepository } from './users-repository.ts';
 
 /**
  * Sign-in limits that a stranger cannot turn against the owner (issue 22, row 9), as GitHub and Auth0 do it:
@@ -17,6 +19,8 @@ import { LIMITS } from '../../schemas/limits.ts';
 export const DEVICE_COOKIE = 'cx_device';
 const WINDOW_MS = 15 * 60 * 1000;
 const DEVICE_TTL_MS = 180 * 24 * 60 * 60 * 1000;
+/** The cookie goes only where it is read: the sign-in route's folder (`/v1/auth`). */
+const DEVICE_COOKIE_PATH = ROUTES.signIn.path.slice(0, ROUTES.signIn.path.lastIndexOf('/'));
 
 export interface SignInGate {
   allowed: boolean;
@@ -46,8 +50,7 @@ async function knownDevice(platform: Pick<Platform, 'db'>, request: FastifyReque
   const token = request.cookies?.[DEVICE_COOKIE];
   if (!token || !userId || token.length > 200) return undefined;
   const hash = tokenHash(token);
-  const r = await platform.db.query('SELECT 1 FROM sign_in_devices WHERE token_hash = $1 AND user_id = $2', [hash, userId]);
-  return r.rows.length ? hash : undefined;
+  return (await usersRepository.isKnownDevice(platform.db, hash, userId)) ? hash : undefined;
 }
 
 /** After a correct password: remember this browser (a new device cookie, or the one it has refreshed). */
@@ -60,9 +63,6 @@ export async function rememberDevice(
 ): Promise<void> {
   const existing = request.cookies?.[DEVICE_COOKIE];
   const token = existing && existing.length <= 200 && (await knownDevice(platform, request, userId)) ? existing : newToken('dev_');
-  await platform.db.query(`INSERT INTO sign_in_devices (token_hash, user_id) VALUES ($1, $2) ON CONFLICT (token_hash) DO UPDATE SET last_used_at = now()`, [
-    tokenHash(token),
-    userId,
-  ]);
-  reply.setCookie(DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: '/v1/auth', secure, maxAge: Math.floor(DEVICE_TTL_MS / 1000) });
+  await usersRepository.rememberDevice(platform.db, tokenHash(token), userId);
+  reply.setCookie(DEVICE_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: DEVICE_COOKIE_PATH, secure, maxAge: Math.floor(DEVICE_TTL_MS / 1000) });
 }

@@ -5,6 +5,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { cliRoutes } from '../../schemas/api/cli.ts';
 import { ROUTES } from '../../schemas/api/route-table.ts';
 import { resolveCredential } from './credentials.ts';
+import { credentialsRepository } from './credentials-repository.ts';
 import type { Credential, ProjectRef, RouteAuth } from './route-auth.ts';
 
 /**
@@ -71,7 +72,7 @@ export function installAuth(app: FastifyInstance, platform: Platform): void {
 
     const slug = (request.params as Record<string, unknown> | undefined)?.slug;
     if (typeof slug === 'string') request.project = await loadProject(platform, credential, slug);
-    else if (credential.kind === 'project_key') request.project = await projectById(platform, credential.projectId);
+    else if (credential.kind === 'project_key') request.project = (await credentialsRepository.projectById(platform.db, credential.projectId)) ?? null;
   });
 }
 
@@ -146,22 +147,12 @@ function assertJsonBody(request: FastifyRequest): void {
 }
 
 async function loadProject(platform: Pick<Platform, 'db'>, cred: Credential, slug: string): Promise<ProjectRef> {
-  if (cred.kind === 'project_key') {
-    const { rows } = await platform.db.query<ProjectRef>('SELECT id, slug, name FROM projects WHERE slug = $1 AND id = $2', [slug, cred.projectId]);
-    if (!rows[0]) throw new ServiceError('not_found', PROJECT_NOT_FOUND);
-    return rows[0];
-  }
-  const { rows } = await platform.db.query<ProjectRef>(
-    'SELECT p.id, p.slug, p.name FROM projects p JOIN project_members m ON m.project_id = p.id WHERE p.slug = $1 AND m.user_id = $2',
-    [slug, cred.userId],
-  );
-  if (!rows[0]) throw new ServiceError('not_found', PROJECT_NOT_FOUND);
-  return rows[0];
-}
-
-async function projectById(platform: Pick<Platform, 'db'>, id: string): Promise<ProjectRef | null> {
-  const { rows } = await platform.db.query<ProjectRef>('SELECT id, slug, name FROM projects WHERE id = $1', [id]);
-  return rows[0] ?? null;
+  const project =
+    cred.kind === 'project_key'
+      ? await credentialsRepository.projectOfKey(platform.db, slug, cred.projectId)
+      : await credentialsRepository.projectOfMember(platform.db, slug, cred.userId);
+  if (!project) throw new ServiceError('not_found', PROJECT_NOT_FOUND);
+  return project;
 }
 
 /** The signed-in user's id; for routes declared session/cli only. */

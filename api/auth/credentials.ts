@@ -5,7 +5,9 @@ import type { Platform } from '../../platform/platform.ts';
 import { tokenHash } from '../../platform/tokens.ts';
 import { isDiskFullError } from '../../platform/data-dir/disk-space.ts';
 import { publicBaseUrl } from '../../platform/config.ts';
+import { EDGE_PATHS, ROUTES } from '../../schemas/api/route-table.ts';
 import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from './internal-calls.ts';
+import { credentialsRepository } from './credentials-repository.ts';
 import type { Credential } from './route-auth.ts';
 
 /**
@@ -24,7 +26,9 @@ export interface ResolvedCredential {
   carrier: Carrier;
 }
 
-export const INGEST_KEY_REFUSED = 'ingest keys (cak_live_) are write-only and work only on the ingest routes (/v1/errors/i, /v1/analytics/i, /v1/flags/i)';
+export const INGEST_KEY_REFUSED = `ingest keys (cak_live_) are write-only and work only on the ingest routes (${EDGE_PATHS.errors}, ${EDGE_PATHS.analytics}, ${EDGE_PATHS.flags})`;
+/** The MCP endpoint: its tokens' one resource. */
+const MCP_PATH = ROUTES.mcpPost.path;
 
 function wellFormed(token: string, prefix: string): boolean {
   return token.startsWith(prefix) && TOKEN_BODY.test(token.slice(prefix.length));
@@ -61,26 +65,18 @@ export async function resolveCredential(
       // Bound to the MCP endpoint (its resource): anywhere else only as that endpoint's own in-process call.
       const path = request.url.split('?')[0]!;
       const internal = request.headers[INTERNAL_CALL_HEADER] === INTERNAL_CALL_SECRET;
-      if (path !== '/v1/mcp' && !internal) throw unauthorized('this token is for the MCP endpoint (/v1/mcp) only');
-      const { rows } = await db.query<{ id: string; user_id: string; resource: string; expires_at: Date; last_used_at: Date | null }>(
-        'SELECT id, user_id, resource, expires_at, last_used_at FROM mcp_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
-        [hash],
-      );
-      const row = rows[0];
+      if (path !== MCP_PATH && !internal) throw unauthorized(`this token is for the MCP endpoint (${MCP_PATH}) only`);
+      const row = await credentialsRepository.mcpToken(db, hash);
       if (!row || new Date(row.expires_at).getTime() <= now) throw unauthorized('unknown, expired or revoked MCP token');
-      if (platform.config && row.resource !== `${publicBaseUrl(platform.config)}/v1/mcp`) throw unauthorized('this token was issued for another resource');
-      if (stale(row.last_used_at, now)) await db.query('UPDATE mcp_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
+      if (platform.config && row.resource !== `${publicBaseUrl(platform.config)}${MCP_PATH}`) throw unauthorized('this token was issued for another resource');
+      if (stale(row.last_used_at, now)) await credentialsRepository.touch(db, 'mcp', row.id, now).catch(unlessDiskFull);
       return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
     }
 
     if (wellFormed(token, TOKEN_PREFIX.cliToken)) {
-      const { rows } = await db.query<{ id: string; user_id: string; last_used_at: Date | null }>(
-        'SELECT id, user_id, last_used_at FROM cli_tokens WHERE token_hash = $1 AND revoked_at IS NULL',
-        [hash],
-      );
-      const row = rows[0];
+      const row = await credentialsRepository.cliToken(db, hash);
       if (!row) throw unauthorized('unknown or revoked CLI token');
-      if (stale(row.last_used_at, now)) await db.query('UPDATE cli_tokens SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
+      if (stale(row.last_used_at, now)) await credentialsRepository.touch(db, 'cli', row.id, now).catch(unlessDiskFull);
       return { carrier: 'bearer', credential: { kind: 'cli', userId: row.user_id, tokenId: row.id } };
     }
 
@@ -89,14 +85,10 @@ export async function resolveCredential(
     const isIngest = wellFormed(token, TOKEN_PREFIX.ingestKey);
     if (isLive || isTest || isIngest) {
       const kind = isLive ? 'live' : isTest ? 'test' : 'ingest';
-      const { rows } = await db.query<{ id: string; project_id: string; scopes: string[]; last_used_at: Date | null }>(
-        'SELECT id, project_id, scopes, last_used_at FROM api_keys WHERE token_hash = $1 AND kind = $2 AND revoked_at IS NULL',
-        [hash, kind],
-      );
-      const row = rows[0];
+      const row = await credentialsRepository.apiKey(db, hash, kind);
       if (!row) throw unauthorized('unknown or revoked API key');
       if (kind === 'ingest') throw new ServiceError('forbidden', INGEST_KEY_REFUSED);
-      if (stale(row.last_used_at, now)) await db.query('UPDATE api_keys SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
+      if (stale(row.last_used_at, now)) await credentialsRepository.touch(db, 'key', row.id, now).catch(unlessDiskFull);
       const scopes = row.scopes.filter((s): s is Scope => s in SCOPES);
       return { carrier: 'bearer', credential: { kind: 'project_key', keyId: row.id, projectId: row.project_id, scopes, mode: kind } };
     }
@@ -106,12 +98,8 @@ export async function resolveCredential(
   const cookie = request.cookies?.[SESSION_COOKIE];
   if (cookie === undefined) return null;
   if (!wellFormed(cookie, TOKEN_PREFIX.session)) throw unauthorized('invalid session; sign in again');
-  const { rows } = await db.query<{ id: string; user_id: string; last_used_at: Date | null }>(
-    'SELECT id, user_id, last_used_at FROM sessions WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2',
-    [tokenHash(cookie), new Date(now)],
-  );
-  const row = rows[0];
+  const row = await credentialsRepository.session(db, tokenHash(cookie), now);
   if (!row) throw unauthorized('session expired or signed out; sign in again');
-  if (stale(row.last_used_at, now)) await db.query('UPDATE sessions SET last_used_at = $2 WHERE id = $1', [row.id, new Date(now)]).catch(unlessDiskFull);
+  if (stale(row.last_used_at, now)) await credentialsRepository.touch(db, 'session', row.id, now).catch(unlessDiskFull);
   return { carrier: 'cookie', credential: { kind: 'session', userId: row.user_id, sessionId: row.id } };
 }

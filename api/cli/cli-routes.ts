@@ -5,7 +5,7 @@ import { LIMITS } from '../../schemas/limits.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { userIdOf } from '../auth/auth-plugin.ts';
-import { getUser } from '../accounts/users-repository.ts';
+import { usersRepository } from '../accounts/users-repository.ts';
 import { declared } from '../declared-route.ts';
 import { cliRepository as cli, formatUserCode } from './cli-repository.ts';
 
@@ -86,7 +86,7 @@ export function cliRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | '
       ...declared('whoami'),
       config: { auth: AUTH.user },
       handler: async (request) => {
-        const user = await getUser(db, userIdOf(request));
+        const user = await usersRepository.getUser(db, userIdOf(request));
         if (!user) throw new ServiceError('unauthorized', 'the account no longer exists');
         const cred = request.credential!;
         return { user, credential: cred.kind === 'cli' ? { kind: 'cli' as const, tokenId: cred.tokenId } : { kind: 'session' as const } };

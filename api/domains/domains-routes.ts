@@ -5,8 +5,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { domainsRepository } from './domains-repository.ts';
-import { errorAnswers, NoContent, SlugParams } from '../../schemas/api/common.ts';
-import { ClaimDomainBody, DomainParams, ProjectDomainAnswer, ProjectDomainList } from '../../schemas/api/domains.ts';
+import { declared } from '../declared-route.ts';
 
 /**
  * `/v1/projects/:slug/domains`: custom domains a project's production site answers on (spec §4.1 "domains"), as
@@ -16,37 +15,24 @@ import { ClaimDomainBody, DomainParams, ProjectDomainAnswer, ProjectDomainList }
  *   2. verify   `_service-challenge.<domain>` must hold the token (looked up through the TXT resolver port); then
  *               the domain serves this project's live deploy, and other projects' pending claims are dropped
  *   3. list / remove
- * A domain serves nothing until verified (platform/sites/site-server.ts).
+ * A domain serves nothing until verified (platform/sites/site-server.ts). These are not the project's environmentHosts
+ * (PATCH /v1/projects/:slug): those are host patterns that stamp events' environments and serve nothing.
  */
 
 export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'txt'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   const reserved = serviceHostRule(platform.config);
   return async (app) => {
-    app.get(
-      '/v1/projects/:slug/domains',
-      {
-        config: { auth: AUTH.project('project:read') },
-        schema: { tags: ['domains'], summary: 'Custom domains and their verification state', params: SlugParams, response: { 200: ProjectDomainList } },
-      },
-      async (request) => ({ domains: await domainsRepository.list(db, projectOf(request).id) }),
-    );
+    app.route({
+      ...declared('listDomains'),
+      config: { auth: AUTH.project('project:read') },
+      handler: async (request) => ({ domains: await domainsRepository.list(db, projectOf(request).id) }),
+    });
 
-    app.post(
-      '/v1/projects/:slug/domains',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags: ['domains'],
-          summary: 'Claim a custom domain; it serves once verified',
-          description:
-            "The service's own hosts, localhost, IP addresses (every IPv4 form a browser reads as one: `127.1`, `2130706433`, `0x7f000001`, `0177.0.0.1`) and SITES_DOMAIN with its subdomains are refused (400 domain_reserved); an IPv6 literal is 400 invalid_request. A domain another project serves is 409 domain_taken.",
-          params: SlugParams,
-          body: ClaimDomainBody,
-          response: { 201: ProjectDomainAnswer, ...errorAnswers(400, 409) },
-        },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('addDomain'),
+      config: { auth: AUTH.user },
+      handler: async (request, reply) => {
         const project = projectOf(request);
         const domain = request.body.domain.replace(/\.$/, '');
         const why = reserved(domain);
@@ -55,20 +41,12 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
         if (owner && owner !== project.id) throw new ServiceError('domain_taken', `${domain} is already served by another project`);
         return reply.code(201).send({ domain: await domainsRepository.claim(db, project.id, domain) });
       },
-    );
+    });
 
-    app.post(
-      '/v1/projects/:slug/domains/:domain/verify',
-      {
-        config: { auth: AUTH.user },
-        schema: {
-          tags: ['domains'],
-          summary: 'Check the TXT record and, when it holds the token, serve the domain',
-          params: DomainParams,
-          response: { 200: ProjectDomainAnswer, ...errorAnswers(400, 404, 409) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('verifyDomain'),
+      config: { auth: AUTH.user },
+      handler: async (request) => {
         const project = projectOf(request);
         const found = await domainsRepository.get(db, project.id, request.params.domain.toLowerCase());
         if (!found) throw new ServiceError('not_found', 'no such domain on this project');
@@ -95,19 +73,16 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
           throw new ServiceError('domain_taken', `${found.domain} is already served by another project`);
         return { domain: (await domainsRepository.get(db, project.id, found.domain))! };
       },
-    );
+    });
 
-    app.delete(
-      '/v1/projects/:slug/domains/:domain',
-      {
-        config: { auth: AUTH.user },
-        schema: { tags: ['domains'], summary: 'Stop serving a custom domain', params: DomainParams, response: { 204: NoContent, ...errorAnswers(404) } },
-      },
-      async (request, reply) => {
+    app.route({
+      ...declared('removeDomain'),
+      config: { auth: AUTH.user },
+      handler: async (request, reply) => {
         if (!(await domainsRepository.remove(db, projectOf(request).id, request.params.domain.toLowerCase())))
           throw new ServiceError('not_found', 'no such domain on this project');
         return reply.code(204).send(null);
       },
-    );
+    });
   };
 }

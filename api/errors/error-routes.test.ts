@@ -42,7 +42,7 @@ describe('errors API', () => {
     await t.platform.bus.publish(TOPICS.errorEvents, [{ key: m.projectId, value: encodeErrorBatchV1(m) }]);
     await processed(t.platform);
   };
-  const newProject = () => createProject(t.app, cookie, { domains: { production: ['app.example.com'] } });
+  const newProject = () => createProject(t.app, cookie, { environmentHosts: { production: ['app.example.com'] } });
   const get = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'GET', url, headers });
   const post = (url: string, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'POST', url, headers, payload: {} });
   const patch = (url: string, payload: object, headers = sessionHeaders(cookie)) => t.app.inject({ method: 'PATCH', url, headers, payload });

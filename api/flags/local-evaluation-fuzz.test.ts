@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../keys/keys-repository.ts';
+import { keysRepository } from '../keys/keys-repository.ts';
 import { buildTestApi, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
 import { prng } from '../../test/support/prng.ts';
 
@@ -18,8 +18,8 @@ beforeAll(async () => {
   const { slug } = await createProject(t.app, user.cookie);
   const { rows } = await t.platform.db.query<{ id: string }>('SELECT id FROM projects WHERE slug = $1', [slug]);
   const projectId = rows[0]!.id;
-  apiKey = (await createKey(t.platform.db, { projectId, kind: 'live', scopes: ['flags:read'], now: Date.now() })).token;
-  ingestKey = (await createKey(t.platform.db, { projectId, kind: 'ingest', now: Date.now() })).token;
+  apiKey = (await keysRepository.createKey(t.platform.db, { projectId, kind: 'live', scopes: ['flags:read'], now: Date.now() })).token;
+  ingestKey = (await keysRepository.createKey(t.platform.db, { projectId, kind: 'ingest', now: Date.now() })).token;
 });
 afterAll(async () => t?.close());
 

@@ -3,66 +3,100 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { edgeOpenApiPaths } from './edge-openapi.ts';
-import { ApiIndexSchema } from '../../schemas/api/meta.ts';
+import { EDGE_PATHS, EDGE_SUPPORT_PATHS, ROUTES, type RouteId } from '../../schemas/api/route-table.ts';
+import { declared } from '../declared-route.ts';
 
 /** `GET /v1/` (spec §1: a small index of the API) and the OpenAPI document. Both public. */
 export const API_VERSION = '1.0.0';
 
+/** Where a family's routes live: the longest path, segment by segment, that all of them start with. */
+function familyPath(...ids: RouteId[]): string {
+  const [first, ...rest] = ids.map((id) => ROUTES[id].path.split('/'));
+  let n = first!.length;
+  for (const segments of rest) {
+    let same = 0;
+    while (same < n && segments[same] === first![same]) same++;
+    n = same;
+  }
+  return first!.slice(0, n).join('/');
+}
+
 const FAMILIES: Array<{ name: string; path: string; description: string }> = [
-  { name: 'auth', path: '/v1/auth', description: 'console sign-in, sign-out and the current user' },
-  { name: 'projects', path: '/v1/projects', description: 'create and list projects; /v1/projects/:slug is the dashboard rollup' },
-  { name: 'keys', path: '/v1/projects/:slug/keys', description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
-  { name: 'errors', path: '/v1/projects/:slug/errors', description: 'error issues, error settings and alerts' },
-  { name: 'webhooks', path: '/v1/projects/:slug/webhooks', description: 'outbound project webhooks' },
-  { name: 'deploys', path: '/v1/projects/:slug/deploys', description: 'build source, deploys, logs, rollback, cancel and deploy hooks' },
-  { name: 'deploy hooks', path: '/v1/hooks/:token', description: 'queue a deploy with a deploy hook token (optionally signed)' },
-  { name: 'shared deploy logs', path: '/v1/deploy-logs/:slug/:deployId?token=', description: "a deploy's build log through its share link" },
-  { name: 'cli', path: '/v1/cli', description: 'CLI device login, whoami and CLI tokens' },
-  { name: 'error ingest', path: '/v1/errors/i', description: 'write-only error ingest with an ingest key' },
+  { name: 'auth', path: familyPath('signIn', 'signOut', 'me'), description: 'console sign-in, sign-out and the current user' },
+  {
+    name: 'projects',
+    path: ROUTES.listProjects.path,
+    description: `create and list projects; ${ROUTES.getProject.path} is the dashboard rollup`,
+  },
+  {
+    name: 'domains',
+    path: ROUTES.listDomains.path,
+    description: "a project's custom domains: claimed, proven by a DNS TXT record, then serving its production site",
+  },
+  { name: 'keys', path: ROUTES.listKeys.path, description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
+  { name: 'errors', path: ROUTES.listIssues.path, description: 'error issues, error settings and alerts' },
+  { name: 'webhooks', path: ROUTES.listWebhookEndpoints.path, description: 'outbound project webhooks' },
+  { name: 'deploys', path: ROUTES.listDeploys.path, description: 'build source, deploys, logs, rollback, cancel and deploy hooks' },
+  { name: 'deploy hooks', path: ROUTES.triggerDeployHook.path, description: 'queue a deploy with a deploy hook token (optionally signed)' },
+  { name: 'shared deploy logs', path: `${ROUTES.getSharedDeployLog.path}?token=`, description: "a deploy's build log through its share link" },
+  {
+    name: 'cli',
+    path: familyPath('startDeviceLogin', 'whoami', 'listCliTokens', 'revokeCliToken'),
+    description: 'CLI device login, whoami and CLI tokens',
+  },
+  { name: 'error ingest', path: EDGE_PATHS.errors, description: 'write-only error ingest with an ingest key' },
   {
     name: 'error ingest on a site',
-    path: '/service/v1/errors/i',
+    path: EDGE_PATHS.siteErrors,
     description: "the same, on a site's own host: the platform attaches the project's ingest key (cx.js posts here)",
   },
-  { name: 'Sentry SDK ingest', path: '/api/:projectNumber/envelope/', description: "Sentry SDKs pointed at an ingest key's DSN (also /store/)" },
+  { name: 'Sentry SDK ingest', path: EDGE_PATHS.sentryEnvelope, description: "Sentry SDKs pointed at an ingest key's DSN (also /store/)" },
   {
     name: 'source map uploads',
-    path: '/api/0/organizations/:org/chunk-upload/',
+    path: ROUTES.chunkUploadOptions.path,
     description: 'sentry-cli sourcemaps upload (and cx sourcemaps upload): chunk-upload options and chunks, then .../artifactbundle/assemble/',
   },
-  { name: 'analytics ingest', path: '/v1/analytics/i', description: 'write-only analytics capture with an ingest key' },
-  { name: 'flag evaluation', path: '/v1/flags/i', description: "a caller's feature flags, evaluated on the edge with an ingest key" },
-  { name: 'analytics', path: '/v1/projects/:slug/analytics', description: 'trends, top events, breakdowns and raw events' },
-  { name: 'flags', path: '/v1/projects/:slug/flags', description: 'feature flags: rollouts, variants, payloads, conditions' },
-  { name: 'widget assets', path: '/v1/w/cx.js', description: 'the browser client; /v1/w/manifest.json names its versioned, immutable URL' },
+  { name: 'analytics ingest', path: EDGE_PATHS.analytics, description: 'write-only analytics capture with an ingest key' },
+  { name: 'flag evaluation', path: EDGE_PATHS.flags, description: "a caller's feature flags, evaluated on the edge with an ingest key" },
+  {
+    name: 'analytics',
+    path: familyPath('analyticsTrends', 'analyticsTopEvents', 'analyticsBreakdown', 'analyticsEvents'),
+    description: 'trends, top events, breakdowns and raw events',
+  },
+  { name: 'flags', path: ROUTES.listFlags.path, description: 'feature flags: rollouts, variants, payloads, conditions' },
+  {
+    name: 'widget assets',
+    path: EDGE_PATHS.widget,
+    description: `the browser client; ${EDGE_SUPPORT_PATHS.widgetPrefix}manifest.json names its versioned, immutable URL`,
+  },
   {
     name: 'inbound provider webhooks',
-    path: '/v1/webhooks/code_host',
+    path: ROUTES.inboundCodeHost.path,
     description: 'GitHub (code_host), Stripe (payments, payments/connect) and Resend (email) deliveries, verified by their signatures',
   },
   {
     name: 'code-host integration',
-    path: '/v1/integrations/github',
+    path: ROUTES.connectGithub.path,
     description: 'connect GitHub repositories to projects through the GitHub App: their pushes deploy',
   },
-  { name: 'payments', path: '/v1/projects/:slug/payments', description: "connected Stripe accounts: their payments become the project's order.* events" },
-  { name: 'billing', path: '/v1/billing', description: "each project's plan state, from the platform's own Stripe events" },
+  { name: 'payments', path: ROUTES.listPaymentAccounts.path, description: "connected Stripe accounts: their payments become the project's order.* events" },
+  { name: 'billing', path: ROUTES.billing.path, description: "each project's plan state, from the platform's own Stripe events" },
 ];
 
 export function metaRoutes(platform: Pick<Platform, 'config'>): FastifyPluginAsyncZod {
   return async (app) => {
     const base = publicBaseUrl(platform.config);
-    app.get(
-      '/v1/',
-      { config: { auth: AUTH.public }, schema: { tags: ['meta'], summary: 'Index of the API', response: { 200: ApiIndexSchema } } },
-      async () => ({
+    app.route({
+      ...declared('apiIndex'),
+      config: { auth: AUTH.public },
+      handler: async () => ({
         name: 'Service API',
         version: API_VERSION,
         apiVersion: 'v1' as const,
-        openapi: `${base}/v1/openapi.json`,
+        openapi: `${base}${ROUTES.openApiDocument.path}`,
         families: FAMILIES.map((f) => ({ ...f, path: `${base}${f.path}` })),
         credentials: [
-          { kind: 'session', carriedAs: 'cookie cx_session (POST /v1/auth/sign-in)', reaches: 'everything the console can do' },
+          { kind: 'session', carriedAs: `cookie cx_session (${ROUTES.signIn.method} ${ROUTES.signIn.path})`, reaches: 'everything the console can do' },
           {
             kind: 'cx_cli_',
             carriedAs: 'Authorization: Bearer (CLI login, or the SERVICE_TOKEN environment variable)',
@@ -72,24 +106,28 @@ export function metaRoutes(platform: Pick<Platform, 'config'>): FastifyPluginAsy
           { kind: 'cak_live_', carriedAs: 'Authorization: Bearer or x-service-analytics-key', reaches: 'the write-only ingest routes only' },
         ],
       }),
-    );
-    app.get('/v1/openapi.json', { config: { auth: AUTH.public }, schema: { hide: true } }, async () => {
-      const doc = app.swagger() as { paths?: Record<string, unknown>; components?: { securitySchemes?: Record<string, unknown> } };
-      return {
-        ...doc,
-        paths: { ...edgeOpenApiPaths(), ...doc.paths },
-        components: {
-          ...doc.components,
-          securitySchemes: {
-            ...doc.components?.securitySchemes,
-            ingestKey: {
-              type: 'http',
-              scheme: 'bearer',
-              description: "`cak_live_` ingest key (or the x-service-analytics-key header): the edge's ingest routes only",
+    });
+    app.route({
+      ...declared('openApiDocument'),
+      config: { auth: AUTH.public },
+      handler: async () => {
+        const doc = app.swagger() as { paths?: Record<string, unknown>; components?: { securitySchemes?: Record<string, unknown> } };
+        return {
+          ...doc,
+          paths: { ...edgeOpenApiPaths(), ...doc.paths },
+          components: {
+            ...doc.components,
+            securitySchemes: {
+              ...doc.components?.securitySchemes,
+              ingestKey: {
+                type: 'http',
+                scheme: 'bearer',
+                description: "`cak_live_` ingest key (or the x-service-analytics-key header): the edge's ingest routes only",
+              },
             },
           },
-        },
-      };
+        };
+      },
     });
   };
 }

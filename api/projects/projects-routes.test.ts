@@ -13,13 +13,13 @@ afterAll(async () => t?.close());
 const create = (payload: object, cookie = user.cookie) => t.app.inject({ method: 'POST', url: '/v1/projects', headers: sessionHeaders(cookie), payload });
 
 describe('projects', () => {
-  it('creates a project with domains, an owner membership and default error settings', async () => {
+  it('creates a project with environment hosts, an owner membership and default error settings', async () => {
     const slug = `shop-${Date.now().toString(36)}`;
     const res = await create({
       name: 'Shop',
       slug,
       defaultBranch: 'release',
-      domains: { production: ['Shop.Example.com', 'shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
+      environmentHosts: { production: ['Shop.Example.com', 'shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
     });
     expect(res.statusCode).toBe(201);
     const p = res.json().project;
@@ -27,8 +27,9 @@ describe('projects', () => {
       slug,
       name: 'Shop',
       defaultBranch: 'release',
-      domains: { production: ['shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
+      environmentHosts: { production: ['shop.example.com', 'localhost:8080'], preview: ['*.preview.example.com'] },
     });
+    expect(p).not.toHaveProperty('domains');
     expect(p.id).toMatch(/^prj_/);
     const settings = await t.platform.db.query('SELECT paused FROM error_settings WHERE project_id = $1', [p.id]);
     expect(settings.rows).toEqual([{ paused: false }]);
@@ -43,7 +44,7 @@ describe('projects', () => {
     expect(b.slug).toMatch(/^my-cool-app-[0-9a-f]{6}$/);
   });
 
-  it('refuses a taken slug (409 slug_taken) and invalid slugs or domains (400)', async () => {
+  it('refuses a taken slug (409 slug_taken) and invalid slugs or host patterns (400)', async () => {
     const p = await createProject(t.app, user.cookie);
     const taken = await create({ name: 'again', slug: p.slug });
     expect([taken.statusCode, taken.json().error]).toEqual([409, 'slug_taken']);
@@ -52,8 +53,8 @@ describe('projects', () => {
       { name: 'x', slug: 'Has-Caps' },
       { name: 'x', slug: '-lead' },
       { name: 'x', slug: 'a'.repeat(41) },
-      { name: 'x', domains: { production: ['not a host'], preview: [] } },
-      { name: 'x', domains: { production: ['localhost:70000'], preview: [] } },
+      { name: 'x', environmentHosts: { production: ['not a host'], preview: [] } },
+      { name: 'x', environmentHosts: { production: ['localhost:70000'], preview: [] } },
     ]) {
       const res = await create(payload);
       expect(res.statusCode, JSON.stringify(payload)).toBe(400);
@@ -96,25 +97,54 @@ describe('projects', () => {
     expect((await t.app.inject({ url: `/v1/projects/${p.slug}`, headers: bearer(k.token) })).json().project.keys.live).toBe(2);
   });
 
-  it('PATCH changes name, default branch and domains; keys cannot', async () => {
-    const p = await createProject(t.app, user.cookie, { domains: { production: ['a.example.com'], preview: ['b.example.com'] } });
+  it('PATCH changes name, default branch and environment hosts; keys cannot', async () => {
+    const p = await createProject(t.app, user.cookie, { environmentHosts: { production: ['a.example.com'], preview: ['b.example.com'] } });
     const res = await t.app.inject({
       method: 'PATCH',
       url: `/v1/projects/${p.slug}`,
       headers: sessionHeaders(user.cookie),
-      payload: { name: 'Renamed', defaultBranch: 'trunk', domains: { production: ['c.example.com'] } },
+      payload: { name: 'Renamed', defaultBranch: 'trunk', environmentHosts: { production: ['c.example.com'] } },
     });
     expect(res.statusCode).toBe(200);
     expect(res.json().project).toMatchObject({
       name: 'Renamed',
       defaultBranch: 'trunk',
-      domains: { production: ['c.example.com'], preview: ['b.example.com'] },
+      environmentHosts: { production: ['c.example.com'], preview: ['b.example.com'] },
     });
     const bad = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: sessionHeaders(user.cookie), payload: { slug: 'new-slug' } });
     expect(bad.statusCode).toBe(400);
     const k = await createKey(t.app, user.cookie, p.slug, { kind: 'live', scopes: ['project:read'] });
     const byKey = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: bearer(k.token), payload: { name: 'x' } });
     expect(byKey.statusCode).toBe(403);
+  });
+
+  // Issue 39 §5: `domains` named both these host patterns and the custom domains a site answers on; a caller still
+  // sending the old name is told the new one (and where domains are claimed), on create and on change, not ignored.
+  it('the old field name `domains` is refused, naming environmentHosts and the custom domains route; nothing changes', async () => {
+    const p = await createProject(t.app, user.cookie, { environmentHosts: { production: ['kept.example.com'] } });
+    const old = { domains: { production: ['shop.example.com'], preview: [] } };
+    const patched = await t.app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: sessionHeaders(user.cookie), payload: old });
+    const created = await create({ name: 'Old client', ...old });
+    for (const res of [patched, created]) {
+      expect([res.statusCode, res.json().error]).toEqual([400, 'invalid_request']);
+      expect(res.json().message).toContain('environmentHosts');
+      expect(res.json().message).toContain('POST /v1/projects/:slug/domains');
+      expect(res.json().fields).toEqual([expect.objectContaining({ path: 'body.domains' })]);
+    }
+    const now = (await t.app.inject({ url: `/v1/projects/${p.slug}`, headers: { cookie: user.cookie } })).json().project;
+    expect(now.environmentHosts).toEqual({ production: ['kept.example.com'], preview: [] });
+    const mine = (await t.app.inject({ url: '/v1/projects', headers: { cookie: user.cookie } })).json().projects;
+    expect(mine.map((x: { name: string }) => x.name)).not.toContain('Old client');
+  });
+
+  it('OpenAPI says what environmentHosts do and where custom domains are', async () => {
+    const doc = (await t.app.inject({ url: '/v1/openapi.json' })).json();
+    const body = doc.paths['/v1/projects/{slug}'].patch.requestBody.content['application/json'].schema;
+    expect(body.properties.environmentHosts.description).toMatch(/stamp an event's environment from its page's Origin/);
+    expect(body.properties.environmentHosts.description).toContain('/v1/projects/:slug/domains');
+    expect(body.properties.domains.description).toMatch(/^refused: renamed: send environmentHosts/);
+    const answer = doc.paths['/v1/projects/{slug}'].get.responses['200'].content['application/json'].schema;
+    expect(JSON.stringify(answer)).not.toContain('"domains"');
   });
 
   it('serveSourceMaps: off by default, turned on and off by PATCH alone, a boolean only; a key cannot', async () => {

@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { LocationProvider, Route, Router, useLocation, useRoute } from 'preact-iso';
-import { ApiError, get, onSignedOut, post, projectPath } from './api.ts';
+import { ApiError, call, onSignedOut, projectPath } from './api.ts';
 import { ErrorNote, Loading, useAction } from './ui.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { DeviceApproval } from './pages/device.tsx';
@@ -19,7 +19,7 @@ import { Integrations } from './pages/integrations.tsx';
 import { Uptime } from './pages/uptime.tsx';
 import { OAuthConsent } from './pages/oauth-consent.tsx';
 import './styles.css';
-import type { MeAnswer, User } from '../../schemas/api/accounts.ts';
+import type { User } from '../../schemas/api/accounts.ts';
 
 /**
  * The console: an ordinary client of the public /v1 API (spec §1). The shell asks who is signed in
@@ -31,7 +31,7 @@ function App() {
   const [failure, setFailure] = useState<unknown>(null);
   const check = async () => {
     try {
-      const me = await get<MeAnswer>('/auth/me');
+      const me = await call('me');
       setUser(me.user);
       setFailure(null);
     } catch (err) {
@@ -95,7 +95,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
   const out = useAction();
   const signOut = () =>
     out.run(async () => {
-      await post('/auth/sign-out');
+      await call('signOut');
       signedOut();
     });
   return (

@@ -10,7 +10,7 @@ import { sitesRepository, type SiteRow } from './sites-repository.ts';
 
 /**
  * Sites: a ready deploy's output, served as a static site by Host (issue 14 "Hosting"):
- * - `<slug>.<SITES_DOMAIN>` and the project's production domains: the live production deploy
+ * - `<slug>.<SITES_DOMAIN>` and the project's verified custom domains: the live production deploy
  *   (projects.live_deploy_id: the newest ready production deploy, or a rollback's choice);
  * - `<deploy-id>.<SITES_DOMAIN>` (the id with `-` for `_`): that deploy, production or preview, once ready.
  * A directory serves its `index.html`; a missing file the site's own `404.html` or a plain 404 (a source map, `*.map`,

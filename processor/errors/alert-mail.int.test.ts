@@ -42,7 +42,7 @@ describe('error alert mail over SMTP', () => {
   const inject = (method: 'POST' | 'PATCH', url: string, payload: object = {}) => t.app.inject({ method, url, headers: sessionHeaders(cookie), payload });
 
   it('mails a new production issue, then a regression only after 6 hours', async () => {
-    const p = await createProject(t.app, cookie, { name: 'Shop Front', domains: { production: ['shop.example.com'] } });
+    const p = await createProject(t.app, cookie, { name: 'Shop Front', environmentHosts: { production: ['shop.example.com'] } });
     await inject('PATCH', `/v1/projects/${p.slug}/error-alerts`, { recipients: ['oncall@example.test'] });
     const start = receiver.messages.length;
     const stack = 'TypeError: x\n    at renderCart (https://shop.example.com/assets/cart.js:3:9)';

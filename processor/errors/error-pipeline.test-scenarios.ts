@@ -76,7 +76,7 @@ export async function createHarness(opts: { real?: TestPlatformOptions['real'] }
   const sub = await startErrorConsumer(api.platform, { caps: TEST_CAPS });
   const user = await signUpAndSignIn(api.app, api.platform);
   const newProject = async () => {
-    const p = await createProject(api.app, user.cookie, { domains: { production: [PROD_HOST], preview: ['*.preview.example.com'] } });
+    const p = await createProject(api.app, user.cookie, { environmentHosts: { production: [PROD_HOST], preview: ['*.preview.example.com'] } });
     return { id: p.id, slug: p.slug };
   };
   const sentinelProject = await newProject();

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { LIMITS } from '../limits.ts';
+import { errorAnswers, NoContent } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** Console accounts (spec §4.1): sign-in, sign-out, the current user; and the CLI's device login and tokens (§4.8). */
 export const UserSchema = z.object({ id: z.string(), email: z.string(), name: z.string().nullable(), createdAt: z.string() });
@@ -62,3 +65,19 @@ export type CliTokenList = z.infer<typeof CliTokenList>;
 export const CliTokenAnswer = z.object({ token: CliTokenSchema });
 export type CliTokenAnswer = z.infer<typeof CliTokenAnswer>;
 export const IdParams = z.object({ id: z.string() });
+
+const tags = ['auth'];
+const S = LIMITS.signIn;
+
+/** The console session's routes (paths in route-table.ts); the CLI's are cli.ts's. */
+export const accountRoutes = routeShapes({
+  signIn: {
+    tags,
+    summary: 'Sign in with email and password; sets the cx_session cookie',
+    description: `Rate limited per 15 minutes (429 rate_limited with Retry-After): ${S.perEmailAndIpPer15Min} attempts per email and IP and ${S.perIpPer15Min} per IP; a browser that signed in to the account before (the \`cx_device\` cookie) counts only against itself (${S.perDevicePer15Min}), so guesses from a shared IP cannot lock its owner out.`,
+    body: SignInBody,
+    response: { 200: SignedInAnswer, ...errorAnswers(401, 429) },
+  },
+  signOut: { tags, summary: 'End the current console session (server-side)', response: { 204: NoContent } },
+  me: { tags, summary: 'The signed-in user', response: { 200: MeAnswer } },
+});

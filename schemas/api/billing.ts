@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { routeShapes } from './route-shape.ts';
 
 /** `GET /v1/billing` (spec §4.1): each of the user's projects' plan state, from the billing ledger Stripe's events fill. */
 export const ProjectBillingSchema = z.object({
@@ -10,3 +11,8 @@ export const ProjectBillingSchema = z.object({
 export type ProjectBilling = z.infer<typeof ProjectBillingSchema>;
 export const BillingAnswer = z.object({ projects: z.array(ProjectBillingSchema) });
 export type BillingAnswer = z.infer<typeof BillingAnswer>;
+
+/** The family's route (path in route-table.ts). */
+export const billingRoutes = routeShapes({
+  billing: { tags: ['billing'], summary: "The plan state of each of the user's projects", response: { 200: BillingAnswer } },
+});

@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { ALL_SCOPES, SCOPES, type Scope } from '../scopes.ts';
+import { errorAnswers, SlugIdParams, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** API keys and ingest keys (spec §2.1, §4.1). */
 export const ScopeSchema = z.enum(ALL_SCOPES as [Scope, ...Scope[]]).describe(
@@ -49,3 +51,18 @@ export const CreatedKeySchema = ApiKeySchema.extend({
 export type CreatedKey = z.infer<typeof CreatedKeySchema>;
 export const CreatedKeyAnswer = z.object({ key: CreatedKeySchema });
 export type CreatedKeyAnswer = z.infer<typeof CreatedKeyAnswer>;
+
+const tags = ['keys'];
+
+/** The family's routes (paths in route-table.ts). */
+export const keyRoutes = routeShapes({
+  createKey: {
+    tags,
+    summary: 'Create an API key or ingest key; the token is in this response only',
+    params: SlugParams,
+    body: CreateKeyBody,
+    response: { 201: CreatedKeyAnswer, ...errorAnswers(400) },
+  },
+  listKeys: { tags, summary: "The project's keys (hints only, never tokens)", params: SlugParams, response: { 200: ApiKeyList } },
+  revokeKey: { tags, summary: 'Revoke a key (immediately refused everywhere)', params: SlugIdParams, response: { 200: ApiKeyAnswer, ...errorAnswers(404) } },
+});

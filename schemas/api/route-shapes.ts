@@ -7,6 +7,12 @@ import { emailRoutes } from './email.ts';
 import { uptimeRoutes } from './uptime.ts';
 import { inboundRoutes } from './inbound.ts';
 import { oauthRoutes } from './oauth.ts';
+import { metaRoutes } from './meta.ts';
+import { accountRoutes } from './accounts.ts';
+import { projectRoutes } from './projects.ts';
+import { domainRoutes } from './domains.ts';
+import { keyRoutes } from './keys.ts';
+import { billingRoutes } from './billing.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -23,6 +29,12 @@ export const ROUTE_SHAPES = {
   ...uptimeRoutes,
   ...inboundRoutes,
   ...oauthRoutes,
+  ...metaRoutes,
+  ...accountRoutes,
+  ...projectRoutes,
+  ...domainRoutes,
+  ...keyRoutes,
+  ...billingRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

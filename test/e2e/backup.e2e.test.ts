@@ -57,7 +57,7 @@ it('a backup made under load restores every family of data, each acknowledged ev
     (
       await json(first.base, '/v1/projects', session, {
         method: 'POST',
-        body: { name: 'Kept', slug: 'kept', domains: { production: ['app.example.com'], preview: [] } },
+        body: { name: 'Kept', slug: 'kept', environmentHosts: { production: ['app.example.com'], preview: [] } },
       })
     ).status,
   ).toBe(201);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { build } from 'esbuild';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../api/keys/keys-repository.ts';
+import { keysRepository } from '../../api/keys/keys-repository.ts';
 import { loadConfig } from '../../platform/config.ts';
 import { createLogger } from '../../platform/logger.ts';
 import { ingestDsn } from '../../platform/sentry-dsn.ts';
@@ -87,7 +87,7 @@ beforeAll(async () => {
   running = await start('all', config, createLogger('silent', 'e2e'));
   base = `http://localhost:${running.port}`;
   project = await createIngestProject(running.platform, { productionDomains: ['*.localhost'] });
-  apiKey = (await createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() }))
+  apiKey = (await keysRepository.createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() }))
     .token;
   const flag = {
     key: 'new-checkout',

@@ -316,17 +316,21 @@ describe('the console', () => {
     await page.locator('.badge.ok', { hasText: 'verified' }).waitFor();
     await page.screenshot({ path: path.join(os.tmpdir(), 'console-e2e-domains.png'), fullPage: true });
 
-    // The environments' host patterns are edited here too, with the API's validation message (issue 23).
+    // The environments' host patterns are edited here too, with the API's validation message (issue 23). They are
+    // not domains (issue 39 §5): the section is named for what they do and says they serve nothing.
     await page.reload();
+    const hosts = page.getByRole('region', { name: 'Environment hosts' });
+    await expect.poll(() => hosts.innerText()).toMatch(/stamped production or preview/);
+    expect(await hosts.innerText()).toMatch(/These hosts serve nothing: to serve the site on a domain of yours, add it under Custom domains/);
     const production = page.getByLabel(/^Production hosts/);
     await production.fill('https://shop.example.com/path');
-    await page.getByRole('button', { name: 'Save environments' }).click();
+    await page.getByRole('button', { name: 'Save environment hosts' }).click();
     await expect.poll(() => page.getByRole('alert').innerText()).toMatch(/hostname/);
     await production.fill('shop.example.com\n*.shop.example.com');
     await page.getByLabel(/^Preview hosts/).fill('*.preview.shop.example.com');
-    await page.getByRole('button', { name: 'Save environments' }).click();
+    await page.getByRole('button', { name: 'Save environment hosts' }).click();
     await expect
-      .poll(() => page.evaluate(() => fetch('/v1/projects/shop').then((r) => r.json())).then((b) => b.project.domains))
+      .poll(() => page.evaluate(() => fetch('/v1/projects/shop').then((r) => r.json())).then((b) => b.project.environmentHosts))
       .toEqual({ production: ['shop.example.com', '*.shop.example.com'], preview: ['*.preview.shop.example.com'] });
   });
 

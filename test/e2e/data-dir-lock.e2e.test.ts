@@ -39,7 +39,7 @@ it('a second start on a data directory in use is refused and the data survives e
   const session = await signIn(first.base);
   const project = await json(first.base, '/v1/projects', session, {
     method: 'POST',
-    body: { name: 'locked', slug: 'locked', domains: { production: ['app.example.com'], preview: [] } },
+    body: { name: 'locked', slug: 'locked', environmentHosts: { production: ['app.example.com'], preview: [] } },
   });
   expect(project.status).toBe(201);
   const key = await json(first.base, '/v1/projects/locked/keys', session, { method: 'POST', body: { kind: 'ingest', name: 'k' } });

@@ -54,7 +54,7 @@ it('every event that got a 202 is counted exactly once after the embedded proces
   const created = await fetch(`${base}/v1/projects`, {
     method: 'POST',
     headers: session,
-    body: JSON.stringify({ name: 'crash', slug: 'crash', domains: { production: ['app.example.com'], preview: [] } }),
+    body: JSON.stringify({ name: 'crash', slug: 'crash', environmentHosts: { production: ['app.example.com'], preview: [] } }),
   });
   expect(created.status).toBe(201);
   const keyRes = await fetch(`${base}/v1/projects/crash/keys`, { method: 'POST', headers: session, body: JSON.stringify({ kind: 'ingest', name: 'k' }) });

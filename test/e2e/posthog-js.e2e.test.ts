@@ -3,7 +3,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from '../../api/keys/keys-repository.ts';
+import { keysRepository } from '../../api/keys/keys-repository.ts';
 import { newId } from '../../platform/tokens.ts';
 import { createIngestProject, type IngestProject } from '../support/ingest-fixtures.ts';
 import { freePort, launchChromium, startConsoleService, type ConsoleService } from './support/console-service.ts';
@@ -50,7 +50,7 @@ beforeAll(async () => {
   svc = await startConsoleService();
   const platform = svc.running.platform;
   project = await createIngestProject(platform);
-  apiKey = (await createKey(platform.db, { projectId: project.projectId, kind: 'live', scopes: ['analytics:read'], now: Date.now() })).token;
+  apiKey = (await keysRepository.createKey(platform.db, { projectId: project.projectId, kind: 'live', scopes: ['analytics:read'], now: Date.now() })).token;
   const flag = {
     key: 'checkout',
     description: '',

@@ -228,7 +228,7 @@ describe('source maps kept from our own builds', () => {
   }, async () => {
     const project = await api('/v1/projects', {
       method: 'POST',
-      body: { name: 'Shop', slug: SLUG, domains: { production: ['*.localhost'], preview: [] } },
+      body: { name: 'Shop', slug: SLUG, environmentHosts: { production: ['*.localhost'], preview: [] } },
     });
     expect(project.status, JSON.stringify(project.body)).toBe(201);
     const ingest = await api(`/v1/projects/${SLUG}/keys`, { method: 'POST', body: { kind: 'ingest', name: 'site' } });
@@ -354,7 +354,7 @@ describe("sentry-cli's upload for an app built elsewhere", () => {
   it('inject + upload, then @sentry/browser in Chromium: frames resolve by debug id with no release set', { timeout: 120_000 }, async () => {
     const project = await api('/v1/projects', {
       method: 'POST',
-      body: { name: 'Uploaded', slug: 'uploaded', domains: { production: ['*.localhost'], preview: [] } },
+      body: { name: 'Uploaded', slug: 'uploaded', environmentHosts: { production: ['*.localhost'], preview: [] } },
     });
     expect(project.status, JSON.stringify(project.body)).toBe(201);
     const ingest = await api('/v1/projects/uploaded/keys', { method: 'POST', body: { kind: 'ingest', name: 'site' } });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { randomBytes, randomInt } from 'node:crypto';
 import type { Platform } from '../../platform/platform.ts';
-import { createUser } from '../../api/accounts/users-repository.ts';
+import { usersRepository } from '../../api/accounts/users-repository.ts';
 import { SESSION_COOKIE } from '../../api/auth/credentials.ts';
 import type { Scope } from '../../schemas/scopes.ts';
 import type { Project } from '../../schemas/api/projects.ts';
@@ -40,7 +40,7 @@ export function bearer(token: string): Record<string, string> {
 export async function signUpAndSignIn(app: FastifyInstance, platform: Platform, opts: { email?: string; password?: string } = {}): Promise<SignedInUser> {
   const email = opts.email ?? `user-${unique()}@example.test`;
   const password = opts.password ?? `pw-${unique()}-${unique()}`;
-  const user = await createUser(platform.db, { email, password });
+  const user = await usersRepository.createUser(platform.db, { email, password });
   const res = await app.inject({ method: 'POST', url: '/v1/auth/sign-in', payload: { email, password } });
   expectStatus(res, 200, 'sign-in');
   const set = res.cookies.find((c) => c.name === SESSION_COOKIE);
@@ -51,7 +51,7 @@ export async function signUpAndSignIn(app: FastifyInstance, platform: Platform, 
 export async function createProject(
   app: FastifyInstance,
   cookie: string,
-  opts: { slug?: string; name?: string; defaultBranch?: string; domains?: { production?: string[]; preview?: string[] } } = {},
+  opts: { slug?: string; name?: string; defaultBranch?: string; environmentHosts?: { production?: string[]; preview?: string[] } } = {},
 ): Promise<Project> {
   const slug = opts.slug ?? `p-${unique()}`;
   const res = await app.inject({
@@ -62,7 +62,7 @@ export async function createProject(
       name: opts.name ?? `Project ${slug}`,
       slug,
       defaultBranch: opts.defaultBranch,
-      domains: opts.domains && { production: opts.domains.production ?? [], preview: opts.domains.preview ?? [] },
+      environmentHosts: opts.environmentHosts && { production: opts.environmentHosts.production ?? [], preview: opts.environmentHosts.preview ?? [] },
     },
   });
   expectStatus(res, 201, 'create project');

@@ -111,9 +111,13 @@ async function populate(base: string, repo: string, receiver: Awaited<ReturnType
   const session = await signIn(base, OWNER);
   const project = `/v1/projects/${SLUG}`;
 
-  // The project and its settings: domains, allowed ingest origins, alert recipients, no site monitor.
-  const domains = { production: ['app.upgrade.test'], preview: ['*.preview.upgrade.test'] };
-  const created = (await expectCall(base, 201, 'POST', '/v1/projects', session, { name: 'Upgrade fixture', slug: SLUG, domains })).project;
+  // The project and its settings: environment hosts, allowed ingest origins, alert recipients, no site monitor.
+  const environmentHosts = { production: ['app.upgrade.test'], preview: ['*.preview.upgrade.test'] };
+  const created = (await expectCall(base, 201, 'POST', '/v1/projects', session, { name: 'Upgrade fixture', slug: SLUG })).project;
+  // Versions before issue 39 call them `domains` and refuse the new name (their PATCH body is strict).
+  const renamed = await call(base, 'PATCH', project, session, { environmentHosts });
+  if (renamed.status === 400) await expectCall(base, 200, 'PATCH', project, session, { domains: environmentHosts });
+  else if (renamed.status !== 200) throw new Error(`PATCH ${project}: ${renamed.status} ${renamed.text.slice(0, 500)}`);
   const ingestOrigins = ['app.upgrade.test', '*.preview.upgrade.test'];
   await expectCall(base, 200, 'PATCH', `${project}/errors/settings`, session, { ingestOrigins });
   const alertRecipients = ['oncall@upgrade.test'];
@@ -244,7 +248,7 @@ async function populate(base: string, repo: string, receiver: Awaited<ReturnType
 
   return {
     madeAt,
-    project: { id: created.id, slug: SLUG, name: created.name, domains },
+    project: { id: created.id, slug: SLUG, name: created.name, environmentHosts },
     keys: {
       ingest: { id: ingest.id, name: ingest.name, token: ingest.token },
       api: { id: api.id, name: api.name, token: api.token, scopes: api.scopes },

@@ -87,10 +87,11 @@ describe.each(TAGS)('an upgrade from %s', (tag) => {
       const newSince = (kind: 'relational' | 'analytical') => migrationFiles(kind).filter((v) => !fx.migrations[kind].includes(v));
       expect(appliedAtStart(first)).toEqual({ relational: newSince('relational'), analytical: newSince('analytical') });
 
-      // Accounts: the owner signs in with the old password; the project, its domains and keys are there.
+      // Accounts: the owner signs in with the old password; the project, its environment hosts (`domains` in fixtures
+      // made before issue 39) and keys are there.
       const session = await signIn(base, fx.owner);
       const rollup = (await expectCall(base, 200, 'GET', project, bearer)).project;
-      expect(rollup).toMatchObject({ id: fx.project.id, name: fx.project.name, domains: fx.project.domains });
+      expect(rollup).toMatchObject({ id: fx.project.id, name: fx.project.name, environmentHosts: fx.project.environmentHosts ?? fx.project.domains });
       const keys = (await expectCall(base, 200, 'GET', `${project}/keys`, session)).keys;
       for (const k of [fx.keys.ingest, fx.keys.api]) expect(keys).toContainEqual(expect.objectContaining({ id: k.id, name: k.name, revoked: false }));
 

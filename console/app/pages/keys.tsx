@@ -1,9 +1,11 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { ALL_SCOPES, SCOPES, type Scope } from '../../../schemas/scopes.ts';
-import { del, get, post, projectPath } from '../api.ts';
+import { call } from '../api.ts';
+import { EDGE_PATHS } from '../../../schemas/api/route-table.ts';
+import { routePath } from '../../../schemas/api/client.ts';
 import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
-import type { ApiKey, ApiKeyList, CreatedKey, CreatedKeyAnswer } from '../../../schemas/api/keys.ts';
+import type { ApiKey, CreatedKey } from '../../../schemas/api/keys.ts';
 
 /**
  * Project keys (POST/GET/DELETE /v1/projects/:slug/keys): API keys (cx_live_, cx_test_) with scopes, and ingest keys
@@ -12,7 +14,7 @@ import type { ApiKey, ApiKeyList, CreatedKey, CreatedKeyAnswer } from '../../../
 export function Keys() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<ApiKeyList>(projectPath(slug, '/keys')), [slug]);
+  const r = useResource(() => call('listKeys', { params: { slug } }), [slug]);
   const [kind, setKind] = useState<ApiKey['kind']>('ingest');
   const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Set<Scope>>(new Set(['errors:read']));
@@ -24,7 +26,7 @@ export function Keys() {
     e.preventDefault();
     void act.run(async () => {
       const body = kind === 'ingest' ? { kind, name: name || undefined } : { kind, name: name || undefined, scopes: [...scopes] };
-      const res = await post<CreatedKeyAnswer>(projectPath(slug, '/keys'), body);
+      const res = await call('createKey', { params: { slug }, body });
       setCreated(res.key);
       setName('');
       await r.reload();
@@ -33,7 +35,7 @@ export function Keys() {
   const doRevoke = (k: ApiKey) => {
     if (!confirm(`Revoke "${k.name || k.hint}"? Everything using it is refused at once.`)) return;
     void revoke.run(async () => {
-      await del(projectPath(slug, `/keys/${encodeURIComponent(k.id)}`));
+      await call('revokeKey', { params: { slug, id: k.id } });
       await r.reload();
     });
   };
@@ -57,9 +59,9 @@ export function Keys() {
           {created.kind === 'ingest' ? (
             <div class="snippets">
               <p>Send errors from a server (or any HTTP client):</p>
-              <pre>{`curl -X POST ${base}/v1/errors/i \\\n  -H "Authorization: Bearer ${created.token}" -H 'content-type: application/json' \\\n  -d '{"batch":[{"name":"TypeError","message":"x is undefined","stack":"TypeError: x\\n    at load (src/app.ts:3:9)"}]}'`}</pre>
+              <pre>{`curl -X POST ${base}${EDGE_PATHS.errors} \\\n  -H "Authorization: Bearer ${created.token}" -H 'content-type: application/json' \\\n  -d '{"batch":[{"name":"TypeError","message":"x is undefined","stack":"TypeError: x\\n    at load (src/app.ts:3:9)"}]}'`}</pre>
               <p>From browsers on a site this service hosts, add cx.js: it posts to the site's own origin, so the key never appears in the page:</p>
-              <pre>{`<script src="${base}/v1/w/cx.js" defer></script>`}</pre>
+              <pre>{`<script src="${base}${EDGE_PATHS.widget}" defer></script>`}</pre>
               {created.dsn && (
                 <>
                   <p>Sentry SDKs take the DSN:</p>
@@ -70,7 +72,7 @@ export function Keys() {
               <pre>{`// posthog-js\nposthog.init('${created.token}', { api_host: '${base}' });\n// posthog-node\nnew PostHog('${created.token}', { host: '${base}' });`}</pre>
             </div>
           ) : (
-            <pre>{`curl ${base}/v1/projects/${slug} -H "Authorization: Bearer ${created.token}"`}</pre>
+            <pre>{`curl ${base}${routePath('getProject', { slug })} -H "Authorization: Bearer ${created.token}"`}</pre>
           )}
         </ShownOnce>
       )}

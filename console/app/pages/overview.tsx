@@ -1,14 +1,13 @@
 import { useRoute } from 'preact-iso';
-import { get, projectPath, query } from '../api.ts';
+import { call, get, projectPath, query } from '../api.ts';
 import { Badge, Loaded, PageHead, Time, useResource, countOf } from '../ui.tsx';
 import { DeployStatus } from './deploys.tsx';
 import type { IssuePage } from '../../../schemas/api/errors.ts';
-import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
 
 export function Overview() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<ProjectRollupAnswer>(projectPath(slug)), [slug]);
+  const r = useResource(() => call('getProject', { params: { slug } }), [slug]);
   const recent = useResource(() => get<IssuePage>(`${projectPath(slug, '/errors')}${query({ sort: 'lastSeen', limit: 5 })}`), [slug]);
   return (
     <Loaded r={r} what="the project">
@@ -93,12 +92,17 @@ export function Overview() {
               </ul>
             </section>
           )}
-          <section aria-labelledby="domains-h">
-            <h2 id="domains-h">Domains</h2>
+          <section aria-labelledby="envhosts-h">
+            <h2 id="envhosts-h">Environment hosts</h2>
+            <p class="muted">
+              Events from pages on these hosts are stamped production or preview; these hosts serve nothing (custom domains are in{' '}
+              <a href={projectPath(slug, '/settings')}>Settings</a>).
+            </p>
             <p>
-              Production: {p.domains.production.length ? p.domains.production.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
+              Production:{' '}
+              {p.environmentHosts.production.length ? p.environmentHosts.production.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
               <br />
-              Preview: {p.domains.preview.length ? p.domains.preview.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
+              Preview: {p.environmentHosts.preview.length ? p.environmentHosts.preview.map((d) => <code key={d}>{d} </code>) : <span class="muted">none</span>}
             </p>
           </section>
         </div>

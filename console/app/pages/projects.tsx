@@ -1,13 +1,12 @@
 import { ConnectedApps } from './oauth-consent.tsx';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { get, post, projectPath } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
-import type { ProjectAnswer, ProjectList } from '../../../schemas/api/projects.ts';
 
 /** GET /v1/projects and POST /v1/projects. */
 export function Projects() {
-  const r = useResource(() => get<ProjectList>('/projects'), []);
+  const r = useResource(() => call('listProjects'), []);
   const { route } = useLocation();
   const [name, setName] = useState('');
   const [slug, setSlug] = useState('');
@@ -15,7 +14,7 @@ export function Projects() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await post<ProjectAnswer>('/projects', slug.trim() ? { name, slug: slug.trim() } : { name });
+      const res = await call('createProject', { body: slug.trim() ? { name, slug: slug.trim() } : { name } });
       route(projectPath(res.project.slug));
     });
   };

@@ -1,16 +1,18 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { del, get, patch, post, projectPath } from '../api.ts';
+import { call, get, patch, post, projectPath } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 import type { AlertSettings, ErrorSettings, TestAlertAnswer } from '../../../schemas/api/errors.ts';
-import type { ProjectDomain, ProjectDomainAnswer, ProjectDomainList } from '../../../schemas/api/domains.ts';
+import type { ProjectDomain } from '../../../schemas/api/domains.ts';
 import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
 
 /**
- * Environments (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
+ * Environment hosts (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
  * (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test) and
- * whether the sites serve their builds' source maps (PATCH /v1/projects/:slug, serveSourceMaps).
+ * custom domains (/v1/projects/:slug/domains) and whether the sites serve their builds' source maps (PATCH
+ * /v1/projects/:slug, serveSourceMaps). Error settings and alerts still call through the untyped helpers until the
+ * errors family's shapes are in the route table.
  * The API validates; the console shows its message, field by field.
  */
 export function Settings() {
@@ -19,7 +21,7 @@ export function Settings() {
   return (
     <div>
       <PageHead title="Settings" />
-      <EnvironmentDomains slug={slug} />
+      <EnvironmentHosts slug={slug} />
       <IngestSettings slug={slug} />
       <AlertSettingsForm slug={slug} />
       <CustomDomains slug={slug} />
@@ -166,15 +168,15 @@ function AlertSettingsForm({ slug }: { slug: string }) {
  * message says why a claim or a verification was refused (reserved, taken, record missing).
  */
 function CustomDomains({ slug }: { slug: string }) {
-  const r = useResource(() => get<ProjectDomainList>(projectPath(slug, '/domains')), [slug]);
+  const r = useResource(() => call('listDomains', { params: { slug } }), [slug]);
   const [domain, setDomain] = useState('');
   const add = useAction();
   const row = useAction();
-  const reload = async () => r.setData(await get<ProjectDomainList>(projectPath(slug, '/domains')));
+  const reload = async () => r.setData(await call('listDomains', { params: { slug } }));
   const submit = (e: Event) => {
     e.preventDefault();
     void add.run(async () => {
-      await post<ProjectDomainAnswer>(projectPath(slug, '/domains'), { domain: domain.trim() });
+      await call('addDomain', { params: { slug }, body: { domain: domain.trim() } });
       setDomain('');
       await reload();
     });
@@ -182,14 +184,14 @@ function CustomDomains({ slug }: { slug: string }) {
   const verify = (d: ProjectDomain) =>
     void row.run(async () => {
       try {
-        await post<ProjectDomainAnswer>(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}/verify`));
+        await call('verifyDomain', { params: { slug, domain: d.domain } });
       } finally {
         await reload();
       }
     });
   const remove = (d: ProjectDomain) =>
     void row.run(async () => {
-      await del(projectPath(slug, `/domains/${encodeURIComponent(d.domain)}`));
+      await call('removeDomain', { params: { slug, domain: d.domain } });
       await reload();
     });
   return (
@@ -247,44 +249,45 @@ function CustomDomains({ slug }: { slug: string }) {
 }
 
 /**
- * Which hosts are production and which preview, for events sent from browsers. The platform's own hosts of the
- * project (its site, verified domains, deploy hosts) count without being listed; these are the other hosts the
- * project's apps run on.
+ * Which hosts are production and which preview, for events sent from browsers (the project's environmentHosts). The
+ * platform's own hosts of the project (its site, verified domains, deploy hosts) count without being listed; these are
+ * the other hosts the project's apps run on. They serve nothing, which the text says: custom domains are below.
  */
-function EnvironmentDomains({ slug }: { slug: string }) {
-  const r = useResource(() => get<ProjectAnswer>(projectPath(slug)), [slug]);
+function EnvironmentHosts({ slug }: { slug: string }) {
+  const r = useResource<ProjectAnswer>(() => call('getProject', { params: { slug } }), [slug]);
   const [production, setProduction] = useState('');
   const [preview, setPreview] = useState('');
   const [saved, setSaved] = useState(false);
   const act = useAction();
   useEffect(() => {
     if (!r.data) return;
-    setProduction(r.data.project.domains.production.join('\n'));
-    setPreview(r.data.project.domains.preview.join('\n'));
+    setProduction(r.data.project.environmentHosts.production.join('\n'));
+    setPreview(r.data.project.environmentHosts.preview.join('\n'));
   }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      const res = await patch<ProjectAnswer>(projectPath(slug), { domains: { production: lines(production), preview: lines(preview) } });
-      r.setData(res);
+      const body = { environmentHosts: { production: lines(production), preview: lines(preview) } };
+      r.setData(await call('updateProject', { params: { slug }, body }));
       setSaved(true);
     });
   };
   return (
-    <section aria-labelledby="envdomains-h" class="panel">
-      <h2 id="envdomains-h">Environments</h2>
+    <section aria-labelledby="envhosts-h" class="panel">
+      <h2 id="envhosts-h">Environment hosts</h2>
       <p class="muted">
-        Events from pages on these hosts are stamped production or preview. The project's own site, its verified domains and its deploy hosts count without
-        being listed.
+        Events from pages on these hosts are stamped production or preview, and when allowed browser origins are listed below these hosts may send too. The
+        project's own site, its verified custom domains and its deploy hosts count without being listed.
       </p>
-      <Loaded r={r} what="the project's domains">
+      <p class="muted">These hosts serve nothing: to serve the site on a domain of yours, add it under Custom domains.</p>
+      <Loaded r={r} what="the project's environment hosts">
         {() => (
           <form onSubmit={save} class="stack">
             <label>
               Production hosts <span class="muted">(one hostname or *.hostname per line, optionally with :port)</span>
               <textarea
-                name="productionDomains"
+                name="productionHosts"
                 rows={rowsFor(production, 3)}
                 value={production}
                 onInput={(e) => setProduction(e.currentTarget.value)}
@@ -294,7 +297,7 @@ function EnvironmentDomains({ slug }: { slug: string }) {
             <label>
               Preview hosts <span class="muted">(the same form)</span>
               <textarea
-                name="previewDomains"
+                name="previewHosts"
                 rows={rowsFor(preview, 3)}
                 value={preview}
                 onInput={(e) => setPreview(e.currentTarget.value)}
@@ -302,7 +305,7 @@ function EnvironmentDomains({ slug }: { slug: string }) {
               />
             </label>
             <ErrorNote error={act.error} />
-            <SubmitRow label="Save environments" busy={act.busy} saved={saved} />
+            <SubmitRow label="Save environment hosts" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>
@@ -315,7 +318,7 @@ function EnvironmentDomains({ slug }: { slug: string }) {
  * project's sites also serve the `*.map` files (and their sources) to anyone.
  */
 function SourceMapSettings({ slug }: { slug: string }) {
-  const r = useResource(() => get<ProjectAnswer>(projectPath(slug)), [slug]);
+  const r = useResource<ProjectAnswer>(() => call('getProject', { params: { slug } }), [slug]);
   const [serve, setServe] = useState(false);
   const [saved, setSaved] = useState(false);
   const act = useAction();
@@ -326,7 +329,7 @@ function SourceMapSettings({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      r.setData(await patch<ProjectAnswer>(projectPath(slug), { serveSourceMaps: serve }));
+      r.setData(await call('updateProject', { params: { slug }, body: { serveSourceMaps: serve } }));
       setSaved(true);
     });
   };

@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { post } from '../api.ts';
+import { call } from '../api.ts';
 import { ErrorNote, useAction } from '../ui.tsx';
-import type { SignedInAnswer, User } from '../../../schemas/api/accounts.ts';
+import type { User } from '../../../schemas/api/accounts.ts';
 
 /** POST /v1/auth/sign-in sets the session cookie; the page the person asked for then renders. */
 export function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
@@ -11,7 +11,7 @@ export function SignIn({ onSignedIn }: { onSignedIn: (user: User) => void }) {
   const submit = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const r = await post<SignedInAnswer>('/auth/sign-in', { email, password });
+      const r = await call('signIn', { body: { email, password } });
       onSignedIn(r.user);
     });
   };

@@ -38,7 +38,7 @@ async function app(variant: string, opts: { debugId?: string } = {}) {
 }
 
 async function project() {
-  return createProject(api.app, cookie, { domains: { production: ['shop.example.com'], preview: [] } });
+  return createProject(api.app, cookie, { environmentHosts: { production: ['shop.example.com'], preview: [] } });
 }
 
 async function deploy(projectId: string, a: BuiltApp, opts: { live?: boolean; content?: Buffer } = {}) {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { createUser } from '../../../api/accounts/users-repository.ts';
+import { usersRepository } from '../../../api/accounts/users-repository.ts';
 import type { Platform } from '../../../platform/platform.ts';
 import type { Scope } from '../../../schemas/scopes.ts';
 
@@ -57,7 +57,7 @@ function expectStatus(r: HttpResult, status: number, what: string): void {
 export async function signedInUser(platform: Platform, urls: ServiceUrls): Promise<{ cookie: string; email: string }> {
   const email = `e2e-${unique()}@example.test`;
   const password = `pw-${unique()}-${unique()}`;
-  await createUser(platform.db, { email, password });
+  await usersRepository.createUser(platform.db, { email, password });
   const res = await fetch(`${urls.apiUrl}/v1/auth/sign-in`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -83,7 +83,7 @@ export async function newProject(
   const created = await http(`${urls.apiUrl}/v1/projects`, {
     method: 'POST',
     headers: session,
-    body: { name: `E2E ${slug}`, slug, domains: { production: opts.production ?? ['app.example.com'], preview: opts.preview ?? ['*.preview.example.com'] } },
+    body: { name: `E2E ${slug}`, slug, environmentHosts: { production: opts.production ?? ['app.example.com'], preview: opts.preview ?? ['*.preview.example.com'] } },
   });
   expectStatus(created, 201, 'create project');
   const ingestKeys: string[] = [];
