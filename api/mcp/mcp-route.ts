@@ -1,20 +1,20 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, RouteHandlerMethod } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Credential } from '../auth/route-auth.ts';
-import type { DeployPage, LogPage, QueuedDeployAnswer } from '../../schemas/api/deploys.ts';
-import type { BulkIssuesAnswer, IssueAnswer, IssuePage, SymbolicatedFrame } from '../../schemas/api/errors.ts';
+import type { SymbolicatedFrame } from '../../schemas/api/errors.ts';
 import { UNRESOLVED_REASON_TEXT } from '../../schemas/frame-resolution-text.ts';
-import type { FlagAnswer, FlagList } from '../../schemas/api/flags.ts';
-import type { ProjectAnswer, ProjectList } from '../../schemas/api/projects.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { credentialMayCall } from '../auth/auth-plugin.ts';
 import { ROUTES, type RouteId } from '../../schemas/api/route-table.ts';
+import { createApiClient } from '../../schemas/api/client.ts';
+import { declared } from '../declared-route.ts';
+import { projectsRepository } from '../projects/projects-repository.ts';
 import { INTERNAL_CALL_HEADER, INTERNAL_CALL_SECRET } from '../auth/internal-calls.ts';
 
 /**
@@ -54,14 +54,15 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
   const slugOf = (p?: string) => {
     const s = p ?? caller.keyProject;
     if (!s) throw new ToolError('invalid_request', 'name the project: pass `project` (its slug; list_projects shows them)');
-    return encodeURIComponent(s);
+    return s;
   };
-  async function api<T>(method: string, url: string, body?: unknown): Promise<T> {
-    const r = await call(method, url, body);
+  // The typed client over the caller's own inject: a refusal becomes the tool's error, in the API's words.
+  const api = createApiClient(async (method, path, body) => {
+    const r = await call(method, path, body);
     const e = (r.body ?? {}) as Partial<ErrorBody>;
     if (r.status >= 400) throw new ToolError(e.error ?? `http_${r.status}`, e.message ?? `HTTP ${r.status}`);
-    return r.body as T;
-  }
+    return r.body;
+  });
   /**
    * A tool, listed only when the caller may call every route it uses (§5.2 rule 2: a key is never offered
    * create_project, nor a tool its scopes refuse): an agent shown a tool tries it.
@@ -87,22 +88,22 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
 
   tool('list_projects', 'The projects this credential reaches, with their slugs.', {}, isKey ? [] : ['listProjects'], async () => {
     if (isKey) return `This API key reaches one project: ${caller.keyProject}.`;
-    const r = await api<ProjectList>('GET', '/v1/projects');
+    const r = await api.call('listProjects');
     if (!r.projects.length) return 'No projects yet. Next: create_project with a name.';
     return `${r.projects.map((p) => `- ${p.slug}: ${p.name} (default branch ${p.defaultBranch})`).join('\n')}\n\nNext: list_issues or list_deploys with project=<slug>.`;
   });
   tool('create_project', 'Create a project.', { name: z.string().min(1).max(100), slug: z.string().max(100).optional() }, ['createProject'], async (a) => {
-    const r = await api<ProjectAnswer>('POST', '/v1/projects', { name: a.name, ...(a.slug ? { slug: a.slug } : {}) });
+    const r = await api.call('createProject', { body: { name: a.name, ...(a.slug ? { slug: a.slug } : {}) } });
     return `Created ${r.project.slug}. Next: create an ingest key in the console, or trigger_deploy once a repository is set.`;
   });
   tool(
     'list_issues',
     'Error issues of a project, most frequent first.',
-    { project, status: z.enum(['unresolved', 'resolved', 'ignored']).optional(), environment: z.enum(['production', 'preview', 'development']).optional() },
+    { project, status: z.enum(['unresolved', 'resolved', 'ignored']).optional(), environment: z.enum(['production', 'preview', 'unknown']).optional() },
     ['listIssues'],
     async (a) => {
-      const qs = new URLSearchParams({ status: a.status ?? 'unresolved', limit: '25', ...(a.environment ? { environment: a.environment } : {}) });
-      const r = await api<IssuePage>('GET', `/v1/projects/${slugOf(a.project)}/errors?${qs}`);
+      const query = { status: a.status ?? 'unresolved', limit: 25, environment: a.environment };
+      const r = await api.call('listIssues', { params: { slug: slugOf(a.project) }, query });
       if (!r.data.length) return `No ${a.status ?? 'unresolved'} issues.`;
       return `${r.data.map((i) => `- ${i.groupId}: ${i.name}: ${i.message} (${i.count} events, last ${i.lastSeen}, ${i.status})`).join('\n')}\n\nNext: get_issue with groupId for the stack and samples; update_issue to resolve or ignore.`;
     },
@@ -113,7 +114,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     { project, groupId: z.string().min(1).max(64) },
     ['getIssue'],
     async (a) => {
-      const r = await api<IssueAnswer>('GET', `/v1/projects/${slugOf(a.project)}/errors/${encodeURIComponent(a.groupId)}`);
+      const r = await api.call('getIssue', { params: { slug: slugOf(a.project), groupId: a.groupId } });
       const i = r.issue;
       return [
         `${i.name}: ${i.message}`,
@@ -135,12 +136,12 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     { project, groupIds: z.array(z.string().min(1).max(64)).min(1).max(100), action: z.enum(['resolve', 'ignore', 'reopen']) },
     ['bulkIssues'],
     async (a) => {
-      const r = await api<BulkIssuesAnswer>('POST', `/v1/projects/${slugOf(a.project)}/errors/bulk`, { action: a.action, groupIds: a.groupIds });
+      const r = await api.call('bulkIssues', { params: { slug: slugOf(a.project) }, body: { action: a.action, groupIds: a.groupIds } });
       return `${r.updated.length} issue(s) now ${r.updated.map((i) => `${i.groupId} ${i.status}`).join(', ')}.`;
     },
   );
   tool('list_deploys', 'The newest deploys of a project.', { project }, ['listDeploys'], async (a) => {
-    const r = await api<DeployPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys`);
+    const r = await api.call('listDeploys', { params: { slug: slugOf(a.project) } });
     if (!r.data.length) return 'No deploys yet. Next: trigger_deploy.';
     return `${r.data.map((d) => `- ${d.id}: ${d.status} ${d.environment} ${d.branch}${d.failureReason ? ` (${d.failureReason})` : ''}`).join('\n')}\n\nNext: get_deploy_log with deployId.`;
   });
@@ -150,7 +151,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     { project, deployId: z.string().min(1).max(64), from: z.number().int().min(0).optional() },
     ['getDeployLogs'],
     async (a) => {
-      const r = await api<LogPage>('GET', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/logs?from=${a.from ?? 0}`);
+      const r = await api.call('getDeployLogs', { params: { slug: slugOf(a.project), deployId: a.deployId }, query: { from: a.from ?? 0 } });
       const lines = r.lines.map((l) => `[${l.stream}] ${l.line}`).join('\n');
       return `${lines || '(no lines yet)'}\n\nstatus ${r.status}${r.done ? '' : `; more from=${r.nextSeq}`}`;
     },
@@ -161,7 +162,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     { project, branch: z.string().min(1).max(255).optional() },
     ['queueDeploy'],
     async (a) => {
-      const r = await api<QueuedDeployAnswer>('POST', `/v1/projects/${slugOf(a.project)}/deploys`, a.branch ? { branch: a.branch } : {});
+      const r = await api.call('queueDeploy', { params: { slug: slugOf(a.project) }, body: a.branch ? { branch: a.branch } : {} });
       return `${r.deduplicated ? 'Already queued' : 'Queued'} ${r.deploy.id} (${r.deploy.environment}, ${r.deploy.branch}). Next: get_deploy_log with deployId=${r.deploy.id}.`;
     },
   );
@@ -171,7 +172,7 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
     { project, deployId: z.string().min(1).max(64) },
     ['rollbackDeploy'],
     async (a) => {
-      await api<unknown>('POST', `/v1/projects/${slugOf(a.project)}/deploys/${encodeURIComponent(a.deployId)}/rollback`, {});
+      await api.call('rollbackDeploy', { params: { slug: slugOf(a.project), deployId: a.deployId } });
       return `${a.deployId} is live again.`;
     },
   );
@@ -185,14 +186,13 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
       // any): the last day, week or month up to now.
       const to = now();
       const from = to - RANGE_MS[a.range ?? '7d'];
-      const qs = new URLSearchParams({ from: String(from), to: String(to), ...(a.event ? { event: a.event } : {}) });
-      const path = a.kind === 'top_events' ? 'top-events' : 'trends';
-      const r = await api<unknown>('GET', `/v1/projects/${slugOf(a.project)}/analytics/${path}?${qs}`);
+      const args = { params: { slug: slugOf(a.project) }, query: { from, to, event: a.event } };
+      const r = a.kind === 'top_events' ? await api.call('analyticsTopEvents', args) : await api.call('analyticsTrends', args);
       return JSON.stringify(r, null, 1).slice(0, 20_000);
     },
   );
   tool('list_flags', 'Feature flags of a project.', { project }, ['listFlags'], async (a) => {
-    const r = await api<FlagList>('GET', `/v1/projects/${slugOf(a.project)}/flags`);
+    const r = await api.call('listFlags', { params: { slug: slugOf(a.project) } });
     if (!r.data.length) return 'No flags. Next: set_flag with a key to create one.';
     return r.data.map((f) => `- ${f.key}: ${f.enabled ? 'on' : 'off'}, ${f.rolloutPercentage}%${f.description ? ` (${f.description})` : ''}`).join('\n');
   });
@@ -207,15 +207,17 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
         ...(a.enabled === undefined ? {} : { enabled: a.enabled }),
         ...(a.rolloutPercentage === undefined ? {} : { rolloutPercentage: a.rolloutPercentage }),
       };
-      const found = await call('GET', `/v1/projects/${slug}/flags/${encodeURIComponent(a.key)}`);
-      const r =
-        found.status === 404
-          ? await api<FlagAnswer>('POST', `/v1/projects/${slug}/flags`, {
-              key: a.key,
-              enabled: a.enabled ?? false,
-              rolloutPercentage: a.rolloutPercentage ?? 100,
-            })
-          : await api<FlagAnswer>('PATCH', `/v1/projects/${slug}/flags/${encodeURIComponent(a.key)}`, patch);
+      const params = { slug, key: a.key };
+      const exists = await api.call('getFlag', { params }).then(
+        () => true,
+        (err: unknown) => {
+          if (err instanceof ToolError && err.code === 'not_found') return false;
+          throw err;
+        },
+      );
+      const r = exists
+        ? await api.call('updateFlag', { params, body: patch })
+        : await api.call('createFlag', { params: { slug }, body: { key: a.key, enabled: a.enabled ?? false, rolloutPercentage: a.rolloutPercentage ?? 100 } });
       return `${r.flag.key} is ${r.flag.enabled ? 'on' : 'off'} at ${r.flag.rolloutPercentage}%.`;
     },
   );
@@ -263,83 +265,72 @@ class ToolError extends Error {
 export function mcpRoutes(platform: Pick<Platform, 'db' | 'clock' | 'config'>, root: () => FastifyInstance): FastifyPluginAsyncZod {
   const base = publicBaseUrl(platform.config);
   const ownHost = new URL(base).host.toLowerCase();
-  const metadata = `${base}/.well-known/oauth-protected-resource/v1/mcp`;
+  const metadata = `${base}${ROUTES.mcpResourceMetadata.path}`;
+  const endpoint = ROUTES.mcpPost.path;
   return async (app) => {
     // Every 401 of this endpoint names where to learn how to get a token (MCP authorization, RFC 9728).
     app.addHook('onSend', async (request, reply, payload) => {
-      if (reply.statusCode === 401 && request.url.startsWith('/v1/mcp')) reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"`);
+      if (reply.statusCode === 401 && request.url.startsWith(endpoint)) reply.header('www-authenticate', `Bearer resource_metadata="${metadata}"`);
       return payload;
     });
-    app.get(
-      '/.well-known/oauth-protected-resource/v1/mcp',
-      { config: { auth: AUTH.public }, schema: { tags: ['mcp'], summary: 'OAuth protected-resource metadata of /v1/mcp (RFC 9728)', hide: false } },
-      async () => ({
-        resource: `${base}/v1/mcp`,
+    app.route({
+      ...declared('mcpResourceMetadata'),
+      config: { auth: AUTH.public },
+      handler: async () => ({
+        resource: `${base}${endpoint}`,
         authorization_servers: [base],
         bearer_methods_supported: ['header'],
         resource_name: 'Service MCP',
       }),
-    );
-
-    app.route({
-      method: ['POST', 'GET', 'DELETE'],
-      url: '/v1/mcp',
-      config: { auth: { cli: true, anyKey: true } },
-      schema: {
-        tags: ['mcp'],
-        summary: 'The MCP endpoint (Streamable HTTP, stateless, JSON answers): a cxm_ OAuth token or cx_cli_ token, or a cx_live_ key for its project',
-      },
-      handler: async (request, reply) => {
-        // 1. host
-        const host = String(request.headers.host ?? '').toLowerCase();
-        if (host !== ownHost && !LOOPBACK_HOST.test(host)) return reply.code(403).send({ error: 'forbidden', message: 'this Host is not the service' });
-        // 2. who: the auth hook took the credential (a 401 carries the challenge, below)
-        if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send({ error: 'method_not_allowed', message: 'stateless: POST only' });
-        const credential = request.credential!;
-        let keyProject: string | undefined;
-        if (credential.kind === 'project_key') {
-          const r = await platform.db.query<{ slug: string }>('SELECT slug FROM projects WHERE id = $1', [credential.projectId]);
-          keyProject = r.rows[0]?.slug;
-        }
-        const authorization = String(request.headers.authorization);
-        const inject: Inject = async (method, url, body) => {
-          const res = await root().inject({
-            method: method as 'GET',
-            url,
-            headers: { authorization, [INTERNAL_CALL_HEADER]: INTERNAL_CALL_SECRET, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-            payload: body === undefined ? undefined : JSON.stringify(body),
-            remoteAddress: request.ip,
-          });
-          let json: unknown = null;
-          try {
-            json = res.body ? JSON.parse(res.body) : null;
-          } catch {
-            json = null;
-          }
-          return { status: res.statusCode, body: json };
-        };
-        // 3. tools, one server and transport per request (stateless)
-        const routes = root().declaredRoutes;
-        const mayCall = (id: RouteId) => {
-          const { method, path } = ROUTES[id];
-          const route = routes.find((r) => r.method === method && r.url === path);
-          return route !== undefined && credentialMayCall(route.auth, credential, path);
-        };
-        const server = buildServer({ credential, authorization, keyProject, mayCall }, inject, () => platform.clock.now());
-        const transport = new StreamableHTTPServerTransport({
-          sessionIdGenerator: undefined,
-          enableJsonResponse: true,
-          enableDnsRebindingProtection: true,
-          allowedHosts: [host],
-        });
-        reply.hijack();
-        reply.raw.on('close', () => {
-          void transport.close();
-          void server.close();
-        });
-        await server.connect(transport);
-        await transport.handleRequest(request.raw, reply.raw, request.body);
-      },
     });
+
+    const handler: RouteHandlerMethod = async (request, reply) => {
+      // 1. host
+      const host = String(request.headers.host ?? '').toLowerCase();
+      if (host !== ownHost && !LOOPBACK_HOST.test(host)) return reply.code(403).send({ error: 'forbidden', message: 'this Host is not the service' });
+      // 2. who: the auth hook took the credential (a 401 carries the challenge, below)
+      if (request.method !== 'POST') return reply.code(405).header('allow', 'POST').send({ error: 'method_not_allowed', message: 'stateless: POST only' });
+      const credential = request.credential!;
+      const keyProject = credential.kind === 'project_key' ? (await projectsRepository.getProject(platform.db, credential.projectId))?.slug : undefined;
+      const authorization = String(request.headers.authorization);
+      const inject: Inject = async (method, url, body) => {
+        const res = await root().inject({
+          method: method as 'GET',
+          url,
+          headers: { authorization, [INTERNAL_CALL_HEADER]: INTERNAL_CALL_SECRET, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          payload: body === undefined ? undefined : JSON.stringify(body),
+          remoteAddress: request.ip,
+        });
+        let json: unknown = null;
+        try {
+          json = res.body ? JSON.parse(res.body) : null;
+        } catch {
+          json = null;
+        }
+        return { status: res.statusCode, body: json };
+      };
+      // 3. tools, one server and transport per request (stateless)
+      const routes = root().declaredRoutes;
+      const mayCall = (id: RouteId) => {
+        const { method, path } = ROUTES[id];
+        const route = routes.find((r) => r.method === method && r.url === path);
+        return route !== undefined && credentialMayCall(route.auth, credential, path);
+      };
+      const server = buildServer({ credential, authorization, keyProject, mayCall }, inject, () => platform.clock.now());
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+        enableDnsRebindingProtection: true,
+        allowedHosts: [host],
+      });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      await server.connect(transport);
+      await transport.handleRequest(request.raw, reply.raw, request.body);
+    };
+    for (const id of ['mcpPost', 'mcpGet', 'mcpDelete'] as const) app.route({ ...declared(id), config: { auth: { cli: true, anyKey: true } }, handler });
   };
 }

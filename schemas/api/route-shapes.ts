@@ -1,4 +1,5 @@
 import { webhookRoutes } from './webhooks.ts';
+import { mcpRoutes } from './mcp.ts';
 import { cliRoutes } from './cli.ts';
 import { deployRoutes } from './deploys.ts';
 import { integrationRoutes } from './integrations.ts';
@@ -21,6 +22,7 @@ import { billingRoutes } from './billing.ts';
  */
 export const ROUTE_SHAPES = {
   ...webhookRoutes,
+  ...mcpRoutes,
   ...cliRoutes,
   ...deployRoutes,
   ...integrationRoutes,
