@@ -6,6 +6,8 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { BuildSettings, BuildSettingsPatch, DeployHook, LogLine, StoredDeploy } from '../../schemas/api/deploys.ts';
 import { DEPLOY_COLUMNS, iso, toDeploy, type DeployRow } from '../../domain/deploys/deploy-row.ts';
+import type { Page } from '../../schemas/api/common.ts';
+import { timeCursor } from '../time-cursor.ts';
 
 /**
  * Deploys as the API sees them: reading, cancel and rollback, build settings, deploy hooks (§2.4, §4.4), build logs
@@ -49,34 +51,15 @@ export const deploysRepository = {
   },
 
   /** Newest first; the cursor is the last item's (created_at, id). */
-  async list(
-    db: Queryable,
-    projectId: string,
-    opts: { limit: number; cursor?: string },
-  ): Promise<{ data: StoredDeploy[]; hasMore: boolean; nextCursor: string | null }> {
-    let after: { at: string; id: string } | undefined;
-    if (opts.cursor) {
-      try {
-        after = JSON.parse(Buffer.from(opts.cursor, 'base64url').toString('utf8'));
-        if (typeof after?.at !== 'string' || typeof after.id !== 'string' || Number.isNaN(Date.parse(after.at))) throw new Error('bad');
-      } catch {
-        throw new ServiceError('invalid_request', 'cursor is not one this API gave out');
-      }
-    }
+  async list(db: Queryable, projectId: string, opts: { limit: number; cursor?: string }): Promise<Page<StoredDeploy>> {
+    const after = opts.cursor ? timeCursor.decode(opts.cursor) : undefined;
     const r = await db.query<DeployRow>(
       `SELECT ${DEPLOY_COLUMNS} FROM deploys WHERE project_id = $1
          AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
        ORDER BY created_at DESC, id DESC LIMIT $4`,
       [projectId, after?.at ?? null, after?.id ?? '', opts.limit + 1],
     );
-    const rows = r.rows.slice(0, opts.limit);
-    const last = rows[rows.length - 1];
-    const hasMore = r.rows.length > opts.limit;
-    return {
-      data: rows.map(toDeploy),
-      hasMore,
-      nextCursor: hasMore && last ? Buffer.from(JSON.stringify({ at: new Date(last.created_at).toISOString(), id: last.id })).toString('base64url') : null,
-    };
+    return timeCursor.page(r.rows, opts.limit, toDeploy, (d) => ({ at: d.created_at, id: d.id }));
   },
 
   /**

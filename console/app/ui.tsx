@@ -232,6 +232,34 @@ export function SubmitRow({ label, busy, saved }: { label: string; busy: boolean
   );
 }
 
+/**
+ * Newest and Older for a list read a cursor page at a time, newest first (`{data, hasMore, nextCursor}`): shown once
+ * there is more than one page. `cursor` is the page shown (null: the newest).
+ */
+export function NewestOlder({
+  cursor,
+  page,
+  onCursor,
+  label = 'Pages',
+}: {
+  cursor: string | null;
+  page: { hasMore: boolean; nextCursor: string | null } | undefined;
+  onCursor: (cursor: string | null) => void;
+  label?: string;
+}) {
+  if (!cursor && !page?.hasMore) return null;
+  return (
+    <nav class="pager" aria-label={label}>
+      <button type="button" class="secondary" disabled={!cursor} onClick={() => onCursor(null)}>
+        Newest
+      </button>
+      <button type="button" class="secondary" disabled={!page?.hasMore} onClick={() => onCursor(page!.nextCursor)}>
+        Older
+      </button>
+    </nav>
+  );
+}
+
 /** Lines of a textarea as a list (blank lines dropped). */
 export const lines = (text: string) =>
   text

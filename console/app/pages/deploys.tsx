@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { call, get, projectPath } from '../api.ts';
-import { Badge, countOf, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
 import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
@@ -121,16 +121,7 @@ export function Deploys() {
           )
         }
       </Loaded>
-      {(cursor || list.data?.hasMore) && (
-        <nav class="pager" aria-label="Pages">
-          <button type="button" class="secondary" disabled={!cursor} onClick={() => setCursor(null)}>
-            Newest
-          </button>
-          <button type="button" class="secondary" disabled={!list.data?.hasMore} onClick={() => setCursor(list.data!.nextCursor)}>
-            Older
-          </button>
-        </nav>
-      )}
+      <NewestOlder cursor={cursor} page={list.data} onCursor={setCursor} />
       <DeployHooks slug={slug} />
       <BuildSource slug={slug} />
     </div>

@@ -4,7 +4,7 @@ import type { CreatedInboxAnswer, Inbox } from '../../../schemas/api/email.ts';
 import type { GithubConnection } from '../../../schemas/api/integrations.ts';
 import { routePath } from '../../../schemas/api/client.ts';
 import { call } from '../api.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * What feeds a project from outside (issue 25): GitHub repositories whose pushes deploy it (/v1/integrations/github),
@@ -355,16 +355,7 @@ function RecentMessages({ slug, inbox }: { slug: string; inbox: Inbox }) {
           )
         }
       </Loaded>
-      {(cursor || r.data?.hasMore) && (
-        <nav class="pager" aria-label={`Pages of mail to ${inbox.address}`}>
-          <button type="button" class="secondary small" disabled={!cursor} onClick={() => setCursor(null)}>
-            Newest
-          </button>
-          <button type="button" class="secondary small" disabled={!r.data?.hasMore} onClick={() => setCursor(r.data!.nextCursor)}>
-            Older
-          </button>
-        </nav>
-      )}
+      <NewestOlder cursor={cursor} page={r.data} onCursor={setCursor} label={`Pages of mail to ${inbox.address}`} />
     </>
   );
 }
