@@ -63,6 +63,8 @@ describe('the status route under random input', () => {
     expect(seen.get(200)).toBeGreaterThan(10);
     expect(seen.get(404)).toBeGreaterThan(10);
     expect((await fetch(`${base}/v1/status/${slug}`)).status).toBe(200);
+    // a cache-buster from a widget on another site is passed through, not refused (issue 39: strict query strings)
+    expect((await fetch(`${base}/v1/status/${slug}?_=1700000000`)).status).toBe(200);
   });
 
   it('limits each caller IP to 600 requests a minute, with Retry-After', async () => {

@@ -166,6 +166,9 @@ export const uptimeRoutes = routeShapes({
     tags,
     summary: "A project's public status JSON: its public monitors, their uptime and incidents (no credential; CORS open; cached 5 s)",
     params: StatusParams,
+    // Public, read by widgets and pages on other sites: a cache-buster (`?_=1700000000`, jQuery's cache: false) is
+    // passed through unread, not refused.
+    querystring: z.object({}).passthrough(),
     response: { 200: StatusPage, 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
   },
 });
