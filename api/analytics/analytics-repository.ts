@@ -35,84 +35,86 @@ function where(r: AnalyticsRange): { sql: string; params: Record<string, unknown
   return { sql: parts.join(' AND '), params };
 }
 
-/** Events and distinct users per hour or day (UTC) over the range; empty buckets included. */
-export async function trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: Interval): Promise<CountPoint[]> {
-  const w = where(r);
-  const fn = interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay';
-  const rows = await analytics.query<{ bucket: string; events: number | string; users: number | string }>(
-    `SELECT toString(${fn}(timestamp)) AS bucket, count() AS events, uniqExact(distinct_id) AS users
-       FROM analytics_events FINAL WHERE ${w.sql} GROUP BY bucket ORDER BY bucket`,
-    w.params,
-  );
-  const found = new Map(rows.map((x) => [isoOf(x.bucket.length === 19 ? `${x.bucket}.000` : x.bucket), x]));
-  const step = interval === 'hour' ? 3_600_000 : 86_400_000;
-  const out: CountPoint[] = [];
-  for (let t = Math.floor(r.from / step) * step; t < r.to && out.length < 10_000; t += step) {
-    const key = new Date(t).toISOString();
-    const hit = found.get(key);
-    out.push({ bucket: key, events: Number(hit?.events ?? 0), uniqueUsers: Number(hit?.users ?? 0) });
-  }
-  return out;
-}
+export const analyticsRepository = {
+  /** Events and distinct users per hour or day (UTC) over the range; empty buckets included. */
+  async trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: Interval): Promise<CountPoint[]> {
+    const w = where(r);
+    const fn = interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay';
+    const rows = await analytics.query<{ bucket: string; events: number | string; users: number | string }>(
+      `SELECT toString(${fn}(timestamp)) AS bucket, count() AS events, uniqExact(distinct_id) AS users
+         FROM analytics_events FINAL WHERE ${w.sql} GROUP BY bucket ORDER BY bucket`,
+      w.params,
+    );
+    const found = new Map(rows.map((x) => [isoOf(x.bucket.length === 19 ? `${x.bucket}.000` : x.bucket), x]));
+    const step = interval === 'hour' ? 3_600_000 : 86_400_000;
+    const out: CountPoint[] = [];
+    for (let t = Math.floor(r.from / step) * step; t < r.to && out.length < 10_000; t += step) {
+      const key = new Date(t).toISOString();
+      const hit = found.get(key);
+      out.push({ bucket: key, events: Number(hit?.events ?? 0), uniqueUsers: Number(hit?.users ?? 0) });
+    }
+    return out;
+  },
 
-export async function totals(analytics: AnalyticalStore, r: AnalyticsRange): Promise<Totals> {
-  const w = where(r);
-  const [row] = await analytics.query<{ events: number | string; users: number | string }>(
-    `SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`,
-    w.params,
-  );
-  return { events: Number(row?.events ?? 0), uniqueUsers: Number(row?.users ?? 0) };
-}
+  async totals(analytics: AnalyticalStore, r: AnalyticsRange): Promise<Totals> {
+    const w = where(r);
+    const [row] = await analytics.query<{ events: number | string; users: number | string }>(
+      `SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`,
+      w.params,
+    );
+    return { events: Number(row?.events ?? 0), uniqueUsers: Number(row?.users ?? 0) };
+  },
 
-/** The most frequent event names in the range. */
-export async function topEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<TopEvent[]> {
-  const w = where(r);
-  const rows = await analytics.query<{ event: string; events: number | string; users: number | string }>(
-    `SELECT event, count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}
-      GROUP BY event ORDER BY events DESC, event LIMIT {limit:UInt32}`,
-    { ...w.params, limit },
-  );
-  return rows.map((x) => ({ event: x.event, events: Number(x.events), uniqueUsers: Number(x.users) }));
-}
+  /** The most frequent event names in the range. */
+  async topEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<TopEvent[]> {
+    const w = where(r);
+    const rows = await analytics.query<{ event: string; events: number | string; users: number | string }>(
+      `SELECT event, count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}
+        GROUP BY event ORDER BY events DESC, event LIMIT {limit:UInt32}`,
+      { ...w.params, limit },
+    );
+    return rows.map((x) => ({ event: x.event, events: Number(x.events), uniqueUsers: Number(x.users) }));
+  },
 
-/** One event's counts by the values of one property (`null` for events without it). */
-export async function breakdown(analytics: AnalyticalStore, r: AnalyticsRange & { event: string }, key: string, limit: number): Promise<BreakdownRow[]> {
-  const w = where(r);
-  const rows = await analytics.query<{ value: string; has: number | string; events: number | string; users: number | string }>(
-    `SELECT properties[{bk:String}] AS value, mapContains(properties, {bk:String}) AS has, count() AS events, uniqExact(distinct_id) AS users
-       FROM analytics_events FINAL WHERE ${w.sql} GROUP BY value, has ORDER BY events DESC, has DESC, value LIMIT {limit:UInt32}`,
-    { ...w.params, bk: key, limit },
-  );
-  return rows.map((x) => ({ value: Number(x.has) ? x.value : null, events: Number(x.events), uniqueUsers: Number(x.users) }));
-}
+  /** One event's counts by the values of one property (`null` for events without it). */
+  async breakdown(analytics: AnalyticalStore, r: AnalyticsRange & { event: string }, key: string, limit: number): Promise<BreakdownRow[]> {
+    const w = where(r);
+    const rows = await analytics.query<{ value: string; has: number | string; events: number | string; users: number | string }>(
+      `SELECT properties[{bk:String}] AS value, mapContains(properties, {bk:String}) AS has, count() AS events, uniqExact(distinct_id) AS users
+         FROM analytics_events FINAL WHERE ${w.sql} GROUP BY value, has ORDER BY events DESC, has DESC, value LIMIT {limit:UInt32}`,
+      { ...w.params, bk: key, limit },
+    );
+    return rows.map((x) => ({ value: Number(x.has) ? x.value : null, events: Number(x.events), uniqueUsers: Number(x.users) }));
+  },
 
-/** The newest events, newest first. */
-export async function latestEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<RawEvent[]> {
-  const w = where(r);
-  const rows = await analytics.query<{
-    event_id: string;
-    event: string;
-    distinct_id: string;
-    ts: string;
-    rcv: string;
-    environment: string;
-    session_id: string;
-    path: string;
-    properties: Record<string, string>;
-  }>(
-    `SELECT event_id, event, distinct_id, toString(timestamp) AS ts, toString(received_at) AS rcv, environment, session_id, path, properties
-       FROM analytics_events FINAL WHERE ${w.sql} ORDER BY timestamp DESC, event_id LIMIT {limit:UInt32}`,
-    { ...w.params, limit },
-  );
-  return rows.map((x) => ({
-    uuid: x.event_id,
-    event: x.event,
-    distinctId: x.distinct_id,
-    timestamp: isoOf(x.ts),
-    receivedAt: isoOf(x.rcv),
-    environment: x.environment,
-    sessionId: x.session_id || null,
-    path: x.path || null,
-    properties: x.properties ?? {},
-  }));
-}
+  /** The newest events, newest first. */
+  async latestEvents(analytics: AnalyticalStore, r: AnalyticsRange, limit: number): Promise<RawEvent[]> {
+    const w = where(r);
+    const rows = await analytics.query<{
+      event_id: string;
+      event: string;
+      distinct_id: string;
+      ts: string;
+      rcv: string;
+      environment: string;
+      session_id: string;
+      path: string;
+      properties: Record<string, string>;
+    }>(
+      `SELECT event_id, event, distinct_id, toString(timestamp) AS ts, toString(received_at) AS rcv, environment, session_id, path, properties
+         FROM analytics_events FINAL WHERE ${w.sql} ORDER BY timestamp DESC, event_id LIMIT {limit:UInt32}`,
+      { ...w.params, limit },
+    );
+    return rows.map((x) => ({
+      uuid: x.event_id,
+      event: x.event,
+      distinctId: x.distinct_id,
+      timestamp: isoOf(x.ts),
+      receivedAt: isoOf(x.rcv),
+      environment: x.environment,
+      sessionId: x.session_id || null,
+      path: x.path || null,
+      properties: x.properties ?? {},
+    }));
+  },
+};

@@ -3,23 +3,13 @@ import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
-import { breakdown, latestEvents, topEvents, totals, trends, type AnalyticsRange } from './analytics-repository.ts';
-import { errorAnswers, SlugParams } from '../../schemas/api/common.ts';
-import {
-  BreakdownAnswer,
-  BreakdownQuery,
-  RawEventsAnswer,
-  RawEventsQuery,
-  TopEventsAnswer,
-  TopEventsQuery,
-  TrendsAnswer,
-  TrendsQuery,
-  type RangeQuery,
-} from '../../schemas/api/analytics.ts';
+import { analyticsRepository, type AnalyticsRange } from './analytics-repository.ts';
+import type { RangeQuery } from '../../schemas/api/analytics.ts';
+import { declared } from '../declared-route.ts';
 
 /**
- * Reading analytics back (issue 16): `/v1/projects/:slug/analytics/...`, for a session, a CLI token or a key with
- * `analytics:read` (ingest keys read nothing, §5.2 rule 3). Every query takes a time range (`from`, `to`: ISO-8601
+ * Reading analytics back (issue 16): the table's `analytics*` routes (shapes in schemas/api/analytics.ts), for a
+ * session, a CLI token or a key with `analytics:read` (ingest keys read nothing, §5.2 rule 3). Every query takes a time range (`from`, `to`: ISO-8601
  * or epoch ms; default the last 7 days), at most 366 days, and optionally one event name and one property filter
  * (`property=plan&value=pro`: the property's text, JSON for values that are not strings).
  */
@@ -39,90 +29,53 @@ function rangeOf(projectId: string, q: RangeQuery, now: number): AnalyticsRange 
   return { projectId, from, to, event: q.event, property: q.property !== undefined ? { key: q.property, value: q.value! } : undefined };
 }
 
-const Errors = errorAnswers(400, 404);
 const echo = (r: AnalyticsRange) => ({ from: new Date(r.from).toISOString(), to: new Date(r.to).toISOString() });
 
 export function analyticsRoutes(platform: Pick<Platform, 'analytics' | 'clock'>): FastifyPluginAsyncZod {
   const { analytics, clock } = platform;
   const auth = { auth: AUTH.project('analytics:read') };
   return async (app) => {
-    app.get(
-      '/v1/projects/:slug/analytics/trends',
-      {
-        config: auth,
-        schema: {
-          tags: ['analytics'],
-          summary: 'Events and unique users per hour or day (UTC) over a range, with totals; empty buckets included',
-          params: SlugParams,
-          querystring: TrendsQuery,
-          response: { 200: TrendsAnswer, ...Errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('analyticsTrends'),
+      config: auth,
+      handler: async (request) => {
         const q = request.query;
         const r = rangeOf(projectOf(request).id, q, clock.now());
         if ((r.to - r.from) / (q.interval === 'hour' ? 3_600_000 : DAY_MS) > 10_000)
           throw new ServiceError('invalid_request', 'at most 10,000 buckets: use interval=day', {
             fields: [{ path: 'interval', message: 'too many buckets' }],
           });
-        const [series, sum] = await Promise.all([trends(analytics, r, q.interval), totals(analytics, r)]);
+        const [series, sum] = await Promise.all([analyticsRepository.trends(analytics, r, q.interval), analyticsRepository.totals(analytics, r)]);
         return { range: echo(r), interval: q.interval, totals: sum, series };
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/analytics/top-events',
-      {
-        config: auth,
-        schema: {
-          tags: ['analytics'],
-          summary: 'The most frequent events over a range',
-          params: SlugParams,
-          querystring: TopEventsQuery,
-          response: { 200: TopEventsAnswer, ...Errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('analyticsTopEvents'),
+      config: auth,
+      handler: async (request) => {
         const r = rangeOf(projectOf(request).id, request.query, clock.now());
-        return { range: echo(r), data: await topEvents(analytics, r, request.query.limit) };
+        return { range: echo(r), data: await analyticsRepository.topEvents(analytics, r, request.query.limit) };
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/analytics/breakdown',
-      {
-        config: auth,
-        schema: {
-          tags: ['analytics'],
-          summary: 'One event broken down by the values of one property (`by`); null for events without it',
-          params: SlugParams,
-          querystring: BreakdownQuery,
-          response: { 200: BreakdownAnswer, ...Errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('analyticsBreakdown'),
+      config: auth,
+      handler: async (request) => {
         const q = request.query;
         const r = rangeOf(projectOf(request).id, q, clock.now());
-        return { range: echo(r), event: q.event, by: q.by, data: await breakdown(analytics, { ...r, event: q.event }, q.by, q.limit) };
+        return { range: echo(r), event: q.event, by: q.by, data: await analyticsRepository.breakdown(analytics, { ...r, event: q.event }, q.by, q.limit) };
       },
-    );
+    });
 
-    app.get(
-      '/v1/projects/:slug/analytics/events',
-      {
-        config: auth,
-        schema: {
-          tags: ['analytics'],
-          summary: 'The newest raw events, newest first (scrubbed)',
-          params: SlugParams,
-          querystring: RawEventsQuery,
-          response: { 200: RawEventsAnswer, ...Errors },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('analyticsEvents'),
+      config: auth,
+      handler: async (request) => {
         const r = rangeOf(projectOf(request).id, request.query, clock.now());
-        return { range: echo(r), data: await latestEvents(analytics, r, request.query.limit) };
+        return { range: echo(r), data: await analyticsRepository.latestEvents(analytics, r, request.query.limit) };
       },
-    );
+    });
   };
 }

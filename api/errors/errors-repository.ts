@@ -45,7 +45,7 @@ interface GroupRow {
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
-export function toIssueSummary(r: GroupRow): IssueSummary {
+function toIssueSummary(r: GroupRow): IssueSummary {
   return {
     groupId: r.id,
     id: r.id,
@@ -76,7 +76,7 @@ function toSample(s: Record<string, unknown>): IssueSample {
   };
 }
 
-export function toIssue(r: GroupRow): Issue {
+function toIssue(r: GroupRow): Issue {
   const samples = (r.samples ?? []).map(toSample);
   // The group's stack is its newest occurrence's (groups-repository), which is the first sample.
   const newest = samples[0];
@@ -96,14 +96,14 @@ type Agree<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 export const FRAME_SHAPES_AGREE: Agree<SymbolicatedFrame, StoredFrame> = true;
 
 /** How the issue list can be ordered: most occurrences first, or most recently seen first (ties by id). */
-export type IssueSort = IssueListQuery['sort'];
+type IssueSort = IssueListQuery['sort'];
 
 /** Opaque list cursor: the sort key of the last row and its id (count desc or last seen desc, then id asc). */
-export function encodeCursor(key: number | string, id: string): string {
+function encodeCursor(key: number | string, id: string): string {
   return Buffer.from(JSON.stringify([key, id])).toString('base64url');
 }
 
-export function decodeCursor(cursor: string, sort: IssueSort = 'count'): { key: number | string; id: string } {
+function decodeCursor(cursor: string, sort: IssueSort = 'count'): { key: number | string; id: string } {
   try {
     const [key, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
     const keyOk = sort === 'count' ? typeof key === 'number' && Number.isSafeInteger(key) : typeof key === 'string' && !Number.isNaN(Date.parse(key));
@@ -123,200 +123,200 @@ function containsPattern(text: string): string {
 
 const SORT_COLUMN: Record<IssueSort, string> = { count: 'count', lastSeen: 'last_seen' };
 
-export async function listIssues(
-  db: Queryable,
-  projectId: string,
-  q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string; sort?: IssueSort; query?: string },
-): Promise<Page<IssueSummary>> {
-  const sort = q.sort ?? 'count';
-  const column = SORT_COLUMN[sort];
-  const params: unknown[] = [projectId, q.status, q.limit + 1];
-  let where = 'project_id = $1 AND status = $2';
-  if (q.environment) {
-    params.push(q.environment);
-    where += ` AND env_counts ? $${params.length}`;
-  }
-  const text = q.query?.trim();
-  if (text) {
-    params.push(containsPattern(text), text);
-    const like = `$${params.length - 1}`;
-    where += ` AND (name ILIKE ${like} OR message ILIKE ${like} OR culprit ILIKE ${like} OR id = $${params.length})`;
-  }
-  if (q.cursor) {
-    const c = decodeCursor(q.cursor, sort);
-    params.push(c.key, c.id);
-    const k = `$${params.length - 1}${sort === 'lastSeen' ? '::timestamptz' : ''}`;
-    where += ` AND (${column} < ${k} OR (${column} = ${k} AND id > $${params.length}))`;
-  }
-  const r = await db.query<GroupRow>(
-    `SELECT id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples
-       FROM error_groups WHERE ${where} ORDER BY ${column} DESC, id ASC LIMIT $3`,
-    params,
-  );
-  const hasMore = r.rows.length > q.limit;
-  const rows = r.rows.slice(0, q.limit);
-  const last = rows[rows.length - 1];
-  const cursorKey = (row: GroupRow) => (sort === 'count' ? Number(row.count) : new Date(row.last_seen).toISOString());
-  return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(cursorKey(last), last.id) : null };
-}
-
-export async function getIssue(db: Queryable, projectId: string, groupId: string): Promise<Issue> {
-  const r = await db.query<GroupRow>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 AND id = $2', [projectId, groupId]);
-  if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
-  return toIssue(r.rows[0]);
-}
-
 /** Spec §3.1: which states each trigger leaves from, and where it goes. */
-export const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueStatus }> = {
+const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueStatus }> = {
   resolve: { from: ['unresolved'], to: 'resolved' },
   ignore: { from: ['unresolved'], to: 'ignored' },
   reopen: { from: ['resolved', 'ignored'], to: 'unresolved' },
 };
 
-export async function transitionIssue(db: Queryable, projectId: string, groupId: string, action: keyof typeof TRANSITIONS) {
-  const t = TRANSITIONS[action];
-  const r = await db.query<{ id: string }>(`UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`, [
-    projectId,
-    groupId,
-    t.to,
-    t.from,
-  ]);
-  // The issue as GET shows it, its samples included (they live beside the group, not in its row).
-  if (r.rows[0]) return getIssue(db, projectId, groupId);
-  const current = await db.query<{ status: IssueStatus }>('SELECT status FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
-  if (!current.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
-  throw new ServiceError('invalid_transition', `cannot ${action} an issue that is ${current.rows[0].status}`, {
-    body: { status: current.rows[0].status },
-  });
-}
-
-/**
- * One transition for several issues at once (the console's bulk actions): a single conditional UPDATE, so
- * each issue moves at most once; the ones not in a state the action leaves from are named with their status.
- */
-export async function transitionIssues(db: Queryable, projectId: string, groupIds: string[], action: IssueAction): Promise<BulkIssuesAnswer> {
-  const t = TRANSITIONS[action];
-  const ids = [...new Set(groupIds)];
-  const r = await db.query<GroupRow>(
-    `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
-      RETURNING id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`,
-    [projectId, ids, t.to, t.from],
-  );
-  const moved = new Set(r.rows.map((row) => row.id));
-  const rest = ids.filter((id) => !moved.has(id));
-  const current = rest.length
-    ? await db.query<{ id: string; status: IssueStatus }>('SELECT id, status FROM error_groups WHERE project_id = $1 AND id = ANY($2::text[])', [
-        projectId,
-        rest,
-      ])
-    : { rows: [] };
-  const statusOf = new Map(current.rows.map((row) => [row.id, row.status]));
-  const skipped = rest.map((groupId) => {
-    const status = statusOf.get(groupId);
-    return status
-      ? { groupId, error: 'invalid_transition' as const, message: `cannot ${action} an issue that is ${status}`, status }
-      : { groupId, error: 'not_found' as const, message: 'no such issue in this project', status: null };
-  });
-  return { updated: r.rows.map(toIssueSummary), skipped };
-}
-
 async function ensureSettings(db: Queryable, projectId: string): Promise<void> {
   await db.query('INSERT INTO error_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
 }
 
-export async function getErrorSettings(db: Queryable, projectId: string): Promise<ErrorSettings> {
-  await ensureSettings(db, projectId);
-  const r = await db.query<{ paused: boolean; ingest_origins: string[] }>('SELECT paused, ingest_origins FROM error_settings WHERE project_id = $1', [
-    projectId,
-  ]);
-  return { paused: r.rows[0]!.paused, ingestOrigins: r.rows[0]!.ingest_origins ?? [] };
-}
-
-export async function updateErrorSettings(db: Queryable, projectId: string, patch: ErrorSettingsPatch, now: number): Promise<ErrorSettings> {
-  await ensureSettings(db, projectId);
-  await db.query(
-    `UPDATE error_settings SET paused = COALESCE($2, paused), ingest_origins = COALESCE($3::text[], ingest_origins), updated_at = $4 WHERE project_id = $1`,
-    [projectId, patch.paused ?? null, patch.ingestOrigins ?? null, new Date(now).toISOString()],
-  );
-  return getErrorSettings(db, projectId);
-}
-
-export async function getAlertSettings(db: Queryable, projectId: string): Promise<AlertSettings> {
-  await ensureSettings(db, projectId);
-  const s = await db.query<{ alerts_enabled: boolean }>('SELECT alerts_enabled FROM error_settings WHERE project_id = $1', [projectId]);
-  const r = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
-  const suppressed = (await alertRecipientStates(db, projectId)).flatMap((x) => (x.suppressed ? [{ email: x.email, ...x.suppressed }] : []));
-  return { enabled: s.rows[0]!.alerts_enabled, recipients: r.rows.map((x) => x.email), suppressed };
-}
-
-export async function updateAlertSettings(
-  db: Queryable & { transaction?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> },
-  projectId: string,
-  patch: AlertSettingsPatch,
-  now: number,
-): Promise<AlertSettings> {
-  const apply = async (tx: Queryable) => {
-    await ensureSettings(tx, projectId);
-    if (patch.enabled !== undefined) {
-      await tx.query('UPDATE error_settings SET alerts_enabled = $2, updated_at = $3 WHERE project_id = $1', [
-        projectId,
-        patch.enabled,
-        new Date(now).toISOString(),
-      ]);
+export const errorsRepository = {
+  async listIssues(
+    db: Queryable,
+    projectId: string,
+    q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string; sort?: IssueSort; query?: string },
+  ): Promise<Page<IssueSummary>> {
+    const sort = q.sort ?? 'count';
+    const column = SORT_COLUMN[sort];
+    const params: unknown[] = [projectId, q.status, q.limit + 1];
+    let where = 'project_id = $1 AND status = $2';
+    if (q.environment) {
+      params.push(q.environment);
+      where += ` AND env_counts ? $${params.length}`;
     }
-    // Only addresses this project would mail: a project cannot lift another's suppression of a stranger's address.
-    if (patch.reenable?.length) {
-      const mine = new Set((await alertRecipientStates(tx, projectId)).map((x) => x.email.toLowerCase()));
-      await reenableRecipients(
-        tx,
-        patch.reenable.filter((e) => mine.has(e)),
-      );
+    const text = q.query?.trim();
+    if (text) {
+      params.push(containsPattern(text), text);
+      const like = `$${params.length - 1}`;
+      where += ` AND (name ILIKE ${like} OR message ILIKE ${like} OR culprit ILIKE ${like} OR id = $${params.length})`;
     }
-    if (patch.recipients) {
-      await tx.query('DELETE FROM project_alert_recipients WHERE project_id = $1', [projectId]);
-      if (patch.recipients.length) {
-        await tx.query('INSERT INTO project_alert_recipients (project_id, email) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [
+    if (q.cursor) {
+      const c = decodeCursor(q.cursor, sort);
+      params.push(c.key, c.id);
+      const k = `$${params.length - 1}${sort === 'lastSeen' ? '::timestamptz' : ''}`;
+      where += ` AND (${column} < ${k} OR (${column} = ${k} AND id > $${params.length}))`;
+    }
+    const r = await db.query<GroupRow>(
+      `SELECT id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples
+         FROM error_groups WHERE ${where} ORDER BY ${column} DESC, id ASC LIMIT $3`,
+      params,
+    );
+    const hasMore = r.rows.length > q.limit;
+    const rows = r.rows.slice(0, q.limit);
+    const last = rows[rows.length - 1];
+    const cursorKey = (row: GroupRow) => (sort === 'count' ? Number(row.count) : new Date(row.last_seen).toISOString());
+    return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(cursorKey(last), last.id) : null };
+  },
+
+  async getIssue(db: Queryable, projectId: string, groupId: string): Promise<Issue> {
+    const r = await db.query<GroupRow>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 AND id = $2', [projectId, groupId]);
+    if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
+    return toIssue(r.rows[0]);
+  },
+
+  async transitionIssue(db: Queryable, projectId: string, groupId: string, action: IssueAction): Promise<Issue> {
+    const t = TRANSITIONS[action];
+    const r = await db.query<{ id: string }>(
+      `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`,
+      [projectId, groupId, t.to, t.from],
+    );
+    // The issue as GET shows it, its samples included (they live beside the group, not in its row).
+    if (r.rows[0]) return errorsRepository.getIssue(db, projectId, groupId);
+    const current = await db.query<{ status: IssueStatus }>('SELECT status FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
+    if (!current.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
+    throw new ServiceError('invalid_transition', `cannot ${action} an issue that is ${current.rows[0].status}`, {
+      body: { status: current.rows[0].status },
+    });
+  },
+
+  /**
+   * One transition for several issues at once (the console's bulk actions): a single conditional UPDATE, so
+   * each issue moves at most once; the ones not in a state the action leaves from are named with their status.
+   */
+  async transitionIssues(db: Queryable, projectId: string, groupIds: string[], action: IssueAction): Promise<BulkIssuesAnswer> {
+    const t = TRANSITIONS[action];
+    const ids = [...new Set(groupIds)];
+    const r = await db.query<GroupRow>(
+      `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
+        RETURNING id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`,
+      [projectId, ids, t.to, t.from],
+    );
+    const moved = new Set(r.rows.map((row) => row.id));
+    const rest = ids.filter((id) => !moved.has(id));
+    const current = rest.length
+      ? await db.query<{ id: string; status: IssueStatus }>('SELECT id, status FROM error_groups WHERE project_id = $1 AND id = ANY($2::text[])', [
           projectId,
-          patch.recipients,
+          rest,
+        ])
+      : { rows: [] };
+    const statusOf = new Map(current.rows.map((row) => [row.id, row.status]));
+    const skipped = rest.map((groupId) => {
+      const status = statusOf.get(groupId);
+      return status
+        ? { groupId, error: 'invalid_transition' as const, message: `cannot ${action} an issue that is ${status}`, status }
+        : { groupId, error: 'not_found' as const, message: 'no such issue in this project', status: null };
+    });
+    return { updated: r.rows.map(toIssueSummary), skipped };
+  },
+
+  async getErrorSettings(db: Queryable, projectId: string): Promise<ErrorSettings> {
+    await ensureSettings(db, projectId);
+    const r = await db.query<{ paused: boolean; ingest_origins: string[] }>('SELECT paused, ingest_origins FROM error_settings WHERE project_id = $1', [
+      projectId,
+    ]);
+    return { paused: r.rows[0]!.paused, ingestOrigins: r.rows[0]!.ingest_origins ?? [] };
+  },
+
+  async updateErrorSettings(db: Queryable, projectId: string, patch: ErrorSettingsPatch, now: number): Promise<ErrorSettings> {
+    await ensureSettings(db, projectId);
+    await db.query(
+      `UPDATE error_settings SET paused = COALESCE($2, paused), ingest_origins = COALESCE($3::text[], ingest_origins), updated_at = $4 WHERE project_id = $1`,
+      [projectId, patch.paused ?? null, patch.ingestOrigins ?? null, new Date(now).toISOString()],
+    );
+    return errorsRepository.getErrorSettings(db, projectId);
+  },
+
+  async getAlertSettings(db: Queryable, projectId: string): Promise<AlertSettings> {
+    await ensureSettings(db, projectId);
+    const s = await db.query<{ alerts_enabled: boolean }>('SELECT alerts_enabled FROM error_settings WHERE project_id = $1', [projectId]);
+    const r = await db.query<{ email: string }>('SELECT email FROM project_alert_recipients WHERE project_id = $1 ORDER BY email', [projectId]);
+    const suppressed = (await alertRecipientStates(db, projectId)).flatMap((x) => (x.suppressed ? [{ email: x.email, ...x.suppressed }] : []));
+    return { enabled: s.rows[0]!.alerts_enabled, recipients: r.rows.map((x) => x.email), suppressed };
+  },
+
+  async updateAlertSettings(
+    db: Queryable & { transaction?: <T>(fn: (tx: Queryable) => Promise<T>) => Promise<T> },
+    projectId: string,
+    patch: AlertSettingsPatch,
+    now: number,
+  ): Promise<AlertSettings> {
+    const apply = async (tx: Queryable) => {
+      await ensureSettings(tx, projectId);
+      if (patch.enabled !== undefined) {
+        await tx.query('UPDATE error_settings SET alerts_enabled = $2, updated_at = $3 WHERE project_id = $1', [
+          projectId,
+          patch.enabled,
+          new Date(now).toISOString(),
         ]);
       }
-    }
-  };
-  if (db.transaction) await db.transaction(apply);
-  else await apply(db);
-  return getAlertSettings(db, projectId);
-}
+      // Only addresses this project would mail: a project cannot lift another's suppression of a stranger's address.
+      if (patch.reenable?.length) {
+        const mine = new Set((await alertRecipientStates(tx, projectId)).map((x) => x.email.toLowerCase()));
+        await reenableRecipients(
+          tx,
+          patch.reenable.filter((e) => mine.has(e)),
+        );
+      }
+      if (patch.recipients) {
+        await tx.query('DELETE FROM project_alert_recipients WHERE project_id = $1', [projectId]);
+        if (patch.recipients.length) {
+          await tx.query('INSERT INTO project_alert_recipients (project_id, email) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING', [
+            projectId,
+            patch.recipients,
+          ]);
+        }
+      }
+    };
+    if (db.transaction) await db.transaction(apply);
+    else await apply(db);
+    return errorsRepository.getAlertSettings(db, projectId);
+  },
 
-/**
- * Claim the project's test-alert slot: one per `windowMs`. Returns the previous claim time (to give
- * the slot back if sending fails), or the seconds to wait.
- */
-export async function claimTestAlert(
-  db: Queryable,
-  projectId: string,
-  now: number,
-  windowMs: number,
-): Promise<{ ok: true; previous: string | null } | { ok: false; retryAfterSec: number }> {
-  await ensureSettings(db, projectId);
-  const before = await db.query<{ last_test_alert_at: Date | string | null }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [
-    projectId,
-  ]);
-  const previous = before.rows[0]?.last_test_alert_at ? iso(before.rows[0].last_test_alert_at) : null;
-  const r = await db.query(
-    `UPDATE error_settings SET last_test_alert_at = $2
-      WHERE project_id = $1 AND (last_test_alert_at IS NULL OR last_test_alert_at <= $3) RETURNING project_id`,
-    [projectId, new Date(now).toISOString(), new Date(now - windowMs).toISOString()],
-  );
-  if (r.rowCount > 0 && r.rows.length > 0) return { ok: true, previous };
-  const cur = await db.query<{ last_test_alert_at: Date | string }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [projectId]);
-  const last = new Date(cur.rows[0]!.last_test_alert_at).getTime();
-  return { ok: false, retryAfterSec: Math.max(1, Math.ceil((last + windowMs - now) / 1000)) };
-}
+  /**
+   * Claim the project's test-alert slot: one per `windowMs`. Returns the previous claim time (to give
+   * the slot back if sending fails), or the seconds to wait.
+   */
+  async claimTestAlert(
+    db: Queryable,
+    projectId: string,
+    now: number,
+    windowMs: number,
+  ): Promise<{ ok: true; previous: string | null } | { ok: false; retryAfterSec: number }> {
+    await ensureSettings(db, projectId);
+    const before = await db.query<{ last_test_alert_at: Date | string | null }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [
+      projectId,
+    ]);
+    const previous = before.rows[0]?.last_test_alert_at ? iso(before.rows[0].last_test_alert_at) : null;
+    const r = await db.query(
+      `UPDATE error_settings SET last_test_alert_at = $2
+        WHERE project_id = $1 AND (last_test_alert_at IS NULL OR last_test_alert_at <= $3) RETURNING project_id`,
+      [projectId, new Date(now).toISOString(), new Date(now - windowMs).toISOString()],
+    );
+    if (r.rowCount > 0 && r.rows.length > 0) return { ok: true, previous };
+    const cur = await db.query<{ last_test_alert_at: Date | string }>('SELECT last_test_alert_at FROM error_settings WHERE project_id = $1', [projectId]);
+    const last = new Date(cur.rows[0]!.last_test_alert_at).getTime();
+    return { ok: false, retryAfterSec: Math.max(1, Math.ceil((last + windowMs - now) / 1000)) };
+  },
 
-export async function releaseTestAlert(db: Queryable, projectId: string, claimedAt: number, previous: string | null): Promise<void> {
-  await db.query('UPDATE error_settings SET last_test_alert_at = $3 WHERE project_id = $1 AND last_test_alert_at = $2', [
-    projectId,
-    new Date(claimedAt).toISOString(),
-    previous,
-  ]);
-}
+  async releaseTestAlert(db: Queryable, projectId: string, claimedAt: number, previous: string | null): Promise<void> {
+    await db.query('UPDATE error_settings SET last_test_alert_at = $3 WHERE project_id = $1 AND last_test_alert_at = $2', [
+      projectId,
+      new Date(claimedAt).toISOString(),
+      previous,
+    ]);
+  },
+};

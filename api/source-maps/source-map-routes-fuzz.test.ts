@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApi, createKey, createProject, signUpAndSignIn } from '../../test/support/accounts.ts';
 import { cut, makeBundle, mapJson, multipartChunks, sha1 } from '../../test/support/artifact-bundles.ts';
 import { prng } from '../../test/support/prng.ts';
-import { sourceMapPath } from '../../schemas/api/source-maps.ts';
+import { routePath } from '../../schemas/api/client.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 
 /**
@@ -40,8 +40,8 @@ describe('source map upload routes under random input', () => {
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
       const org = pick(['acme', encodeURIComponent(text(10)), '%00', '..%2F..', 'a'.repeat(300)]);
-      const route = pick(['chunkUpload', 'assemble'] as const);
-      const url = sourceMapPath(route, 'x').replace('/x/', `/${org}/`);
+      const route = pick(['uploadChunks', 'assembleArtifactBundle'] as const);
+      const url = routePath(route, { org: 'x' }).replace('/x/', `/${org}/`);
       const method = pick<'POST' | 'GET' | 'PUT' | 'DELETE'>(['POST', 'POST', 'POST', 'GET', 'PUT']);
       const real = multipartChunks(Array.from({ length: Math.floor(rnd() * 3) + 1 }, () => ({ bytes: bytes(Math.floor(rnd() * 200)), gzip: rnd() < 0.5 })));
       const body = pick([
@@ -103,20 +103,24 @@ describe('source map upload routes under random input', () => {
       }
       const { checksum, chunks } = cut(blob, LIMITS.sourceMaps.chunkBytes);
       const body = { checksum, chunks: chunks.map((c) => c.checksum), projects: [slug] };
-      const first = await t.app.inject({ method: 'POST', url: sourceMapPath('assemble', 'acme'), headers: bearer(key), payload: body });
+      const first = await t.app.inject({ method: 'POST', url: routePath('assembleArtifactBundle', { org: 'acme' }), headers: bearer(key), payload: body });
       check(first, 'assemble (first)', seen);
       const { body: parts, contentType } = multipartChunks(chunks.map((c) => ({ bytes: c.bytes, gzip: true })));
       check(
         await t.app.inject({
           method: 'POST',
-          url: sourceMapPath('chunkUpload', 'acme'),
+          url: routePath('uploadChunks', { org: 'acme' }),
           headers: { ...bearer(key), 'content-type': contentType },
           payload: parts,
         }),
         'chunks',
         seen,
       );
-      check(await t.app.inject({ method: 'POST', url: sourceMapPath('assemble', 'acme'), headers: bearer(key), payload: body }), 'assemble', seen);
+      check(
+        await t.app.inject({ method: 'POST', url: routePath('assembleArtifactBundle', { org: 'acme' }), headers: bearer(key), payload: body }),
+        'assemble',
+        seen,
+      );
     }
     expect(seen.get(400)).toBeGreaterThan(0);
     expect((await t.app.inject({ url: '/v1/' })).statusCode).toBe(200);

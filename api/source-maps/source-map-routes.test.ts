@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, buildTestApi, createCliToken, createKey, createProject, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { cut, makeBundle, mapJson, multipartChunks, sha1 } from '../../test/support/artifact-bundles.ts';
 import { buildApp, builtFile, sentryCli, sentryUpload } from '../../test/support/sentry-cli.ts';
-import { sourceMapPath, MAX_ASSEMBLE_CHUNKS } from '../../schemas/api/source-maps.ts';
+import { MAX_ASSEMBLE_CHUNKS } from '../../schemas/api/source-maps.ts';
+import { routePath } from '../../schemas/api/client.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { Project } from '../../schemas/api/projects.ts';
 import { uploadsRepository } from './uploads-repository.ts';
@@ -40,12 +41,17 @@ async function mapsOf(projectId: string): Promise<Row[]> {
   ).rows;
 }
 
-const options = (token: string, org = 'acme') => t.app.inject({ method: 'GET', url: sourceMapPath('chunkUpload', org), headers: bearer(token) });
+const options = (token: string, org = 'acme') => t.app.inject({ method: 'GET', url: routePath('chunkUploadOptions', { org }), headers: bearer(token) });
 const assemble = (token: string, body: unknown, org = 'acme') =>
-  t.app.inject({ method: 'POST', url: sourceMapPath('assemble', org), headers: bearer(token), payload: body as object });
+  t.app.inject({ method: 'POST', url: routePath('assembleArtifactBundle', { org }), headers: bearer(token), payload: body as object });
 function postChunks(token: string, parts: Parameters<typeof multipartChunks>[0]) {
   const { body, contentType } = multipartChunks(parts);
-  return t.app.inject({ method: 'POST', url: sourceMapPath('chunkUpload', 'acme'), headers: { ...bearer(token), 'content-type': contentType }, payload: body });
+  return t.app.inject({
+    method: 'POST',
+    url: routePath('uploadChunks', { org: 'acme' }),
+    headers: { ...bearer(token), 'content-type': contentType },
+    payload: body,
+  });
 }
 
 /** sentry-cli's four calls by hand: assemble (missing chunks), chunks, assemble again. */
@@ -205,7 +211,7 @@ describe('the upload routes by hand', () => {
   });
 
   it('a malformed multipart body, no boundary, or JSON where chunks go: a clear 4xx', async () => {
-    const url = sourceMapPath('chunkUpload', 'acme');
+    const url = routePath('uploadChunks', { org: 'acme' });
     const send = (contentType: string, payload: string | Buffer) =>
       t.app.inject({ method: 'POST', url, headers: { ...bearer(key), 'content-type': contentType }, payload });
     expectError(

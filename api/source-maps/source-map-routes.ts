@@ -3,27 +3,19 @@ import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
 import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
-import { errorAnswers } from '../../schemas/api/common.ts';
-import {
-  AssembleAnswer,
-  AssembleBody,
-  ChunkUploadAnswer,
-  ChunkUploadOptions,
-  MAX_ASSEMBLE_CHUNKS,
-  OrgParams,
-  SOURCE_MAP_PATHS,
-  sourceMapPath,
-} from '../../schemas/api/source-maps.ts';
+import { MAX_ASSEMBLE_CHUNKS } from '../../schemas/api/source-maps.ts';
+import { routePath } from '../../schemas/api/client.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import type { RouteAuth } from '../auth/route-auth.ts';
 import { readArtifactBundle, type BundleRefusal } from './artifact-bundle.ts';
 import { MAX_CHUNKS_PER_REQUEST, parseChunkUpload } from './chunk-upload.ts';
 import { uploadsRepository, type UploadProject } from './uploads-repository.ts';
+import { declared } from '../declared-route.ts';
 
 /**
- * Source maps from builds made elsewhere (issue 37): sentry-cli's upload, unchanged (schemas/api/source-maps.ts has
- * the routes). `sentry-cli sourcemaps upload` makes four calls, all answered here:
+ * Source maps from builds made elsewhere (issue 37): sentry-cli's upload, unchanged (shapes in
+ * schemas/api/source-maps.ts). `sentry-cli sourcemaps upload` makes four calls, all answered here:
  *  1. GET chunk-upload/: the options (chunks of chunkBytes, one a request, gzip, sha1);
  *  2. POST artifactbundle/assemble/: the chunks the caller has not sent yet (`not_found` + missingChunks);
  *  3. POST chunk-upload/: those chunks, each checked against its SHA-1 and held for the caller (uploads-repository.ts);
@@ -53,19 +45,11 @@ export function sourceMapRoutes(platform: Pick<Platform, 'db' | 'clock' | 'logge
     // Chunks arrive as multipart bodies, read whole (bounded) and parsed by chunk-upload.ts.
     app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: S.chunkRequestBytes }, (_request, body, done) => done(null, body));
 
-    app.get(
-      SOURCE_MAP_PATHS.chunkUpload,
-      {
-        config: { auth: UPLOAD_AUTH },
-        schema: {
-          tags: ['source-maps'],
-          summary: "sentry-cli's chunk-upload options: how to cut and send an artifact bundle",
-          params: OrgParams,
-          response: { 200: ChunkUploadOptions },
-        },
-      },
-      async (request) => ({
-        url: sourceMapPath('chunkUpload', request.params.org),
+    app.route({
+      ...declared('chunkUploadOptions'),
+      config: { auth: UPLOAD_AUTH },
+      handler: async (request) => ({
+        url: routePath('uploadChunks', { org: request.params.org }),
         chunkSize: S.chunkBytes,
         chunksPerRequest: MAX_CHUNKS_PER_REQUEST,
         maxRequestSize: S.chunkBytes,
@@ -76,21 +60,13 @@ export function sourceMapRoutes(platform: Pick<Platform, 'db' | 'clock' | 'logge
         compression: ['gzip'],
         accept: ['release_files', 'artifact_bundles', 'artifact_bundles_v2'],
       }),
-    );
+    });
 
-    app.post(
-      SOURCE_MAP_PATHS.chunkUpload,
-      {
-        config: { auth: UPLOAD_AUTH },
-        bodyLimit: S.chunkRequestBytes,
-        schema: {
-          tags: ['source-maps'],
-          summary: `Upload chunks (multipart/form-data: parts "file" or "file_gzip", filename = the chunk's SHA-1, at most ${S.chunkBytes} bytes each); held an hour for the caller`,
-          params: OrgParams,
-          response: { 200: ChunkUploadAnswer, ...errorAnswers(400, 413, 415) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('uploadChunks'),
+      config: { auth: UPLOAD_AUTH },
+      bodyLimit: S.chunkRequestBytes,
+      handler: async (request) => {
         const contentType = String(request.headers['content-type'] ?? '');
         if (!Buffer.isBuffer(request.body) || !/^multipart\/form-data/i.test(contentType))
           throw new ServiceError('unsupported_media_type', 'send chunks as multipart/form-data');
@@ -103,21 +79,12 @@ export function sourceMapRoutes(platform: Pick<Platform, 'db' | 'clock' | 'logge
         await uploadsRepository.trimChunks(db, owner, S.uploadBytes);
         return { stored: parsed.chunks.map((c) => c.checksum) };
       },
-    );
+    });
 
-    app.post(
-      SOURCE_MAP_PATHS.assemble,
-      {
-        config: { auth: UPLOAD_AUTH },
-        schema: {
-          tags: ['source-maps'],
-          summary: 'Assemble an artifact bundle from its chunks and keep its source maps (as sentry-cli calls it: missing chunks, then ok or error)',
-          params: OrgParams,
-          body: AssembleBody,
-          response: { 200: AssembleAnswer, ...errorAnswers(400, 403, 413) },
-        },
-      },
-      async (request) => {
+    app.route({
+      ...declared('assembleArtifactBundle'),
+      config: { auth: UPLOAD_AUTH },
+      handler: async (request) => {
         const { checksum, chunks } = request.body;
         if (chunks.length > MAX_ASSEMBLE_CHUNKS)
           throw new ServiceError(
@@ -181,7 +148,7 @@ export function sourceMapRoutes(platform: Pick<Platform, 'db' | 'clock' | 'logge
           refused: byReason,
         };
       },
-    );
+    });
   };
 
   /** The chunks in order, each checked again against its name, joined and checked against the bundle's SHA-1. */

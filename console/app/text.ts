@@ -17,3 +17,6 @@ export function sizeOf(bytes: number): string {
   }
   return `${n >= 100 ? Math.round(n) : n.toFixed(1)} ${units[u]}`;
 }
+
+/** `text` cut to at most `max` characters, the cut marked with an ellipsis (a property value a sender made long). */
+export const clipped = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { countOf, rowsFor, sizeOf } from './text.ts';
+import { clipped, countOf, rowsFor, sizeOf } from './text.ts';
 
 describe('console text', () => {
   it('says 1 event, 2 events (issue 23: "1 events")', () => {
@@ -22,5 +22,12 @@ describe('console text', () => {
     expect(sizeOf(96_402)).toBe('94.1 KB');
     expect(sizeOf(1_843_211)).toBe('1.8 MB');
     expect(sizeOf(200 * 1024 * 1024)).toBe('200 MB');
+  });
+
+  it('clips a long value to its length, the cut marked (issue 39 §5: one property value made the page 24,135 px wide)', () => {
+    expect(clipped('short', 10)).toBe('short');
+    expect(clipped('x'.repeat(10), 10)).toBe('x'.repeat(10));
+    expect(clipped('x'.repeat(2500), 200)).toBe(`${'x'.repeat(199)}…`);
+    expect(clipped('x'.repeat(2500), 200)).toHaveLength(200);
   });
 });

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { errorAnswers, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /**
  * Reading analytics back (spec §4.6): every query takes a time range (`from`, `to`: ISO-8601 or epoch ms), optionally
@@ -66,3 +68,41 @@ export const RawEventSchema = z.object({
 export type RawEvent = z.infer<typeof RawEventSchema>;
 export const RawEventsAnswer = z.object({ range: RangeEcho, data: z.array(RawEventSchema) });
 export type RawEventsAnswer = z.infer<typeof RawEventsAnswer>;
+
+const tags = ['analytics'];
+const errors = errorAnswers(400, 404);
+
+/**
+ * The family's routes (paths in route-table.ts), for a session, a CLI token or a key with `analytics:read`. Each
+ * query names only the parameters it reads: one it does not (`range=24h`) is refused, not silently ignored.
+ */
+export const analyticsRoutes = routeShapes({
+  analyticsTrends: {
+    tags,
+    summary: 'Events and unique users per hour or day (UTC) over a range, with totals; empty buckets included',
+    params: SlugParams,
+    querystring: TrendsQuery,
+    response: { 200: TrendsAnswer, ...errors },
+  },
+  analyticsTopEvents: {
+    tags,
+    summary: 'The most frequent events over a range',
+    params: SlugParams,
+    querystring: TopEventsQuery,
+    response: { 200: TopEventsAnswer, ...errors },
+  },
+  analyticsBreakdown: {
+    tags,
+    summary: 'One event broken down by the values of one property (`by`); null for events without it',
+    params: SlugParams,
+    querystring: BreakdownQuery,
+    response: { 200: BreakdownAnswer, ...errors },
+  },
+  analyticsEvents: {
+    tags,
+    summary: 'The newest raw events, newest first (scrubbed)',
+    params: SlugParams,
+    querystring: RawEventsQuery,
+    response: { 200: RawEventsAnswer, ...errors },
+  },
+});

@@ -3,7 +3,8 @@ import { ENVIRONMENTS } from '../error-event.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
 import { LIMITS } from '../limits.ts';
 import { UNRESOLVED_REASONS } from '../symbolicated-frame.ts';
-import { pageOf } from './common.ts';
+import { errorAnswers, pageOf, SlugParams } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /** Error tracking (spec §4.5): the issue inbox, its transitions (§3.1), error settings (§2.7) and alert settings (§2.8). */
 export const IssueStatusSchema = z.enum(['unresolved', 'resolved', 'ignored']);
@@ -165,3 +166,68 @@ export const AlertSettingsPatch = z
 export type AlertSettingsPatch = z.infer<typeof AlertSettingsPatch>;
 export const TestAlertAnswer = z.object({ sent: z.literal(true), to: z.array(z.string()) });
 export type TestAlertAnswer = z.infer<typeof TestAlertAnswer>;
+
+const tags = ['errors'];
+const errors = errorAnswers(400, 404);
+
+/**
+ * The family's routes (paths in route-table.ts). Reads need `errors:read`, changes `errors:write` (or a session / CLI
+ * token that reaches the project). The static `errors/settings` path sits beside `errors/:groupId`; Fastify's router
+ * prefers the static segment, so it is never read as a group id.
+ */
+export const errorRoutes = routeShapes({
+  listIssues: {
+    tags,
+    summary: 'List issues, most occurrences first (default status unresolved); paginated with cursor',
+    description:
+      'Filter by `status`, `environment` (issues with occurrences there) and `query`; order by `sort` (count or lastSeen). The cursor belongs to the sort it came from.',
+    params: SlugParams,
+    querystring: IssueListQuery,
+    response: { 200: IssuePage, ...errors },
+  },
+  getErrorSettings: { tags, summary: 'Error settings', params: SlugParams, response: { 200: ErrorSettingsSchema, ...errors } },
+  updateErrorSettings: {
+    tags,
+    summary: 'Change paused and/or ingestOrigins',
+    params: SlugParams,
+    body: ErrorSettingsPatch,
+    response: { 200: ErrorSettingsSchema, ...errors },
+  },
+  getIssue: {
+    tags,
+    summary: 'One issue with stack, recent samples, suggestion and per-environment counts',
+    params: GroupParams,
+    response: { 200: IssueAnswer, ...errors },
+  },
+  resolveIssue: { tags, summary: 'Resolve an unresolved issue', params: GroupParams, response: { 200: IssueAnswer, ...errorAnswers(409), ...errors } },
+  ignoreIssue: {
+    tags,
+    summary: 'Ignore an unresolved issue (no more alert email)',
+    params: GroupParams,
+    response: { 200: IssueAnswer, ...errorAnswers(409), ...errors },
+  },
+  reopenIssue: { tags, summary: 'Reopen a resolved or ignored issue', params: GroupParams, response: { 200: IssueAnswer, ...errorAnswers(409), ...errors } },
+  bulkIssues: {
+    tags,
+    summary: 'Resolve, ignore or reopen up to 100 issues at once',
+    description:
+      'Each issue moves as its single-issue route would (§3.1). Issues not in a state the action leaves from, or not found, are listed in `skipped` with the reason; the others are in `updated`.',
+    params: SlugParams,
+    body: BulkIssuesBody,
+    response: { 200: BulkIssuesAnswer, ...errors },
+  },
+  getErrorAlerts: { tags, summary: 'Alert email settings', params: SlugParams, response: { 200: AlertSettingsSchema, ...errors } },
+  updateErrorAlerts: {
+    tags,
+    summary: 'Toggle alert email and/or replace the recipient list',
+    params: SlugParams,
+    body: AlertSettingsPatch,
+    response: { 200: AlertSettingsSchema, ...errors },
+  },
+  testErrorAlert: {
+    tags,
+    summary: 'Send a real test alert email; at most one per 15 minutes per project (429 rate_limited with Retry-After)',
+    params: SlugParams,
+    response: { 202: TestAlertAnswer, ...errorAnswers(409, 429, 503), ...errors },
+  },
+});

@@ -1,5 +1,9 @@
 import { webhookRoutes } from './webhooks.ts';
 import { mcpRoutes } from './mcp.ts';
+import { errorRoutes } from './errors.ts';
+import { analyticsRoutes } from './analytics.ts';
+import { flagRoutes } from './flags.ts';
+import { sourceMapRoutes } from './source-maps.ts';
 import { cliRoutes } from './cli.ts';
 import { deployRoutes } from './deploys.ts';
 import { integrationRoutes } from './integrations.ts';
@@ -23,6 +27,10 @@ import { billingRoutes } from './billing.ts';
 export const ROUTE_SHAPES = {
   ...webhookRoutes,
   ...mcpRoutes,
+  ...errorRoutes,
+  ...analyticsRoutes,
+  ...flagRoutes,
+  ...sourceMapRoutes,
   ...cliRoutes,
   ...deployRoutes,
   ...integrationRoutes,

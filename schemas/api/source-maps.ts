@@ -1,20 +1,17 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.ts';
+import { errorAnswers } from './common.ts';
+import { routeShapes } from './route-shape.ts';
 
 /**
  * Source map uploads for builds made elsewhere (issue 37), on sentry-cli's own routes so `sentry-cli sourcemaps upload`
  * works unchanged (`--url` = this service): its chunk-upload options, the chunk upload, and the artifact-bundle assemble.
  * They live at the root, under `/api/0/`, with sentry-cli's trailing slashes: the CLI builds every URL as
  * `{--url}/api/0/{path}` and refuses a base URL with a path, so they cannot sit under `/v1`. `cx sourcemaps upload`
- * calls the same routes. `:org` is any value (there are no organizations here): the project comes from the assemble's
- * `projects`, each a project slug, a `prj_` id or a DSN's project number.
+ * calls the same routes (paths in route-table.ts). `:org` is any value (there are no organizations here): the project
+ * comes from the assemble's `projects`, each a project slug, a `prj_` id or a DSN's project number. sentry-cli sends no
+ * query parameters (3.x: none on any of the three), so the routes take none.
  */
-export const SOURCE_MAP_PATHS = {
-  chunkUpload: '/api/0/organizations/:org/chunk-upload/',
-  assemble: '/api/0/organizations/:org/artifactbundle/assemble/',
-} as const;
-
-export const sourceMapPath = (route: keyof typeof SOURCE_MAP_PATHS, org: string): string => SOURCE_MAP_PATHS[route].replace(':org', encodeURIComponent(org));
 
 /** The most chunks one assemble may name: one upload's bytes in chunks. */
 export const MAX_ASSEMBLE_CHUNKS = Math.ceil(LIMITS.sourceMaps.uploadBytes / LIMITS.sourceMaps.chunkBytes);
@@ -74,3 +71,29 @@ export const AssembleAnswer = z.object({
   refused: z.record(z.string(), z.number().int()).optional().describe('maps refused, by reason'),
 });
 export type AssembleAnswer = z.infer<typeof AssembleAnswer>;
+
+const tags = ['source-maps'];
+const S = LIMITS.sourceMaps;
+
+/** The family's routes (paths in route-table.ts). */
+export const sourceMapRoutes = routeShapes({
+  chunkUploadOptions: {
+    tags,
+    summary: "sentry-cli's chunk-upload options: how to cut and send an artifact bundle",
+    params: OrgParams,
+    response: { 200: ChunkUploadOptions },
+  },
+  uploadChunks: {
+    tags,
+    summary: `Upload chunks (multipart/form-data: parts "file" or "file_gzip", filename = the chunk's SHA-1, at most ${S.chunkBytes} bytes each); held an hour for the caller`,
+    params: OrgParams,
+    response: { 200: ChunkUploadAnswer, ...errorAnswers(400, 413, 415) },
+  },
+  assembleArtifactBundle: {
+    tags,
+    summary: 'Assemble an artifact bundle from its chunks and keep its source maps (as sentry-cli calls it: missing chunks, then ok or error)',
+    params: OrgParams,
+    body: AssembleBody,
+    response: { 200: AssembleAnswer, ...errorAnswers(400, 403, 413) },
+  },
+});

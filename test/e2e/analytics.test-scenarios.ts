@@ -113,6 +113,11 @@ export function defineAnalyticsScenarios(service: () => AnalyticsService): void 
 
     expect((await api(p, `/trends?from=${T0}&to=${T0 - 1}`)).json.error).toBe('invalid_request');
     expect((await api(p, `/trends?${range}&property=plan`)).json.error).toBe('invalid_request');
+    // A parameter the route does not read is refused by name, not answered for the default 7 days (issue 39 §5).
+    const unread = await api(p, '/trends?range=24h');
+    expect(unread.status).toBe(400);
+    expect(unread.json.error).toBe('invalid_request');
+    expect(unread.json.message).toMatch(/\brange\b/);
   });
 
   it('stores an event sent twice (same uuid and time) once; scrubs secrets; clamps untrusted times; stamps the environment', async () => {

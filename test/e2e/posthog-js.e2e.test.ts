@@ -1,12 +1,11 @@
-import { readFile, rm } from 'node:fs/promises';
-import http from 'node:http';
-import { createRequire } from 'node:module';
+import { rm } from 'node:fs/promises';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keysRepository } from '../../api/keys/keys-repository.ts';
 import { newId } from '../../platform/tokens.ts';
 import { createIngestProject, type IngestProject } from '../support/ingest-fixtures.ts';
-import { freePort, launchChromium, startConsoleService, type ConsoleService } from './support/console-service.ts';
+import { launchChromium, startConsoleService, type ConsoleService } from './support/console-service.ts';
+import { posthogInit, servePosthogPages, visitorContext, type PosthogPageServer } from './support/posthog-js-page.ts';
 
 /**
  * PostHog's browser SDK (posthog-js, its own bundle, unchanged) in Debian's chromium against `npm start`'s single
@@ -19,20 +18,12 @@ let svc: ConsoleService;
 let browser: Browser;
 let project: IngestProject;
 let apiKey: string;
-let pageServer: http.Server;
-let pageOrigin: string;
+let pages: PosthogPageServer;
 
 const shopPage = (serviceUrl: string, key: string) => `<!doctype html><html><head><meta charset="utf-8"><title>shop</title>
 <script src="/posthog.js"></script></head><body><h1>Shop</h1><a id="away" href="/bye">leave</a>
 <script>
-  posthog.init(${JSON.stringify(key)}, {
-    api_host: ${JSON.stringify(serviceUrl)},
-    autocapture: false,
-    capture_pageview: true,
-    capture_pageleave: false,
-    disable_session_recording: true,
-    persistence: 'localStorage',
-  });
+  ${posthogInit(serviceUrl, key)}
   posthog.capture('clicked_buy', { sku: 'A1', price: 12.5 });
   posthog.identify('visitor-42', { email: 'visitor@example.com' });
   posthog.onFeatureFlags(function () {
@@ -68,14 +59,7 @@ beforeAll(async () => {
       f.key,
       JSON.stringify(f),
     ]);
-  const bundle = await readFile(createRequire(import.meta.url).resolve('posthog-js/dist/array.full.no-external.js'), 'utf8');
-  const port = await freePort();
-  pageOrigin = `http://127.0.0.1:${port}`;
-  pageServer = http.createServer((req, res) => {
-    if (req.url === '/posthog.js') return void res.writeHead(200, { 'content-type': 'text/javascript' }).end(bundle);
-    res.writeHead(200, { 'content-type': 'text/html' }).end(req.url === '/bye' ? '<!doctype html><p>bye</p>' : shopPage(svc.base, project.ingestKey));
-  });
-  await new Promise<void>((resolve) => pageServer.listen(port, '127.0.0.1', resolve));
+  pages = await servePosthogPages((path) => (path === '/bye' ? '<!doctype html><p>bye</p>' : shopPage(svc.base, project.ingestKey)));
   browser = await launchChromium();
   // The edge knows the new key and flags at its next settings refresh.
   for (let i = 0; i < 100; i++) {
@@ -87,7 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await new Promise((r) => pageServer?.close(r));
+  await pages?.close();
   await svc?.running.stop();
   if (svc) await rm(svc.dataDir, { recursive: true, force: true });
 });
@@ -107,26 +91,21 @@ async function storedEvents(n: number): Promise<Array<Record<string, any>>> {
 
 describe('posthog-js in a real browser', () => {
   it('captures, identifies, reads flags and payloads, and sends the last event as the page is left', async () => {
-    // posthog-js drops events from what looks like a bot: headless Chromium names itself in its user agent, and a
-    // driven browser says navigator.webdriver. A visitor's browser does neither.
-    const context = await browser.newContext({
-      userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
-    });
-    await context.addInitScript(() => Object.defineProperty(navigator, 'webdriver', { get: () => false }));
+    const context = await visitorContext(browser);
     const page = await context.newPage();
     const flagCalls: string[] = [];
     page.on('request', (req) => {
       const u = new URL(req.url());
       if (u.origin === svc.base && (u.pathname.startsWith('/flags') || u.pathname.startsWith('/decide'))) flagCalls.push(u.pathname);
     });
-    await page.goto(`${pageOrigin}/shop`);
+    await page.goto(`${pages.origin}/shop`);
     await page.waitForFunction(() => (window as unknown as { flagsSeen?: unknown }).flagsSeen !== undefined, undefined, { timeout: 20_000 });
     const seen = await page.evaluate(() => (window as unknown as { flagsSeen: unknown }).flagsSeen);
     expect(seen).toEqual({ enabled: true, variant: 'blue', payload: { color: 'blue' }, other: false });
     expect(flagCalls.length).toBeGreaterThan(0);
 
     await page.click('#away');
-    await page.waitForURL(`${pageOrigin}/bye`);
+    await page.waitForURL(`${pages.origin}/bye`);
     await context.close();
 
     const rows = await storedEvents(4);

@@ -1,12 +1,13 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { get, projectPath, query } from '../api.ts';
+import { call } from '../api.ts';
 import { Badge, Loaded, PageHead, Table, Time, useResource, countOf } from '../ui.tsx';
-import type { CountPoint, RawEventsAnswer, TopEventsAnswer, Trends } from '../../../schemas/api/analytics.ts';
+import { clipped } from '../text.ts';
+import type { CountPoint } from '../../../schemas/api/analytics.ts';
 
 /**
- * Product analytics (GET /v1/projects/:slug/analytics/trends, top-events, events): events and unique users over a
- * range, the most frequent events (a click filters by one), and the newest raw events.
+ * Product analytics (the analyticsTrends, analyticsTopEvents and analyticsEvents routes): events and unique users over
+ * a range, the most frequent events (a click filters by one), and the newest raw events.
  */
 const RANGES = {
   '24h': { label: 'Last 24 hours', ms: 24 * 3600_000, interval: 'hour' },
@@ -14,6 +15,8 @@ const RANGES = {
   '30d': { label: 'Last 30 days', ms: 30 * 86400_000, interval: 'day' },
 } as const;
 type RangeKey = keyof typeof RANGES;
+/** A property value is shown up to this many characters (the whole of it on hover): posthog-js's URLs and tokens run to thousands. */
+const PROPERTY_SHOWN = 200;
 
 function caption(series: CountPoint[], interval: 'hour' | 'day', max: number): string {
   const when = (iso: string) => new Date(iso).toLocaleString([], interval === 'hour' ? { dateStyle: 'medium', timeStyle: 'short' } : { dateStyle: 'medium' });
@@ -82,11 +85,11 @@ export function Analytics() {
   const from = new Date(to.getTime() - RANGES[range].ms);
   const q = { from: from.toISOString(), to: to.toISOString() };
   const trends = useResource(
-    () => get<Trends>(`${projectPath(slug, '/analytics/trends')}${query({ ...q, interval: RANGES[range].interval, event })}`),
+    () => call('analyticsTrends', { params: { slug }, query: { ...q, interval: RANGES[range].interval, event } }),
     [slug, range, event],
   );
-  const top = useResource(() => get<TopEventsAnswer>(`${projectPath(slug, '/analytics/top-events')}${query({ ...q, limit: 10 })}`), [slug, range]);
-  const raw = useResource(() => get<RawEventsAnswer>(`${projectPath(slug, '/analytics/events')}${query({ ...q, event, limit: 20 })}`), [slug, range, event]);
+  const top = useResource(() => call('analyticsTopEvents', { params: { slug }, query: { ...q, limit: 10 } }), [slug, range]);
+  const raw = useResource(() => call('analyticsEvents', { params: { slug }, query: { ...q, event, limit: 20 } }), [slug, range, event]);
   return (
     <div>
       <PageHead title="Analytics" />
@@ -154,7 +157,7 @@ export function Analytics() {
             d.data.length === 0 ? (
               <p class="empty">No events.</p>
             ) : (
-              <Table caption="The newest events, newest first" columns={['When', 'Event', 'User', 'Environment', 'Path', 'Properties']}>
+              <Table caption="The newest events, newest first" class="events" columns={['When', 'Event', 'User', 'Environment', 'Path', 'Properties']}>
                 {d.data.map((e) => (
                   <tr key={e.uuid}>
                     <td>
@@ -171,7 +174,9 @@ export function Analytics() {
                     <td class="context">
                       {Object.entries(e.properties).map(([k, v]) => (
                         <span key={k}>
-                          <span class="muted">{k}</span> {v}{' '}
+                          <span class="muted">{k}</span>
+                          {'\u00a0'}
+                          <span title={v.length > PROPERTY_SHOWN ? v : undefined}>{clipped(v, PROPERTY_SHOWN)}</span>{' '}
                         </span>
                       ))}
                     </td>

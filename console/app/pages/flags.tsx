@@ -1,18 +1,18 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { del, get, patch, post, projectPath } from '../api.ts';
+import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Time, useAction, useResource } from '../ui.tsx';
-import type { Flag, FlagList } from '../../../schemas/api/flags.ts';
+import type { Flag, PatchFlagBody } from '../../../schemas/api/flags.ts';
 
 /**
- * Feature flags (GET/POST /v1/projects/:slug/flags, PATCH/DELETE .../flags/:key): the list with an on/off switch and
+ * Feature flags (the listFlags, createFlag, updateFlag and deleteFlag routes): the list with an on/off switch and
  * the rollout, a new flag, and per flag its variants, payload and conditions edited as JSON (the API checks them and
  * its message says what is wrong). Changes reach the edge's evaluation within seconds.
  */
 export function Flags() {
   const { params } = useRoute();
   const slug = params.slug!;
-  const r = useResource(() => get<FlagList>(projectPath(slug, '/flags')), [slug]);
+  const r = useResource(() => call('listFlags', { params: { slug } }), [slug]);
   const [key, setKey] = useState('');
   const [description, setDescription] = useState('');
   const [rollout, setRollout] = useState(100);
@@ -20,7 +20,7 @@ export function Flags() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      await post(projectPath(slug, '/flags'), { key: key.trim(), description, rolloutPercentage: rollout, enabled: false });
+      await call('createFlag', { params: { slug }, body: { key: key.trim(), description, rolloutPercentage: rollout, enabled: false } });
       setKey('');
       setDescription('');
       await r.reload();
@@ -72,10 +72,10 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
   const [json, setJson] = useState(() => JSON.stringify({ variants: flag.variants, payload: flag.payload ?? null, conditions: flag.conditions }, null, 2));
   const [jsonError, setJsonError] = useState<string | null>(null);
   const act = useAction();
-  const path = projectPath(slug, `/flags/${encodeURIComponent(flag.key)}`);
-  const change = (body: Record<string, unknown>) =>
+  const params = { slug, key: flag.key };
+  const change = (body: PatchFlagBody) =>
     act.run(async () => {
-      await patch(path, body);
+      await call('updateFlag', { params, body });
       onChange();
     });
   const saveJson = () => {
@@ -87,14 +87,15 @@ function FlagCard({ slug, flag, onChange }: { slug: string; flag: Flag; onChange
       return;
     }
     setJsonError(null);
-    const body: Record<string, unknown> = { variants: parsed.variants ?? [], conditions: parsed.conditions ?? [] };
+    // What the JSON holds is the person's; the API checks it and says what is wrong.
+    const body = { variants: parsed.variants ?? [], conditions: parsed.conditions ?? [] } as PatchFlagBody;
     if (parsed.payload !== null && parsed.payload !== undefined) body.payload = parsed.payload;
     void change(body);
   };
   const remove = () => {
     if (!confirm(`Delete the flag ${flag.key}? Clients asking for it get unknown_flag.`)) return;
     void act.run(async () => {
-      await del(path);
+      await call('deleteFlag', { params });
       onChange();
     });
   };

@@ -1,14 +1,14 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { get, post, projectPath } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { contextRows, shortId, type FrameMode, functionName, lineCol, openFrameIndex, positionOf, resolutionNote, resolvedSummary } from '../frames.ts';
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
-import { ACTION_LABEL, ACTIONS_FOR } from './issues.tsx';
-import type { IssueAnswer, SymbolicatedFrame } from '../../../schemas/api/errors.ts';
+import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
+import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
 /**
- * One issue (GET /v1/projects/:slug/errors/:groupId): the stack with the app's own frames set apart from library
+ * One issue (the getIssue route): the stack with the app's own frames set apart from library
  * frames (symbolicated by source maps when the newest event's were, with their source and a minified toggle), the suggestion (a hint), counts, first and last seen, the recent samples, and the §3.1 actions
  * (buttons and the r / i / u keys).
  */
@@ -16,13 +16,13 @@ export function IssueDetail() {
   const { params } = useRoute();
   const slug = params.slug!;
   const groupId = params.groupId!;
-  const r = useResource(() => get<IssueAnswer>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}`)), [slug, groupId]);
+  const r = useResource(() => call('getIssue', { params: { slug, groupId } }), [slug, groupId]);
   const act = useAction();
   const issue = r.data?.issue;
   const apply = (action: 'resolve' | 'ignore' | 'reopen') => {
     if (!issue || !ACTIONS_FOR[issue.status].includes(action)) return;
     void act.run(async () => {
-      const res = await post<IssueAnswer>(projectPath(slug, `/errors/${encodeURIComponent(groupId)}/${action}`));
+      const res = await call(ACTION_ROUTE[action], { params: { slug, groupId } });
       r.setData(res);
     });
   };
@@ -334,7 +334,9 @@ function Samples({ samples, message }: { samples: Array<Record<string, unknown>>
               <td class="context">
                 {context.map(([k, v]) => (
                   <span key={k}>
-                    <span class="muted">{k}</span> {v}{' '}
+                    <span class="muted">{k}</span>
+                    {'\u00a0'}
+                    {v}{' '}
                   </span>
                 ))}
                 {str(s.message) && s.message !== message && <div class="muted">{String(s.message)}</div>}

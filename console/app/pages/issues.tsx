@@ -1,16 +1,16 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation, useRoute } from 'preact-iso';
-import { get, post, projectPath, query, type IssueStatus } from '../api.ts';
+import { call, projectPath, query, type IssueStatus } from '../api.ts';
 import { Badge, ErrorNote, Loading, PageHead, Time, useAction, useResource } from '../ui.tsx';
-import type { BulkIssuesAnswer, IssuePage } from '../../../schemas/api/errors.ts';
+import type { Environment } from '../../../schemas/error-event.ts';
 
 /**
- * The issue inbox (GET /v1/projects/:slug/errors): status tabs, environment filter, search, sort, cursor pages;
- * select several and resolve / ignore / reopen (POST .../errors/bulk); keys for moving and acting.
+ * The issue inbox (the listIssues route): status tabs, environment filter, search, sort, cursor pages; select several
+ * and resolve / ignore / reopen (bulkIssues); keys for moving and acting.
  * Filters live in the URL (shareable, back button); the page's cursor stack lives here.
  */
 const TABS: IssueStatus[] = ['unresolved', 'resolved', 'ignored'];
-export const ENVIRONMENTS = ['production', 'preview', 'unknown'];
+export const ENVIRONMENTS: Environment[] = ['production', 'preview', 'unknown'];
 const PAGE_SIZE = 25;
 
 /** What each action does from each tab: the transitions of spec §3.1. */
@@ -20,6 +20,8 @@ export const ACTIONS_FOR: Record<IssueStatus, Array<'resolve' | 'ignore' | 'reop
   ignored: ['reopen'],
 };
 export const ACTION_LABEL = { resolve: 'Resolve', ignore: 'Ignore', reopen: 'Reopen' } as const;
+/** The route each action calls for one issue. */
+export const ACTION_ROUTE = { resolve: 'resolveIssue', ignore: 'ignoreIssue', reopen: 'reopenIssue' } as const;
 const ACTION_KEY = { resolve: 'r', ignore: 'i', reopen: 'u' } as const;
 
 export function Issues() {
@@ -27,7 +29,7 @@ export function Issues() {
   const slug = params.slug!;
   const { query: q, route, path } = useLocation();
   const status = (TABS.includes(q.status as IssueStatus) ? q.status : 'unresolved') as IssueStatus;
-  const environment = ENVIRONMENTS.includes(q.environment ?? '') ? q.environment : '';
+  const environment = ENVIRONMENTS.find((e) => e === q.environment) ?? '';
   const sort = q.sort === 'lastSeen' ? 'lastSeen' : 'count';
   const search = q.query ?? '';
   const filterKey = `${slug}|${status}|${environment}|${sort}|${search}`;
@@ -39,7 +41,11 @@ export function Issues() {
   const cursor = cursors[cursors.length - 1] ?? null;
 
   const r = useResource(
-    () => get<IssuePage>(`${projectPath(slug, '/errors')}${query({ status, environment, sort, query: search, limit: PAGE_SIZE, cursor })}`),
+    () =>
+      call('listIssues', {
+        params: { slug },
+        query: { status, environment: environment || undefined, sort, query: search, limit: PAGE_SIZE, cursor: cursor ?? undefined },
+      }),
     [filterKey, cursor],
   );
   const [selected, setSelected] = useState<Set<string>>(new Set());
@@ -69,7 +75,7 @@ export function Issues() {
   const apply = (action: 'resolve' | 'ignore' | 'reopen', ids: string[]) => {
     if (!ids.length || !ACTIONS_FOR[status].includes(action)) return;
     void act.run(async () => {
-      const res = await post<BulkIssuesAnswer>(projectPath(slug, '/errors/bulk'), { action, groupIds: ids });
+      const res = await call('bulkIssues', { params: { slug }, body: { action, groupIds: ids } });
       const done = { resolve: 'resolved', ignore: 'ignored', reopen: 'reopened' }[action];
       const skipped = res.skipped.length ? ` ${res.skipped.length} skipped: ${[...new Set(res.skipped.map((s) => s.message))].join('; ')}.` : '';
       setOutcome(`${res.updated.length} ${res.updated.length === 1 ? 'issue' : 'issues'} ${done}.${skipped}`);
