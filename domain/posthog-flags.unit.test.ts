@@ -69,7 +69,7 @@ describe('flag definitions for PostHog local evaluation', () => {
     expect(await ph.waitForLocalEvaluationReady(5_000)).toBe(true);
 
     let local = 0;
-    for (let n = 0; n < 150; n++) {
+    for (let n = 0; n < 60; n++) {
       const distinctId = `user-${n}`;
       const props: Record<string, unknown> = {};
       for (const k of ['plan', 'email', 'age']) if (rnd() < 0.8) props[k] = k === 'age' ? pick([3, 5, 9, '7', 'old']) : pick(values);
@@ -85,7 +85,7 @@ describe('flag definitions for PostHog local evaluation', () => {
       }
     }
     // The comparison reached many local answers, not only the service's.
-    expect(local).toBeGreaterThan(3_000);
+    expect(local).toBeGreaterThan(1_200);
     await ph.shutdown();
   });
 });
