@@ -1,14 +1,13 @@
 import { useRoute } from 'preact-iso';
-import { call, get, projectPath, query } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { Badge, Loaded, PageHead, Time, useResource, countOf } from '../ui.tsx';
 import { DeployStatus } from './deploys.tsx';
-import type { IssuePage } from '../../../schemas/api/errors.ts';
 
 export function Overview() {
   const { params } = useRoute();
   const slug = params.slug!;
   const r = useResource(() => call('getProject', { params: { slug } }), [slug]);
-  const recent = useResource(() => get<IssuePage>(`${projectPath(slug, '/errors')}${query({ sort: 'lastSeen', limit: 5 })}`), [slug]);
+  const recent = useResource(() => call('listIssues', { params: { slug }, query: { sort: 'lastSeen', limit: 5 } }), [slug]);
   return (
     <Loaded r={r} what="the project">
       {({ project: p }) => (

@@ -1,8 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { call, get, patch, post, projectPath } from '../api.ts';
+import { call } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
-import type { AlertSettings, ErrorSettings, TestAlertAnswer } from '../../../schemas/api/errors.ts';
 import type { ProjectDomain } from '../../../schemas/api/domains.ts';
 import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
 
@@ -11,8 +10,7 @@ import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
  * (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test) and
  * custom domains (/v1/projects/:slug/domains) and whether the sites serve their builds' source maps (PATCH
- * /v1/projects/:slug, serveSourceMaps). Error settings and alerts still call through the untyped helpers until the
- * errors family's shapes are in the route table.
+ * /v1/projects/:slug, serveSourceMaps).
  * The API validates; the console shows its message, field by field.
  */
 export function Settings() {
@@ -31,7 +29,7 @@ export function Settings() {
 }
 
 function IngestSettings({ slug }: { slug: string }) {
-  const r = useResource(() => get<ErrorSettings>(projectPath(slug, '/errors/settings')), [slug]);
+  const r = useResource(() => call('getErrorSettings', { params: { slug } }), [slug]);
   const [paused, setPaused] = useState(false);
   const [origins, setOrigins] = useState('');
   const [saved, setSaved] = useState(false);
@@ -45,7 +43,7 @@ function IngestSettings({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      r.setData(await patch<ErrorSettings>(projectPath(slug, '/errors/settings'), { paused, ingestOrigins: lines(origins) }));
+      r.setData(await call('updateErrorSettings', { params: { slug }, body: { paused, ingestOrigins: lines(origins) } }));
       setSaved(true);
     });
   };
@@ -80,7 +78,7 @@ function IngestSettings({ slug }: { slug: string }) {
 }
 
 function AlertSettingsForm({ slug }: { slug: string }) {
-  const r = useResource(() => get<AlertSettings>(projectPath(slug, '/error-alerts')), [slug]);
+  const r = useResource(() => call('getErrorAlerts', { params: { slug } }), [slug]);
   const [enabled, setEnabled] = useState(true);
   const [recipients, setRecipients] = useState('');
   const [saved, setSaved] = useState(false);
@@ -96,19 +94,19 @@ function AlertSettingsForm({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      r.setData(await patch<AlertSettings>(projectPath(slug, '/error-alerts'), { enabled, recipients: lines(recipients) }));
+      r.setData(await call('updateErrorAlerts', { params: { slug }, body: { enabled, recipients: lines(recipients) } }));
       setSaved(true);
     });
   };
   const reenable = (email: string) => {
     void act.run(async () => {
-      r.setData(await patch<AlertSettings>(projectPath(slug, '/error-alerts'), { reenable: [email] }));
+      r.setData(await call('updateErrorAlerts', { params: { slug }, body: { reenable: [email] } }));
     });
   };
   const sendTest = () => {
     setSent(null);
     void test.run(async () => {
-      const res = await post<TestAlertAnswer>(projectPath(slug, '/error-alerts/test'));
+      const res = await call('testErrorAlert', { params: { slug } });
       setSent(`Test alert sent to ${res.to.join(', ')}.`);
     });
   };
