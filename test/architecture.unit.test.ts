@@ -116,13 +116,10 @@ describe('architecture: who may import whom', () => {
 /**
  * Issue 39 §3: a route's path is written once, in the route table (schemas/api/route-table.ts); the API registers
  * from it and every client calls through the typed client, so no other production file spells a `/v1/` path (comments
- * aside). The files below still do; the list only shrinks: one that no longer does fails until it is taken off.
+ * aside).
  */
-const V1_PATHS_NOT_YET_FROM_THE_TABLE = new Set<string>([]);
 /** Not API routes: the console's pages and assets, and the operator's /metrics and /healthz (hidden, no /v1). */
 const ROUTES_OUTSIDE_THE_API = new Set(['api/console/console-routes.ts', 'api/meta/ops-routes.ts']);
-/** Files that still register routes by hand; the list only shrinks. */
-const ROUTES_NOT_YET_DECLARED = new Set<string>([]);
 /** `app.get(` and its kin, or `app.route({` without `...declared(` first. */
 const registersByHand = (code: string) =>
   /\bapp\.(?:get|post|patch|put|delete|head|all)\s*(?:<[^(]*>)?\(/.test(code) || /\bapp\.route\s*\(\s*\{(?!\s*\.\.\.declared\()/.test(code);
@@ -142,32 +139,26 @@ const spellsV1Path = (code: string) => /\/v1(?:\/|['"`])/.test(code);
 describe('architecture: one route table', () => {
   it('no production file but the route table spells a /v1/ path', () => {
     const offenders: string[] = [];
-    const stale: string[] = [];
     for (const folder of PRODUCTION) {
       for (const file of files(join(ROOT, folder))) {
         const rel = relative(ROOT, file).split('\\').join('/');
         if (rel === 'schemas/api/route-table.ts' || SDK_WIRE_COPIES.has(rel)) continue;
         const spells = spellsV1Path(codeOf(readFileSync(file, 'utf8')));
-        if (spells && !V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) offenders.push(rel);
-        if (!spells && V1_PATHS_NOT_YET_FROM_THE_TABLE.has(rel)) stale.push(rel);
+        if (spells) offenders.push(rel);
       }
     }
     expect(offenders, 'use ROUTES / routePath / the typed client').toEqual([]);
-    expect(stale, 'take these off V1_PATHS_NOT_YET_FROM_THE_TABLE').toEqual([]);
   });
 
   it('the API registers its routes only from the table (app.route with declared(id))', () => {
     const offenders: string[] = [];
-    const stale: string[] = [];
     for (const file of files(join(ROOT, 'api'))) {
       const rel = relative(ROOT, file).split('\\').join('/');
       if (ROUTES_OUTSIDE_THE_API.has(rel)) continue;
       const hand = registersByHand(codeOf(readFileSync(file, 'utf8')));
-      if (hand && !ROUTES_NOT_YET_DECLARED.has(rel)) offenders.push(rel);
-      if (!hand && ROUTES_NOT_YET_DECLARED.has(rel)) stale.push(rel);
+      if (hand) offenders.push(rel);
     }
     expect(offenders, 'register with app.route({ ...declared(id), config, handler })').toEqual([]);
-    expect(stale, 'take these off ROUTES_NOT_YET_DECLARED').toEqual([]);
   });
 
   it('sees a route registered by hand', () => {
@@ -193,9 +184,12 @@ describe('architecture: one route table', () => {
 const BUS_NAME = String.raw`(?:[a-z]\w*)?(?:[tT]opics?|[cC]onsumerGroups?|[gG]roupIds?)|group`;
 function busNameOverrides(code: string): string[] {
   const declared = new RegExp(String.raw`(?<![\w.$])(${BUS_NAME})\s*(?:\?\s*:|:[^,;(){}=]*=(?![=>])|=(?![=>]))`, 'g');
-  return [...code.matchAll(declared)]
-    .filter((m) => !/\b(?:const|let|var)\s+\S*$/.test(code.slice(Math.max(0, m.index - 40), m.index)))
-    .map((m) => code.slice(m.index).split('\n')[0]!.trim());
+  return (
+    [...code.matchAll(declared)]
+      // a local variable (`const topic = ...`), or a type annotation (`const t: Topic = ...`): not a parameter
+      .filter((m) => !/\b(?:const|let|var)\s+\S*$|\b(?:const|let|var)\s+[\w$]+\s*:\s*$/.test(code.slice(Math.max(0, m.index - 40), m.index)))
+      .map((m) => code.slice(m.index).split('\n')[0]!.trim())
+  );
 }
 
 describe('architecture: no test switches in production code', () => {
@@ -220,20 +214,15 @@ describe('architecture: no test switches in production code', () => {
     expect(busNameOverrides('function s({ groupId = CONSUMER_GROUPS.builder }) {}')).toHaveLength(1);
     expect(busNameOverrides('subscribe(topic: string, groupId: string, handler: BatchHandler)')).toEqual([]);
     expect(busNameOverrides('const topic = TOPICS.errorEvents;\nlog.error({ topic: m.topic });\ngroupId: string | null;')).toEqual([]);
+    expect(busNameOverrides('const t: Topic = { name, log };')).toEqual([]);
   });
 });
 
 /**
  * Issue 39 §2: SQL has one home per family. A production file whose strings hold an SQL statement is its family's
  * repository (`*-repository.ts`, or a file in a `repositories/` folder), or it is where the stores themselves live
- * (adapters, migrations, ports). The files below still hold SQL elsewhere; the list only shrinks: a file that no
- * longer does fails until it is taken off.
+ * (adapters, migrations, ports).
  */
-const SQL_NOT_YET_IN_REPOSITORIES = new Set<string>([]);
-/** Repositories not yet in the one shape; the list only shrinks. */
-const REPOSITORIES_NOT_YET_ONE_SHAPE = new Set([
-  'api/webhooks/webhook-repository.ts',
-]);
 const isRepository = (rel: string) => rel.endsWith('-repository.ts') || rel.includes('/repositories/');
 const SQL_HOMES = ['platform/adapters/', 'platform/migrations/', 'platform/ports/', 'platform/migrate.ts'];
 /** The string literals of a file's code ('…', "…", `…` whole, with what they interpolate). */
@@ -262,31 +251,25 @@ describe('architecture: SQL in repositories', () => {
 
   it('SQL lives in repositories', () => {
     const offenders: string[] = [];
-    const stale: string[] = [];
     for (const { rel, text } of production) {
       if (isRepository(rel) || SQL_HOMES.some((home) => rel.startsWith(home))) continue;
       const sql = holdsSql(text);
-      if (sql && !SQL_NOT_YET_IN_REPOSITORIES.has(rel)) offenders.push(rel);
-      if (!sql && SQL_NOT_YET_IN_REPOSITORIES.has(rel)) stale.push(rel);
+      if (sql) offenders.push(rel);
     }
     expect(offenders, "move the statements into the family's *-repository.ts").toEqual([]);
-    expect(stale, 'take these off SQL_NOT_YET_IN_REPOSITORIES').toEqual([]);
   });
 
   it('one repository shape: one exported `…Repository` object, no exported functions', () => {
     const offenders: string[] = [];
-    const stale: string[] = [];
     let seen = 0;
     for (const { rel, text } of production) {
       if (!isRepository(rel)) continue;
       seen++;
       const problems = repositoryShapeProblems(codeOf(text));
-      if (problems.length && !REPOSITORIES_NOT_YET_ONE_SHAPE.has(rel)) offenders.push(`${rel}: ${problems.join('; ')}`);
-      if (!problems.length && REPOSITORIES_NOT_YET_ONE_SHAPE.has(rel)) stale.push(rel);
+      if (problems.length) offenders.push(`${rel}: ${problems.join('; ')}`);
     }
     expect(seen).toBeGreaterThan(20);
     expect(offenders).toEqual([]);
-    expect(stale, 'take these off REPOSITORIES_NOT_YET_ONE_SHAPE').toEqual([]);
   });
 
   it('sees SQL in strings, and not in comments or prose', () => {

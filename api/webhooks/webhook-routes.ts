@@ -6,16 +6,7 @@ import { checkedUrl } from '../outbound-url.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
-import {
-  createEndpoint,
-  deleteEndpoint,
-  getEndpoint,
-  listAttempts,
-  listEndpoints,
-  replayDelivery,
-  rotateSecret,
-  updateEndpoint,
-} from './webhook-repository.ts';
+import { webhooksRepository } from './webhook-repository.ts';
 import { declared } from '../declared-route.ts';
 
 /**
@@ -59,7 +50,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       handler: async (request, reply) => {
         const events = checkEvents(request.body.events)!;
         const url = await checkUrl(platform, request.body.url);
-        const { endpoint, secret } = await createEndpoint(
+        const { endpoint, secret } = await webhooksRepository.createEndpoint(
           db,
           { projectId: projectOf(request).id, url, events, maxAttempts: request.body.maxAttempts, description: request.body.description },
           clock.now(),
@@ -72,7 +63,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('listWebhookEndpoints'),
       config: { auth: AUTH.user },
       handler: async (request) => ({
-        endpoints: await listEndpoints(db, projectOf(request).id, clock.now()),
+        endpoints: await webhooksRepository.listEndpoints(db, projectOf(request).id, clock.now()),
         localReceiversAllowed: acceptsLocalReceivers(platform),
       }),
     });
@@ -95,7 +86,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('getWebhookEndpoint'),
       config: { auth: AUTH.sessionOnly },
       handler: async (request) => {
-        const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
+        const endpoint = await webhooksRepository.getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
         if (!endpoint) throw notFound();
         return { endpoint };
       },
@@ -107,7 +98,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       handler: async (request) => {
         const events = checkEvents(request.body.events);
         const url = request.body.url === undefined ? undefined : await checkUrl(platform, request.body.url);
-        const endpoint = await updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
+        const endpoint = await webhooksRepository.updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
         if (!endpoint) throw notFound();
         return { endpoint };
       },
@@ -117,7 +108,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('deleteWebhookEndpoint'),
       config: { auth: AUTH.sessionOnly },
       handler: async (request, reply) => {
-        if (!(await deleteEndpoint(db, projectOf(request).id, request.params.id))) throw notFound();
+        if (!(await webhooksRepository.deleteEndpoint(db, projectOf(request).id, request.params.id))) throw notFound();
         return reply.code(204).send(null);
       },
     });
@@ -126,9 +117,9 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('listWebhookAttempts'),
       config: { auth: AUTH.user },
       handler: async (request) => {
-        const endpoint = await getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
+        const endpoint = await webhooksRepository.getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
         if (!endpoint) throw notFound();
-        return { deliveries: await listAttempts(db, endpoint.id) };
+        return { deliveries: await webhooksRepository.listAttempts(db, endpoint.id) };
       },
     });
 
@@ -136,7 +127,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('replayWebhookDelivery'),
       config: { auth: AUTH.user },
       handler: async (request) => {
-        const out = await replayDelivery(db, projectOf(request).id, request.params.id, clock.now());
+        const out = await webhooksRepository.replayDelivery(db, projectOf(request).id, request.params.id, clock.now());
         if (out === null) throw new ServiceError('not_found', 'delivery not found');
         if (out === 'sending') throw new ServiceError('conflict', 'the delivery is being sent right now; replay it once this attempt is recorded');
         return { delivery: out };
@@ -147,7 +138,7 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       ...declared('rotateWebhookSecret'),
       config: { auth: AUTH.sessionOnly },
       handler: async (request) => {
-        const out = await rotateSecret(db, projectOf(request).id, request.params.id, clock.now());
+        const out = await webhooksRepository.rotateSecret(db, projectOf(request).id, request.params.id, clock.now());
         if (!out) throw notFound();
         return { endpoint: { ...out.endpoint, secret: out.secret } };
       },
