@@ -161,6 +161,13 @@ describe('architecture: one route table', () => {
     expect(offenders, 'register with app.route({ ...declared(id), config, handler })').toEqual([]);
   });
 
+  it('the console reaches the API only through its typed client (console/app/api.ts)', () => {
+    const offenders = files(join(ROOT, 'console'))
+      .map((file) => relative(ROOT, file).split('\\').join('/'))
+      .filter((rel) => rel !== 'console/app/api.ts' && /\bfetch\s*\(|\bXMLHttpRequest\b/.test(codeOf(readFileSync(join(ROOT, rel), 'utf8'))));
+    expect(offenders).toEqual([]);
+  });
+
   it('sees a route registered by hand', () => {
     expect(registersByHand("app.get('/x', {}, h)")).toBe(true);
     expect(registersByHand("app.post<{ Body: B }>('/x', {}, h)")).toBe(true);

@@ -76,16 +76,6 @@ async function request(method: string, path: string, body?: unknown): Promise<un
 export const client = createApiClient(request);
 export const call = client.call;
 
-/**
- * `T` is the answer's type from schemas/api/; a call that names none gets `unknown`, which nothing can read without
- * saying what it is. Pages not yet on the typed client call through these.
- */
-export const api = <T>(method: string, path: string, body?: unknown) => request(method, `/v1${path}`, body) as Promise<T>;
-export const get = <T>(path: string) => api<T>('GET', path);
-export const post = <T>(path: string, body: unknown = {}) => api<T>('POST', path, body);
-export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, body);
-export const del = <T>(path: string) => api<T>('DELETE', path);
-
 /** `/projects/<slug>` with the slug escaped. */
 export const projectPath = (slug: string, rest = '') => `/projects/${encodeURIComponent(slug)}${rest}`;
 

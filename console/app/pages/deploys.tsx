@@ -1,10 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { call, get, projectPath } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
-import type { ProjectRollupAnswer } from '../../../schemas/api/projects.ts';
 export type { Deploy };
 
 /**
@@ -23,7 +22,7 @@ export function Deploys() {
   const slug = params.slug!;
   const [cursor, setCursor] = useState<string | null>(null);
   const list = useResource(() => call('listDeploys', { params: { slug }, query: { cursor: cursor ?? undefined, limit: 20 } }), [slug, cursor]);
-  const live = useResource(() => get<ProjectRollupAnswer>(projectPath(slug)), [slug]);
+  const live = useResource(() => call('getProject', { params: { slug } }), [slug]);
   const [branch, setBranch] = useState('');
   const act = useAction();
   const liveId = live.data?.project.deploys.live?.id;
