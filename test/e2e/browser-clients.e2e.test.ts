@@ -87,8 +87,14 @@ beforeAll(async () => {
   running = await start('all', config, createLogger('silent', 'e2e'));
   base = `http://localhost:${running.port}`;
   project = await createIngestProject(running.platform, { productionDomains: ['*.localhost'] });
-  apiKey = (await keysRepository.createKey(running.platform.db, { projectId: project.projectId, kind: 'live', scopes: ['errors:read', 'analytics:read'], now: Date.now() }))
-    .token;
+  apiKey = (
+    await keysRepository.createKey(running.platform.db, {
+      projectId: project.projectId,
+      kind: 'live',
+      scopes: ['errors:read', 'analytics:read'],
+      now: Date.now(),
+    })
+  ).token;
   const flag = {
     key: 'new-checkout',
     description: '',

@@ -70,7 +70,11 @@ async function main() {
       if (res.status >= 400) throw new Error(`${method} ${p}: ${res.status} ${text}`);
       return text ? JSON.parse(text) : null;
     };
-    await call('POST', '/projects', { name: 'Storefront', slug: SLUG, environmentHosts: { production: ['shop.example.com'], preview: ['*.preview.shop.example.com'] } });
+    await call('POST', '/projects', {
+      name: 'Storefront',
+      slug: SLUG,
+      environmentHosts: { production: ['shop.example.com'], preview: ['*.preview.shop.example.com'] },
+    });
     const ingestKey = (await call('POST', `/projects/${SLUG}/keys`, { kind: 'ingest', name: 'web app' })).key.token as string;
     await call('POST', `/projects/${SLUG}/keys`, { kind: 'live', name: 'CI reader', scopes: ['errors:read', 'deploys:read'] });
 

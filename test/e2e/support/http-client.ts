@@ -83,7 +83,11 @@ export async function newProject(
   const created = await http(`${urls.apiUrl}/v1/projects`, {
     method: 'POST',
     headers: session,
-    body: { name: `E2E ${slug}`, slug, environmentHosts: { production: opts.production ?? ['app.example.com'], preview: opts.preview ?? ['*.preview.example.com'] } },
+    body: {
+      name: `E2E ${slug}`,
+      slug,
+      environmentHosts: { production: opts.production ?? ['app.example.com'], preview: opts.preview ?? ['*.preview.example.com'] },
+    },
   });
   expectStatus(created, 201, 'create project');
   const ingestKeys: string[] = [];
