@@ -95,7 +95,7 @@ async function main() {
   }
   log(`${MONITORS} monitors at ${INTERVAL_SEC} s; checking for ${SECONDS} s`);
 
-  // A stand-in for the webhook fan-out: the in-process bus resolves a publish once a consumer took it.
+  // A stand-in for the webhook fan-out: it keeps the events the checks publish under what the bus lets wait.
   await platform.bus.subscribe(projectEvents.TOPIC, 'uptime-bench-events', async () => {});
   // 1. schedule
   const monitor = await startUptimeMonitor(platform);

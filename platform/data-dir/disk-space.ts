@@ -164,7 +164,8 @@ export const NO_DATA_DIR_WRITES: DiskSpace = {
  * are not functions, and what the methods answer, are unchanged.
  */
 export function reportingDiskFull<T extends object>(port: T, disk: DiskSpace): T {
-  const wrapped = new Map<PropertyKey, unknown>();
+  /** Per method, the wrapper made for it, made anew when the method is replaced (a test stands in a failing publish). */
+  const wrapped = new Map<PropertyKey, { of: unknown; fn: unknown }>();
   const noted = (err: unknown) => {
     disk.noteError(err);
     throw err;
@@ -173,19 +174,18 @@ export function reportingDiskFull<T extends object>(port: T, disk: DiskSpace): T
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;
-      let fn = wrapped.get(prop);
-      if (!fn) {
-        fn = (...args: unknown[]) => {
-          let out: unknown;
-          try {
-            out = Reflect.apply(value, target, args);
-          } catch (err) {
-            noted(err);
-          }
-          return out instanceof Promise ? out.catch(noted) : out;
-        };
-        wrapped.set(prop, fn);
-      }
+      const made = wrapped.get(prop);
+      if (made?.of === value) return made.fn;
+      const fn = (...args: unknown[]) => {
+        let out: unknown;
+        try {
+          out = Reflect.apply(value, target, args);
+        } catch (err) {
+          noted(err);
+        }
+        return out instanceof Promise ? out.catch(noted) : out;
+      };
+      wrapped.set(prop, { of: value, fn });
       return fn;
     },
   });

@@ -152,4 +152,12 @@ describe('what counts as a write that failed for want of space', () => {
     expect(() => port.now()).toThrow(err);
     expect(w.low).toBe(true);
   });
+
+  it('a method replaced on the port is the one called from then on (it once kept calling the first)', async () => {
+    const w = await watch(fakeDisk(500).statfs, 100);
+    const port = reportingDiskFull({ publish: async () => 'first' }, w);
+    expect(await port.publish()).toBe('first');
+    port.publish = async () => 'second';
+    expect(await port.publish()).toBe('second');
+  });
 });
