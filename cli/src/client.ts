@@ -1,3 +1,4 @@
+import { type ApiClient, createApiClient } from '../../schemas/api/client.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
 
 /**
@@ -18,7 +19,8 @@ export class ApiError extends Error {
 export interface Client {
   base: string;
   token: string | undefined;
-  call<T>(method: string, path: string, body?: unknown): Promise<T>;
+  /** The typed client over the route table (schemas/api/client.ts): every `/v1` call the CLI makes. */
+  api: ApiClient;
   /** A route outside `/v1` (sentry-cli's `/api/0/...` upload routes): `path` from the root; a FormData body goes as multipart. */
   callRoot<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
@@ -68,7 +70,7 @@ export function createClient(base: string, token: string | undefined): Client {
   return {
     base: root,
     token,
-    call: <T>(method: string, path: string, body?: unknown) => send<T>(method, `${root}/v1${path}`, body),
+    api: createApiClient((method, path, body) => send(method, `${root}${path}`, body)),
     callRoot: <T>(method: string, path: string, body?: unknown) => send<T>(method, `${root}${path}`, body),
   };
 }

@@ -1,15 +1,14 @@
 import os from 'node:os';
 import { Option } from 'commander';
-import type { DeviceStartAnswer, DeviceTokenAnswer, WhoamiAnswer } from '../../../schemas/api/accounts.ts';
 import { ApiError, type Client } from '../client.ts';
 import { forget, writeStored } from '../credentials.ts';
 import { CliExit, EXIT, type Ctx, type Family, type Io } from './command.ts';
 
 /** `cx login`, `logout`, `whoami`: the RFC 8628 device login and the token it leaves. */
 
-const startDeviceLogin = (client: Client, clientName: string) => client.call<DeviceStartAnswer>('POST', '/cli/device', { client_name: clientName });
-const pollDeviceToken = (client: Client, deviceCode: string) => client.call<DeviceTokenAnswer>('POST', '/cli/device/token', { device_code: deviceCode });
-const whoami = (client: Client) => client.call<WhoamiAnswer>('GET', '/cli/whoami');
+const startDeviceLogin = (client: Client, clientName: string) => client.api.call('startDeviceLogin', { body: { client_name: clientName } });
+const pollDeviceToken = (client: Client, deviceCode: string) => client.api.call('pollDeviceToken', { body: { device_code: deviceCode } });
+const whoami = (client: Client) => client.api.call('whoami');
 
 /** Open a URL in the browser only when it is the service's own https page and someone is at the terminal. */
 export function openBrowser(io: Io, url: string, base: string): boolean {

@@ -1,21 +1,19 @@
 import { Option } from 'commander';
-import type { Deploy, DeployAnswer, DeployPage, LogPage, QueuedDeployAnswer } from '../../../schemas/api/deploys.ts';
+import type { Deploy } from '../../../schemas/api/deploys.ts';
 import type { Client } from '../client.ts';
 import type { Out } from '../output.ts';
 import { CliExit, EXIT, type Ctx, type Family } from './command.ts';
 
 /** `cx deploy`, `cx deploys list | rollback | cancel`, `cx logs`: a deploy queued and its build log followed to the end. */
 
-const e = encodeURIComponent;
-const queueDeploy = (client: Client, slug: string, body: { branch?: string }) => client.call<QueuedDeployAnswer>('POST', `/projects/${e(slug)}/deploys`, body);
-const listDeploys = (client: Client, slug: string) => client.call<DeployPage>('GET', `/projects/${e(slug)}/deploys`);
-const getDeploy = (client: Client, slug: string, id: string) => client.call<DeployAnswer>('GET', `/projects/${e(slug)}/deploys/${e(id)}`);
+const _e = encodeURIComponent;
+const queueDeploy = (client: Client, slug: string, body: { branch?: string }) => client.api.call('queueDeploy', { params: { slug }, body });
+const listDeploys = (client: Client, slug: string) => client.api.call('listDeploys', { params: { slug } });
+const getDeploy = (client: Client, slug: string, id: string) => client.api.call('getDeploy', { params: { slug, deployId: id } });
 const getDeployLogs = (client: Client, slug: string, id: string, from: number) =>
-  client.call<LogPage>('GET', `/projects/${e(slug)}/deploys/${e(id)}/logs?from=${from}`);
-const rollbackDeploy = (client: Client, slug: string, id: string) =>
-  client.call<Record<string, unknown>>('POST', `/projects/${e(slug)}/deploys/${e(id)}/rollback`, {});
-const cancelDeploy = (client: Client, slug: string, id: string) =>
-  client.call<Record<string, unknown>>('POST', `/projects/${e(slug)}/deploys/${e(id)}/cancel`, {});
+  client.api.call('getDeployLogs', { params: { slug, deployId: id }, query: { from } });
+const rollbackDeploy = (client: Client, slug: string, id: string) => client.api.call('rollbackDeploy', { params: { slug, deployId: id } });
+const cancelDeploy = (client: Client, slug: string, id: string) => client.api.call('cancelDeploy', { params: { slug, deployId: id } });
 
 const FINISHED = new Set(['ready', 'failed', 'canceled']);
 /** How long to wait before asking for more of a log that had nothing new. */

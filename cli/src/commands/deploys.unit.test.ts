@@ -113,7 +113,7 @@ describe('cx deploys and cx logs', () => {
 
   it('rollback and cancel post to the deploy and say what happened', async () => {
     const rolled = await cx(['deploys', 'rollback', '-p', 'shop', 'dep_1'], { 'POST /projects/shop/deploys/dep_1/rollback': { deploy: deploy() } });
-    expect([rolled.code, rolled.stdout, rolled.calls[0]!.body]).toEqual([0, 'Rolled back: dep_1 is live again\n', {}]);
+    expect([rolled.code, rolled.stdout, rolled.calls[0]!.body]).toEqual([0, 'Rolled back: dep_1 is live again\n', undefined]);
     const canceled = await cx(['deploys', 'cancel', '-p', 'shop', 'dep_1', '--json'], {
       'POST /projects/shop/deploys/dep_1/cancel': { deploy: deploy({ status: 'canceled' }) },
     });

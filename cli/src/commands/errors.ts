@@ -1,16 +1,15 @@
 import { Option } from 'commander';
-import type { BulkIssuesAnswer, IssueAction, IssueAnswer, IssuePage } from '../../../schemas/api/errors.ts';
+import type { IssueAction } from '../../../schemas/api/errors.ts';
 import type { Client } from '../client.ts';
 import type { CommandDef, Family } from './command.ts';
 
 /** `cx errors list | show | resolve | ignore | reopen`: error issues triaged from the terminal. */
 
-const e = encodeURIComponent;
-const listIssues = (client: Client, slug: string, query: Record<string, string>) =>
-  client.call<IssuePage>('GET', `/projects/${e(slug)}/errors?${new URLSearchParams(query)}`);
-const getIssue = (client: Client, slug: string, id: string) => client.call<IssueAnswer>('GET', `/projects/${e(slug)}/errors/${e(id)}`);
+const _e = encodeURIComponent;
+const listIssues = (client: Client, slug: string, query: Record<string, string>) => client.api.call('listIssues', { params: { slug }, query });
+const getIssue = (client: Client, slug: string, id: string) => client.api.call('getIssue', { params: { slug, groupId: id } });
 const actOnIssues = (client: Client, slug: string, body: { action: IssueAction; groupIds: string[] }) =>
-  client.call<BulkIssuesAnswer>('POST', `/projects/${e(slug)}/errors/bulk`, body);
+  client.api.call('bulkIssues', { params: { slug }, body });
 
 /** A frame is the app's own unless it is a library's, Node's own, or a bundled vendor chunk (as the console folds them). */
 const libraryFrame = (line: string) => /node_modules|\(node:|node:internal|<anonymous>|\bnative\b|vendor/.test(line);

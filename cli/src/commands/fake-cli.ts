@@ -1,3 +1,4 @@
+import { createApiClient } from '../../../schemas/api/client.ts';
 import { ApiError, type Client } from '../client.ts';
 import { run } from '../main.ts';
 import type { Io } from './command.ts';
@@ -56,7 +57,9 @@ export async function cx(args: string[], answers: Answers = {}, opts: CxOptions 
       if (value instanceof ApiError) throw value;
       return value as never;
     };
-    return { base: base.replace(/\/+$/, ''), token, call: answer, callRoot: answer };
+    // Answers keyed by `METHOD path`, the path below /v1 for the API's routes (as a reader writes them).
+    const api = createApiClient((method, path, body) => answer(method, path.replace(/^\/v1(?=\/)/, ''), body));
+    return { base: base.replace(/\/+$/, ''), token, api, callRoot: answer };
   };
   const io: Io = {
     stdout: { write: (s: string) => (result.stdout += s), isTTY: opts.tty },

@@ -1,15 +1,16 @@
 import { Option } from 'commander';
-import type { CreatedDeployHookAnswer, DeployHookList } from '../../../schemas/api/deploys.ts';
+import type { ArgsOf } from '../../../schemas/api/client.ts';
 import type { Client } from '../client.ts';
 import type { Family } from './command.ts';
 
 /** `cx hooks list | create | delete`: deploy hooks, URLs that deploy a branch when called. */
 
-const e = encodeURIComponent;
-const listHooks = (client: Client, slug: string) => client.call<DeployHookList>('GET', `/projects/${e(slug)}/deploys/hooks`);
+const _e = encodeURIComponent;
+const listHooks = (client: Client, slug: string) => client.api.call('listDeployHooks', { params: { slug } });
+// The branch is the service's to default or refuse (the project's default branch when absent): sent as typed.
 const createHook = (client: Client, slug: string, body: { name: string; branch?: string }) =>
-  client.call<CreatedDeployHookAnswer>('POST', `/projects/${e(slug)}/deploys/hooks`, body);
-const deleteHook = (client: Client, slug: string, id: string) => client.call<unknown>('DELETE', `/projects/${e(slug)}/deploys/hooks/${e(id)}`);
+  client.api.call('createDeployHook', { params: { slug }, body: body as ArgsOf<'createDeployHook'>['body'] });
+const deleteHook = (client: Client, slug: string, id: string) => client.api.call('deleteDeployHook', { params: { slug, id } });
 
 export const hooks: Family = {
   groups: { hooks: 'deploy hooks' },

@@ -1,12 +1,12 @@
 import { Option } from 'commander';
-import type { CreateProjectBody, ProjectAnswer, ProjectList } from '../../../schemas/api/projects.ts';
+import type { CreateProjectBody } from '../../../schemas/api/projects.ts';
 import type { Client } from '../client.ts';
 import type { Family } from './command.ts';
 
 /** `cx projects list | create | open`. */
 
-const listProjects = (client: Client) => client.call<ProjectList>('GET', '/projects');
-const createProject = (client: Client, body: CreateProjectBody) => client.call<ProjectAnswer>('POST', '/projects', body);
+const listProjects = (client: Client) => client.api.call('listProjects');
+const createProject = (client: Client, body: CreateProjectBody) => client.api.call('createProject', { body });
 
 export const projects: Family = {
   groups: { projects: 'list, create and open projects' },

@@ -1,15 +1,12 @@
-import type { AttemptList } from '../../../schemas/api/webhooks.ts';
 import type { Client } from '../client.ts';
 import type { Family } from './command.ts';
 
 /** `cx webhooks deliveries | replay | test`: what the project's outbound webhooks delivered, and sending again. */
 
-const e = encodeURIComponent;
-const listAttempts = (client: Client, slug: string, endpointId: string) =>
-  client.call<AttemptList>('GET', `/projects/${e(slug)}/webhooks/${e(endpointId)}/deliveries`);
-const replayDelivery = (client: Client, slug: string, deliveryId: string) =>
-  client.call<unknown>('POST', `/projects/${e(slug)}/webhooks/deliveries/${e(deliveryId)}/replay`, {});
-const sendTestEvent = (client: Client, slug: string) => client.call<unknown>('POST', `/projects/${e(slug)}/webhooks/test`, {});
+const _e = encodeURIComponent;
+const listAttempts = (client: Client, slug: string, endpointId: string) => client.api.call('listWebhookAttempts', { params: { slug, id: endpointId } });
+const replayDelivery = (client: Client, slug: string, deliveryId: string) => client.api.call('replayWebhookDelivery', { params: { slug, id: deliveryId } });
+const sendTestEvent = (client: Client, slug: string) => client.api.call('sendTestWebhook', { params: { slug } });
 
 export const webhooks: Family = {
   groups: { webhooks: 'webhook deliveries' },

@@ -42,7 +42,7 @@ describe('cx webhooks', () => {
     const r = await cx(['webhooks', 'replay', '-p', 'shop', 'dlv_1'], {
       'POST /projects/shop/webhooks/deliveries/dlv_1/replay': { delivery: { id: 'dlv_2' } },
     });
-    expect([r.code, r.stdout, r.calls[0]!.body]).toEqual([0, 'Replay of dlv_1 queued\n', {}]);
+    expect([r.code, r.stdout, r.calls[0]!.body]).toEqual([0, 'Replay of dlv_1 queued\n', undefined]);
     const j = await cx(['webhooks', 'replay', '-p', 'shop', 'dlv_1', '--json'], {
       'POST /projects/shop/webhooks/deliveries/dlv_1/replay': { delivery: { id: 'dlv_2' } },
     });

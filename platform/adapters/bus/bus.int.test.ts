@@ -192,21 +192,22 @@ describe('bus contract: in-process with its log on disk', () => {
     await bus.publish('t', [msg('k', 'held')]);
     await until(() => started === 1, 'the held batch');
     await bus.publish('t', [msg('k', 'queued')]);
-    const waiting = bus.drained!();
+    // the expectation is attached before the stop, so the rejection is never unhandled while it is awaited
+    const waiting = expect(bus.drained!()).rejects.toThrow(/stopped before it caught up/);
     const stopping = s.stop();
     release();
     await stopping;
-    await expect(waiting).rejects.toThrow(/stopped before it caught up/);
+    await waiting;
 
     let releaseAgain!: () => void;
     const heldAgain = new Promise<void>((r) => (releaseAgain = r));
     await bus.subscribe('t', 'g', async () => heldAgain);
     await bus.publish('t', [msg('k', 'then-closed')]);
-    const unfinished = bus.drained!();
+    const unfinished = expect(bus.drained!()).rejects.toBeInstanceOf(BusUnavailableError);
     const closing = bus.close();
     releaseAgain();
     await closing;
-    await expect(unfinished).rejects.toBeInstanceOf(BusUnavailableError);
+    await unfinished;
   });
 
   it('a group subscribing while messages are published gets each one once, in order (read back, then live)', async () => {
