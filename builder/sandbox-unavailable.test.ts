@@ -51,7 +51,8 @@ describe('a builder without bubblewrap', () => {
     expect(await deploy()).toMatchObject({ status: 'failed', failureReason: 'sandbox_unavailable', gitSha: null });
     const log = (await t.app.inject({ url: `/v1/projects/${p.slug}/deploys/${id}/logs`, headers: S })).json();
     expect(JSON.stringify(log)).toContain('apt-get install bubblewrap');
-    // Counted for GET /metrics (service_builds_total) by outcome and reason.
-    expect(t.builder!.stats()).toEqual({ ready: 0, canceled: 0, failed: { sandbox_unavailable: 1 } });
+    // Counted for GET /metrics (service_builds_total) by outcome and reason: once the finish is written, which the
+    // deploy's status can show a moment before the builder counts it.
+    await vi.waitFor(() => expect(t.builder!.stats()).toEqual({ ready: 0, canceled: 0, failed: { sandbox_unavailable: 1 } }), { timeout: 5_000 });
   });
 });
