@@ -134,6 +134,8 @@ const PRODUCTION = ['api', 'builder', 'cli', 'console', 'domain', 'ingest', 'pla
 function codeOf(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/(^|\s)\/\/.*$/gm, '$1');
 }
+/** A fetch, or an HTTP method spelled as a string (what a request made beside the typed client needs). */
+const requestsByHand = (code: string) => /\bfetch\s*\(|['"`](?:GET|POST|PUT|PATCH|DELETE|HEAD)['"`]/.test(code);
 const spellsV1Path = (code: string) => /\/v1(?:\/|['"`])/.test(code);
 
 describe('architecture: one route table', () => {
@@ -166,6 +168,20 @@ describe('architecture: one route table', () => {
       .map((file) => relative(ROOT, file).split('\\').join('/'))
       .filter((rel) => rel !== 'console/app/api.ts' && /\bfetch\s*\(|\bXMLHttpRequest\b/.test(codeOf(readFileSync(join(ROOT, rel), 'utf8'))));
     expect(offenders).toEqual([]);
+  });
+
+  it('the CLI reaches the API only through its typed client (cli/src/client.ts holds the one fetch)', () => {
+    const offenders = files(join(ROOT, 'cli'))
+      .map((file) => relative(ROOT, file).split('\\').join('/'))
+      .filter((rel) => rel !== 'cli/src/client.ts' && requestsByHand(codeOf(readFileSync(join(ROOT, rel), 'utf8'))));
+    expect(offenders, 'call client.api.call(id, { params, query, body })').toEqual([]);
+  });
+
+  it('sees a request made by hand', () => {
+    expect(requestsByHand("client.callRoot<X>('GET', `/api/0/x/`)")).toBe(true);
+    expect(requestsByHand("client.call<ProjectList>('GET', '/projects')")).toBe(true);
+    expect(requestsByHand("await fetch(url, { method: 'POST' })")).toBe(true);
+    expect(requestsByHand("client.api.call('listProjects')")).toBe(false);
   });
 
   it('sees a route registered by hand', () => {

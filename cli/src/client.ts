@@ -2,7 +2,8 @@ import { type ApiClient, createApiClient } from '../../schemas/api/client.ts';
 import type { ErrorBody } from '../../schemas/error-codes.ts';
 
 /**
- * The CLI's one HTTP client: the service's public `/v1` routes, the same the console calls, with the caller's token.
+ * The CLI's one HTTP client: the typed client (schemas/api/client.ts) over fetch with the caller's token, for the
+ * service's public `/v1` routes (the same the console calls) and sentry-cli's `/api/0/` upload routes.
  * A refusal becomes an ApiError carrying the API's own error code and message; the exit code follows from it.
  */
 export class ApiError extends Error {
@@ -19,10 +20,11 @@ export class ApiError extends Error {
 export interface Client {
   base: string;
   token: string | undefined;
-  /** The typed client over the route table (schemas/api/client.ts): every `/v1` call the CLI makes. */
+  /**
+   * The typed client over the route table (schemas/api/client.ts): every call the CLI makes, the `/v1` routes and
+   * sentry-cli's `/api/0/...` upload routes (a FormData body goes as multipart).
+   */
   api: ApiClient;
-  /** A route outside `/v1` (sentry-cli's `/api/0/...` upload routes): `path` from the root; a FormData body goes as multipart. */
-  callRoot<T>(method: string, path: string, body?: unknown): Promise<T>;
 }
 
 /** Names the program and the machine's kind: the console's device-login page shows it (where a login started). */
@@ -30,7 +32,7 @@ const USER_AGENT = `cx-cli/0.1 (${process.platform} ${process.arch}; node ${proc
 
 export function createClient(base: string, token: string | undefined): Client {
   const root = base.replace(/\/+$/, '');
-  async function send<T>(method: string, url: string, body: unknown): Promise<T> {
+  async function send(method: string, url: string, body: unknown): Promise<unknown> {
     const form = body instanceof FormData;
     let res: Response;
     try {
@@ -65,12 +67,11 @@ export function createClient(base: string, token: string | undefined): Client {
         Number.isFinite(retry) && retry > 0 ? retry : undefined,
       );
     }
-    return json as T;
+    return json;
   }
   return {
     base: root,
     token,
     api: createApiClient((method, path, body) => send(method, `${root}${path}`, body)),
-    callRoot: <T>(method: string, path: string, body?: unknown) => send<T>(method, `${root}${path}`, body),
   };
 }

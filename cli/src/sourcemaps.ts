@@ -3,7 +3,7 @@ import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { zipSync, type Zippable } from 'fflate';
-import type { AssembleAnswer, ChunkUploadOptions } from '../../schemas/api/source-maps.ts';
+import type { AssembleAnswer } from '../../schemas/api/source-maps.ts';
 import type { Client } from './client.ts';
 
 /**
@@ -111,28 +111,29 @@ export function bundleOf(collected: Collected, opts: { project: string; urlPrefi
   return Buffer.from(zipSync(zip, { level: 6, mtime: new Date('1980-01-02T00:00:00Z') }));
 }
 
-/** Options, assemble (missing chunks), the chunks, assemble again: what sentry-cli does, on the same routes. */
+/**
+ * Options, assemble (missing chunks), the chunks, assemble again: what sentry-cli does, on the same routes, through the
+ * typed client. The chunks go to the table's chunk-upload route, which is the `url` this service's options name.
+ */
 export async function uploadBundle(client: Client, project: string, bundle: Buffer): Promise<AssembleAnswer> {
-  const org = encodeURIComponent(UPLOAD_ORG);
-  const options = await client.callRoot<ChunkUploadOptions>('GET', `/api/0/organizations/${org}/chunk-upload/`);
+  const params = { org: UPLOAD_ORG };
+  const options = await client.api.call('chunkUploadOptions', { params });
   const chunks: Array<{ checksum: string; bytes: Buffer }> = [];
   for (let off = 0; off < bundle.length; off += options.chunkSize) {
     const bytes = bundle.subarray(off, off + options.chunkSize);
     chunks.push({ checksum: sha1(bytes), bytes });
   }
   const body = { checksum: sha1(bundle), chunks: chunks.map((c) => c.checksum), projects: [project] };
-  const assemblePath = `/api/0/organizations/${org}/artifactbundle/assemble/`;
-  const first = await client.callRoot<AssembleAnswer>('POST', assemblePath, body);
+  const first = await client.api.call('assembleArtifactBundle', { params, body });
   const missing = new Set(first.missingChunks);
   const gzip = options.compression.includes('gzip');
-  const chunkPath = options.url.startsWith('/') ? options.url : `/api/0/organizations/${org}/chunk-upload/`;
   for (const c of chunks.filter((x) => missing.has(x.checksum))) {
     missing.delete(c.checksum);
     const form = new FormData();
     form.append(gzip ? 'file_gzip' : 'file', new Blob([new Uint8Array(gzip ? gzipSync(c.bytes) : c.bytes)]), c.checksum);
-    await client.callRoot('POST', chunkPath, form);
+    await client.api.call('uploadChunks', { params, body: form });
   }
-  return first.missingChunks.length || first.state === 'not_found' ? client.callRoot<AssembleAnswer>('POST', assemblePath, body) : first;
+  return first.missingChunks.length || first.state === 'not_found' ? client.api.call('assembleArtifactBundle', { params, body }) : first;
 }
 
 async function walk(dir: string, depth: number, out: string[], rel = ''): Promise<void> {

@@ -17,15 +17,22 @@ type SuccessStatus = 200 | 201 | 202 | 204;
 /** What a route answers on success: its 2xx answer's type (`null` for a 204). */
 export type AnswerOf<Id extends ShapedRouteId> = RouteShapes[Id] extends { response: infer R } ? Output<R[keyof R & SuccessStatus]> : unknown;
 
+/** A route that takes multipart/form-data (its shape says so in `consumes`) takes a FormData body, which no schema checks. */
+type MultipartBody<S> = S extends { consumes: readonly (infer C)[] }
+  ? 'multipart/form-data' extends C
+    ? { body: FormData }
+    : { body?: never }
+  : { body?: never };
+
 /** What a call names: the path's params, the query and the body, each only where the route declares it. */
 export type ArgsOf<Id extends ShapedRouteId> = (RouteShapes[Id] extends { params: infer P } ? { params: Input<P> } : { params?: never }) &
   (RouteShapes[Id] extends { querystring: infer Q } ? { query?: Input<Q> } : { query?: never }) &
-  (RouteShapes[Id] extends { body: infer B } ? { body: Input<B> } : { body?: never });
+  (RouteShapes[Id] extends { body: infer B } ? { body: Input<B> } : MultipartBody<RouteShapes[Id]>);
 
 /** The arguments are optional where a route needs none. */
 type CallArgs<Id extends ShapedRouteId> = object extends ArgsOf<Id> ? [args?: ArgsOf<Id>] : [args: ArgsOf<Id>];
 
-/** Sends one request (path with its query string, JSON body or undefined) and answers the parsed JSON, or throws. */
+/** Sends one request (path with its query string; a JSON body, a FormData or undefined) and answers the parsed JSON, or throws. */
 export type Transport = (method: HttpMethod, path: string, body: unknown) => Promise<unknown>;
 
 export interface ApiClient {

@@ -87,6 +87,7 @@ export const sourceMapRoutes = routeShapes({
     tags,
     summary: `Upload chunks (multipart/form-data: parts "file" or "file_gzip", filename = the chunk's SHA-1, at most ${S.chunkBytes} bytes each); held an hour for the caller`,
     params: OrgParams,
+    consumes: ['multipart/form-data'],
     response: { 200: ChunkUploadAnswer, ...errorAnswers(400, 413, 415) },
   },
   assembleArtifactBundle: {

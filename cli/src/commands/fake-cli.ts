@@ -57,9 +57,10 @@ export async function cx(args: string[], answers: Answers = {}, opts: CxOptions 
       if (value instanceof ApiError) throw value;
       return value as never;
     };
-    // Answers keyed by `METHOD path`, the path below /v1 for the API's routes (as a reader writes them).
+    // Answers keyed by `METHOD path`, the path below /v1 for the API's routes (as a reader writes them), from the root
+    // for sentry-cli's /api/0/ upload routes.
     const api = createApiClient((method, path, body) => answer(method, path.replace(/^\/v1(?=\/)/, ''), body));
-    return { base: base.replace(/\/+$/, ''), token, api, callRoot: answer };
+    return { base: base.replace(/\/+$/, ''), token, api };
   };
   const io: Io = {
     stdout: { write: (s: string) => (result.stdout += s), isTTY: opts.tty },
