@@ -10,6 +10,8 @@ export const TOPICS = {
   deployRequests: 'deploys.requested.v1',
   /** Verified deliveries of the inbound provider webhooks (key: provider + delivery id). See schemas/bus/inbound-events.ts. */
   inboundEvents: 'inbound.events.v1',
+  /** What SDKs send beside errors: sessions, feedback, cron check-ins (key: projectId). See schemas/bus/client-items.ts. */
+  clientItems: 'client.items.v1',
 } as const;
 
 /** Consumer group ids. */
@@ -19,4 +21,5 @@ export const CONSUMER_GROUPS = {
   webhookFanout: 'processor-webhooks',
   builder: 'builder-deploys',
   inboundPipeline: 'processor-inbound',
+  clientItems: 'processor-client-items',
 } as const;

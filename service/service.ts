@@ -13,6 +13,7 @@ import { bootstrapInstance } from './bootstrap.ts';
 import { buildApiApp } from '../api/app.ts';
 import { startErrorConsumer } from '../processor/errors/error-consumer.ts';
 import { startAnalyticsConsumer } from '../processor/analytics/analytics-consumer.ts';
+import { startClientItemsConsumer } from '../processor/client-items/client-items-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
 import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
@@ -84,12 +85,15 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       const analytics = await startAnalyticsConsumer(platform);
       const inbound = await startInboundConsumer(platform);
       stops.push(() => inbound.stop());
+      const items = await startClientItemsConsumer(platform);
+      stops.push(() => items.stop());
       stops.push(() => analytics.stop());
       const webhooks = await startWebhookDispatcher(platform, { sweepIntervalMs: t.webhookSweepIntervalMs });
       stops.push(() => webhooks.stop());
       ops.metrics.addPipeline('errors', () => errors.stats());
       ops.metrics.addPipeline('analytics', () => analytics.stats());
       ops.metrics.addPipeline('inbound', () => inbound.stats());
+      ops.metrics.addPipeline('client_items', () => items.stats());
       ops.metrics.addWebhookAttempts(() => webhooks.stats());
       if (t.uptime !== false) {
         const uptime = await startUptimeMonitor(platform);

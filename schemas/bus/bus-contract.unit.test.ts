@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TOPICS } from '../topics.ts';
 import * as analyticsEvents from './analytics-events.ts';
+import * as clientItems from './client-items.ts';
 import * as deployRequests from './deploy-requests.ts';
 import * as errorEvents from './error-events.ts';
 import * as inboundEvents from './inbound-events.ts';
@@ -9,7 +10,7 @@ import * as projectEvents from './project-events.ts';
 /** Each bus module (README.md) is the one way its topic's bytes are written and read. */
 describe('the bus contract', () => {
   it('names every topic once, each by its own module', () => {
-    expect([errorEvents.TOPIC, analyticsEvents.TOPIC, projectEvents.TOPIC, deployRequests.TOPIC, inboundEvents.TOPIC].sort()).toEqual(
+    expect([errorEvents.TOPIC, analyticsEvents.TOPIC, projectEvents.TOPIC, deployRequests.TOPIC, inboundEvents.TOPIC, clientItems.TOPIC].sort()).toEqual(
       Object.values(TOPICS).sort(),
     );
   });
@@ -40,8 +41,21 @@ describe('the bus contract', () => {
     const errors = errorEvents.encodeErrorBatchV1({ projectId: 'prj_1', originHost: null, receivedAt: 1, events: [] });
     expect(errorEvents.decode(errors)).toEqual({ projectId: 'prj_1', originHost: null, receivedAt: 1, events: [] });
 
+    const items: clientItems.ClientItemsMessage = {
+      v: 1,
+      batchId: 'b2',
+      projectId: 'prj_1',
+      originHost: 'app.example.com',
+      receivedAt: 1,
+      sessions: [{ sid: 's1', init: true, status: 'ok', errors: 0, started: 1, timestamp: 1 }],
+      checkIns: [{ checkInId: 'c1', monitorSlug: 'nightly', status: 'ok', timestamp: 1, monitorConfig: { schedule: { type: 'crontab', value: '0 * * * *' } } }],
+    };
+    expect(clientItems.decode(clientItems.encode(items))).toEqual(items);
+    expect(clientItems.decode(Buffer.from(JSON.stringify({ ...items, sessions: [{ sid: 's1' }] })))).toBeUndefined();
+
     for (const junk of [Buffer.from('not json'), Buffer.from('{}'), Buffer.from('[1]'), Buffer.from('{"v":9}')]) {
-      expect([analyticsEvents.decode(junk), deployRequests.decode(junk), projectEvents.decode(junk), errorEvents.decode(junk)]).toEqual([
+      expect([analyticsEvents.decode(junk), deployRequests.decode(junk), projectEvents.decode(junk), errorEvents.decode(junk), clientItems.decode(junk)]).toEqual([
+        undefined,
         undefined,
         undefined,
         undefined,
