@@ -54,13 +54,13 @@ describe('the bus contract', () => {
     expect(clientItems.decode(Buffer.from(JSON.stringify({ ...items, sessions: [{ sid: 's1' }] })))).toBeUndefined();
 
     for (const junk of [Buffer.from('not json'), Buffer.from('{}'), Buffer.from('[1]'), Buffer.from('{"v":9}')]) {
-      expect([analyticsEvents.decode(junk), deployRequests.decode(junk), projectEvents.decode(junk), errorEvents.decode(junk), clientItems.decode(junk)]).toEqual([
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-      ]);
+      expect([
+        analyticsEvents.decode(junk),
+        deployRequests.decode(junk),
+        projectEvents.decode(junk),
+        errorEvents.decode(junk),
+        clientItems.decode(junk),
+      ]).toEqual([undefined, undefined, undefined, undefined, undefined]);
     }
     // an analytics event without its uuid is no stamped event
     expect(analyticsEvents.decode(Buffer.from(JSON.stringify({ ...analytics, events: [{ event: 'e', distinctId: 'd', timestamp: 1 }] })))).toBeUndefined();
