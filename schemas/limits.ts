@@ -77,7 +77,20 @@ export const LIMITS = {
     statusCacheMs: 5_000,
     statusPerIpPerMinute: 600,
     statusDays: 90,
-  },
+    /**
+     * Heartbeat (cron) monitors (issue 40): Sentry's defaults for what a check-in's monitor_config leaves out (margin 1
+     * min, max runtime 30 min, one failure opens an incident, one success ends it); check-ins kept per monitor; the
+     * HTTP cron form's rate limits per ingest key, and per key and monitor slug.
+     */
+    heartbeat: {
+      checkinMarginMin: { max: 40_320, default: 1 },
+      maxRuntimeMin: { min: 1, max: 40_320, default: 30 },
+      failuresToDown: { min: 1, max: 720, default: 1 },
+      recoveriesToUp: { min: 1, max: 720, default: 1 },
+      checkInsKept: 200,
+      httpPerKeyPerMinute: 300,
+      httpPerMonitorPerMinute: 30,
+    },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */
