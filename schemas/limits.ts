@@ -91,6 +91,7 @@ export const LIMITS = {
       httpPerKeyPerMinute: 300,
       httpPerMonitorPerMinute: 30,
     },
+  },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */
