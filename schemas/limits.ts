@@ -10,10 +10,39 @@ export const LIMITS = {
   errorFields: { name: 200, message: 2000, stack: 8192, debugIds: 100 },
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
   /**
-   * Sentry SDKs' ingest (ours; issue 15): a request body up to 1 MB as sent, and as much once decompressed (gzip,
-   * deflate or br); at most 20 events an envelope, as in one of our batches. Each event is cut to §9's field sizes.
+   * Sentry SDKs' ingest (ours; issues 15, 40): an envelope up to 20 MB as sent, and as much once decompressed (gzip,
+   * deflate or br; bodies past `syncInflateBytes` are inflated off the event loop), so a 5 MB attachment beside an
+   * event arrives; at most 20 events an envelope, as in one of our batches. Each item has its own cap (`itemBytes`,
+   * by item type): an item past it is dropped and counted (`oversize_<type>`), the rest of the envelope is kept.
+   * Attachments are never kept. Each event is cut to §9's field sizes.
    */
-  sentryIngest: { maxBodyBytes: 1024 * 1024, maxDecompressedBytes: 1024 * 1024, maxEventsPerEnvelope: 20 },
+  sentryIngest: {
+    maxBodyBytes: 20 * 1024 * 1024,
+    maxDecompressedBytes: 20 * 1024 * 1024,
+    syncInflateBytes: 64 * 1024,
+    maxEventsPerEnvelope: 20,
+    itemBytes: {
+      event: 1024 * 1024,
+      feedback: 256 * 1024,
+      user_report: 16 * 1024,
+      session: 16 * 1024,
+      sessions: 256 * 1024,
+      check_in: 16 * 1024,
+      client_report: 64 * 1024,
+    },
+    /** Item types never kept (transactions, spans, replays, profiles, logs, metrics): the SDK is told to stop sending them for this long. */
+    unkeptRetryAfterSec: 86_400,
+  },
+  /**
+   * What SDKs send beside errors (issue 40), each kind limited on its own, per request that holds it, never against
+   * errors: sessions (a browser sends one on every page load and navigation; `POST /v1/sessions/i` too), cron
+   * check-ins (two per job run), and user feedback (a person typing). Client reports are never limited.
+   */
+  sessionIngestRate: { perKeyAndIpPerMinute: 6_000, perKeyPerMinute: 120_000 },
+  checkInIngestRate: { perKeyAndIpPerMinute: 600, perKeyPerMinute: 6_000 },
+  feedbackIngestRate: { perKeyAndIpPerMinute: 10, perKeyPerMinute: 300 },
+  /** `POST /v1/sessions/i` (cx.js): 1-100 session updates, at most 64 KB. */
+  sessionsBatch: { minSessions: 1, maxSessions: 100, maxBodyBytes: 64 * 1024 },
   /**
    * Analytics ingest (ours; the spec shows no numbers, issue 16). Sized for product analytics: a client batches up
    * to 100 events; a page or server sending a steady stream stays far under the rates.
