@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { SymbolicatedFrame } from './symbolicated-frame.ts';
 import { normalizeDebugId } from './debug-id.ts';
 import { LIMITS } from './limits.ts';
+import { eventContextOf, eventContextOfStamped, type EventContext } from './error-context.ts';
 
 /**
  * The error event (spec §2.5) in its three shapes: as a client sends it (ErrorEventSchema, in a batch),
@@ -54,7 +55,9 @@ function textFieldShape<S extends z.ZodType>(make: (max: number) => S): { [K in 
 
 /**
  * Ingest input. Over-long name/message/stack are cut, not refused (the edge records which fields were
- * cut in `truncated`). `environment` is accepted and ignored: the server stamps it (§7.4).
+ * cut in `truncated`). `environment` never stamps the event: the server does (§7.4); the client's value is kept as the
+ * context's `clientEnvironment`. The context fields (breadcrumbs ... sdk) are read by schemas/error-context.ts, which
+ * keeps what fits its bounds and leaves out the rest: declared unknown here, so no shape of them refuses an event.
  */
 export const ErrorEventSchema = z.object({
   name: z.string().optional(),
@@ -71,6 +74,23 @@ export const ErrorEventSchema = z.object({
    * `_sentryDebugIds`. Entries that are not a file and a uuid are left out, never refused (debugIdsOf).
    */
   debugIds: z.record(z.string(), z.unknown()).optional(),
+  /** Issue 40 (schemas/error-context.ts): `[{ timestamp, type?, category?, level?, message?, data? }]`, oldest first. */
+  breadcrumbs: z.unknown().optional(),
+  /** fatal, error, warning, info, debug or log. */
+  level: z.unknown().optional(),
+  /** `{ key: value }`, string values. */
+  tags: z.unknown().optional(),
+  /** `{ browser: {...}, os: {...}, device: {...}, runtime: {...}, ... }`. */
+  contexts: z.unknown().optional(),
+  /** `{ url, method, headers }`: headers kept only from an allowed list (User-Agent, Referer, Accept-Language, ...). */
+  request: z.unknown().optional(),
+  /** `{ id, email, ipAddress, username }`. */
+  user: z.unknown().optional(),
+  release: z.unknown().optional(),
+  dist: z.unknown().optional(),
+  serverName: z.unknown().optional(),
+  /** `{ name, version }`. */
+  sdk: z.unknown().optional(),
 });
 export type ErrorEvent = z.infer<typeof ErrorEventSchema>;
 /** An error event as a client sends it (the SDKs build these). */
@@ -104,6 +124,8 @@ export interface StampedErrorEvent extends Partial<Record<ErrorEventTextField, s
    */
   minifiedStack?: string;
   frames?: SymbolicatedFrame[];
+  /** Breadcrumbs, level, tags, contexts, request, user, release, ... as kept (issue 40); absent when the event sent none. */
+  context?: EventContext;
 }
 
 /**
@@ -134,6 +156,11 @@ export interface StampedErrorBatch {
   originHost: string | null;
   /** Epoch ms at the edge. */
   receivedAt: number;
+  /**
+   * The request's User-Agent, cut to LIMITS.errorContext.userAgent (issue 40): a browser event's contexts come from it
+   * when the event names none. Absent from edges before it, and for a request without one.
+   */
+  userAgent?: string;
   events: StampedErrorEvent[];
 }
 
@@ -168,6 +195,8 @@ export function stampErrorEvent(e: ErrorEvent, eventId: string, defaultRuntime: 
   if (debugIds) out.debugIds = debugIds;
   const clientTime = normaliseTime(e.timestamp);
   if (clientTime !== undefined) out.clientTime = clientTime;
+  const context = eventContextOf(e);
+  if (context) out.context = context;
   return out;
 }
 
@@ -213,4 +242,14 @@ export const StampedErrorEventSchema = z.object({
     .unknown()
     .optional()
     .transform((d) => debugIdsOf(d)),
+  // Held to the edge's bounds (schemas/error-context.ts).
+  context: z
+    .unknown()
+    .optional()
+    .transform((c) => eventContextOfStamped(c)),
 });
+
+/** A User-Agent header as a batch keeps it: cut to its limit; undefined when empty or not a string. */
+export function userAgentOf(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v.slice(0, LIMITS.errorContext.userAgent) : undefined;
+}

@@ -8,6 +8,34 @@ export const LIMITS = {
   json: { maxDepth: 64 },
   errorBatch: { minEvents: 1, maxEvents: 20, maxBodyBytes: 64 * 1024 },
   errorFields: { name: 200, message: 2000, stack: 8192, debugIds: 100 },
+  /**
+   * An error event's context (issue 40, schemas/error-context.ts), cut to these, never refused: the newest 100
+   * breadcrumbs within 32K characters in all; tags as Sentry bounds them (keys 32, values 200); contexts flat.
+   */
+  errorContext: {
+    breadcrumbs: 100,
+    breadcrumbChars: 32 * 1024,
+    breadcrumbName: 64,
+    breadcrumbMessage: 1024,
+    breadcrumbDataKeys: 20,
+    breadcrumbDataValue: 512,
+    tags: 50,
+    tagKey: 32,
+    tagValue: 200,
+    contexts: 20,
+    contextKeys: 30,
+    contextValue: 256,
+    key: 64,
+    url: 2048,
+    header: 512,
+    user: 256,
+    release: 200,
+    dist: 64,
+    serverName: 256,
+    sdkName: 128,
+    clientEnvironment: 64,
+    userAgent: 512,
+  },
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
   /**
    * Sentry SDKs' ingest (ours; issues 15, 40): an envelope up to 20 MB as sent, and as much once decompressed (gzip,

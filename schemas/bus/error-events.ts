@@ -1,4 +1,12 @@
-import { ErrorBatchSchema, isTime, stampErrorEvent, StampedErrorEventSchema, type StampedErrorBatch, type StampedErrorEvent } from '../error-event.ts';
+import {
+  ErrorBatchSchema,
+  isTime,
+  stampErrorEvent,
+  StampedErrorEventSchema,
+  userAgentOf,
+  type StampedErrorBatch,
+  type StampedErrorEvent,
+} from '../error-event.ts';
 import { storableText, UNSTORABLE_ESCAPE } from '../storable-text.ts';
 import { TOPICS } from '../topics.ts';
 
@@ -7,7 +15,8 @@ import { TOPICS } from '../topics.ts';
  * versions:
  *
  * - v2, what the edge sends: a small stamped envelope around the client's own bytes,
- *   `{"v":2,"projectId":..,"originHost":..,"receivedAt":..,"defaultRuntime":..,"eventIds":[..],"body":<raw body>}`.
+ *   `{"v":2,"projectId":..,"originHost":..,"receivedAt":..,"defaultRuntime":..,"eventIds":[..],"body":<raw body>}`,
+ *   with `"userAgent":..` before `"eventIds"` when the request had one (issue 40; edges before it send none).
  *   The edge validated the body, so it is valid JSON; splicing the raw bytes in spares the edge
  *   re-serialising every event (JSON-escaping long stacks was its largest single cost). The consumer
  *   stamps the events with the same pure function the edge would have used.
@@ -24,6 +33,8 @@ export interface ErrorBatchEnvelopeHeader {
   defaultRuntime: 'browser' | 'node';
   /** One id per event of the body, in order. */
   eventIds: string[];
+  /** The request's User-Agent (cut by userAgentOf), when it had one. */
+  userAgent?: string;
 }
 
 /**
@@ -35,15 +46,16 @@ export interface EnvelopeRoom {
   buf: Buffer;
   start: number;
 }
-/** Room for the head: ids of up to 20 events, the project and the origin host fit with margin. */
-export const ENVELOPE_HEAD_ROOM = 1536;
+/** Room for the head: ids of up to 20 events, the project, the origin host and a User-Agent (512 characters) fit with margin. */
+export const ENVELOPE_HEAD_ROOM = 3072;
 const CLOSE_BRACE = Buffer.from('}');
 
 /** The edge's v2 envelope around a validated raw body; in place when the body sits in a room with space. */
 export function encodeErrorBatchEnvelope(h: ErrorBatchEnvelopeHeader, rawBody: Buffer, room?: EnvelopeRoom): Buffer {
   const head =
     `{"v":2,"projectId":${JSON.stringify(h.projectId)},"originHost":${JSON.stringify(h.originHost)},` +
-    `"receivedAt":${h.receivedAt},"defaultRuntime":"${h.defaultRuntime}","eventIds":${JSON.stringify(h.eventIds)},"body":`;
+    `"receivedAt":${h.receivedAt},"defaultRuntime":"${h.defaultRuntime}",${h.userAgent === undefined ? '' : `"userAgent":${JSON.stringify(h.userAgent)},`}` +
+    `"eventIds":${JSON.stringify(h.eventIds)},"body":`;
   if (room && rawBody.buffer === room.buf.buffer && rawBody.byteOffset === room.buf.byteOffset + room.start) {
     const headLength = Buffer.byteLength(head);
     const end = room.start + rawBody.length;
@@ -59,7 +71,16 @@ export function encodeErrorBatchEnvelope(h: ErrorBatchEnvelopeHeader, rawBody: B
 
 /** A batch of already stamped events as a v1 message. */
 export function encodeErrorBatchV1(batch: StampedErrorBatch): Buffer {
-  return Buffer.from(JSON.stringify({ v: 1, projectId: batch.projectId, originHost: batch.originHost, receivedAt: batch.receivedAt, events: batch.events }));
+  return Buffer.from(
+    JSON.stringify({
+      v: 1,
+      projectId: batch.projectId,
+      originHost: batch.originHost,
+      receivedAt: batch.receivedAt,
+      userAgent: batch.userAgent,
+      events: batch.events,
+    }),
+  );
 }
 
 /**
@@ -81,13 +102,16 @@ export function decodeErrorBatch(value: Buffer, onInvalidEvent?: () => void): St
   }
   if (!m || typeof m.projectId !== 'string' || !isTime(m.receivedAt)) return undefined;
   const originHost = typeof m.originHost === 'string' ? m.originHost : null;
+  const userAgent = userAgentOf(m.userAgent);
   if (m.v === 2) {
     const body = ErrorBatchSchema.safeParse(m.body);
     const ids = m.eventIds;
     if (!body.success || !Array.isArray(ids) || ids.length !== body.data.batch.length) return undefined;
     const runtime = m.defaultRuntime === 'browser' ? 'browser' : 'node';
     const events = body.data.batch.map((e, i) => stampErrorEvent(e, String(ids[i]), runtime));
-    return { projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
+    return userAgent === undefined
+      ? { projectId: m.projectId, originHost, receivedAt: m.receivedAt, events }
+      : { projectId: m.projectId, originHost, receivedAt: m.receivedAt, userAgent, events };
   }
   if (m.v === 1 && Array.isArray(m.events)) {
     // Built by another producer: each event is checked like the edge checks a body; one that fails is left out.
@@ -97,7 +121,9 @@ export function decodeErrorBatch(value: Buffer, onInvalidEvent?: () => void): St
       if (r.success) events.push(withDefaults(r.data));
       else onInvalidEvent?.();
     }
-    return { projectId: m.projectId, originHost, receivedAt: m.receivedAt, events };
+    return userAgent === undefined
+      ? { projectId: m.projectId, originHost, receivedAt: m.receivedAt, events }
+      : { projectId: m.projectId, originHost, receivedAt: m.receivedAt, userAgent, events };
   }
   return undefined;
 }

@@ -22,9 +22,26 @@ describe('error batch on the bus', () => {
       runtime: 'browser',
       truncated: [],
       clientTime: Date.UTC(2026, 0, 1),
+      // The client's environment is kept to read, never as the event's (§7.4).
+      context: { clientEnvironment: 'production' },
     });
     expect(m.events[1]).toMatchObject({ eventId: 'e2', name: 'TypeError', runtime: 'node' });
     expect(m.events[0]).not.toHaveProperty('environment');
+    expect(m).not.toHaveProperty('userAgent');
+  });
+
+  it('carries the request User-Agent in the envelope head (v2) and in a v1 message, cut to its limit', () => {
+    const raw = Buffer.from('{"batch":[{"message":"a"}]}');
+    const ua = 'Mozilla/5.0 "quoted" é';
+    expect(decodeErrorBatchMessage(encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'], userAgent: ua }, raw))!.userAgent).toBe(ua);
+    const room = { buf: Buffer.alloc(ENVELOPE_HEAD_ROOM + raw.length + 1), start: ENVELOPE_HEAD_ROOM };
+    raw.copy(room.buf, room.start);
+    const long = 'U'.repeat(LIMITS.errorContext.userAgent);
+    const inPlace = encodeErrorBatchEnvelope({ ...header, eventIds: ['e1'], userAgent: long }, room.buf.subarray(room.start, room.start + raw.length), room);
+    expect(inPlace.buffer).toBe(room.buf.buffer);
+    expect(decodeErrorBatchMessage(inPlace)!.userAgent).toBe(long);
+    const v1: StampedErrorBatch = { projectId: 'p', originHost: null, receivedAt: 1, userAgent: 'x'.repeat(5000), events: [] };
+    expect(decodeErrorBatchMessage(encodeErrorBatchV1(v1))!.userAgent).toBe('x'.repeat(LIMITS.errorContext.userAgent));
   });
 
   it('refuses an envelope whose ids do not match its events, and anything that is not a batch', () => {
