@@ -32,6 +32,8 @@ export interface BatchRequestHeaders {
   query: string;
   /** The route's first path parameter (`/api/:projectId/...`), '' for routes without one. */
   param: string;
+  /** A browser event's contexts come from it when the event names none (issue 40). */
+  userAgent: string;
 }
 
 /** Copies what admission reads: HttpRequest is only valid until the handler's first await. */
@@ -47,6 +49,7 @@ export function batchRequestHeaders(req: HttpRequest, hasParam = false): BatchRe
     sentryAuth: req.getHeader('x-sentry-auth'),
     query: req.getQuery() ?? '',
     param: hasParam ? (req.getParameter(0) ?? '') : '',
+    userAgent: req.getHeader('user-agent'),
   };
 }
 

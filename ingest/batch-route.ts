@@ -108,6 +108,8 @@ export interface ParseContext {
   receivedAt: number;
   hasOrigin: boolean;
   contentEncoding: string;
+  /** The request's User-Agent header, '' without one. */
+  userAgent: string;
   /** What the route's `format.open` made of the body, when it has one. */
   opened?: unknown;
 }
@@ -341,6 +343,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       receivedAt: clock.now(),
       hasOrigin: h.origin !== '',
       contentEncoding: h.contentEncoding,
+      userAgent: h.userAgent,
       opened,
     });
     if (!('ok' in outcome)) return refuse(res, st, outcome, cors);

@@ -20,6 +20,8 @@ export interface StampContext {
   receivedAt: number;
   /** Used when an event names no runtime: `browser` when the request carried an Origin header. */
   defaultRuntime: 'browser' | 'node';
+  /** The request's User-Agent, cut (userAgentOf); the envelope carries it for the processor's contexts (issue 40). */
+  userAgent?: string;
 }
 
 /** `room`: the buffer `body` was read into with space around it, so the envelope is built in place. */

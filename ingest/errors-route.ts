@@ -3,6 +3,7 @@ import { LIMITS } from '../schemas/limits.ts';
 import { secondsToMonthEnd } from '../domain/usage-month.ts';
 import type { BatchFeed, BatchRoute } from './batch-route.ts';
 import { parseErrorBatch } from './error-batch.ts';
+import { userAgentOf } from '../schemas/error-event.ts';
 import { refusal } from './refusals.ts';
 import { EDGE_PATHS } from '../schemas/api/edge.ts';
 import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
@@ -39,7 +40,13 @@ export function errorsRoute(deps: { now: () => number; publish: BatchFeed['publi
       parse(read, ctx) {
         const outcome = parseErrorBatch(
           read.body,
-          { projectId: ctx.projectId, originHost: ctx.originHost, receivedAt: ctx.receivedAt, defaultRuntime: ctx.hasOrigin ? 'browser' : 'node' },
+          {
+            projectId: ctx.projectId,
+            originHost: ctx.originHost,
+            receivedAt: ctx.receivedAt,
+            defaultRuntime: ctx.hasOrigin ? 'browser' : 'node',
+            userAgent: userAgentOf(ctx.userAgent),
+          },
           read.room,
         );
         return outcome.ok ? outcome : refusal('invalid_request', outcome.message, { fields: outcome.fields });

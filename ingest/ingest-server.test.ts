@@ -168,6 +168,21 @@ describe('POST /v1/errors/i: accepting', () => {
     expect(res.status).toBe(202);
     const [batch] = publishedFor(p.projectId);
     expect(batch.events[0]).not.toHaveProperty('environment');
+    expect(batch.events[0]!.context).toEqual({ clientEnvironment: 'production' });
+  });
+
+  it("stamps the batch with the request's User-Agent, cut to its limit, and keeps the event's context (issue 40)", async () => {
+    const p = await freshProject();
+    const ua = `Mozilla/5.0 (X11; Linux x86_64) ${'x'.repeat(1000)}`;
+    const res = await post(
+      p.ingestKey,
+      { batch: [event({ level: 'warning', tags: { plan: 'pro' } })] },
+      { origin: 'https://app.example.com', 'user-agent': ua },
+    );
+    expect(res.status).toBe(202);
+    const [batch] = publishedFor(p.projectId);
+    expect(batch.userAgent).toBe(ua.slice(0, 512));
+    expect(batch.events[0]!.context).toEqual({ level: 'warning', tags: { plan: 'pro' } });
   });
 });
 
