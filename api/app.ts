@@ -24,6 +24,7 @@ import { deploysRoutes } from './deploys/deploys-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
+import { releaseHealthRoutes } from './release-health/release-health-routes.ts';
 import { flagsRoutes } from './flags/flags-routes.ts';
 import { localEvaluationRoutes } from './flags/local-evaluation-routes.ts';
 import { installSiteHosting } from './sites/site-hosting.ts';
@@ -156,6 +157,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(hookRoutes(platform));
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));
+  await app.register(releaseHealthRoutes(platform));
   await app.register(flagsRoutes(platform));
   await app.register(localEvaluationRoutes(platform));
   await app.register(inboundRoutes(platform));

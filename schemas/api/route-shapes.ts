@@ -18,6 +18,7 @@ import { projectRoutes } from './projects.ts';
 import { domainRoutes } from './domains.ts';
 import { keyRoutes } from './keys.ts';
 import { billingRoutes } from './billing.ts';
+import { releaseHealthRoutes } from './release-health.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -45,6 +46,7 @@ export const ROUTE_SHAPES = {
   ...domainRoutes,
   ...keyRoutes,
   ...billingRoutes,
+  ...releaseHealthRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

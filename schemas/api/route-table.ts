@@ -57,6 +57,9 @@ export const ROUTES = {
   getErrorAlerts: { method: 'GET', path: '/v1/projects/:slug/error-alerts' },
   updateErrorAlerts: { method: 'PATCH', path: '/v1/projects/:slug/error-alerts' },
   testErrorAlert: { method: 'POST', path: '/v1/projects/:slug/error-alerts/test' },
+  // release health: sessions per deploy
+  getReleaseHealth: { method: 'GET', path: '/v1/projects/:slug/release-health' },
+  getDeployHealth: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/health' },
   // outbound webhooks
   createWebhookEndpoint: { method: 'POST', path: '/v1/projects/:slug/webhooks' },
   listWebhookEndpoints: { method: 'GET', path: '/v1/projects/:slug/webhooks' },
