@@ -77,12 +77,12 @@ describe('a Sentry event as our error event', () => {
     expect(e.path).toBe('/checkout');
     expect(e.userId).toBe('42');
     expect(e.timestamp).toBe(1_795_000_000_250);
-    expect(e.environment).toBeUndefined();
-    // The SDK's own environment is kept for people to read (issue 23), never as ours.
-    expect(e.extra).toEqual({
-      orderId: 7,
-      sentry: expect.objectContaining({ eventId: 'f'.repeat(32), tags: { area: 'checkout' }, environment: 'staging', release: 'A1B2C3D4E5F6' }),
-    });
+    // As sent: the stamp keeps it as the context's clientEnvironment, never as the event's environment (§7.4).
+    expect(e.environment).toBe('staging');
+    // The SDK's own environment is kept for people to read (issue 23), never as ours: the context's clientEnvironment
+    // once stamped (issue 40, sentry-event.unit.test.ts).
+    expect(e.extra).toEqual({ orderId: 7, sentry: expect.objectContaining({ eventId: 'f'.repeat(32) }) });
+    expect(e).toMatchObject({ tags: { area: 'checkout' }, release: 'A1B2C3D4E5F6' });
   });
 
   it('a message event keeps its message; a release that is no sha is not a gitSha; an event of neither is none', () => {

@@ -5,9 +5,12 @@ import { LIMITS } from '../../schemas/limits.ts';
 /**
  * A Sentry event (the JSON of an envelope's `event` item, or a store body) as our error event (§2.5), so it
  * goes through the same pipeline: exception type and value, frames turned into a V8-style stack that the
- * fingerprint parses, the message, `release` as `gitSha` when it looks like one. `environment` does not stamp the
- * event (the server does, §7.4); the SDK's value is kept in `extra.sentry.environment`, with its `release`. What a Sentry user would look for in a sample (event id, level, tags,
- * the SDK, extra) is kept in `extra`, bounded. `debug_meta`'s source map images become `debugIds` (issue 37).
+ * fingerprint parses, the message, `release` as `gitSha` when it looks like one. The context people triage by (issue
+ * 40) becomes our event's context fields, which schemas/error-context.ts bounds: breadcrumbs (`{ values: [...] }` or an
+ * array, times in seconds), level, tags, contexts, request, user, release, dist, server_name and the SDK's name and
+ * version. `environment` does not stamp the event (the server does, §7.4): it is kept as the client's environment.
+ * The event id, logger and transaction are kept in `extra.sentry`, with the SDK's `extra`, bounded. `debug_meta`'s
+ * source map images become `debugIds` (issue 37).
  */
 export interface SentryFrame {
   filename?: unknown;
@@ -54,23 +57,8 @@ function messageOf(e: Record<string, unknown>): string | undefined {
 }
 
 function boundedExtra(e: Record<string, unknown>, eventId: string | undefined): Record<string, unknown> {
-  const sdk = obj(e.sdk);
-  const sentry: Record<string, unknown> = {
-    eventId,
-    level: str(e.level),
-    logger: str(e.logger),
-    sdk: sdk && str(sdk.name) ? `${str(sdk.name)}/${str(sdk.version) ?? ''}` : undefined,
-  };
-  const tags =
-    obj(e.tags) ??
-    (Array.isArray(e.tags)
-      ? Object.fromEntries((e.tags as unknown[]).filter(Array.isArray).map((t) => [String((t as unknown[])[0]), (t as unknown[])[1]]))
-      : undefined);
-  if (tags && Object.keys(tags).length) sentry.tags = tags;
-  if (str(e.transaction)) sentry.transaction = e.transaction;
-  // The SDK's own environment and release are kept for people to read; the server stamps ours (§7.4).
-  if (str(e.environment)) sentry.environment = str(e.environment)!.slice(0, 200);
-  if (str(e.release)) sentry.release = str(e.release)!.slice(0, 200);
+  const sentry: Record<string, unknown> = { eventId, logger: str(e.logger) };
+  if (str(e.transaction)) sentry.transaction = str(e.transaction)!.slice(0, 200);
   const extra: Record<string, unknown> = { ...(obj(e.extra) ?? {}), sentry };
   const text = JSON.stringify(extra);
   return text.length <= MAX_EXTRA_CHARS ? extra : { sentry: { eventId, extraTooLarge: text.length } };
@@ -131,7 +119,35 @@ export function errorEventOfSentry(input: unknown): ErrorEvent | undefined {
   if (debugIds) out.debugIds = debugIds;
   if (e.platform === 'node') out.runtime = 'node';
   else if (e.platform === 'javascript') out.runtime = 'browser';
+  // The context (issue 40), as sent: error-context.ts keeps what fits when the event is stamped.
+  const breadcrumbs = breadcrumbsOfSentry(e.breadcrumbs);
+  if (breadcrumbs) out.breadcrumbs = breadcrumbs;
+  if (e.level !== undefined) out.level = e.level;
+  if (e.tags !== undefined) out.tags = e.tags;
+  if (e.contexts !== undefined) out.contexts = e.contexts;
+  if (e.request !== undefined) out.request = e.request;
+  if (user) out.user = user;
+  if (e.release !== undefined) out.release = e.release;
+  if (e.dist !== undefined) out.dist = e.dist;
+  if (e.server_name !== undefined) out.serverName = e.server_name;
+  if (e.environment !== undefined) out.environment = e.environment;
+  const sdk = obj(e.sdk);
+  if (sdk) out.sdk = { name: sdk.name, version: sdk.version };
   return out;
+}
+
+/**
+ * Sentry's breadcrumbs (`[...]`, or `{ values: [...] }` from older SDKs), the newest LIMITS.errorContext.breadcrumbs,
+ * with each time (seconds since the epoch, as Sentry sends it) in ms as our events carry it.
+ */
+export function breadcrumbsOfSentry(v: unknown): unknown[] | undefined {
+  const list = Array.isArray(v) ? v : obj(v)?.values;
+  if (!Array.isArray(list) || !list.length) return undefined;
+  return list.slice(-LIMITS.errorContext.breadcrumbs).map((b) => {
+    const crumb = obj(b);
+    const ts = num(crumb?.timestamp);
+    return crumb && ts !== undefined ? { ...crumb, timestamp: ts * 1000 } : b;
+  });
 }
 
 function pathOf(url: string): string {

@@ -84,7 +84,19 @@ describe('Sentry SDKs: the real @sentry/node', () => {
     expect(exception.runtime).toBe('node');
     expect(exception.gitSha).toBe('0123456789abcdef0123456789abcdef01234567');
     expect(exception.userId).toBe('usr_42');
-    expect(exception.extra).toMatchObject({ orderId: 1234, sentry: { tags: { area: 'checkout' }, sdk: expect.stringMatching(/^sentry\.javascript\.node/) } });
+    expect(exception.extra).toMatchObject({ orderId: 1234 });
+    // The context the real SDK sends (issue 40): tags, level, the SDK, its environment, node's contexts, a breadcrumb.
+    expect(exception.context).toMatchObject({
+      tags: { area: 'checkout' },
+      level: 'error',
+      sdk: { name: 'sentry.javascript.node' },
+      clientEnvironment: 'production',
+      release: '0123456789abcdef0123456789abcdef01234567',
+      user: { id: 'usr_42' },
+      contexts: { runtime: { name: 'node' } },
+    });
+    expect(exception.context!.serverName).toBeTruthy();
+    expect(exception.context!.breadcrumbs).toContainEqual(expect.objectContaining({ category: 'console', level: 'warning', message: 'charging card 1234' }));
     expect(computeFingerprint(exception.name, exception.message, exception.stack).inAppFrame).toMatchObject({ fn: 'chargeCard', file: script });
     expect(events.find((e) => e.message === 'inventory low')).toBeDefined();
     expect(events.every((e) => !('environment' in e))).toBe(true);
