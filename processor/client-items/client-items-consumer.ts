@@ -4,6 +4,7 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import { addSummaries, emptySummary, type BatchSummary } from '../batch-summary.ts';
 import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
 import { createFeedbackHandler } from '../feedback/feedback-pipeline.ts';
+import { FEEDBACK_RETENTION, feedbackMaintenance } from '../feedback/feedback-retention.ts';
 import { createReleaseHealthHandler } from '../release-health/release-health-pipeline.ts';
 import { createCheckInHandler } from '../uptime/check-ins/check-in-pipeline.ts';
 
@@ -40,6 +41,8 @@ export async function startClientItemsConsumer(platform: ClientItemsPlatform): P
         for (const handle of handlers) summary = addSummaries(summary, await handle(messages));
         return summary;
       },
+      // In the background: feedback linked to events that arrived after it, and pruned past retention.
+      prune: { intervalMs: FEEDBACK_RETENTION.intervalMs, run: () => feedbackMaintenance(platform.db) },
     },
   );
 }

@@ -34,6 +34,7 @@ import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Mailer } from '../../platform/ports/mailer.ts';
 import type { RelationalStore } from '../../platform/ports/relational-store.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
+import { clientEventIdOf } from './client-event-id.ts';
 import { groupsRepository } from './repositories/groups-repository.ts';
 import { ledgerRepository, type LedgerDrop } from './repositories/ledger-repository.ts';
 import { usageRepository } from './repositories/usage-repository.ts';
@@ -149,7 +150,13 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
         tx,
         incoming.map((e) => {
           const s = stampedById.get(e.event.eventId);
-          return { eventId: e.event.eventId, projectId: e.projectId, groupId: s?.groupId ?? null, environment: s?.environment ?? null };
+          return {
+            eventId: e.event.eventId,
+            projectId: e.projectId,
+            groupId: s?.groupId ?? null,
+            environment: s?.environment ?? null,
+            clientEventId: clientEventIdOf(e.event),
+          };
         }),
       );
       summary.duplicates = incoming.length - claimed.size;

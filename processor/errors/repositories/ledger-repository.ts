@@ -12,6 +12,8 @@ export interface LedgerClaim {
   /** Known when the event got as far as environment stamping. */
   groupId: string | null;
   environment: string | null;
+  /** The SDK's own id of the event (client-event-id.ts), which feedback names it by. */
+  clientEventId?: string | null;
 }
 
 export interface LedgerDrop {
@@ -38,10 +40,16 @@ export const ledgerRepository: LedgerRepository = {
     // on each other instead of deadlocking.
     const claims = [...unordered].sort((a, b) => (a.eventId < b.eventId ? -1 : a.eventId > b.eventId ? 1 : 0));
     const r = await tx.query<{ event_id: string }>(
-      `INSERT INTO error_events_consumed (event_id, project_id, outcome, group_id, environment)
-       SELECT id, project, 'accepted', grp, env FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS x(id, project, grp, env)
+      `INSERT INTO error_events_consumed (event_id, project_id, outcome, group_id, environment, client_event_id)
+       SELECT id, project, 'accepted', grp, env, client FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS x(id, project, grp, env, client)
        ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
-      [claims.map((c) => c.eventId), claims.map((c) => c.projectId), claims.map((c) => c.groupId), claims.map((c) => c.environment)],
+      [
+        claims.map((c) => c.eventId),
+        claims.map((c) => c.projectId),
+        claims.map((c) => c.groupId),
+        claims.map((c) => c.environment),
+        claims.map((c) => c.clientEventId ?? null),
+      ],
     );
     return new Set(r.rows.map((x) => x.event_id));
   },
