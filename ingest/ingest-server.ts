@@ -11,6 +11,7 @@ import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
 import { posthogCaptureRoutes } from './posthog/posthog-capture.ts';
 import { registerPostHogFlags } from './posthog/posthog-flags-route.ts';
+import { registerPostHogAssets } from './posthog/posthog-assets.ts';
 
 const prefixed = (prefix: string, counts: Record<string, number>) => Object.fromEntries(Object.entries(counts).map(([k, v]) => [`${prefix}_${k}`, v]));
 import { buildWidgetAssets, registerWidgetAssets } from './widget-assets.ts';
@@ -95,6 +96,8 @@ export async function startIngestServer(
   const posthogCounters = createRefusalCounters();
   for (const route of posthogCaptureRoutes(analytics)) registerBatchRoute({ ...edge, counters: posthogCounters }, route);
   registerPostHogFlags({ ...edge, counters: posthogCounters }, flags);
+  // What PostHog's snippet and posthog-js load: posthog-js's own files under /static/ and its remote config (posthog/).
+  registerPostHogAssets(edge);
   registerWidgetAssets(app, await buildWidgetAssets());
   if (opts.ops) {
     registerOpsRoutes(app, opts.ops, log);

@@ -33,6 +33,9 @@ const STEPS: Record<EdgeRouteName, string[]> = {
   posthogFlags: ['posthog/posthog-flags-route', 'posthog/posthog-body', 'flags-route'],
   posthogDecide: ['posthog/posthog-flags-route', 'posthog/posthog-body', 'flags-route'],
   posthogConfig: [],
+  posthogConfigScript: [],
+  posthogStatic: [],
+  posthogStaticVersioned: [],
 };
 
 function refusalsIn(step: string): string[] {

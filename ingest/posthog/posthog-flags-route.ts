@@ -5,7 +5,6 @@ import { evaluateFlag, UNKNOWN_FLAG } from '../../domain/flag-evaluation.ts';
 import { posthogFlagDetail, posthogFlagsResponse } from '../../domain/posthog-flags.ts';
 import type { Environment } from '../../schemas/error-event.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import { EDGE_PATHS } from '../../schemas/api/edge.ts';
 import { batchRequestHeaders, ingestCredential, originAllowed } from '../admission.ts';
 import { flagKeyOf, flagsPreflight } from '../flags-route.ts';
@@ -27,8 +26,7 @@ import { posthogErrorFields } from './posthog-capture.ts';
  *   4. `distinct_id` (required), `person_properties` (an object), `flag_keys` (optional)             400
  *   5. rate limits per key and IP, and per key (the flags route's)                                   429
  *   6. evaluate every flag (or those named) in the Origin's environment (none: unknown), answer 200
- * `/array/:token/config`, which posthog-js loads first, answers a config with what the service does not serve turned
- * off (session recording, surveys, heatmaps, autocapture's remote switches): the SDK then goes on to `/flags/`.
+ * posthog-js's remote config (`/array/:token/config`), which it loads first, is posthog-assets.ts's.
  */
 export const POSTHOG_FLAGS_PATHS = [EDGE_PATHS.posthogFlags, EDGE_PATHS.posthogDecide] as const;
 const MINUTE_MS = 60_000;
@@ -78,20 +76,6 @@ export function registerPostHogFlags(edge: EdgeContext, flags: FlagCache): void 
       app.any(path, (res, req) => sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]));
     }
   }
-
-  app.get(EDGE_PATHS.posthogConfig, (res, req) => {
-    const origin = req.getHeader('origin');
-    const token = req.getParameter(0) ?? '';
-    const cors: Headers = origin
-      ? [
-          ['Access-Control-Allow-Origin', origin],
-          ['Vary', 'Origin'],
-        ]
-      : [];
-    if (!token.startsWith(TOKEN_PREFIX.ingestKey) || !cache.byToken(token))
-      return sendError(res, immediateReply(req), 'not_found', 'no project has this key', cors);
-    send(res, immediateReply(req), 200, [['Content-Type', 'application/json'], ['Cache-Control', 'public, max-age=300'], ...cors], REMOTE_CONFIG(token));
-  });
 
   function post(res: uWS.HttpResponse, req: uWS.HttpRequest, route: string): void {
     const st = timedReply(watchedReply(res), route, edge.observe);
@@ -164,24 +148,3 @@ export function registerPostHogFlags(edge: EdgeContext, flags: FlagCache): void 
     });
   }
 }
-
-/** PostHog's remote config, with what the service does not serve switched off. */
-const REMOTE_CONFIG = (token: string) =>
-  JSON.stringify({
-    token,
-    supportedCompression: ['gzip', 'gzip-js'],
-    hasFeatureFlags: true,
-    captureDeadClicks: false,
-    capturePerformance: false,
-    autocapture_opt_out: false,
-    autocaptureExceptions: false,
-    analytics: { endpoint: '/i/v0/e/' },
-    elementsChainAsString: true,
-    errorTracking: { autocaptureExceptions: false, suppressionRules: [] },
-    heatmaps: false,
-    sessionRecording: false,
-    surveys: false,
-    productTours: false,
-    defaultIdentifiedOnly: true,
-    siteApps: [],
-  });

@@ -216,4 +216,29 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     answers: { 200: { description: 'the config' }, 404: { description: 'no project has this key' } },
     refusals: [],
   },
+  {
+    name: 'posthogConfigScript',
+    method: 'get',
+    summary: 'The same config as a script setting `window._POSTHOG_REMOTE_CONFIG[<key>]`, which posthog-js loads first',
+    ingestKey: false,
+    answers: { 200: { description: 'JavaScript' }, 404: { description: 'no project has this key' } },
+    refusals: [],
+  },
+  {
+    name: 'posthogStatic',
+    method: 'get',
+    summary:
+      "posthog-js's own files, from the package the service installs: the snippet's `array.js` and the extensions posthog-js loads (surveys.js, lazy-recorder.js, web-vitals.js, ...) and their source maps; ETag, gzip, any origin. Another name, or a site's host: the site's own file",
+    ingestKey: false,
+    answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
+    refusals: [],
+  },
+  {
+    name: 'posthogStaticVersioned',
+    method: 'get',
+    summary: "The same at posthog-js's versioned path (`strict_script_versioning`): immutable at the installed version",
+    ingestKey: false,
+    answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
+    refusals: [],
+  },
 ];

@@ -179,6 +179,10 @@ export const EDGE_PATHS = {
   posthogFlags: '/flags/',
   posthogDecide: '/decide/',
   posthogConfig: '/array/:token/config',
+  /** posthog-js's own files (ingest/posthog/posthog-assets.ts): the remote config as a script, and its `/static/` files. */
+  posthogConfigScript: '/array/:token/config.js',
+  posthogStatic: '/static/:file',
+  posthogStaticVersioned: '/static/:version/:file',
 } as const;
 
 /** The edge's other paths: each ingest route's counters (no tenant data), and where the browser client's files live. */
