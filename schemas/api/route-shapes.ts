@@ -18,6 +18,7 @@ import { projectRoutes } from './projects.ts';
 import { domainRoutes } from './domains.ts';
 import { keyRoutes } from './keys.ts';
 import { billingRoutes } from './billing.ts';
+import { feedbackRoutes } from './feedback.ts';
 import { releaseHealthRoutes } from './release-health.ts';
 
 /**
@@ -46,6 +47,7 @@ export const ROUTE_SHAPES = {
   ...domainRoutes,
   ...keyRoutes,
   ...billingRoutes,
+  ...feedbackRoutes,
   ...releaseHealthRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
