@@ -150,13 +150,19 @@ export function event(over: Partial<StampedErrorEvent> = {}): StampedErrorEvent 
   };
 }
 
-export function batch(projectId: string, events: StampedErrorEvent[], opts: { originHost?: string | null; receivedAt?: number } = {}): StampedErrorBatch {
-  return {
+export function batch(
+  projectId: string,
+  events: StampedErrorEvent[],
+  opts: { originHost?: string | null; receivedAt?: number; userAgent?: string } = {},
+): StampedErrorBatch {
+  const b: StampedErrorBatch = {
     projectId,
     originHost: opts.originHost === undefined ? PROD_HOST : opts.originHost,
     receivedAt: opts.receivedAt ?? Date.UTC(2026, 10, 21, 12, 0, 0) + seq++,
     events,
   };
+  if (opts.userAgent !== undefined) b.userAgent = opts.userAgent;
+  return b;
 }
 
 /**
@@ -174,12 +180,25 @@ export function busMessage(b: StampedErrorBatch): Buffer {
       if (e.extra !== undefined) client.extra = e.extra;
       if (e.clientTime !== undefined) client.timestamp = e.clientTime;
       if ('environment' in e) client.environment = (e as { environment?: unknown }).environment;
+      // The context (issue 40) as the client's fields it was stamped from.
+      if (e.context) {
+        const { clientEnvironment, ...fields } = e.context;
+        Object.assign(client, fields);
+        if (clientEnvironment !== undefined) client.environment = clientEnvironment;
+      }
       return client;
     }),
   };
   const defaultRuntime = b.originHost ? 'browser' : 'node';
   return encodeErrorBatchEnvelope(
-    { projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, defaultRuntime, eventIds: b.events.map((e) => e.eventId) },
+    {
+      projectId: b.projectId,
+      originHost: b.originHost,
+      receivedAt: b.receivedAt,
+      defaultRuntime,
+      eventIds: b.events.map((e) => e.eventId),
+      userAgent: b.userAgent,
+    },
     Buffer.from(JSON.stringify(body)),
   );
 }

@@ -3,7 +3,8 @@
  * (error-consumer.ts) decodes the bus messages and hands the stamped batches here.
  *
  *  1. flatten      the batches' events; an event id seen twice in one delivery counts once
- *  2. scrub        secrets out of the free-text fields, before anything is stored
+ *  2. scrub        secrets out of the free-text fields and the context (issue 40), before anything is stored;
+ *                  then a browser event's contexts from its User-Agent where the SDK sent none (context-step.ts)
  *  3. symbolicate  minified frames through the project's kept source maps to their original file, line and
  *                  function, with context lines (issue 37); the stack as sent is kept beside it
  *  4. fingerprint  name + message without numbers + first in-app frame -> fingerprint and group id
@@ -39,6 +40,7 @@ import { groupsRepository } from './repositories/groups-repository.ts';
 import { ledgerRepository, type LedgerDrop } from './repositories/ledger-repository.ts';
 import { usageRepository } from './repositories/usage-repository.ts';
 import { createAlertStep } from './steps/alert-step.ts';
+import { createContextStep } from './steps/context-step.ts';
 import { createCapsStep, usageBucketOf, type ErrorCaps } from './steps/caps-step.ts';
 import { createEnvironmentStep } from './steps/environment-step.ts';
 import { createFingerprintStep } from './steps/fingerprint-step.ts';
@@ -82,6 +84,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
   const groups = groupsRepository;
   const usage = usageRepository;
   const scrubStep = createScrubStep();
+  const contextStep = createContextStep();
   const symbolicateStep = createSymbolicateStep({
     db: deps.db,
     sitesDomain: deps.sitesDomain,
@@ -107,7 +110,11 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
       for (const event of b.events) {
         if (seen.has(event.eventId)) continue;
         seen.add(event.eventId);
-        incoming.push({ projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, event });
+        incoming.push(
+          b.userAgent === undefined
+            ? { projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, event }
+            : { projectId: b.projectId, originHost: b.originHost, receivedAt: b.receivedAt, event, userAgent: b.userAgent },
+        );
       }
     }
     if (!incoming.length) return summary;
@@ -119,7 +126,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
       if (i && i % ITEMS_PER_TURN === 0) await yieldToEventLoop();
       const s = scrubStep(e);
       if (s.kind === 'drop') preDropped.set(e.event.eventId, s.reason);
-      else scrubbed.push(s.value);
+      else scrubbed.push(contextStep(s.value, e.userAgent));
     }
 
     // 3. symbolicate: the batch's frames through their source maps (no query when no frame could have one).

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import type { GroupRow, GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
 import { copyTextFields } from '../../../schemas/error-event.ts';
+import type { EventContext } from '../../../schemas/error-context.ts';
 import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
 import { formatFrame } from '../stack-parser.ts';
@@ -49,10 +50,18 @@ export function sampleOf(e: EnvironmentStampedEvent, newestOfBatch = true) {
     // Symbolication (issue 37): the stack as sent when a map resolved a frame, and each frame's resolution.
     minifiedStack: newestOfBatch ? ev.minifiedStack : undefined,
     frames: newestOfBatch ? ev.frames : undefined,
+    // The context (issue 40): on every sample, its breadcrumbs (up to 32K characters) on the newest of a batch only,
+    // as the frames; the occurrence rows hold every event's.
+    context: ev.context && (newestOfBatch || !ev.context.breadcrumbs ? ev.context : withoutBreadcrumbs(ev.context)),
   };
   // Every text field, under its own name (schemas/error-event.ts).
   copyTextFields(ev, sample);
   return sample;
+}
+
+function withoutBreadcrumbs(c: EventContext): EventContext {
+  const { breadcrumbs: _, ...rest } = c;
+  return rest;
 }
 
 /** Frames without their context lines (occurrence rows, a batch's older samples). */

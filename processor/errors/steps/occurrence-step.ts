@@ -6,6 +6,8 @@ import { withoutContext } from './group-step.ts';
 import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
 import { chTime } from '../../time-text.ts';
 import type { FingerprintedEvent } from './outcome.ts';
+import { facetTagsOf } from '../facet-tags.ts';
+import type { EventContext } from '../../../schemas/error-context.ts';
 
 /**
  * Occurrence rows in ClickHouse, one per accepted event, written after the Postgres commit. The
@@ -39,7 +41,22 @@ export function occurrenceRow(e: FingerprintedEvent, environment: Environment | 
   };
   // Each text field under its column (schemas/error-event.ts); '' where the event has none.
   copyTextColumns(ev, row);
+  // The context (issue 40, migration 0006): level, release, the facet tags, breadcrumbs and the rest as JSON.
+  const c = ev.context;
+  row.level = c?.level ?? '';
+  row.release = c?.release ?? '';
+  row.tags = facetTagsOf({ ...e, environment: environment as Environment });
+  row.breadcrumbs = c?.breadcrumbs ? JSON.stringify(c.breadcrumbs) : '';
+  row.context = c ? contextJson(c) : '';
+  if (row.user_id === '' && c?.user?.id) row.user_id = c.user.id;
   return row;
+}
+
+/** The context without its breadcrumbs (a column of their own), level, release and tags (columns too); '' when nothing is left. */
+export function contextJson(c: EventContext): string {
+  const { breadcrumbs: _b, level: _l, release: _r, tags: _t, ...rest } = c;
+  for (const _ in rest) return JSON.stringify(rest);
+  return '';
 }
 
 /**

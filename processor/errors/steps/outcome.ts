@@ -26,6 +26,8 @@ export interface IncomingEvent {
   /** Epoch ms at the edge: the occurrence time everywhere (deterministic on re-delivery). */
   receivedAt: number;
   event: StampedErrorEvent;
+  /** The batch's User-Agent (StampedErrorBatch.userAgent): a browser event's contexts come from it (context-step.ts). */
+  userAgent?: string;
 }
 
 export interface FingerprintedEvent extends IncomingEvent {
