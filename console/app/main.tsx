@@ -9,6 +9,7 @@ import { Projects } from './pages/projects.tsx';
 import { Overview } from './pages/overview.tsx';
 import { Issues } from './pages/issues.tsx';
 import { IssueDetail } from './pages/issue-detail.tsx';
+import { Feedback } from './pages/feedback.tsx';
 import { Settings } from './pages/settings.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Webhooks, WebhookDetail } from './pages/webhooks.tsx';
@@ -61,6 +62,7 @@ function App() {
 const SECTIONS: Array<[string, string]> = [
   ['', 'Overview'],
   ['/errors', 'Issues'],
+  ['/feedback', 'Feedback'],
   ['/deploys', 'Deploys'],
   ['/analytics', 'Analytics'],
   ['/uptime', 'Uptime'],
@@ -126,6 +128,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/projects/:slug" component={Overview} />
           <Route path="/projects/:slug/errors" component={Issues} />
           <Route path="/projects/:slug/errors/:groupId" component={IssueDetail} />
+          <Route path="/projects/:slug/feedback" component={Feedback} />
           <Route path="/projects/:slug/settings" component={Settings} />
           <Route path="/projects/:slug/keys" component={Keys} />
           <Route path="/projects/:slug/webhooks" component={Webhooks} />

@@ -5,6 +5,7 @@ import { contextRows, shortId, type FrameMode, functionName, lineCol, openFrameI
 import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
+import { IssueFeedback } from './issue-feedback.tsx';
 import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
 /**
@@ -103,6 +104,7 @@ export function IssueDetail() {
               <h2 id="samples-h">Recent events ({i.samples.length})</h2>
               <Samples samples={i.samples} message={i.message} />
             </section>
+            <IssueFeedback slug={slug} groupId={groupId} />
           </>
         )}
       </Loaded>
