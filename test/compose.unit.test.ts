@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { BACKEND_URL, DISTRIBUTED_REQUIRED, loadConfig, ROLE_BACKENDS, type Config } from '../platform/config.ts';
 import { TOPICS } from '../schemas/topics.ts';
+import { POSTHOG_JS_VERSION, POSTHOG_SCRIPTS } from '../ingest/posthog/posthog-assets.ts';
 
 /**
  * docker-compose.yml cannot run on these machines (no Docker engine), so this keeps it honest:
@@ -116,6 +117,13 @@ describe('docker-compose.yml', () => {
     expect(caddy).toMatch(new RegExp(`handle \\{\\s*${upstream11('api').source}\\s*\\}`));
     for (const role of ['ingest', 'api'] as const) expect(envOf(compose.services[role]).PORT).toBe('8080');
     expect(proxy.ports).toContain('8080:8080');
+    // posthog-js's own files (ingest/posthog/posthog-assets.ts) go to the edge by name; a site's other /static/ files do not.
+    expect(caddy).toMatch(new RegExp(`handle @posthogAssets \\{\\s*${upstream11('ingest').source}\\s*\\}`));
+    const assets = new RegExp(/@posthogAssets\s+path_regexp\s+(\S+)/.exec(caddy)![1]!);
+    for (const name of POSTHOG_SCRIPTS)
+      for (const p of [`/static/${name}`, `/static/${POSTHOG_JS_VERSION}/${name}`, `/static/1.2.3-beta.1/${name}.map`]) expect(assets.test(p), p).toBe(true);
+    for (const p of ['/static/js/main.js', '/static/module.js', '/static/array.css', '/static/x/array.js', '/v1/static/array.js'])
+      expect(assets.test(p), p).toBe(false);
   });
 
   it('builders and the API share the deploy artifacts volume at DATA_DIR (the API serves what builders build)', () => {
