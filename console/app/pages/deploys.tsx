@@ -4,6 +4,7 @@ import { call, projectPath } from '../api.ts';
 import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
+import { CrashFree, CrashFreeChart, HealthFacts } from './release-health.tsx';
 export type { Deploy };
 
 /**
@@ -23,6 +24,9 @@ export function Deploys() {
   const [cursor, setCursor] = useState<string | null>(null);
   const list = useResource(() => call('listDeploys', { params: { slug }, query: { cursor: cursor ?? undefined, limit: 20 } }), [slug, cursor]);
   const live = useResource(() => call('getProject', { params: { slug } }), [slug]);
+  // Release health of the last 30 days, per deploy (issue 40): the crash-free columns.
+  const health = useResource(() => call('getReleaseHealth', { params: { slug }, query: { interval: 'day' } }), [slug]);
+  const healthOf = new Map((health.data?.deploys ?? []).flatMap((h) => (h.deployId ? [[h.deployId, h.totals] as const] : [])));
   const [branch, setBranch] = useState('');
   const act = useAction();
   const liveId = live.data?.project.deploys.live?.id;
@@ -74,7 +78,10 @@ export function Deploys() {
           d.data.length === 0 ? (
             <p class="empty">No deploys yet. Set the build source below, then deploy a branch or call a deploy hook.</p>
           ) : (
-            <Table caption="Deploys, newest first" columns={['Deploy', 'State', 'Branch', 'Commit', 'Trigger', 'Created', '']}>
+            <Table
+              caption="Deploys, newest first"
+              columns={['Deploy', 'State', 'Branch', 'Commit', 'Trigger', 'Created', 'Crash-free sessions', 'Crash-free users', '']}
+            >
               {d.data.map((x) => (
                 <tr key={x.id}>
                   <td>
@@ -101,6 +108,12 @@ export function Deploys() {
                   <td>{x.trigger.kind}</td>
                   <td>
                     <Time iso={x.createdAt} />
+                  </td>
+                  <td>
+                    <CrashFree t={healthOf.get(x.id)} of="sessions" />
+                  </td>
+                  <td>
+                    <CrashFree t={healthOf.get(x.id)} of="users" />
                   </td>
                   <td>
                     {x.environment === 'production' && x.status === 'ready' && x.id !== liveId && (
@@ -368,6 +381,7 @@ export function DeployDetail() {
           </>
         )}
       </Loaded>
+      <DeployHealth slug={slug} deployId={deployId} />
       <ErrorNote error={share.error} />
       {shareUrl && (
         <p class="secret">
@@ -430,6 +444,28 @@ function SourceMaps({ slug, deployId }: { slug: string; deployId: string }) {
                   </tr>
                 ))}
               </Table>
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+/** The deploy's release health over the last 24 hours (issue 40): crash-free sessions and users, and per hour. */
+function DeployHealth({ slug, deployId }: { slug: string; deployId: string }) {
+  const r = useResource(() => call('getDeployHealth', { params: { slug, deployId }, query: { interval: 'hour' } }), [slug, deployId]);
+  return (
+    <section aria-labelledby="health-h">
+      <h2 id="health-h">Release health, last 24 hours</h2>
+      <Loaded r={r} what="release health">
+        {(h) =>
+          h.totals.sessions === 0 ? (
+            <p class="empty">No sessions counted for this deploy yet. Sentry SDKs send them by default; see the README's release health.</p>
+          ) : (
+            <>
+              <HealthFacts t={h.totals} />
+              <CrashFreeChart series={h.series} interval="hour" label={`Crash-free sessions of ${deployId} per hour`} />
             </>
           )
         }

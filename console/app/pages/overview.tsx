@@ -2,12 +2,19 @@ import { useRoute } from 'preact-iso';
 import { call, projectPath } from '../api.ts';
 import { Badge, Loaded, PageHead, Time, useResource, countOf } from '../ui.tsx';
 import { DeployStatus } from './deploys.tsx';
+import { CrashFree, CrashFreeChart } from './release-health.tsx';
 
 export function Overview() {
   const { params } = useRoute();
   const slug = params.slug!;
   const r = useResource(() => call('getProject', { params: { slug } }), [slug]);
   const recent = useResource(() => call('listIssues', { params: { slug }, query: { sort: 'lastSeen', limit: 5 } }), [slug]);
+  const liveId = r.data?.project.deploys.live?.id;
+  // The live deploy's crash-free sessions over the last 24 hours (issue 40).
+  const health = useResource(
+    () => (liveId ? call('getDeployHealth', { params: { slug, deployId: liveId }, query: { interval: 'hour' } }) : Promise.resolve(null)),
+    [slug, liveId],
+  );
   return (
     <Loaded r={r} what="the project">
       {({ project: p }) => (
@@ -47,6 +54,21 @@ export function Overview() {
                 )}
               </span>
             </a>
+            <a class="tile" href={liveId ? projectPath(slug, `/deploys/${liveId}`) : projectPath(slug, '/deploys')}>
+              <span class="big">
+                <CrashFree t={health.data?.totals} of="sessions" />
+              </span>
+              <span>crash-free sessions</span>
+              <span class="muted">
+                {health.data ? (
+                  <>
+                    live deploy, 24 h · {health.data.totals.sessions.toLocaleString()} sessions · users <CrashFree t={health.data.totals} of="users" />
+                  </>
+                ) : (
+                  'no live deploy'
+                )}
+              </span>
+            </a>
             <a class="tile" href={projectPath(slug, '/keys')}>
               <span class="big">{p.keys.live + p.keys.test + p.keys.ingest}</span>
               <span>active keys</span>
@@ -55,6 +77,12 @@ export function Overview() {
               </span>
             </a>
           </div>
+          {health.data && health.data.totals.sessions > 0 && (
+            <section aria-labelledby="live-health-h">
+              <h2 id="live-health-h">Live deploy health</h2>
+              <CrashFreeChart series={health.data.series} interval="hour" label="Crash-free sessions of the live deploy per hour" />
+            </section>
+          )}
           <section aria-labelledby="recent-h">
             <h2 id="recent-h">Recently seen issues</h2>
             <Loaded r={recent} what="issues">
