@@ -35,6 +35,11 @@ const FAMILIES: Array<{ name: string; path: string; description: string }> = [
   },
   { name: 'keys', path: ROUTES.listKeys.path, description: 'project API keys (cx_live_, cx_test_) and ingest keys (cak_live_)' },
   { name: 'errors', path: ROUTES.listIssues.path, description: 'error issues, error settings and alerts' },
+  {
+    name: 'release health',
+    path: ROUTES.getReleaseHealth.path,
+    description: `crash-free sessions and users per deploy over time, from Sentry SDK sessions; one deploy: ${ROUTES.getDeployHealth.path}`,
+  },
   { name: 'webhooks', path: ROUTES.listWebhookEndpoints.path, description: 'outbound project webhooks' },
   { name: 'deploys', path: ROUTES.listDeploys.path, description: 'build source, deploys, logs, rollback, cancel and deploy hooks' },
   { name: 'deploy hooks', path: ROUTES.triggerDeployHook.path, description: 'queue a deploy with a deploy hook token (optionally signed)' },
