@@ -6,6 +6,7 @@ import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
+import { registerSentryCronRoute } from './sentry/sentry-cron-route.ts';
 import { analyticsRoute, SITE_ANALYTICS_PATH } from './analytics-route.ts';
 import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
@@ -90,6 +91,8 @@ export async function startIngestServer(
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
   registerBatchRoute(edge, { ...errors, paths: { path: SITE_ERRORS_PATH, siteKeyed: true } });
   for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
+  // Sentry's HTTP cron check-ins (issue 40): heartbeat monitors of the uptime family, counted with the Sentry routes.
+  registerSentryCronRoute({ ...edge, counters: sentryCounters }, { bus });
   const flags = await startFlagCache(platform);
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
   // PostHog's SDKs unchanged (posthog/): their capture routes are analytics ingest, their flag routes the same evaluation.

@@ -1,17 +1,28 @@
 import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId } from '../../platform/tokens.ts';
-import type { Check, Incident, Monitor } from '../../schemas/api/uptime.ts';
-import type { CheckError, MonitorState } from '../../schemas/uptime.ts';
+import type { Check, CheckIn, HeartbeatSchedule, Incident, Monitor } from '../../schemas/api/uptime.ts';
+import type { CheckError, CheckInStatus, MonitorKind, MonitorState } from '../../schemas/uptime.ts';
 
 /**
- * The API's side of uptime (migration 0023): uptime_monitors, uptime_incidents and uptime_hourly in the relational
- * store, each monitor's checks in the analytical one (`uptime_checks`, written by processor/uptime); rows as the wire
- * shapes of schemas/api/uptime.ts.
+ * The API's side of uptime (migrations 0023, 0033): uptime_monitors, uptime_incidents and uptime_hourly in the
+ * relational store, each URL monitor's checks in the analytical one (`uptime_checks`, written by processor/uptime), each
+ * heartbeat's check-ins in uptime_check_ins (written by the check-in pipeline); rows as the wire shapes of
+ * schemas/api/uptime.ts.
  */
 export interface MonitorRow {
   id: string;
   project_id: string;
+  kind: MonitorKind;
+  slug: string | null;
+  schedule: HeartbeatSchedule | null;
+  timezone: string | null;
+  checkin_margin_min: number | null;
+  max_runtime_min: number | null;
+  recoveries_to_up: number;
+  expected_at: Date | string | null;
+  last_check_in_at: Date | string | null;
+  last_check_in_status: CheckInStatus | null;
   name: string;
   url: string;
   method: 'GET' | 'HEAD';
@@ -34,8 +45,11 @@ export interface MonitorRow {
   created_at: Date | string;
 }
 
+const iso = (d: Date | string) => new Date(d).toISOString();
+
 export const toMonitor = (r: MonitorRow): Monitor => ({
   id: r.id,
+  kind: r.kind,
   name: r.name,
   url: r.url,
   method: r.method,
@@ -53,8 +67,46 @@ export const toMonitor = (r: MonitorRow): Monitor => ({
     r.last_check_at === null
       ? null
       : { at: new Date(r.last_check_at).toISOString(), ok: !!r.last_ok, status: r.last_status, ms: r.last_ms ?? 0, error: r.last_error },
+  heartbeat:
+    r.kind === 'heartbeat'
+      ? {
+          slug: r.slug ?? '',
+          schedule: r.schedule!,
+          timezone: r.timezone ?? 'UTC',
+          checkinMarginMin: r.checkin_margin_min ?? 0,
+          maxRuntimeMin: r.max_runtime_min ?? 0,
+          recoveriesToUp: r.recoveries_to_up,
+          lastCheckIn: r.last_check_in_at === null || r.last_check_in_status === null ? null : { at: iso(r.last_check_in_at), status: r.last_check_in_status },
+          nextExpectedAt: r.paused || r.expected_at === null ? null : iso(r.expected_at),
+        }
+      : null,
   createdAt: new Date(r.created_at).toISOString(),
 });
+
+/** What a heartbeat's row holds after a change (uptime-rules.ts), and when its next check-in is expected. */
+export interface HeartbeatValues {
+  name: string;
+  slug: string;
+  schedule: HeartbeatSchedule;
+  timezone: string;
+  checkinMarginMin: number;
+  maxRuntimeMin: number;
+  failuresToDown: number;
+  recoveriesToUp: number;
+  public: boolean;
+  paused: boolean;
+  expectedAt: number;
+}
+
+interface CheckInRow {
+  check_in_id: string;
+  status: CheckInStatus;
+  started_at: Date | string;
+  finished_at: Date | string | null;
+  duration_ms: number | null;
+  environment: string | null;
+  release: string | null;
+}
 
 export interface IncidentRow {
   id: string;
@@ -125,6 +177,21 @@ const valuesOf = (v: MonitorValues) => [
   v.paused,
 ];
 
+const heartbeatValuesOf = (v: HeartbeatValues) => [
+  v.name,
+  v.slug,
+  JSON.stringify(v.schedule),
+  v.timezone,
+  v.checkinMarginMin,
+  v.maxRuntimeMin,
+  v.failuresToDown,
+  v.recoveriesToUp,
+  v.public,
+  v.paused,
+  new Date(v.expectedAt),
+  new Date(v.expectedAt + v.checkinMarginMin * 60_000),
+];
+
 export const uptimeRepository = {
   async list(db: Queryable, projectId: string): Promise<Monitor[]> {
     return (await db.query<MonitorRow>('SELECT * FROM uptime_monitors WHERE project_id = $1 ORDER BY created_at, id', [projectId])).rows.map(toMonitor);
@@ -157,6 +224,44 @@ export const uptimeRepository = {
       [projectId, id, ...valuesOf(v), new Date(now), opts.checkNow],
     );
     return r.rows[0] && toMonitor(r.rows[0]);
+  },
+  /** A heartbeat made by hand; undefined when the project has one of this slug. */
+  async createHeartbeat(db: Queryable, projectId: string, v: HeartbeatValues, now: number): Promise<Monitor | undefined> {
+    const r = await db.query<MonitorRow>(
+      `INSERT INTO uptime_monitors (id, project_id, kind, name, slug, url, interval_sec, timeout_ms, schedule, timezone, checkin_margin_min, max_runtime_min,
+         failures_to_down, recoveries_to_up, public, paused, expected_at, next_check_at, created_at, updated_at)
+       VALUES ($1, $2, 'heartbeat', $3, $4, '', 0, 0, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)
+       ON CONFLICT (project_id, slug) WHERE kind = 'heartbeat' DO NOTHING RETURNING *`,
+      [newId('mon_'), projectId, ...heartbeatValuesOf(v), new Date(now)],
+    );
+    return r.rows[0] && toMonitor(r.rows[0]);
+  },
+  /** A heartbeat's new values (its slug stays); undefined when it is gone. */
+  async updateHeartbeat(db: Queryable, projectId: string, id: string, v: HeartbeatValues, now: number): Promise<Monitor | undefined> {
+    const r = await db.query<MonitorRow>(
+      `UPDATE uptime_monitors SET name = $3, schedule = $5, timezone = $6, checkin_margin_min = $7, max_runtime_min = $8, failures_to_down = $9,
+         recoveries_to_up = $10, public = $11, paused = $12, expected_at = $13, next_check_at = $14, updated_at = $15
+       WHERE project_id = $1 AND id = $2 AND kind = 'heartbeat' AND slug = $4 RETURNING *`,
+      [projectId, id, ...heartbeatValuesOf(v), new Date(now)],
+    );
+    return r.rows[0] && toMonitor(r.rows[0]);
+  },
+  /** A heartbeat's latest check-ins, newest first. */
+  async checkIns(db: Queryable, monitorId: string, limit: number): Promise<CheckIn[]> {
+    const r = await db.query<CheckInRow>(
+      `SELECT check_in_id, status, started_at, finished_at, duration_ms, environment, release FROM uptime_check_ins
+       WHERE monitor_id = $1 ORDER BY started_at DESC, check_in_id LIMIT $2`,
+      [monitorId, limit],
+    );
+    return r.rows.map((c) => ({
+      id: c.check_in_id,
+      status: c.status,
+      startedAt: iso(c.started_at),
+      finishedAt: c.finished_at === null ? null : iso(c.finished_at),
+      durationMs: c.duration_ms,
+      environment: c.environment,
+      release: c.release,
+    }));
   },
   /** False when the project has no such monitor. */
   async delete(db: Queryable, projectId: string, id: string): Promise<boolean> {

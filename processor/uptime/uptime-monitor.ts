@@ -1,11 +1,10 @@
-import { alertRecipients } from '../../domain/alert-recipients.ts';
-import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
-import { publicBaseUrl } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { chTime } from '../time-text.ts';
+import { sweepHeartbeats } from './heartbeat-sweep.ts';
 import { createCheckAgent, runCheck, type CheckResult } from './http-check.ts';
-import { monitorsRepository, type DueCheck, type Transition } from './repositories/monitors-repository.ts';
+import { monitorsRepository, type DueCheck } from './repositories/monitors-repository.ts';
+import { sendUptimeAlert } from './uptime-alerts.ts';
 
 /**
  * The uptime monitor (issue 26), run by the processor role (and `npm start`), as many processes as there are, top to
@@ -18,8 +17,11 @@ import { monitorsRepository, type DueCheck, type Transition } from './repositori
  *               failures (an incident opens), up after one success (it ends)
  *   4. alert    on a change: `uptime.down` / `uptime.up` project events (ids derived from the incident, so a retried
  *               publish sends nothing twice) and one mail per change to the project's alert recipients (the error
- *               alerts' list, without suppressed addresses); never fails the check
+ *               alerts' list, without suppressed addresses; uptime-alerts.ts); never fails the check
  *   5. keep     every check in the analytical store (`uptime_checks`, 30 days), in batches at most once a second
+ *   6. heartbeats  the cron monitors that check in rather than being checked (heartbeat-sweep.ts): check-ins past
+ *               their maximum runtime time out, expected check-ins that did not come are missed, and their incidents'
+ *               alerts go out as in 4
  * Stats count checks by outcome, and how late each check started after it was due.
  */
 export interface UptimeMonitorOptions {
@@ -33,7 +35,13 @@ export interface UptimeMonitor {
   tick(): Promise<void>;
   /** Resolves when every started check is recorded and the check rows are written. */
   idle(): Promise<void>;
-  stats(): { checks: number; failures: number; transitions: number; lateMs: { max: number; over1s: number } };
+  stats(): {
+    checks: number;
+    failures: number;
+    transitions: number;
+    lateMs: { max: number; over1s: number };
+    heartbeats: { timeouts: number; missed: number; transitions: number; alerts: number };
+  };
   stop(): Promise<void>;
 }
 
@@ -41,6 +49,7 @@ const PRUNE_MS = 60 * 60_000;
 const MAX_BUFFERED_ROWS = 20_000;
 const FLUSH_ROWS = 500;
 const FLUSH_MS = 1000;
+const SWEEP_MS = 1000;
 
 export async function startUptimeMonitor(
   platform: Pick<Platform, 'db' | 'analytics' | 'bus' | 'clock' | 'mailer' | 'outbound' | 'logger' | 'config'>,
@@ -55,7 +64,7 @@ export async function startUptimeMonitor(
   let rows: Array<Record<string, unknown>> = [];
   let stopped = false;
   let ticking: Promise<void> | undefined;
-  const stats = { checks: 0, failures: 0, transitions: 0, lateMs: { max: 0, over1s: 0 } };
+  const stats = { checks: 0, failures: 0, transitions: 0, lateMs: { max: 0, over1s: 0 }, heartbeats: { timeouts: 0, missed: 0, transitions: 0, alerts: 0 } };
 
   async function checkOne(due: DueCheck): Promise<void> {
     const startedAt = clock.now();
@@ -73,22 +82,15 @@ export async function startUptimeMonitor(
     // 4. alert, without holding the check's slot (a slow bus or mail server must not stall checking)
     if (transition) {
       stats.transitions++;
-      const p: Promise<void> = alert(transition)
+      const p: Promise<void> = sendUptimeAlert(platform, transition)
         .catch((err) => log.error({ err, monitorId: due.id }, 'uptime alert failed'))
         .finally(() => alerting.delete(p));
       alerting.add(p);
     }
   }
 
-  async function alert(t: Transition): Promise<void> {
-    await publishProjectEvent(platform, { id: `uptime.${t.kind}:${t.incidentId}`, projectId: t.projectId, event: `uptime.${t.kind}`, data: eventData(t) });
-    if (!(await monitorsRepository.claimMail(db, t.incidentId, t.kind, clock.now()))) return;
-    const to = await alertRecipients(db, t.projectId);
-    if (!to.length) return;
-    await platform.mailer.send(alertMail(t, to, publicBaseUrl(platform.config)));
-  }
-
   let flushedAt = 0;
+  let sweptAt = 0;
   /** Check rows go out in batches: at least a second apart unless 500 are waiting (ClickHouse favours few, larger inserts). */
   async function flushRows(force = false): Promise<void> {
     if (!rows.length || (!force && rows.length < FLUSH_ROWS && clock.now() - flushedAt < FLUSH_MS && clock.now() >= flushedAt)) return;
@@ -114,6 +116,13 @@ export async function startUptimeMonitor(
       inFlight.add(p);
     }
     await flushRows();
+    // 6. heartbeats, at most once a second on the timer (a check-in's times are minutes)
+    const now = clock.now();
+    if (opts.tickMs === false || now - sweptAt >= SWEEP_MS || now < sweptAt) {
+      sweptAt = now;
+      const h = await sweepHeartbeats(platform, now);
+      for (const k of ['timeouts', 'missed', 'transitions', 'alerts'] as const) stats.heartbeats[k] += h[k];
+    }
   }
 
   const guardedTick = () => {
@@ -147,7 +156,7 @@ export async function startUptimeMonitor(
   return {
     tick: guardedTick,
     idle: () => idle(),
-    stats: () => ({ ...stats, lateMs: { ...stats.lateMs } }),
+    stats: () => ({ ...stats, lateMs: { ...stats.lateMs }, heartbeats: { ...stats.heartbeats } }),
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
@@ -169,36 +178,5 @@ function checkRow(due: DueCheck, at: number, r: CheckResult): Record<string, unk
     ms: r.ms,
     error: r.error ?? '',
     detail: r.detail ?? '',
-  };
-}
-
-/** `data` of uptime.down and uptime.up. */
-function eventData(t: Transition): Record<string, unknown> {
-  return {
-    monitor: { id: t.monitorId, name: t.name, url: t.url },
-    incident: {
-      id: t.incidentId,
-      startedAt: new Date(t.startedAt).toISOString(),
-      endedAt: t.endedAt === null ? null : new Date(t.endedAt).toISOString(),
-      durationSec: t.endedAt === null ? null : Math.round((t.endedAt - t.startedAt) / 1000),
-      cause: t.cause,
-    },
-  };
-}
-
-function alertMail(t: Transition, to: string[], base: string) {
-  const link = `${base}/projects`;
-  const cause = `${t.cause.error}${t.cause.status ? ` (HTTP ${t.cause.status})` : ''}${t.cause.detail ? `: ${t.cause.detail}` : ''}`;
-  if (t.kind === 'down')
-    return {
-      to,
-      subject: `[down] ${t.name} is not answering`,
-      text: [`${t.name} (${t.url}) is down since ${new Date(t.startedAt).toISOString()}.`, '', `Cause: ${cause}`, '', `Monitors: ${link}`].join('\n'),
-    };
-  const minutes = Math.max(1, Math.round(((t.endedAt ?? t.startedAt) - t.startedAt) / 60_000));
-  return {
-    to,
-    subject: `[up] ${t.name} is back after ${minutes} min`,
-    text: [`${t.name} (${t.url}) answers again, after ${minutes} min down.`, '', `It went down with: ${cause}`, '', `Monitors: ${link}`].join('\n'),
   };
 }

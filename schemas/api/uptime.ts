@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../limits.ts';
-import { CHECK_ERRORS, MONITOR_STATES } from '../uptime.ts';
+import { CHECK_ERRORS, CHECK_IN_STATUSES, MONITOR_KINDS, MONITOR_STATES } from '../uptime.ts';
 import { errorAnswers, NoContent, SlugParams } from './common.ts';
 import { routeShapes } from './route-shape.ts';
 import { ROUTES } from './route-table.ts';
@@ -10,11 +10,49 @@ import { ROUTES } from './route-table.ts';
  * and `GET /v1/status/:slug` (§4.2), the public status JSON of its public monitors.
  */
 const U = LIMITS.uptime;
+const HB = LIMITS.uptime.heartbeat;
+
+/** A heartbeat's schedule, as Sentry's monitor_config spells it: a crontab (five fields or an @alias) or an interval. */
+export const HeartbeatScheduleSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('crontab'), value: z.string().trim().min(1).max(128).describe("e.g. `0 * * * *`, `@daily`; in the monitor's timezone") }).strict(),
+  z
+    .object({
+      type: z.literal('interval'),
+      value: z.number().int().min(1).max(1_000_000),
+      unit: z.enum(['minute', 'hour', 'day', 'week', 'month', 'year']),
+    })
+    .strict(),
+]);
+export type HeartbeatSchedule = z.infer<typeof HeartbeatScheduleSchema>;
+
+export const CheckInSchema = z.object({
+  id: z.string().describe("the SDK's check-in id (`missed:<ms>` for a check-in that never came)"),
+  status: z.enum(CHECK_IN_STATUSES),
+  startedAt: z.string().describe('when it came (a missed one: when it was expected)'),
+  finishedAt: z.string().nullable(),
+  durationMs: z.number().int().nullable(),
+  environment: z.string().nullable(),
+  release: z.string().nullable(),
+});
+export type CheckIn = z.infer<typeof CheckInSchema>;
+
+export const HeartbeatSchema = z.object({
+  slug: z.string().describe("the name SDKs check in with (`monitorSlug`, the HTTP cron form's path)"),
+  schedule: HeartbeatScheduleSchema,
+  timezone: z.string().describe('IANA time zone of a crontab'),
+  checkinMarginMin: z.number().int().describe('minutes after the expected time before a check-in counts as missed'),
+  maxRuntimeMin: z.number().int().describe('minutes an in-progress check-in may run before it times out'),
+  recoveriesToUp: z.number().int().describe('consecutive ok check-ins that end an incident'),
+  lastCheckIn: z.object({ at: z.string(), status: z.enum(CHECK_IN_STATUSES) }).nullable(),
+  nextExpectedAt: z.string().nullable().describe('when the next check-in is due (missed once the margin has passed too)'),
+});
+export type Heartbeat = z.infer<typeof HeartbeatSchema>;
 
 export const MonitorSchema = z.object({
   id: z.string().describe('`mon_...`'),
+  kind: z.enum(MONITOR_KINDS).describe('`url`: checked over HTTPS; `heartbeat`: a scheduled job that checks in (Sentry cron monitors)'),
   name: z.string(),
-  url: z.string(),
+  url: z.string().describe("'' for a heartbeat; the URL fields below are a URL monitor's"),
   method: z.enum(['GET', 'HEAD']),
   intervalSec: z.number().int(),
   timeoutMs: z.number().int(),
@@ -29,6 +67,7 @@ export const MonitorSchema = z.object({
   lastCheck: z
     .object({ at: z.string(), ok: z.boolean(), status: z.number().int().nullable(), ms: z.number().int(), error: z.enum(CHECK_ERRORS).nullable() })
     .nullable(),
+  heartbeat: HeartbeatSchema.nullable().describe("a heartbeat's schedule and check-ins; null for a URL monitor"),
   createdAt: z.string(),
 });
 export type Monitor = z.infer<typeof MonitorSchema>;
@@ -49,8 +88,17 @@ const fields = {
   showUrl: z.boolean(),
   paused: z.boolean(),
 };
+const heartbeatFields = {
+  schedule: HeartbeatScheduleSchema,
+  timezone: z.string().min(1).max(64),
+  checkinMarginMin: z.number().int().min(0).max(HB.checkinMarginMin.max),
+  maxRuntimeMin: z.number().int().min(HB.maxRuntimeMin.min).max(HB.maxRuntimeMin.max),
+  failuresToDown: z.number().int().min(HB.failuresToDown.min).max(HB.failuresToDown.max),
+  recoveriesToUp: z.number().int().min(HB.recoveriesToUp.min).max(HB.recoveriesToUp.max),
+};
 export const CreateMonitorBody = z
   .object({
+    kind: z.literal('url').optional(),
     name: fields.name,
     url: fields.url,
     method: fields.method.default('GET'),
@@ -65,7 +113,40 @@ export const CreateMonitorBody = z
   })
   .strict();
 export type CreateMonitorBody = z.input<typeof CreateMonitorBody>;
-export const UpdateMonitorBody = z.object(fields).partial().strict();
+/** A heartbeat made by hand (SDKs make theirs with a check-in's monitor_config); its name is its slug unless given. */
+export const CreateHeartbeatBody = z
+  .object({
+    kind: z.literal('heartbeat'),
+    slug: z
+      .string()
+      .min(1)
+      .max(50)
+      .regex(/^[a-z0-9_-]+$/, 'lower-case letters, digits, - and _'),
+    name: fields.name.optional(),
+    schedule: heartbeatFields.schedule,
+    timezone: heartbeatFields.timezone.default('UTC'),
+    checkinMarginMin: heartbeatFields.checkinMarginMin.default(HB.checkinMarginMin.default),
+    maxRuntimeMin: heartbeatFields.maxRuntimeMin.default(HB.maxRuntimeMin.default),
+    failuresToDown: heartbeatFields.failuresToDown.default(HB.failuresToDown.default),
+    recoveriesToUp: heartbeatFields.recoveriesToUp.default(HB.recoveriesToUp.default),
+    public: fields.public.default(false),
+    paused: fields.paused.default(false),
+  })
+  .strict();
+export type CreateHeartbeatBody = z.input<typeof CreateHeartbeatBody>;
+export const CreateAnyMonitorBody = z.union([CreateHeartbeatBody, CreateMonitorBody]);
+/** A change; the URL fields apply to URL monitors, `schedule` to `recoveriesToUp` to heartbeats (400 otherwise). */
+export const UpdateMonitorBody = z
+  .object({
+    ...fields,
+    schedule: heartbeatFields.schedule,
+    timezone: heartbeatFields.timezone,
+    checkinMarginMin: heartbeatFields.checkinMarginMin,
+    maxRuntimeMin: heartbeatFields.maxRuntimeMin,
+    recoveriesToUp: heartbeatFields.recoveriesToUp,
+  })
+  .partial()
+  .strict();
 export type UpdateMonitorBody = z.input<typeof UpdateMonitorBody>;
 export const MonitorAnswer = z.object({ monitor: MonitorSchema });
 export type MonitorAnswer = z.infer<typeof MonitorAnswer>;
@@ -85,6 +166,9 @@ export type Check = z.infer<typeof CheckSchema>;
 export const CheckList = z.object({ checks: z.array(CheckSchema) });
 export type CheckList = z.infer<typeof CheckList>;
 export const ChecksQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const CheckInList = z.object({ checkIns: z.array(CheckInSchema) });
+export type CheckInList = z.infer<typeof CheckInList>;
+export const CheckInsQuery = z.object({ limit: z.coerce.number().int().min(1).max(HB.checkInsKept).default(50) });
 
 export const IncidentSchema = z.object({
   id: z.string(),
@@ -132,9 +216,9 @@ export const uptimeRoutes = routeShapes({
   listMonitors: { tags, summary: "The project's monitors and the address of its public status JSON", params: SlugParams, response: { 200: MonitorList } },
   createMonitor: {
     tags,
-    summary: 'Create a monitor',
+    summary: 'Create a monitor: a URL to check, or (`kind: heartbeat`) a scheduled job that checks in',
     params: SlugParams,
-    body: CreateMonitorBody,
+    body: CreateAnyMonitorBody,
     response: { 201: MonitorAnswer, ...errorAnswers(400, 409) },
   },
   getUptimeSettings: { tags, summary: 'Whether the live site gets a monitor of its own', params: SlugParams, response: { 200: UptimeSettings } },
@@ -161,6 +245,13 @@ export const uptimeRoutes = routeShapes({
     params: MonitorParams,
     querystring: ChecksQuery,
     response: { 200: CheckList, ...errorAnswers(404) },
+  },
+  listMonitorCheckIns: {
+    tags,
+    summary: "A heartbeat's latest check-ins, newest first (the last 200 kept)",
+    params: MonitorParams,
+    querystring: CheckInsQuery,
+    response: { 200: CheckInList, ...errorAnswers(404) },
   },
   publicStatus: {
     tags,

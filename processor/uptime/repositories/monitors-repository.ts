@@ -21,13 +21,15 @@ export interface Transition {
   startedAt: number;
   endedAt: number | null;
   cause: { error: CheckError; status: number | null; detail: string | null };
+  /** A heartbeat's slug (its url is ''); undefined for a URL monitor. */
+  slug?: string;
 }
 
 const HOUR_MS = 3_600_000;
 
 export const monitorsRepository = {
   /**
-   * Claim up to `limit` monitors whose check is due: one UPDATE moves each one's next check an interval on (from when it
+   * Claim up to `limit` URL monitors whose check is due (heartbeats are never checked: they check in): one UPDATE moves each one's next check an interval on (from when it
    * was due, or from now when it fell more than an interval behind), so another process finds nothing due until then.
    */
   async claimDue(db: Queryable, now: number, limit: number): Promise<DueCheck[]> {
@@ -44,7 +46,7 @@ export const monitorsRepository = {
       due_at: Date;
     }>(
       `WITH due AS (
-         SELECT id, next_check_at FROM uptime_monitors WHERE NOT paused AND next_check_at <= $1 ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED
+         SELECT id, next_check_at FROM uptime_monitors WHERE NOT paused AND next_check_at <= $1 AND kind = 'url' ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED
        )
        UPDATE uptime_monitors m SET next_check_at = CASE
            WHEN due.next_check_at + make_interval(secs => m.interval_sec) > $1 THEN due.next_check_at + make_interval(secs => m.interval_sec)
