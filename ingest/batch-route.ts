@@ -1,7 +1,7 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
 import type { Platform } from '../platform/platform.ts';
-import type { RateHit } from '../platform/ports/rate-limiter.ts';
+import type { RateDecision, RateHit } from '../platform/ports/rate-limiter.ts';
 import type { SiteServer } from '../platform/sites/site-server.ts';
 import { admitBatch, batchRequestHeaders, ingestCredential, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
 import {
@@ -38,12 +38,43 @@ import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-sp
  *   8.   parse, validate, stamp (the route's pure function)                   400 invalid_request
  *   9.   one bus message per request; 202 only once the bus holds it          503 unavailable (disk_full: no space for the log)
  * Every request not accepted is counted by reason (refusals.ts), served at the route's health path.
+ * A route of several kinds of items (`items`, Sentry's envelopes) is admitted without its cap at 6, read whole at 7,
+ * and its own `take` limits each kind it holds (8) before the hand-off (9) of a message per kind's feed.
  */
 export interface BatchRoute {
   paths: BatchPaths;
   feed: BatchFeed;
   format: BatchFormat;
   dialect?: BatchDialect;
+  /**
+   * For bodies of several kinds of items, each kind limited on its own (Sentry's envelopes, ingest/sentry/): admission
+   * leaves out the feed's cap, the body is read whole before any rate limit, and `items.take` limits each kind the
+   * body holds (the feed's cap and rate limits for its errors), and says what to publish and how to answer.
+   */
+  items?: ItemsFormat;
+}
+
+/** How a route of several kinds of items takes a body (BatchRoute.items). */
+export interface ItemsFormat {
+  /** The body's items, limited kind by kind: what to publish (every message before the answer) and the answer; or why it is refused whole. */
+  take(read: ReadBody, ctx: ItemsContext): Promise<ItemsTaken | Refusal>;
+}
+
+export interface ItemsContext extends ParseContext {
+  keyId: string;
+  ip: string;
+  /** The feed's cap for this request (errors: the monthly cap by the Origin's environment). */
+  cap(): Refusal | undefined;
+  /** The platform's limiter (RateLimiter.hitAll); it may throw when unavailable. */
+  hitAll(hits: readonly RateHit[]): Promise<RateDecision[]>;
+}
+
+export interface ItemsTaken {
+  /** One call per bus message, each on its own feed: all are made before the answer. */
+  publish: Array<() => Promise<void>>;
+  events: number;
+  dropped?: Record<string, number>;
+  reply: { status: number; body: string; headers?: Headers };
 }
 
 /** Where a route is served. */
@@ -86,8 +117,9 @@ export interface BatchFormat {
   /**
    * Pure: the body as one bus message value, or why it is refused. `events` may be 0 (nothing to publish, e.g. a
    * Sentry envelope of sessions only); `dropped` counts what the body held that is taken and not kept, by reason.
+   * Every route has one but a route of items (BatchRoute.items), which takes its body itself.
    */
-  parse(body: ReadBody, ctx: ParseContext): Parsed | Refusal;
+  parse?(body: ReadBody, ctx: ParseContext): Parsed | Refusal;
 }
 
 /** How a route answers callers whose SDKs read answers of their own shape (Sentry's, PostHog's), and its own 2xx. */
@@ -155,6 +187,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   const { app, platform, cache, counters, log } = edge;
   const { config, limiter, clock } = platform;
   const { paths, feed, format, dialect = {} } = route;
+  if (!format.parse && !route.items) throw new Error(`route ${paths.path} has neither a parse nor items`);
   const rules: AdmissionRules = {
     cache,
     widgetHosts: config.WIDGET_HOSTS,
@@ -170,6 +203,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     ['Access-Control-Allow-Headers', dialect.corsAllowHeaders ?? DEFAULT_CORS_ALLOW_HEADERS],
     ['Access-Control-Max-Age', '600'],
   ];
+  // A route of items (BatchRoute.items) applies the feed's cap itself, to the items it concerns.
+  const itemRules: AdmissionRules = { ...rules, cap: () => undefined };
   const tooLarge = refusal('too_large', `body exceeds ${format.maxBodyBytes} bytes`);
 
   if (paths.healthPath) {
@@ -196,7 +231,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
         origin && originHostOf(origin) ? [['Access-Control-Allow-Origin', origin], ['Vary', 'Origin'], ...preflight] : [['Vary', 'Origin']];
       send(res, immediateReply(), 204, headers);
     });
-    app.post(path, paths.siteKeyed ? postToSite : format.open ? postOpened : post);
+    app.post(path, paths.siteKeyed ? postToSite : format.open ? postOpened : route.items ? postItems : post);
     app.any(path, (res, req) => {
       sendError(res, immediateReply(req), 'method_not_allowed', 'use POST', [['Allow', 'POST, OPTIONS']]);
     });
@@ -207,12 +242,9 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
   }
 
   function refuse(res: uWS.HttpResponse, st: ReplyState, r: Refusal, cors: Headers): void {
-    counters.refuse(
-      res,
-      st,
-      dialect.refusalBody ? { ...r, body: dialect.refusalBody(r) } : r,
-      dialect.refusalHeaders ? [...cors, ...dialect.refusalHeaders(r)] : cors,
-    );
+    // A refusal that names its own headers (a route of items, BatchRoute.items) has them in place of the dialect's.
+    const headers = r.headers ?? dialect.refusalHeaders?.(r);
+    counters.refuse(res, st, dialect.refusalBody ? { ...r, body: dialect.refusalBody(r) } : r, headers ? [...cors, ...headers] : cors);
   }
 
   function callerIp(res: uWS.HttpResponse, req: uWS.HttpRequest, relayed: boolean): string {
@@ -237,6 +269,67 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     const body = readBody(res, st, format.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
     const limits = limiter.hitAll(feed.rateLimits(admitted.key.keyId, ip));
     guarded(res, st, cors, accept(res, st, body, limits, admitted, h, cors));
+  }
+
+  /**
+   * A body of several kinds of items (BatchRoute.items): admitted without the feed's cap, read whole, then taken
+   * kind by kind (each kind's rate limits, the feed's cap for its errors) by the route.
+   */
+  function postItems(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    const st = timedReply(watchedReply(res), paths.path, edge.observe);
+    const h = batchRequestHeaders(req, paths.hasParam);
+    const cors = corsOf(h.origin);
+    const admitted = admitBatch(h, itemRules);
+    if (!('ok' in admitted)) return refuse(res, st, admitted, cors);
+    const ip = callerIp(res, req, true);
+    const body = readBody(res, st, format.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
+    guarded(res, st, cors, takeItems(res, st, body, admitted, h, ip, cors));
+  }
+
+  async function takeItems(
+    res: uWS.HttpResponse,
+    st: ReplyState,
+    bodyP: Promise<ReadBody | null>,
+    admitted: Admitted,
+    h: BatchRequestHeaders,
+    ip: string,
+    cors: Headers,
+  ): Promise<void> {
+    const read = await bodyP;
+    if (read === null || st.done || st.aborted) return;
+    const project = admitted.key.project;
+    const taken = await route.items!.take(read, {
+      projectId: project.id,
+      originHost: admitted.originHost,
+      receivedAt: clock.now(),
+      hasOrigin: h.origin !== '',
+      contentEncoding: h.contentEncoding,
+      userAgent: h.userAgent,
+      keyId: admitted.key.keyId,
+      ip,
+      cap: () => feed.cap(project, { present: h.origin !== '', host: admitted.originHost }),
+      hitAll: (hits) => limiter.hitAll(hits),
+    });
+    if (st.done || st.aborted) return;
+    if ('reason' in taken) return refuse(res, st, taken, cors);
+    const failed = await handOff(taken.publish);
+    if (failed) return refuse(res, st, failed, cors);
+    counters.accepted(taken.events, taken.dropped);
+    edge.keyUsage?.used(admitted.key.keyId);
+    send(res, st, taken.reply.status, [['Content-Type', 'application/json'], ...cors, ...(taken.reply.headers ?? [])], taken.reply.body);
+  }
+
+  /** Publishes every message of a request; a failure is the refusal to answer (503: the bus, or its disk). */
+  async function handOff(publishes: Array<() => Promise<void>>): Promise<Refusal | undefined> {
+    try {
+      await Promise.all(publishes.map((p) => p()));
+      return undefined;
+    } catch (err) {
+      log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
+      // Out of space for the bus's log: the watch turns low at once, so the next batches are refused at admission.
+      if (platform.disk.noteError(err) || isDiskFullError(err)) return refusal('disk_full', DISK_FULL_MESSAGE);
+      return refusal('bus_unavailable', 'ingest is temporarily unavailable, retry later');
+    }
   }
 
   /** A step that threw (our bug) answers 500, is counted as `internal`, and never reaches the process. */
@@ -337,7 +430,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
 
     // 8. validate and stamp
     const projectId = admitted.key.project.id;
-    const outcome = format.parse(read, {
+    const outcome = format.parse!(read, {
       projectId,
       originHost: admitted.originHost,
       receivedAt: clock.now(),
@@ -350,14 +443,8 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
 
     // 9. hand off: one message per request, the 2xx only after the bus holds it
     if (outcome.events > 0) {
-      try {
-        await feed.publish({ key: projectId, value: outcome.value });
-      } catch (err) {
-        log.warn({ err: (err as Error).message }, 'bus publish failed; answering 503');
-        // Out of space for the bus's log: the watch turns low at once, so the next batches are refused at admission.
-        if (platform.disk.noteError(err) || isDiskFullError(err)) return refuse(res, st, refusal('disk_full', DISK_FULL_MESSAGE), cors);
-        return refuse(res, st, refusal('bus_unavailable', 'ingest is temporarily unavailable, retry later'), cors);
-      }
+      const failed = await handOff([() => feed.publish({ key: projectId, value: outcome.value })]);
+      if (failed) return refuse(res, st, failed, cors);
     }
     counters.accepted(outcome.events, outcome.dropped);
     edge.keyUsage?.used(admitted.key.keyId);

@@ -2,11 +2,12 @@ import uWS from 'uWebSockets.js';
 import type { Platform } from '../platform/platform.ts';
 import * as errorEvents from '../schemas/bus/error-events.ts';
 import * as analyticsEvents from '../schemas/bus/analytics-events.ts';
+import * as clientItems from '../schemas/bus/client-items.ts';
+import { sessionsRoute, SITE_SESSIONS_PATH } from './sessions-route.ts';
 import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
-import { registerSentryCronRoute } from './sentry/sentry-cron-route.ts';
 import { analyticsRoute, SITE_ANALYTICS_PATH } from './analytics-route.ts';
 import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
@@ -90,9 +91,14 @@ export async function startIngestServer(
   registerBatchRoute(edge, errors);
   // §7.1: cx.js on a site posts to its own host; the edge attaches the project's ingest key.
   registerBatchRoute(edge, { ...errors, paths: { path: SITE_ERRORS_PATH, siteKeyed: true } });
-  for (const route of sentryRoutes(errors)) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
-  // Sentry's HTTP cron check-ins (issue 40): heartbeat monitors of the uptime family, counted with the Sentry routes.
-  registerSentryCronRoute({ ...edge, counters: sentryCounters }, { bus });
+  // What SDKs send beside errors (sessions, feedback, check-ins; issue 40): one client-items message per request.
+  const itemsPublisher = createCoalescingPublisher(bus, clientItems.TOPIC);
+  const publishItems = (m: { key: string; value: Buffer }) => itemsPublisher.publish(m);
+  for (const route of sentryRoutes(errors, { publishItems })) registerBatchRoute({ ...edge, counters: sentryCounters }, route);
+  const sessionsCounters = createRefusalCounters();
+  const sessions = sessionsRoute({ publish: publishItems });
+  registerBatchRoute({ ...edge, counters: sessionsCounters }, sessions);
+  registerBatchRoute({ ...edge, counters: sessionsCounters }, { ...sessions, paths: { path: SITE_SESSIONS_PATH, siteKeyed: true } });
   const flags = await startFlagCache(platform);
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
   // PostHog's SDKs unchanged (posthog/): their capture routes are analytics ingest, their flag routes the same evaluation.
@@ -104,7 +110,14 @@ export async function startIngestServer(
   registerWidgetAssets(app, await buildWidgetAssets());
   if (opts.ops) {
     registerOpsRoutes(app, opts.ops, log);
-    const families = { errors: counters, sentry: sentryCounters, analytics: analyticsCounters, flags: flagsCounters, posthog: posthogCounters };
+    const families = {
+      errors: counters,
+      sentry: sentryCounters,
+      sessions: sessionsCounters,
+      analytics: analyticsCounters,
+      flags: flagsCounters,
+      posthog: posthogCounters,
+    };
     for (const [family, c] of Object.entries(families)) opts.ops.metrics.addEdgeCounts(family, c.counts);
   }
   // The single process's front door also answers site hosts (platform/sites/), without relaying them to the API.
@@ -133,6 +146,7 @@ export async function startIngestServer(
     stats: () => ({
       ...counters.counts,
       ...prefixed('sentry', sentryCounters.counts),
+      ...prefixed('sessions', sessionsCounters.counts),
       ...prefixed('analytics', analyticsCounters.counts),
       ...prefixed('flags', flagsCounters.counts),
       ...prefixed('posthog', posthogCounters.counts),

@@ -14,6 +14,8 @@ export interface Refusal {
   fields?: ErrorBody['fields'];
   /** Fields added to the JSON body beside `error` and `message` (a route's callers read their own shape). */
   body?: Record<string, unknown>;
+  /** Headers of this refusal's answer, in place of the route's dialect's (Sentry's rate limits by category). */
+  headers?: Headers;
 }
 
 export const refusal = (reason: RefusalReason, message: string, extra: Omit<Refusal, 'reason' | 'message'> = {}): Refusal => ({ reason, message, ...extra });

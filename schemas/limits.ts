@@ -39,7 +39,7 @@ export const LIMITS = {
   errorIngestRate: { perKeyAndIpPerMinute: 30, perKeyPerMinute: 200 },
   /**
    * Sentry SDKs' ingest (ours; issues 15, 40): an envelope up to 20 MB as sent, and as much once decompressed (gzip,
-   * deflate or br; bodies past `syncInflateBytes` are inflated off the event loop), so a 5 MB attachment beside an
+   * deflate or br; bodies that inflate past `syncInflateBytes` are inflated off the event loop), so a 5 MB attachment beside an
    * event arrives; at most 20 events an envelope, as in one of our batches. Each item has its own cap (`itemBytes`,
    * by item type): an item past it is dropped and counted (`oversize_<type>`), the rest of the envelope is kept.
    * Attachments are never kept. Each event is cut to §9's field sizes.
@@ -47,7 +47,7 @@ export const LIMITS = {
   sentryIngest: {
     maxBodyBytes: 20 * 1024 * 1024,
     maxDecompressedBytes: 20 * 1024 * 1024,
-    syncInflateBytes: 64 * 1024,
+    syncInflateBytes: 1024 * 1024,
     maxEventsPerEnvelope: 20,
     itemBytes: {
       event: 1024 * 1024,

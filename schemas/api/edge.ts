@@ -3,6 +3,7 @@ import { AnalyticsEventSchema } from '../analytics-event.ts';
 import type { RefusalReason } from '../edge-refusals.ts';
 import { ErrorBatchSchema } from '../error-event.ts';
 import { FlagAnswerSchema } from '../flags.ts';
+import { SessionUpdateSchema } from '../bus/client-items.ts';
 import { LIMITS } from '../limits.ts';
 
 /**
@@ -105,29 +106,19 @@ const analytics = {
   refusals: [...BATCH_ADMISSION, 'invalid_request', 'quota_exceeded'],
 } as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
 
-/** Sentry's HTTP cron form (ingest/sentry/sentry-cron-route.ts): the check-in's fields in the query, or (POST) the body. */
-export const SentryCronQuery = z.object({
-  status: z.enum(['in_progress', 'ok', 'error']),
-  check_in_id: z.string().max(128).optional().describe('closes the in-progress check-in of this id; without one, the newest'),
-  duration: z.coerce.number().min(0).optional().describe('seconds'),
-  environment: z.string().max(64).optional(),
-  release: z.string().max(250).optional(),
+/** `POST /v1/sessions/i` (issue 40): session updates as the client-items topic holds them (schemas/bus/client-items.ts). */
+export const SessionsBatchBody = z.object({
+  sessions: z.array(SessionUpdateSchema).min(LIMITS.sessionsBatch.minSessions).max(LIMITS.sessionsBatch.maxSessions),
 });
-export const SentryCronBody = SentryCronQuery.partial().extend({
-  monitor_config: z
-    .object({
-      schedule: z.union([
-        z.object({ type: z.literal('crontab'), value: z.string().max(128) }),
-        z.object({ type: z.literal('interval'), value: z.union([z.number(), z.string()]), unit: z.enum(['minute', 'hour', 'day', 'week', 'month', 'year']) }),
-      ]),
-      checkin_margin: z.number().int().min(0).optional().describe('minutes'),
-      max_runtime: z.number().int().min(1).optional().describe('minutes'),
-      timezone: z.string().max(64).optional(),
-      failure_issue_threshold: z.number().int().min(1).optional(),
-      recovery_threshold: z.number().int().min(1).optional(),
-    })
-    .optional(),
-});
+export type SessionsBatchBody = z.infer<typeof SessionsBatchBody>;
+
+const sessions = {
+  method: 'post',
+  summary: `Release health (issue 40): ${LIMITS.sessionsBatch.minSessions}-${LIMITS.sessionsBatch.maxSessions} session updates (init on a session's first, then its status), at most ${LIMITS.sessionsBatch.maxBodyBytes} bytes; limited on their own (${LIMITS.sessionIngestRate.perKeyAndIpPerMinute} requests a minute per key and IP, ${LIMITS.sessionIngestRate.perKeyPerMinute} per key), never against errors`,
+  body: { contentType: 'application/json', schema: SessionsBatchBody },
+  answers: { 202: { description: 'accepted', schema: IngestedAnswer }, 204: paused },
+  refusals: [...BATCH_ADMISSION, 'invalid_request'],
+} as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
 
 const flags = {
   method: 'get',
@@ -201,7 +192,7 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     name: 'sentryEnvelope',
     ...sentry,
     summary:
-      "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br; event items become error events, other items are dropped",
+      "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br, up to 20 MB; each item held to its own size. Event items become error events (the errors cap and rate limits); session, sessions, check_in, feedback and user_report items are kept, each kind limited on its own; client reports are counted; attachments and the types never kept (transactions, spans, replays, profiles, logs, metrics) are dropped. X-Sentry-Rate-Limits names the limited kinds' categories, and a day's limit on the never-kept ones, on every answer; 429 only when every kind the envelope held was limited",
   },
   {
     name: 'sentryStore',
@@ -209,20 +200,10 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     body: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
     summary: "Sentry SDKs' older store endpoint: one event as JSON, the key as for envelopes",
   },
-  ...(['get', 'post'] as const).map(
-    (method): EdgeRoute => ({
-      name: 'sentryCron',
-      method,
-      ingestKey: false,
-      summary: `Sentry's HTTP cron check-in (issue 40): \`?status=in_progress|ok|error\` with \`check_in_id\`, \`duration\` (seconds), \`environment\`, \`release\`${method === 'post' ? '; or the same as JSON, with a `monitor_config` that creates or updates the heartbeat monitor (schedule, checkin_margin, max_runtime, timezone, failure_issue_threshold, recovery_threshold)' : ''}. The path's key is the DSN's public key, its project the DSN's; a check-in for a monitor that does not exist and carries no monitor_config is taken and dropped. ${LIMITS.uptime.heartbeat.httpPerKeyPerMinute} a minute per key, ${LIMITS.uptime.heartbeat.httpPerMonitorPerMinute} per key and monitor`,
-      query: SentryCronQuery,
-      ...(method === 'post' ? { body: { contentType: 'application/json', schema: SentryCronBody } } : {}),
-      answers: { 202: { description: 'taken (no body)' }, 204: paused },
-      refusals: [...BATCH_ADMISSION, 'invalid_request', 'project_mismatch', 'internal'],
-    }),
-  ),
   { name: 'analytics', ingestKey: true, ...analytics },
   { name: 'siteAnalytics', ingestKey: false, ...analytics, summary: analytics.summary + SITE_NOTE, refusals: [...analytics.refusals, ...SITE] },
+  { name: 'sessions', ingestKey: true, ...sessions },
+  { name: 'siteSessions', ingestKey: false, ...sessions, summary: sessions.summary + SITE_NOTE, refusals: [...sessions.refusals, ...SITE] },
   { name: 'flags', ingestKey: true, ...flags },
   { name: 'siteFlags', ingestKey: false, ...flags, summary: flags.summary + SITE_NOTE, refusals: [...flags.refusals, ...SITE] },
   {

@@ -137,7 +137,6 @@ export const ROUTES = {
   updateMonitor: { method: 'PATCH', path: '/v1/projects/:slug/uptime/:id' },
   deleteMonitor: { method: 'DELETE', path: '/v1/projects/:slug/uptime/:id' },
   listMonitorChecks: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/checks' },
-  listMonitorCheckIns: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/check-ins' },
   publicStatus: { method: 'GET', path: '/v1/status/:slug' },
   // MCP and its OAuth
   mcpResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/v1/mcp' },
@@ -172,10 +171,11 @@ export const EDGE_PATHS = {
   siteAnalytics: '/service/v1/analytics/i',
   flags: '/v1/flags/i',
   siteFlags: '/service/v1/flags/i',
+  /** Session updates of release health (issue 40): cx.js's own cheap path, beside Sentry's session items. */
+  sessions: '/v1/sessions/i',
+  siteSessions: '/service/v1/sessions/i',
   sentryEnvelope: '/api/:projectId/envelope/',
   sentryStore: '/api/:projectId/store/',
-  /** Sentry's HTTP cron check-ins (issue 40): `?status=in_progress|ok|error`, GET or POST (ingest/sentry/sentry-cron-route.ts). */
-  sentryCron: '/api/:projectId/cron/:monitorSlug/:sentryKey/',
   widget: '/v1/w/cx.js',
   /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
   posthogBatch: '/batch/',
@@ -196,6 +196,7 @@ export const EDGE_SUPPORT_PATHS = {
   errorsHealth: '/v1/errors/i/health',
   analyticsHealth: '/v1/analytics/i/health',
   flagsHealth: '/v1/flags/i/health',
+  sessionsHealth: '/v1/sessions/i/health',
   /** Every file of the browser client, versioned names and the manifest included. */
   widgetPrefix: '/v1/w/',
 } as const;

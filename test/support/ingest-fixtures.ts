@@ -3,7 +3,8 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { Bus, BusMessage, Subscription } from '../../platform/ports/bus.ts';
 import type { RateDecision, RateLimiter } from '../../platform/ports/rate-limiter.ts';
-import { decodeErrorBatch } from '../../schemas/bus/error-events.ts';
+import { decodeErrorBatch, TOPIC as ERRORS_TOPIC } from '../../schemas/bus/error-events.ts';
+import * as clientItems from '../../schemas/bus/client-items.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 
 /**
@@ -81,7 +82,10 @@ export async function setUsage(platform: Platform, projectId: string, month: str
 export interface RecordingBus extends Bus {
   published: Array<{ topic: string; messages: BusMessage[] }>;
   failWith: Error | null;
+  /** The error batches published (the errors topic's messages). */
   batches(): StampedErrorBatch[];
+  /** The client-items messages published (sessions, feedback, check-ins; issue 40). */
+  clientItems(): clientItems.ClientItemsMessage[];
 }
 
 export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBus {
@@ -98,7 +102,8 @@ export function createRecordingBus(opts: { record?: boolean } = {}): RecordingBu
       return { stop: async () => undefined };
     },
     async close() {},
-    batches: () => bus.published.flatMap((p) => p.messages.map((m) => decodeErrorBatch(m.value)!)),
+    batches: () => bus.published.filter((p) => p.topic === ERRORS_TOPIC).flatMap((p) => p.messages.map((m) => decodeErrorBatch(m.value)!)),
+    clientItems: () => bus.published.filter((p) => p.topic === clientItems.TOPIC).flatMap((p) => p.messages.map((m) => clientItems.decode(m.value)!)),
   };
   return bus;
 }
