@@ -8,7 +8,7 @@ import { startEdgeWithSite, type TestEdge } from '../test/support/test-edge.ts';
 import { prng } from '../test/support/prng.ts';
 
 /**
- * The clients' public routes under random input: Sentry's envelope and store endpoints, a site's same-origin path,
+ * The clients' public routes under random input: Sentry's envelope (every kind of item) and store endpoints, `/v1/sessions/i` and a site's same-origin path,
  * the widget assets, analytics ingest and flag evaluation, and PostHog's capture, flag and config routes. Whatever arrives (keys, project numbers, hosts, bodies of any bytes, encodings, content
  * types, methods, query strings), the answer is below 500, JSON unless it is the script itself, and the edge keeps
  * answering. Seeded, so a failure reproduces.
@@ -41,10 +41,19 @@ describe("the clients' public routes under random input", () => {
       `{}\n{"type":"event"}\n${text(50)}`,
       `{}\n{"type":"event"}\n{"exception":{"values":[{"type":${JSON.stringify(text(20))},"value":null,"stacktrace":{"frames":"nope"}}]},"user":{"id":[]},"timestamp":"x","request":{"url":7}}`,
       text(200),
+      // What SDKs send beside errors (issue 40): each kind of item, well-formed or not, and several in one envelope.
+      `{}\n{"type":"session"}\n{"sid":"s1","init":true,"started":"2026-11-26T10:00:00Z","status":"ok","errors":0,"attrs":{"release":"r"}}`,
+      `{}\n{"type":"session"}\n{"sid":${JSON.stringify(text(20))},"started":${JSON.stringify(text(10))},"status":"unhandled","errors":1e99,"did":[]}`,
+      `{}\n{"type":"sessions"}\n{"aggregates":[{"started":"2026-11-26T10:00:00Z","exited":3},{"started":7},null],"attrs":{"release":{}}}`,
+      `{}\n{"type":"check_in"}\n{"check_in_id":"c","monitor_slug":"m","status":"ok","monitor_config":{"schedule":{"type":"interval","value":"x","unit":"eon"},"checkin_margin":-1}}`,
+      `{}\n{"type":"feedback"}\n{"contexts":{"feedback":{"message":${JSON.stringify(text(30))},"url":7}}}`,
+      `{}\n{"type":"user_report"}\n{"event_id":"e","comments":${JSON.stringify(text(30))}}`,
+      `{}\n{"type":"client_report"}\n{"discarded_events":[{"reason":${JSON.stringify(text(5))},"category":"error","quantity":3}]}`,
+      `{}\n{"type":"attachment","length":4}\nabcd\n{"type":"event"}\n${goodEvent}\n{"type":"session"}\n{"sid":"s2","started":"2026-11-26T10:00:00Z"}\n{"type":"transaction"}\n{}`,
     ];
     const seen = new Map<number, number>();
     for (let i = 0; i < 300; i++) {
-      const route = pick(['envelope', 'store', 'site', 'widget', 'analytics', 'flags', 'posthog', 'posthog']);
+      const route = pick(['envelope', 'envelope', 'store', 'site', 'widget', 'analytics', 'flags', 'posthog', 'posthog', 'sessions']);
       let raw = pick([
         Buffer.from(pick(envelopes)),
         Buffer.from(goodEvent),
@@ -84,6 +93,31 @@ describe("the clients' public routes under random input", () => {
           `dep-${ascii(8)}.localhost`,
         ]);
         url = '/service/v1/errors/i';
+      } else if (route === 'sessions') {
+        const site = rnd() < 0.4;
+        if (site) headers.host = pick([`${p.slug}.localhost`, 'localhost', ascii(12).replace(/[/?#@\\]/g, 'x')]);
+        else if (rnd() < 0.8) headers.authorization = `Bearer ${p.ingestKey}`;
+        url = site ? '/service/v1/sessions/i' : '/v1/sessions/i';
+        if (rnd() < 0.6) {
+          const session = () =>
+            pick<unknown>([
+              { sid: text(8), init: true, status: 'ok', errors: 0, started: 1.7e12, timestamp: 1.7e12 },
+              {
+                sid: text(8),
+                init: pick([true, 'yes']),
+                status: pick(['exited', 'crashed', text(4)]),
+                errors: pick([1, -1, 1.5]),
+                started: pick([1e12, 'x']),
+                timestamp: 1e12,
+                duration: pick([3, -3]),
+              },
+              null,
+              text(5),
+            ]);
+          raw = Buffer.from(
+            JSON.stringify(pick<unknown>([{ sessions: Array.from({ length: Math.floor(rnd() * 4) }, session) }, { sessions: text(3) }, session()])),
+          );
+        }
       } else if (route === 'flags') {
         if (rnd() < 0.7) headers.authorization = `Bearer ${p.ingestKey}`;
         url = `/v1/flags/i?${pick(['distinctId=u1', `distinctId=${encodeURIComponent(text(20))}`, ''])}&${pick(['keys=a,b', `keys=${encodeURIComponent(text(30))}`, `keys=${'k,'.repeat(150)}`, ''])}&${pick(['properties=%7B%22a%22%3A1%7D', `properties=${encodeURIComponent(text(30))}`, 'properties=%zz', 'deployId=dep_x', ''])}`;
