@@ -8,6 +8,8 @@ import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '..
 import { processed, type TestPlatformOptions } from '../../test/support/platform.ts';
 import { startClientItemsConsumer } from '../client-items/client-items-consumer.ts';
 import type { PipelineConsumer } from '../pipeline-consumer.ts';
+import { updateRow } from './steps/row-step.ts';
+import { createStoreStep } from './steps/store-step.ts';
 
 /**
  * Release health end to end, run by release-health-pipeline.test.ts (embedded: PGlite, chDB, in-process bus) and
@@ -214,6 +216,33 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
     expect(Number(written[0]!.n)).toBe(3);
     const body = (await h.request(`/v1/projects/${p.slug}/release-health?${RANGE}`)).json() as ReleaseHealthAnswer;
     expect(body.deploys[0]!.totals).toMatchObject({ sessions: 5, crashed: 1 });
+  });
+
+  it('an insert retried after ClickHouse took it (a crash before the bus committed) writes no second copy: the token from the batch ids', async () => {
+    const p = await h.newProject();
+    const batchId = randomUUID();
+    const row = (item: number) =>
+      updateRow(session({ did: `u${item}` }), item, {
+        projectId: p.id,
+        batchId,
+        receivedAt: BASE + HOUR,
+        environment: 'production',
+        deployId: '',
+        release: '',
+      });
+    const rows = [0, 1].map((i) => {
+      const r = row(i);
+      if (r.kind !== 'ok') throw new Error('row dropped');
+      return r.value;
+    });
+    const store = createStoreStep({ analytics: h.platform.analytics });
+    await store.store(rows);
+    await store.store([...rows].reverse());
+    const written = await h.platform.analytics.query<{ n: number | string }>('SELECT count() AS n FROM release_sessions WHERE batch_id = {b:String}', {
+      b: batchId,
+    });
+    expect(Number(written[0]!.n)).toBe(2);
+    expect(await store.claim([{ projectId: p.id, batchId, receivedAt: BASE + HOUR }])).toEqual(new Set());
   });
 
   it('drops the sessions of a project that does not exist, and sessions started too long before they were received, by reason', async () => {

@@ -1,6 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { AnalyticalStore } from '../../../platform/ports/analytical-store.ts';
 import { releaseSessionsRepository } from '../repositories/release-sessions-repository.ts';
+import { chTime } from '../../time-text.ts';
+import { MAX_AGE_MS } from './row-step.ts';
+
+const bucketText = (ms: number) => chTime(ms).slice(0, 19);
 
 /**
  * Release-health rows in ClickHouse, idempotent per message (its batchId) without a ledger of its own:
@@ -12,12 +16,16 @@ import { releaseSessionsRepository } from '../repositories/release-sessions-repo
  */
 export function createStoreStep(deps: { analytics: AnalyticalStore }) {
   return {
-    async claim(batches: Array<{ projectId: string; batchId: string }>): Promise<Set<string>> {
-      const seen = await releaseSessionsRepository.writtenBatches(
-        deps.analytics,
-        [...new Set(batches.map((b) => b.projectId))],
-        batches.map((b) => b.batchId),
-      );
+    async claim(batches: Array<{ projectId: string; batchId: string; receivedAt: number }>): Promise<Set<string>> {
+      if (!batches.length) return new Set();
+      const received = batches.map((b) => b.receivedAt);
+      const seen = await releaseSessionsRepository.writtenBatches(deps.analytics, {
+        projectIds: [...new Set(batches.map((b) => b.projectId))],
+        batchIds: batches.map((b) => b.batchId),
+        // Every row of a message is bucketed within [receivedAt - MAX_AGE_MS, receivedAt] (row-step.ts).
+        from: bucketText(Math.min(...received) - MAX_AGE_MS - 60_000),
+        to: bucketText(Math.max(...received) + 60_000),
+      });
       return new Set(batches.map((b) => b.batchId).filter((id) => !seen.has(id)));
     },
 
