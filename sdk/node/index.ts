@@ -15,6 +15,9 @@
  *   then the process ends as Node would have: the error printed, exit code 1.
  * - An error carries the debug ids of the bundles its stack names (`_sentryDebugIds`, which bundler plugins and
  *   `sentry-cli sourcemaps inject` put in each file; sdk/node/debug-ids.ts), so the service finds their source maps.
+ * - An error carries the last 50 breadcrumbs (sdk/node/breadcrumbs.ts): console output and outgoing http, https and
+ *   fetch requests (method, origin and path, status; never a body or a query string), read from diagnostics
+ *   channels; `addBreadcrumb` adds the app's own; `breadcrumbs: false` records none.
  * - Never throws into the application: a failing network is logged once per burst through `onError`.
  * - `capture(event, distinctId, properties)` sends analytics events the same way; `flags.isEnabled(key, distinctId)`
  *   and `flags.getVariant(...)` ask the service (sdk/node/flags-client.ts).
@@ -22,12 +25,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createBatchSender } from './batch-sender.ts';
+import { recordBreadcrumbs } from './breadcrumbs.ts';
 import { debugIdsOf } from './debug-ids.ts';
 import { createFlagsClient, type FlagsClient } from './flags-client.ts';
-import { WIRE_LIMITS, WIRE_PATHS, type WireAnalyticsEvent, type WireErrorEvent } from './wire.ts';
+import { WIRE_LIMITS, WIRE_PATHS, type WireAnalyticsEvent, type WireBreadcrumb, type WireErrorEvent } from './wire.ts';
 
 export type { FlagsClient } from './flags-client.ts';
-export type { FlagAnswer, WireAnalyticsEvent, WireErrorEvent } from './wire.ts';
+export type { FlagAnswer, WireAnalyticsEvent, WireBreadcrumb, WireErrorEvent } from './wire.ts';
 export { verifyWebhook, verifySignature, parseSignatureHeader, WebhookVerificationError, DEFAULT_TOLERANCE_SEC } from './webhook-verifier.ts';
 export type { VerifyOptions, WebhookPayload, ParsedSignatureHeader } from './webhook-verifier.ts';
 export { createErrorForwarder, createForwarder, SAME_ORIGIN_ERRORS_PATH, SAME_ORIGIN_ANALYTICS_PATH, SAME_ORIGIN_FLAGS_PATH } from './forwarder.ts';
@@ -43,6 +47,8 @@ export interface NodeClientOptions {
   /** Most events held while the service cannot take them; the oldest go first. */
   maxQueue?: number;
   captureUncaught?: boolean;
+  /** Record console output and outgoing http/https/fetch requests, sent with each error (default true). */
+  breadcrumbs?: boolean;
   /** For tests and custom transports. */
   fetch?: typeof fetch;
   onError?: (err: unknown) => void;
@@ -57,6 +63,8 @@ export interface CaptureContext {
 export interface NodeClient {
   captureException(err: unknown, ctx?: CaptureContext): void;
   captureMessage(message: string, ctx?: CaptureContext): void;
+  /** A breadcrumb of the app's own (`{ category, message, level, data }`; the time defaults to now), sent with later errors. */
+  addBreadcrumb(crumb: Partial<WireBreadcrumb>): void;
   /** An analytics event (`POST /v1/analytics/i`), batched like errors; a uuid and the time are set here. */
   capture(event: string, distinctId: string, properties?: Record<string, unknown>): void;
   /** Feature flags, evaluated by the service (`GET /v1/flags/i`). */
@@ -98,7 +106,13 @@ export function init(options: NodeClientOptions = {}): NodeClient {
   const errors = sender(WIRE_PATHS.errors, ERRORS.maxEvents, ERRORS.maxBodyBytes);
   const analytics = sender(WIRE_PATHS.analytics, ANALYTICS.maxEvents, ANALYTICS.maxBodyBytes);
   const flags = createFlagsClient({ baseUrl, ingestKey, fetch: doFetch, deployId, gitSha, onError });
-  const enqueue = (e: WireEvent) => errors.enqueue(e);
+  const enqueue = (e: WireEvent) => {
+    // An event past the request limit is never sent: its breadcrumbs go first.
+    if (e.breadcrumbs && Buffer.byteLength(JSON.stringify({ batch: [e] })) > ERRORS.maxBodyBytes) delete e.breadcrumbs;
+    errors.enqueue(e);
+  };
+  const service = `${baseUrl}/v1/`;
+  const crumbs = options.breadcrumbs === false ? undefined : recordBreadcrumbs({ own: (url) => url.startsWith(service) });
   const flush = async (timeoutMs = 5_000) => (await Promise.all([errors.flush(timeoutMs), analytics.flush(timeoutMs)])).every(Boolean);
 
   function base(name: string, message: string, ctx: CaptureContext = {}): WireEvent {
@@ -108,6 +122,8 @@ export function init(options: NodeClientOptions = {}): NodeClient {
     if (ctx.path) e.path = ctx.path;
     if (ctx.userId) e.userId = ctx.userId;
     if (ctx.extra) e.extra = ctx.extra;
+    const breadcrumbs = crumbs?.list();
+    if (breadcrumbs?.length) e.breadcrumbs = breadcrumbs;
     return e;
   }
 
@@ -131,6 +147,9 @@ export function init(options: NodeClientOptions = {}): NodeClient {
         // never into the application
       }
     },
+    addBreadcrumb(crumb) {
+      crumbs?.add(crumb);
+    },
     capture(event, distinctId, properties) {
       try {
         const e: WireAnalyticsEvent = { event: String(event), distinctId: String(distinctId), uuid: randomUUID(), timestamp: Date.now() };
@@ -148,6 +167,7 @@ export function init(options: NodeClientOptions = {}): NodeClient {
       return errors.dropped + analytics.dropped;
     },
     async close() {
+      crumbs?.close();
       await Promise.all([errors.close(), analytics.close()]);
       process.off('uncaughtException', onUncaught);
       process.off('unhandledRejection', onUncaught);

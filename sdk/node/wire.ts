@@ -19,6 +19,23 @@ export const WIRE_PATHS = {
   siteFlags: '/service/v1/flags/i',
 } as const;
 
+/**
+ * Breadcrumbs (issue 40): the last BREADCRUMBS_MAX sent with each error (the edge keeps 100), each message and data
+ * value cut to BREADCRUMB_TEXT characters (the edge's own bounds are wider: schemas/limits.ts errorContext).
+ */
+export const BREADCRUMBS_MAX = 50;
+export const BREADCRUMB_TEXT = 512;
+
+/** One breadcrumb, as Sentry's are but for the time: epoch milliseconds. */
+export interface WireBreadcrumb {
+  timestamp: number;
+  type?: string;
+  category?: string;
+  level?: string;
+  message?: string;
+  data?: Record<string, string | number | boolean>;
+}
+
 /** One error event as `POST /v1/errors/i` takes it. */
 export interface WireErrorEvent {
   name: string;
@@ -33,6 +50,8 @@ export interface WireErrorEvent {
   extra?: Record<string, unknown>;
   /** The debug ids of the bundles the stack names, by file (issue 37). */
   debugIds?: Record<string, string>;
+  /** What happened before it, oldest first. */
+  breadcrumbs?: WireBreadcrumb[];
   /** Epoch milliseconds. */
   timestamp: number;
   runtime: 'node';

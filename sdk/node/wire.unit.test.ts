@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AnalyticsEventSchema, type AnalyticsEventInput } from '../../schemas/analytics-event.ts';
+import { breadcrumbsOf } from '../../schemas/error-context.ts';
 import { ErrorEventSchema, type ErrorEventInput } from '../../schemas/error-event.ts';
 import { FlagAnswerSchema, type FlagAnswer as ServiceFlagAnswer } from '../../schemas/flags.ts';
 import { LIMITS } from '../../schemas/limits.ts';
@@ -36,10 +37,13 @@ describe("the Node SDK's wire", () => {
       gitSha: 'abc',
       extra: { a: 1 },
       debugIds: { '/app/dist/server.js': '6e926cb8-25bf-559f-a715-f5005a82bf96' },
+      breadcrumbs: [{ timestamp: Date.now(), type: 'http', category: 'fetch', level: 'error', data: { method: 'GET', url: 'http://api/x', status_code: 0 } }],
       timestamp: Date.now(),
       runtime: 'node',
     };
     expect(ErrorEventSchema.safeParse(asServiceError(error)).success).toBe(true);
+    // The edge keeps every field of the SDK's breadcrumbs as sent (schemas/error-context.ts).
+    expect(breadcrumbsOf(error.breadcrumbs)).toEqual(error.breadcrumbs);
     const event: WireAnalyticsEvent = {
       event: 'signup',
       distinctId: 'u1',
