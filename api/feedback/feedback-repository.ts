@@ -58,12 +58,21 @@ export const feedbackRepository = {
       const g = await db.query('SELECT 1 FROM error_groups WHERE id = $1 AND project_id = $2', [query.issueId, projectId]);
       if (!g.rows.length) throw new ServiceError('not_found', 'no such issue');
     }
+    // An issue's feedback: the rows linked to it (an index range) and the few not linked yet whose event the ledger
+    // now places in it (the partial index of unlinked rows); the project's: every row, its link resolved if missing.
+    const scope =
+      query.issueId === undefined
+        ? '$5::text IS NULL'
+        : `(f.group_id = $5::text OR (f.group_id IS NULL AND f.event_id IS NOT NULL AND EXISTS (
+             SELECT 1 FROM error_events_consumed c
+              WHERE c.project_id = f.project_id AND c.outcome = 'accepted' AND c.group_id = $5
+                AND (c.event_id = f.event_id OR c.client_event_id = f.event_id))))`;
     const r = await db.query<FeedbackRow>(
       `SELECT ${COLUMNS} FROM feedback f ${LEDGER_ISSUE}
         WHERE f.project_id = $1
           AND ($2::text IS NULL OR f.environment = $2)
           AND ($3::timestamptz IS NULL OR (f.received_at, f.id) < ($3::timestamptz, $4::text))
-          AND ($5::text IS NULL OR f.group_id = $5 OR (f.group_id IS NULL AND l.group_id = $5))
+          AND ${scope}
         ORDER BY f.received_at DESC, f.id DESC LIMIT $6`,
       [projectId, query.environment ?? null, after?.at ?? null, after?.id ?? '', query.issueId ?? null, query.limit + 1],
     );
