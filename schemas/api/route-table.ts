@@ -50,6 +50,7 @@ export const ROUTES = {
   getErrorSettings: { method: 'GET', path: '/v1/projects/:slug/errors/settings' },
   updateErrorSettings: { method: 'PATCH', path: '/v1/projects/:slug/errors/settings' },
   getIssue: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId' },
+  getIssueTags: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId/tags' },
   resolveIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/resolve' },
   ignoreIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/ignore' },
   reopenIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/reopen' },
