@@ -111,8 +111,9 @@ export function init(options: NodeClientOptions = {}): NodeClient {
     if (e.breadcrumbs && Buffer.byteLength(JSON.stringify({ batch: [e] })) > ERRORS.maxBodyBytes) delete e.breadcrumbs;
     errors.enqueue(e);
   };
-  const service = `${baseUrl}/v1/`;
-  const crumbs = options.breadcrumbs === false ? undefined : recordBreadcrumbs({ own: (url) => url.startsWith(service) });
+  // The SDK's own requests (errors, analytics, flags) are not breadcrumbs.
+  const own = [WIRE_PATHS.errors, WIRE_PATHS.analytics, WIRE_PATHS.flags].map((p) => `${baseUrl}${p}`);
+  const crumbs = options.breadcrumbs === false ? undefined : recordBreadcrumbs({ own: (url) => own.some((o) => url.startsWith(o)) });
   const flush = async (timeoutMs = 5_000) => (await Promise.all([errors.flush(timeoutMs), analytics.flush(timeoutMs)])).every(Boolean);
 
   function base(name: string, message: string, ctx: CaptureContext = {}): WireEvent {
