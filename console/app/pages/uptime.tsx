@@ -1,16 +1,24 @@
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { routePath } from '../../../schemas/api/client.ts';
-import type { Monitor } from '../../../schemas/api/uptime.ts';
+import type { CheckIn, Heartbeat, Monitor } from '../../../schemas/api/uptime.ts';
 import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 
 /**
  * Uptime (issue 26): the project's monitors (/v1/projects/:slug/uptime) with their state and last check, a new monitor,
- * pause and resume, delete, each monitor's latest checks, the incidents, and the public status JSON's address.
+ * pause and resume, delete, each monitor's latest checks, the incidents, and the public status JSON's address. Cron
+ * jobs' heartbeats (issue 40) in a table of their own: schedule, last check-in, when the next is due, recent check-ins.
  */
 const STATE_KIND: Record<Monitor['state'], string> = { up: 'ok', down: 'bad', pending: '', paused: '' };
+const CHECK_IN_KIND: Record<CheckIn['status'], string> = { ok: 'ok', error: 'bad', timeout: 'bad', missed: 'bad', in_progress: '' };
 const every = (sec: number) => (sec % 60 === 0 ? `${sec / 60} min` : `${sec} s`);
+const scheduleText = (h: Heartbeat) =>
+  h.schedule.type === 'crontab'
+    ? `${h.schedule.value}${h.timezone === 'UTC' ? '' : ` (${h.timezone})`}`
+    : `every ${h.schedule.value} ${h.schedule.unit}${h.schedule.value === 1 ? '' : 's'}`;
+const statusText = (s: CheckIn['status']) => s.replace('_', ' ');
+const at = (iso: string) => <time dateTime={iso}>{new Date(iso).toLocaleString()}</time>;
 
 export function Uptime() {
   const { params } = useRoute();
@@ -22,6 +30,20 @@ export function Uptime() {
   const [intervalSec, setIntervalSec] = useState(60);
   const [isPublic, setPublic] = useState(false);
   const [open, setOpen] = useState<string | null>(null);
+  const [jobSlug, setJobSlug] = useState('');
+  const [crontab, setCrontab] = useState('0 * * * *');
+  const addHeartbeat = useAction();
+  const createHeartbeat = (e: Event) => {
+    e.preventDefault();
+    void addHeartbeat.run(async () => {
+      await call('createMonitor', {
+        params: { slug },
+        body: { kind: 'heartbeat', slug: jobSlug.trim(), schedule: { type: 'crontab', value: crontab.trim() } },
+      });
+      setJobSlug('');
+      await r.reload();
+    });
+  };
   const act = useAction();
   const change = useAction();
 
@@ -57,69 +79,175 @@ export function Uptime() {
       <ErrorNote error={change.error} />
       <Loaded r={r} what="monitors">
         {(d) =>
-          d.monitors.length ? (
+          d.monitors.some((m) => m.kind === 'url') ? (
             <Table caption="Monitors" columns={['Monitor', 'State', 'Last check', 'Every', 'Status page', '', '', '']}>
-              {d.monitors.flatMap((m) => [
-                <tr key={m.id}>
-                  <td>
-                    <strong>{m.name}</strong>
-                    <div class="muted">{m.url}</div>
-                  </td>
-                  <td>
-                    <Badge kind={STATE_KIND[m.state]}>{m.state}</Badge>
-                  </td>
-                  <td>
-                    {m.lastCheck ? (
-                      <>
-                        {m.lastCheck.ok
-                          ? `${m.lastCheck.status} in ${m.lastCheck.ms} ms`
-                          : `${m.lastCheck.error}${m.lastCheck.status ? ` (${m.lastCheck.status})` : ''}`}{' '}
-                        <span class="muted">
-                          <Time iso={m.lastCheck.at} />
-                        </span>
-                      </>
-                    ) : (
-                      <span class="muted">not yet</span>
-                    )}
-                  </td>
-                  <td>{every(m.intervalSec)}</td>
-                  <td>{m.public ? 'public' : <span class="muted">private</span>}</td>
-                  <td>
-                    <button type="button" class="small" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
-                      {open === m.id ? 'Hide checks' : 'Checks'}
-                    </button>
-                  </td>
-                  <td>
-                    <button
-                      type="button"
-                      class="small"
-                      onClick={() => setPaused(m, !m.paused)}
-                      disabled={change.busy}
-                      aria-label={`${m.paused ? 'Resume' : 'Pause'} ${m.name}`}
-                    >
-                      {m.paused ? 'Resume' : 'Pause'}
-                    </button>
-                  </td>
-                  <td>
-                    <button type="button" class="danger small" onClick={() => remove(m)} disabled={change.busy} aria-label={`Delete ${m.name}`}>
-                      Delete
-                    </button>
-                  </td>
-                </tr>,
-                open === m.id && (
-                  <tr key={`${m.id}-checks`} class="expanded">
-                    <td colSpan={8}>
-                      <LatestChecks slug={slug} monitor={m} />
+              {d.monitors
+                .filter((m) => m.kind === 'url')
+                .flatMap((m) => [
+                  <tr key={m.id}>
+                    <td>
+                      <strong>{m.name}</strong>
+                      <div class="muted">{m.url}</div>
                     </td>
-                  </tr>
-                ),
-              ])}
+                    <td>
+                      <Badge kind={STATE_KIND[m.state]}>{m.state}</Badge>
+                    </td>
+                    <td>
+                      {m.lastCheck ? (
+                        <>
+                          {m.lastCheck.ok
+                            ? `${m.lastCheck.status} in ${m.lastCheck.ms} ms`
+                            : `${m.lastCheck.error}${m.lastCheck.status ? ` (${m.lastCheck.status})` : ''}`}{' '}
+                          <span class="muted">
+                            <Time iso={m.lastCheck.at} />
+                          </span>
+                        </>
+                      ) : (
+                        <span class="muted">not yet</span>
+                      )}
+                    </td>
+                    <td>{every(m.intervalSec)}</td>
+                    <td>{m.public ? 'public' : <span class="muted">private</span>}</td>
+                    <td>
+                      <button type="button" class="small" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
+                        {open === m.id ? 'Hide checks' : 'Checks'}
+                      </button>
+                    </td>
+                    <td>
+                      <button
+                        type="button"
+                        class="small"
+                        onClick={() => setPaused(m, !m.paused)}
+                        disabled={change.busy}
+                        aria-label={`${m.paused ? 'Resume' : 'Pause'} ${m.name}`}
+                      >
+                        {m.paused ? 'Resume' : 'Pause'}
+                      </button>
+                    </td>
+                    <td>
+                      <button type="button" class="danger small" onClick={() => remove(m)} disabled={change.busy} aria-label={`Delete ${m.name}`}>
+                        Delete
+                      </button>
+                    </td>
+                  </tr>,
+                  open === m.id && (
+                    <tr key={`${m.id}-checks`} class="expanded">
+                      <td colSpan={8}>
+                        <LatestChecks slug={slug} monitor={m} />
+                      </td>
+                    </tr>
+                  ),
+                ])}
             </Table>
           ) : (
-            <p class="muted">No monitor yet. The live site gets one when its first production deploy goes live.</p>
+            <p class="muted">No URL monitor yet. The live site gets one when its first production deploy goes live.</p>
           )
         }
       </Loaded>
+      <section aria-labelledby="heartbeats-h" class="panel">
+        <h2 id="heartbeats-h">Cron jobs</h2>
+        <p class="muted">
+          Heartbeats of scheduled jobs: Sentry's <code>withMonitor</code> / <code>captureCheckIn</code> with a <code>monitorConfig</code> make them, or{' '}
+          <code>GET /api/&lt;project&gt;/cron/&lt;job&gt;/&lt;DSN key&gt;/?status=ok</code>. A run that does not come by its time and margin is missed, one that
+          runs past its maximum runtime times out.
+        </p>
+        <Loaded r={r} what="heartbeats">
+          {(d) =>
+            d.monitors.some((m) => m.kind === 'heartbeat') ? (
+              <Table caption="Cron jobs" columns={['Job', 'State', 'Schedule', 'Last check-in', 'Next expected', '', '', '']}>
+                {d.monitors
+                  .filter((m) => m.kind === 'heartbeat' && m.heartbeat)
+                  .flatMap((m) => {
+                    const h = m.heartbeat!;
+                    return [
+                      <tr key={m.id}>
+                        <td>
+                          <strong>{m.name}</strong>
+                          {m.name !== h.slug ? <div class="muted">{h.slug}</div> : null}
+                        </td>
+                        <td>
+                          <Badge kind={STATE_KIND[m.state]}>{m.state}</Badge>
+                          {m.state === 'down' && m.lastCheck?.error ? <div class="muted">{m.lastCheck.error}</div> : null}
+                        </td>
+                        <td>
+                          <code>{scheduleText(h)}</code>
+                          <div class="muted">
+                            margin {h.checkinMarginMin} min, max runtime {h.maxRuntimeMin} min
+                          </div>
+                        </td>
+                        <td>
+                          {h.lastCheckIn ? (
+                            <>
+                              <Badge kind={CHECK_IN_KIND[h.lastCheckIn.status]}>{statusText(h.lastCheckIn.status)}</Badge>{' '}
+                              <span class="muted">
+                                <Time iso={h.lastCheckIn.at} />
+                              </span>
+                            </>
+                          ) : (
+                            <span class="muted">not yet</span>
+                          )}
+                        </td>
+                        <td>{h.nextExpectedAt ? at(h.nextExpectedAt) : <span class="muted">paused</span>}</td>
+                        <td>
+                          <button type="button" class="small" aria-expanded={open === m.id} onClick={() => setOpen(open === m.id ? null : m.id)}>
+                            {open === m.id ? 'Hide check-ins' : 'Check-ins'}
+                          </button>
+                        </td>
+                        <td>
+                          <button
+                            type="button"
+                            class="small"
+                            onClick={() => setPaused(m, !m.paused)}
+                            disabled={change.busy}
+                            aria-label={`${m.paused ? 'Resume' : 'Pause'} ${m.name}`}
+                          >
+                            {m.paused ? 'Resume' : 'Pause'}
+                          </button>
+                        </td>
+                        <td>
+                          <button type="button" class="danger small" onClick={() => remove(m)} disabled={change.busy} aria-label={`Delete ${m.name}`}>
+                            Delete
+                          </button>
+                        </td>
+                      </tr>,
+                      open === m.id && (
+                        <tr key={`${m.id}-check-ins`} class="expanded">
+                          <td colSpan={8}>
+                            <LatestCheckIns slug={slug} monitor={m} />
+                          </td>
+                        </tr>
+                      ),
+                    ];
+                  })}
+              </Table>
+            ) : (
+              <p class="muted">No cron job yet.</p>
+            )
+          }
+        </Loaded>
+        <form onSubmit={createHeartbeat} class="row">
+          <label>
+            Job
+            <input
+              name="heartbeatSlug"
+              required
+              maxLength={50}
+              pattern="[a-z0-9_\-]+"
+              placeholder="nightly-backup"
+              value={jobSlug}
+              onInput={(e) => setJobSlug(e.currentTarget.value)}
+            />
+          </label>
+          <label>
+            Crontab <span class="muted">(UTC)</span>
+            <input name="crontab" required maxLength={128} value={crontab} onInput={(e) => setCrontab(e.currentTarget.value)} />
+          </label>
+          <button type="submit" disabled={addHeartbeat.busy}>
+            Add cron job
+          </button>
+        </form>
+        <ErrorNote error={addHeartbeat.error} />
+      </section>
       <section aria-labelledby="incidents-h" class="panel">
         <h2 id="incidents-h">Incidents</h2>
         <Loaded r={incidents} what="incidents">
@@ -213,6 +341,35 @@ function LatestChecks({ slug, monitor }: { slug: string; monitor: Monitor }) {
           </Table>
         ) : (
           <p class="muted">No check yet.</p>
+        )
+      }
+    </Loaded>
+  );
+}
+
+function LatestCheckIns({ slug, monitor }: { slug: string; monitor: Monitor }) {
+  const r = useResource(() => call('listMonitorCheckIns', { params: { slug, id: monitor.id }, query: { limit: 20 } }), [slug, monitor.id]);
+  return (
+    <Loaded r={r} what="check-ins">
+      {(d) =>
+        d.checkIns.length ? (
+          <Table caption={`Latest check-ins of ${monitor.name}`} columns={['Started', 'Status', 'Duration', 'Environment', 'Release']}>
+            {d.checkIns.map((c) => (
+              <tr key={c.id}>
+                <td>
+                  <Time iso={c.startedAt} />
+                </td>
+                <td>
+                  <Badge kind={CHECK_IN_KIND[c.status]}>{statusText(c.status)}</Badge>
+                </td>
+                <td>{c.durationMs === null ? '-' : c.durationMs < 1000 ? `${c.durationMs} ms` : `${(c.durationMs / 1000).toFixed(1)} s`}</td>
+                <td class="muted">{c.environment ?? ''}</td>
+                <td class="muted">{c.release ?? ''}</td>
+              </tr>
+            ))}
+          </Table>
+        ) : (
+          <p class="muted">No check-in yet.</p>
         )
       }
     </Loaded>
