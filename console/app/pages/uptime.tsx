@@ -140,7 +140,7 @@ export function Uptime() {
                 ])}
             </Table>
           ) : (
-            <p class="muted">No URL monitor yet. The live site gets one when its first production deploy goes live.</p>
+            <p class="muted">No monitor yet. The live site gets one when its first production deploy goes live.</p>
           )
         }
       </Loaded>
