@@ -10,3 +10,14 @@
  */
 export const KNOWN_SDK_FILE =
   /(^|[\/\\])@sentry[\/\\]|sentry-cdn\.com\/|(^|[\/\\])(\w+[-.~])?sentry(\.min|\.bundle|[.-][0-9a-f]{6,})*\.m?js$|(^|[\/\\])posthog(\.min|\.full|[.-][0-9a-f]{6,})*\.m?js$|\.i\.posthog\.com\/|(^|[\/\\])cx(\.min|\.[0-9a-f]{8,})?\.js$/;
+
+/**
+ * Functions of Sentry's SDKs that call the app's code, named in its frames wherever the SDK was bundled (issue 40): the
+ * `wrap` helper's `sentryWrapped` (timers, event listeners, requestAnimationFrame: Sentry's own third-party filter
+ * knows it by this name), a `sentryWrapper`, and the instrument helpers that patch console, DOM events, errors, fetch,
+ * history and XHR (@sentry/core, @sentry/browser-utils: `instrumentDOM`, `globalDOMEventHandler`, `triggerHandlers`,
+ * `historyReplacementFunction`, the `_wrap*` of the browser's try/catch integration). Matched against a frame's
+ * function name, also as a method (`HTMLDocument.sentryWrapped`, `Object.sentryWrapped`).
+ */
+export const KNOWN_SDK_FUNCTION =
+  /(^|\.)(sentryWrapped|sentryWrapper|globalDOMEventHandler|triggerHandlers|historyReplacementFunction|_wrapEventTarget|_wrapTimeFunction|_wrapRAF|_wrapXHR|_wrapFetch|instrument(Console|DOM|Error|Fetch|History|UnhandledRejection|XHR))$/;

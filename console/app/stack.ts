@@ -1,4 +1,4 @@
-import { KNOWN_SDK_FILE } from '../../schemas/known-sdk-files.ts';
+import { KNOWN_SDK_FILE, KNOWN_SDK_FUNCTION } from '../../schemas/known-sdk-files.ts';
 /**
  * A stack trace as frames, each marked in-app or library, for the issue page. The rule is the one a person
  * triaging uses: code under node_modules, Node's own modules, bundled vendor chunks and the browser's native
@@ -25,8 +25,9 @@ const GECKO = /^\s*([^@\s]*)@(\S+?):(\d+):(\d+)$/;
 const LIBRARY =
   /^index \d+$|(^|[\/\\])node_modules[\/\\]|^node:|^internal[\/\\]|^<anonymous>$|^native$|\[native code\]|[\/\\]vendor[-.~\w]*\.js|^(?:webpack|vite)\/(?:runtime|bootstrap)/;
 
-export function isInApp(file: string | null): boolean {
-  if (!file) return false;
+/** `fn`: a frame named as one of an error SDK's wrappers (`sentryWrapped`, ...) is the SDK's, in whatever file. */
+export function isInApp(file: string | null, fn?: string | null): boolean {
+  if (!file || (fn && KNOWN_SDK_FUNCTION.test(fn))) return false;
   return !LIBRARY.test(file) && !KNOWN_SDK_FILE.test(file.toLowerCase().replace(/[?#].*$/, ''));
 }
 
@@ -42,7 +43,7 @@ export function parseStack(stack: string): ParsedStack {
       continue;
     }
     const file = m[2] ?? null;
-    frames.push({ raw, fn: m[1] || null, file, line: m[3] ? Number(m[3]) : null, column: m[4] ? Number(m[4]) : null, inApp: isInApp(file) });
+    frames.push({ raw, fn: m[1] || null, file, line: m[3] ? Number(m[3]) : null, column: m[4] ? Number(m[4]) : null, inApp: isInApp(file, m[1]) });
   }
   return { header, frames };
 }

@@ -64,3 +64,20 @@ describe('stack frames, in-app or library', () => {
     ]);
   });
 });
+
+describe("Sentry's wrapper frames in the console (issue 40)", () => {
+  it('marks sentryWrapped and the instrument helpers as library frames, in any file', () => {
+    const { frames } = parseStack(
+      [
+        'TypeError: x',
+        '    at HTMLButtonElement.sentryWrapped (https://shop.example/assets/app.js:1:900)',
+        '    at triggerHandlers (https://shop.example/assets/app.js:1:800)',
+        '    at onBuy (https://shop.example/assets/app.js:1:120)',
+      ].join('\n'),
+    );
+    expect(frames.map((f) => f.inApp)).toEqual([false, false, true]);
+    expect(isInApp('https://shop.example/assets/app.js', 'Object.sentryWrapped')).toBe(false);
+    expect(isInApp('https://shop.example/assets/app.js', 'onBuy')).toBe(true);
+    expect(isInApp('https://shop.example/assets/app.js')).toBe(true);
+  });
+});

@@ -1,4 +1,4 @@
-import { KNOWN_SDK_FILE } from '../../schemas/known-sdk-files.ts';
+import { KNOWN_SDK_FILE, KNOWN_SDK_FUNCTION } from '../../schemas/known-sdk-files.ts';
 /**
  * Stack trace parsing for the two formats browsers and Node produce:
  * V8 (Chrome, Edge, Node): `    at fn (file:line:col)`, `    at file:line:col`, `    at async fn (...)`;
@@ -56,8 +56,13 @@ function frame(fn: string, file: string, line: string | undefined, col: string |
   const f: StackFrame = { fn: fn.trim(), file: file.trim(), inApp: false };
   if (line) f.line = Number(line);
   if (col) f.col = Number(col);
-  f.inApp = isInAppFile(f.file);
+  f.inApp = isInAppFrame(f.fn, f.file);
   return f;
+}
+
+/** isInAppFile, and the function is none of an error SDK's wrappers (`sentryWrapped`, ...: KNOWN_SDK_FUNCTION). */
+export function isInAppFrame(fn: string, file: string): boolean {
+  return isInAppFile(file) && !(fn && KNOWN_SDK_FUNCTION.test(fn));
 }
 
 const EXTENSION_SCHEMES = /^(?:chrome|moz|safari|safari-web|ms-browser)-extension:\/\//i;

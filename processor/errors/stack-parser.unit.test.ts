@@ -106,3 +106,26 @@ describe('normalizeFrameFile', () => {
     expect(normalizeFrameFile('/srv/app/src/x.ts')).toBe('/srv/app/src/x.ts');
   });
 });
+
+describe("Sentry's wrapper frames are the SDK's, not the app's (issue 40)", () => {
+  it('sentryWrapped and the instrument helpers are never the culprit, in whatever file they were bundled', () => {
+    const stack = [
+      'TypeError: x is undefined',
+      '    at HTMLButtonElement.sentryWrapped (https://shop.example/assets/app.3f9a2c.js:1:900)',
+      '    at globalDOMEventHandler (https://shop.example/assets/app.3f9a2c.js:1:700)',
+      '    at onBuy (https://shop.example/assets/app.3f9a2c.js:1:120)',
+    ].join('\n');
+    const frames = parseStack(stack);
+    expect(frames.map((f) => f.inApp)).toEqual([false, false, true]);
+    expect(firstInAppFrame(frames)?.fn).toBe('onBuy');
+    expect(parseStack('Error: x\n    at sentryWrapped (https://a.example/app.js:1:1)')[0]!.inApp).toBe(false);
+    expect(parseStack('Error: x\n    at Object.sentryWrapper (/srv/app/server.js:1:1)')[0]!.inApp).toBe(false);
+    expect(parseStack('Error: x\n    at instrumentFetch (/srv/app/server.js:1:1)')[0]!.inApp).toBe(false);
+    expect(parseStack('sentryWrapped@https://a.example/app.js:1:1')[0]!.inApp).toBe(false);
+    // An app's own function that only resembles one stays the app's.
+    expect(parseStack('Error: x\n    at mySentryWrappedThing (https://a.example/app.js:1:1)')[0]!.inApp).toBe(true);
+    expect(parseStack('Error: x\n    at instrumentOrders (https://a.example/app.js:1:1)')[0]!.inApp).toBe(true);
+    // Frames inside @sentry/* files were already the SDK's.
+    expect(parseStack('Error: x\n    at wrap (webpack://shop/node_modules/@sentry/browser/build/npm/esm/helpers.js:1:1)')[0]!.inApp).toBe(false);
+  });
+});

@@ -1,6 +1,7 @@
 import type { ContextLines, FramePosition, SymbolicatedFrame, UnresolvedReason } from '../../../schemas/symbolicated-frame.ts';
 import { LIMITS } from '../../../schemas/limits.ts';
-import { isInAppFile, parseFrameLine, type StackFrame } from '../stack-parser.ts';
+import { isInAppFrame, parseFrameLine, type StackFrame } from '../stack-parser.ts';
+import { KNOWN_SDK_FUNCTION } from '../../../schemas/known-sdk-files.ts';
 import type { ChosenMap } from './map-choice.ts';
 import { originalPosition, sourceLines, type OriginalPosition, type ParsedMap } from './parsed-maps.ts';
 
@@ -73,7 +74,7 @@ export function symbolicateEvent(
     const frame: SymbolicatedFrame = {
       minified,
       original,
-      inApp: isInAppFile(file),
+      inApp: isInAppFrame(fn, file) && !(s.frame.fn && KNOWN_SDK_FUNCTION.test(s.frame.fn)),
       resolution: {
         status: 'resolved',
         match,
