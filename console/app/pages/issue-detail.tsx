@@ -104,7 +104,7 @@ export function IssueDetail() {
               <h2 id="samples-h">Recent events ({i.samples.length})</h2>
               <Samples samples={i.samples} message={i.message} />
             </section>
-            <IssueFeedback slug={slug} groupId={groupId} />
+            <IssueFeedback slug={slug} issueId={groupId} />
           </>
         )}
       </Loaded>

@@ -4,11 +4,11 @@ import { Loaded, NewestOlder, useResource } from '../ui.tsx';
 import { FeedbackTable } from './feedback.tsx';
 
 /** The issue page's user feedback (issue 40): feedback about this issue's events, newest first (listIssueFeedback). */
-export function IssueFeedback({ slug, groupId }: { slug: string; groupId: string }) {
+export function IssueFeedback({ slug, issueId }: { slug: string; issueId: string }) {
   const [cursor, setCursor] = useState<string | null>(null);
   const r = useResource(
-    () => call('listIssueFeedback', { params: { slug, groupId }, query: { cursor: cursor ?? undefined, limit: 10 } }),
-    [slug, groupId, cursor],
+    () => call('listIssueFeedback', { params: { slug, groupId: issueId }, query: { cursor: cursor ?? undefined, limit: 10 } }),
+    [slug, issueId, cursor],
   );
   return (
     <section aria-labelledby="feedback-h">
