@@ -1,4 +1,4 @@
-import { init } from './src/index.ts';
+import { createClient } from './src/index.ts';
 
 /**
  * cx.js: the browser client (spec §7.1) as the service serves it, at `/v1/w/cx.js` (and under a versioned, immutable
@@ -13,9 +13,9 @@ import { init } from './src/index.ts';
 const w = window as unknown as { cx?: Record<string, unknown> };
 try {
   // Loaded twice: keep the first.
-  if (!(w.cx as { errors?: unknown } | undefined)?.errors) {
-    const cx = init();
-    w.cx = Object.defineProperties({ ...(w.cx || {}) }, Object.getOwnPropertyDescriptors(cx));
+  if (!(w.cx || {}).errors) {
+    const cx = createClient({}, {});
+    w.cx = Object.defineProperties({ ...w.cx }, Object.getOwnPropertyDescriptors(cx));
   }
 } catch {
   // never into the page

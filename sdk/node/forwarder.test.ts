@@ -5,7 +5,15 @@ import { createIngestProject, setIngestOrigins, type IngestProject } from '../..
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
 import { newId } from '../../platform/tokens.ts';
 import { TOPICS } from '../../schemas/topics.ts';
-import { createErrorForwarder, createForwarder, SAME_ORIGIN_ANALYTICS_PATH, SAME_ORIGIN_ERRORS_PATH, SAME_ORIGIN_FLAGS_PATH } from './forwarder.ts';
+import * as clientItems from '../../schemas/bus/client-items.ts';
+import {
+  createErrorForwarder,
+  createForwarder,
+  SAME_ORIGIN_ANALYTICS_PATH,
+  SAME_ORIGIN_ERRORS_PATH,
+  SAME_ORIGIN_FLAGS_PATH,
+  SAME_ORIGIN_SESSIONS_PATH,
+} from './forwarder.ts';
 
 /**
  * The Node SDK's same-origin relay for apps hosted elsewhere, against a real edge: as node:http middleware, as a
@@ -169,5 +177,22 @@ describe('the Node SDK forwarder', () => {
       ).statusCode,
     ).toBe(202);
     await fastify.close();
+  });
+
+  it("relays cx.js's session updates (issue 40) to the edge's sessions route", async () => {
+    const now = Date.now();
+    const update = { sid: 'sess-forwarded', init: true, status: 'ok', errors: 0, started: now, timestamp: now };
+    const res = await fetch(`${appUrl}${SAME_ORIGIN_SESSIONS_PATH}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://app.example.org' },
+      body: JSON.stringify({ sessions: [update] }),
+    });
+    expect(res.status).toBeLessThan(300);
+    const items = edge.bus.published
+      .filter((m) => m.topic === TOPICS.clientItems)
+      .flatMap((m) => m.messages.map((x) => clientItems.decode(x.value)))
+      .filter((m) => m?.projectId === p.projectId);
+    expect(items.flatMap((m) => m?.sessions ?? [])).toEqual([expect.objectContaining({ sid: 'sess-forwarded', init: true, status: 'ok' })]);
+    expect((await fetch(`${appUrl}${SAME_ORIGIN_SESSIONS_PATH}`)).status).toBe(405);
   });
 });

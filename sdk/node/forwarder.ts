@@ -3,7 +3,7 @@ import { WIRE_LIMITS, WIRE_PATHS } from './wire.ts';
 
 /**
  * The same-origin paths for apps hosted elsewhere (§7.1): cx.js in the page calls `/service/v1/errors/i`,
- * `/service/v1/analytics/i` and `/service/v1/flags/i` on the page's own origin, and this handler, in the app's own
+ * `/service/v1/analytics/i`, `/service/v1/flags/i` and (with sessions on) `/service/v1/sessions/i` on the page's own origin, and this handler, in the app's own
  * server, relays each to the service's edge with the ingest key attached (read from SERVICE_INGEST_KEY), so no key is
  * in the page. It passes the browser's Origin (the origin rule still applies) and IP (`x-service-client-ip`, so the
  * per key-and-IP limit counts browsers, not this server), and relays status, body, Retry-After and (flags) ETag.
@@ -22,6 +22,7 @@ import { WIRE_LIMITS, WIRE_PATHS } from './wire.ts';
 export const SAME_ORIGIN_ERRORS_PATH = WIRE_PATHS.siteErrors;
 export const SAME_ORIGIN_ANALYTICS_PATH = WIRE_PATHS.siteAnalytics;
 export const SAME_ORIGIN_FLAGS_PATH = WIRE_PATHS.siteFlags;
+export const SAME_ORIGIN_SESSIONS_PATH = WIRE_PATHS.siteSessions;
 
 interface SameOriginRoute {
   target: string;
@@ -33,6 +34,7 @@ const ROUTES: Record<string, SameOriginRoute> = {
   [SAME_ORIGIN_ERRORS_PATH]: { target: WIRE_PATHS.errors, method: 'POST', maxBodyBytes: WIRE_LIMITS.errorBatch.maxBodyBytes },
   [SAME_ORIGIN_ANALYTICS_PATH]: { target: WIRE_PATHS.analytics, method: 'POST', maxBodyBytes: WIRE_LIMITS.analyticsBatch.maxBodyBytes },
   [SAME_ORIGIN_FLAGS_PATH]: { target: WIRE_PATHS.flags, method: 'GET', maxBodyBytes: 0 },
+  [SAME_ORIGIN_SESSIONS_PATH]: { target: WIRE_PATHS.sessions, method: 'POST', maxBodyBytes: WIRE_LIMITS.sessionsBatch.maxBodyBytes },
 };
 const MAX_BODY_BYTES = Math.max(...Object.values(ROUTES).map((r) => r.maxBodyBytes));
 const CLIENT_IP_HEADER = 'x-service-client-ip';

@@ -34,7 +34,14 @@ export type { FlagsClient } from './flags-client.ts';
 export type { FlagAnswer, WireAnalyticsEvent, WireBreadcrumb, WireErrorEvent } from './wire.ts';
 export { verifyWebhook, verifySignature, parseSignatureHeader, WebhookVerificationError, DEFAULT_TOLERANCE_SEC } from './webhook-verifier.ts';
 export type { VerifyOptions, WebhookPayload, ParsedSignatureHeader } from './webhook-verifier.ts';
-export { createErrorForwarder, createForwarder, SAME_ORIGIN_ERRORS_PATH, SAME_ORIGIN_ANALYTICS_PATH, SAME_ORIGIN_FLAGS_PATH } from './forwarder.ts';
+export {
+  createErrorForwarder,
+  createForwarder,
+  SAME_ORIGIN_ERRORS_PATH,
+  SAME_ORIGIN_ANALYTICS_PATH,
+  SAME_ORIGIN_FLAGS_PATH,
+  SAME_ORIGIN_SESSIONS_PATH,
+} from './forwarder.ts';
 export type { ErrorForwarder, ForwarderOptions, ForwardedAnswer, ForwardInput, FastifyLike } from './forwarder.ts';
 
 export interface NodeClientOptions {

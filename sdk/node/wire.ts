@@ -7,6 +7,7 @@
 export const WIRE_LIMITS = {
   errorBatch: { maxEvents: 20, maxBodyBytes: 64 * 1024 },
   analyticsBatch: { maxEvents: 100, maxBodyBytes: 512 * 1024 },
+  sessionsBatch: { maxSessions: 100, maxBodyBytes: 64 * 1024 },
 } as const;
 
 /** Where the edge takes each (the route table's EDGE_PATHS), and the same on a site's own host (the forwarder's). */
@@ -14,9 +15,12 @@ export const WIRE_PATHS = {
   errors: '/v1/errors/i',
   analytics: '/v1/analytics/i',
   flags: '/v1/flags/i',
+  sessions: '/v1/sessions/i',
   siteErrors: '/service/v1/errors/i',
   siteAnalytics: '/service/v1/analytics/i',
   siteFlags: '/service/v1/flags/i',
+  /** cx.js's session updates (issue 40), relayed by the forwarder like the others. */
+  siteSessions: '/service/v1/sessions/i',
 } as const;
 
 /**

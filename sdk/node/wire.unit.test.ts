@@ -24,6 +24,7 @@ describe("the Node SDK's wire", () => {
   it('has the edge limits', () => {
     expect(WIRE_LIMITS.errorBatch).toEqual({ maxEvents: LIMITS.errorBatch.maxEvents, maxBodyBytes: LIMITS.errorBatch.maxBodyBytes });
     expect(WIRE_LIMITS.analyticsBatch).toEqual({ maxEvents: LIMITS.analyticsBatch.maxEvents, maxBodyBytes: LIMITS.analyticsBatch.maxBodyBytes });
+    expect(WIRE_LIMITS.sessionsBatch).toEqual({ maxSessions: LIMITS.sessionsBatch.maxSessions, maxBodyBytes: LIMITS.sessionsBatch.maxBodyBytes });
   });
 
   it("sends what the edge's schemas take and reads what the edge answers", () => {

@@ -1,6 +1,6 @@
 import type { Identity } from './identity.ts';
-import { createQueue, cut, noteDropped, onLeave, safe, type Transport } from './transport.ts';
-import { WIRE_LIMITS } from './wire.ts';
+import { createQueue, cut, here, noteDropped, onLeave, safe, type Transport } from './transport.ts';
+import { ANALYTICS_BATCH_EVENTS } from './wire.ts';
 
 /**
  * Analytics: `capture(event, properties)` queues an event for the visitor (identity.ts) with a uuid, the time and the
@@ -13,24 +13,23 @@ export interface AnalyticsClient {
   readonly dropped: number;
 }
 
-const uuid = () => safe(() => crypto.randomUUID())() || undefined;
+const uuid = safe(() => crypto.randomUUID());
 
 export function createAnalytics(t: Transport, identity: Identity): AnalyticsClient {
-  const queue = createQueue(t, 'analytics/i', WIRE_LIMITS.analyticsBatch.maxEvents, (e, n) => noteDropped(e, 'properties', '$dropped', n));
-  onLeave(() => void queue.flush());
+  const queue = createQueue(t, 'analytics/i', ANALYTICS_BATCH_EVENTS, (e, n) => noteDropped(e, 'properties', '$dropped', n));
+  onLeave(queue.flush);
   return {
-    capture: (event, properties) =>
-      void safe(() =>
-        queue.add({
-          event: cut(event, 200),
-          distinctId: identity.id,
-          properties: properties || {},
-          timestamp: Date.now(),
-          uuid: uuid(),
-          path: typeof location === 'undefined' ? undefined : cut(location.pathname, 2048),
-        }),
-      )(),
-    flush: () => safe(queue.flush)() ?? Promise.resolve(),
+    capture: safe((event: unknown, properties?: Record<string, unknown>) =>
+      queue.add({
+        event: cut(event, 200),
+        distinctId: identity.id,
+        properties: properties || {},
+        timestamp: Date.now(),
+        uuid: uuid(),
+        path: here() || undefined,
+      }),
+    ),
+    flush: queue.flush,
     get dropped() {
       return queue.dropped;
     },

@@ -24,10 +24,11 @@ export function createFlags(t: Transport, identity: Identity): FlagsClient {
       .then((b: { flags?: Record<string, FlagAnswer> }) => void (flags = b.flags || flags))
       .catch(() => undefined));
   void reload();
+  const on = (key: string): Partial<FlagAnswer> => (flags[key] && flags[key]!.enabled ? flags[key]! : { variant: null, payload: null });
   return {
-    isEnabled: (key) => !!flags[key]?.enabled,
-    getVariant: (key) => (flags[key]?.enabled ? flags[key]!.variant : null),
-    getPayload: (key) => (flags[key]?.enabled ? flags[key]!.payload : null),
+    isEnabled: (key) => !!on(key).enabled,
+    getVariant: (key) => on(key).variant!,
+    getPayload: (key) => on(key).payload,
     ready: () => load,
     reload,
   };

@@ -12,13 +12,16 @@
  * Nothing runs on import: each function starts what it names. Never throws into the page.
  */
 import { createAnalytics, type AnalyticsClient } from './analytics.ts';
-import { createErrors, type ErrorsClient } from './errors.ts';
+import { recordXhr } from './breadcrumbs.ts';
+import { createErrors, type ErrorsClient, type ErrorsExtras, type ErrorsOptions } from './errors.ts';
+import { startSession } from './sessions.ts';
 import { createFlags, type FlagsClient } from './flags.ts';
 import { createIdentity } from './identity.ts';
 import { createTransport, safe, type TransportOptions } from './transport.ts';
 
 export { initErrors, createErrors } from './errors.ts';
-export type { ErrorsClient, CaptureOptions } from './errors.ts';
+export type { ErrorsClient, ErrorsOptions, CaptureOptions } from './errors.ts';
+export type { Breadcrumb, SessionUpdate } from './wire.ts';
 export { createAnalytics } from './analytics.ts';
 export type { AnalyticsClient } from './analytics.ts';
 export { createFlags } from './flags.ts';
@@ -42,15 +45,18 @@ export interface CxClient {
   readonly analytics: AnalyticsClient;
 }
 
-export interface InitOptions extends TransportOptions {
-  /** Capture window errors and unhandled rejections (default true). */
-  captureGlobal?: boolean;
+export interface InitOptions extends TransportOptions, ErrorsOptions {}
+
+/** Everything: errors (with sessions and XHR breadcrumbs available), analytics and flags. */
+export function init(options: InitOptions = {}): CxClient {
+  return createClient(options, { session: startSession, xhr: recordXhr });
 }
 
-export function init(options: InitOptions = {}): CxClient {
+/** The client with what `more` adds to errors: cx.js (sdk/browser/cx.ts) leaves sessions and XHR breadcrumbs out. */
+export function createClient(options: InitOptions, more: ErrorsExtras): CxClient {
   const t = createTransport(options);
   const identity = createIdentity();
-  const errors = createErrors(t, options);
+  const errors = createErrors(t, options, more, identity.id);
   const analytics = createAnalytics(t, identity);
   const flags = createFlags(t, identity);
   return {

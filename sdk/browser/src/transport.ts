@@ -1,4 +1,4 @@
-import { WIRE_LIMITS, WIRE_SITE_BASE } from './wire.ts';
+import { REQUEST_BYTES, WIRE_SITE_BASE } from './wire.ts';
 
 /**
  * How the browser client reaches the service, and its send queues. On a site the platform serves, the routes are the
@@ -39,12 +39,14 @@ export interface Queue {
 
 const FLUSH_MS = 2000;
 const FLUSH_AT = 10;
-/** Under the edge's request limits and the keepalive budget of a page being left. */
-const BYTES_MAX = Math.min(64000, WIRE_LIMITS.errorBatch.maxBodyBytes, WIRE_LIMITS.analyticsBatch.maxBodyBytes);
 const KEEPALIVE_BUDGET = 60000;
 const QUEUE_MAX = 100;
 
-export const cut = (s: unknown, n: number): string => String(s ?? '').slice(0, n);
+export const cut = (s: unknown, n: number): string => (s == null ? '' : String(s)).slice(0, n);
+/** An id unlikely to repeat (the visitor's, a session's). */
+export const randomId = (): string => Math.random().toString(36).slice(2) + Date.now().toString(36);
+/** The page's path, or '' outside a page. */
+export const here = (): string => (typeof location === 'undefined' ? '' : cut(location.pathname, 2048));
 const bytes = (s: string): number => new TextEncoder().encode(s).length;
 
 export function safe<A extends unknown[], R>(fn: (...a: A) => R): (...a: A) => R | undefined {
@@ -108,13 +110,13 @@ export function createQueue(t: Transport, route: string, perRequest: number, dro
         const next = q[0]!;
         if (dropped) dropNote(next, dropped);
         let candidate = JSON.stringify({ batch: [...batch, next] }, strip);
-        if (bytes(candidate) > BYTES_MAX) {
+        if (bytes(candidate) > REQUEST_BYTES) {
           if (batch.length) break;
           // One event past the request limit on its own: sent shortened, or not at all.
           for (const f of ['stack', 'message', 'path']) if (typeof next[f] === 'string') next[f] = cut(next[f], 500);
-          next.extra = next.properties = undefined;
+          next.extra = next.properties = next.breadcrumbs = undefined;
           candidate = JSON.stringify({ batch: [next] }, strip);
-          if (bytes(candidate) > BYTES_MAX) {
+          if (bytes(candidate) > REQUEST_BYTES) {
             q.shift();
             dropped++;
             continue;
@@ -143,13 +145,7 @@ export function createQueue(t: Transport, route: string, perRequest: number, dro
     const size = bytes(body);
     const keepalive = t.inFlight + size <= KEEPALIVE_BUDGET;
     if (keepalive) t.inFlight += size;
-    return fetch(t.base + route, {
-      method: 'POST',
-      body,
-      keepalive,
-      credentials: 'omit',
-      headers: { 'content-type': 'application/json', ...t.headers },
-    })
+    return post(t, route, body, keepalive)
       .then((res) => {
         if (!fromService(t, res)) retry(batch, 0);
         else if (res.status === 429 || res.status >= 500) retry(batch, Number(res.headers.get('retry-after')));
@@ -164,12 +160,16 @@ export function createQueue(t: Transport, route: string, perRequest: number, dro
 
   return {
     add,
-    flush,
+    flush: () => safe(flush)() || Promise.resolve(),
     get dropped() {
       return dropped;
     },
   };
 }
+
+/** POST a JSON body to one of the service's routes, without cookies. */
+export const post = (t: Transport, route: string, body: string, keepalive: boolean): Promise<Response> =>
+  fetch(t.base + route, { method: 'POST', body, keepalive, credentials: 'omit', headers: { 'content-type': 'application/json', ...t.headers } });
 
 /** `e[field]` as an object, made when absent, to note how many events were dropped before this one. */
 export const noteDropped = (e: QueuedEvent, field: 'extra' | 'properties', key: string, n: number): void => {
@@ -179,7 +179,7 @@ export const noteDropped = (e: QueuedEvent, field: 'extra' | 'properties', key: 
 
 /** Calls `leave` when the page is left (pagehide, or hidden), once per event. */
 export function onLeave(leave: () => void): void {
-  if (typeof addEventListener !== 'function' || typeof document === 'undefined') return;
+  if (typeof document === 'undefined') return;
   const go = safe(leave);
   addEventListener('pagehide', go);
   document.addEventListener('visibilitychange', () => document.visibilityState === 'hidden' && go());
