@@ -6,6 +6,7 @@ import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
 import { IssueFeedback } from './issue-feedback.tsx';
+import { EventContextView, IssueTags } from './issue-context.tsx';
 import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
 /**
@@ -100,6 +101,8 @@ export function IssueDetail() {
                 <StackView stack={i.stack} />
               )}
             </section>
+            <EventContextView sample={i.samples[0]} />
+            <IssueTags slug={slug} groupId={groupId} />
             <section aria-labelledby="samples-h">
               <h2 id="samples-h">Recent events ({i.samples.length})</h2>
               <Samples samples={i.samples} message={i.message} />
@@ -304,6 +307,7 @@ const KNOWN = new Set([
   'extra',
   'clientTime',
   'truncated',
+  'context',
 ]);
 const SAMPLES_SHOWN = 5;
 

@@ -182,7 +182,15 @@ export function Issues() {
         >
           <label>
             Search
-            <input ref={searchRef} type="search" name="query" maxLength={200} placeholder="name, message, culprit or id" defaultValue={search} key={search} />
+            <input
+              ref={searchRef}
+              type="search"
+              name="query"
+              maxLength={200}
+              placeholder="text, or tag:value (browser:Chrome release:abc123)"
+              defaultValue={search}
+              key={search}
+            />
           </label>
           <button type="submit" class="secondary">
             Search
