@@ -146,6 +146,37 @@ beforeAll(async () => {
       Sentry.captureException(new Error('database unreachable'), { extra: { url: 'postgres://admin:hunter2secret@db.internal/app' } });
     </script>`,
   );
+  // Breadcrumbs (issue 40): a click, a navigation, console and a fetch, then a throw.
+  await writeFile(
+    path.join(artifact, 'crumbs.html'),
+    `<!doctype html><title>crumbs</title><script src="${base}/v1/w/cx.js"></script>
+    <div id="cart"><input id="card" value="4242 typed s3cr3t"><button id="buy" class="primary large">Buy now</button></div>
+    <script>
+      document.getElementById('buy').addEventListener('click', function () {
+        history.pushState({}, '', '/cart?coupon=s3cr3t');
+        console.warn('cart is slow');
+        fetch('/next.html?token=s3cr3t').then(function (r) { return r.text(); }).then(function () {
+          setTimeout(function () { throw new Error('checkout broke after breadcrumbs'); }, 0);
+        });
+      });
+    </script>`,
+  );
+  // Sessions (issue 40): @cx/browser's init({ sessions: true }), bundled as an app would; ?crash throws unhandled.
+  const cxBrowser = await build({
+    stdin: { contents: "import { init } from './sdk/browser/src/index.ts'; window.CxBrowser = { init };", resolveDir: process.cwd() },
+    bundle: true,
+    format: 'iife',
+    write: false,
+    logLevel: 'silent',
+  });
+  await writeFile(path.join(artifact, 'cx-browser.js'), cxBrowser.outputFiles[0]!.contents);
+  await writeFile(
+    path.join(artifact, 'sessions.html'),
+    `<!doctype html><title>sessions</title><script src="/cx-browser.js"></script><script>
+      window.cx = CxBrowser.init({ sessions: true });
+      if (location.search.indexOf('crash') >= 0) setTimeout(function () { throw new Error('the session crashes'); }, 0);
+    </script>`,
+  );
   await addLiveSite(running.platform, project.projectId, artifact);
   site = `http://${project.slug}.localhost:${running.port}`;
   // The edge's settings cache holds the new key.
@@ -217,6 +248,63 @@ describe("cx.js in Chromium, through the site's same-origin path", () => {
     expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(1_900);
     await until('the event', async () => ((await issues()).some((i) => i.message === 'after the backoff') ? true : undefined));
     await tab.context().close();
+  });
+});
+
+describe('cx.js breadcrumbs and @cx/browser sessions in Chromium (issue 40)', () => {
+  it('sends the click, navigation, console and fetch before an error with it, stored with the occurrence; no query, value or text', async () => {
+    const tab = await newPage();
+    await tab.goto(`${site}/crumbs.html`);
+    await tab.waitForFunction(() => (window as any).cx?.errors);
+    await tab.click('#buy');
+    const found = await until('the error', async () => (await issues()).find((i) => i.message === 'checkout broke after breadcrumbs'));
+    const sample = (await issue(found.groupId)).samples[0];
+    const crumbs = sample.context.breadcrumbs as Array<{ category: string; level?: string; message?: string; data?: Record<string, unknown> }>;
+    expect(crumbs.map(({ category, level, message, data }) => ({ category, level, message, data }))).toEqual([
+      { category: 'ui.click', level: undefined, message: 'button#buy.primary', data: undefined },
+      { category: 'navigation', level: undefined, message: undefined, data: { from: '/crumbs.html', to: '/cart' } },
+      { category: 'console', level: 'warning', message: 'cart is slow', data: undefined },
+      { category: 'fetch', level: undefined, message: undefined, data: { method: 'GET', url: '/next.html', status_code: 200 } },
+    ]);
+    const stored = JSON.stringify(sample);
+    for (const never of ['s3cr3t', 'Buy now', '4242', 'flags/i']) expect(stored).not.toContain(never);
+    await tab.context().close();
+  });
+
+  it('sends one session per page load with sessions: true (init, crashed at an unhandled error, then the end), counted for the deploy', async () => {
+    const sessionPosts = (tab: Page) => {
+      const bodies: Array<{ init: boolean; status: string; errors: number }> = [];
+      tab.on('request', (r) => {
+        if (r.url().endsWith('/service/v1/sessions/i')) bodies.push(...(JSON.parse(r.postData()!).sessions as typeof bodies));
+      });
+      return bodies;
+    };
+    const crashing = await newPage();
+    const crashed = sessionPosts(crashing);
+    await crashing.goto(`${site}/sessions.html?crash`);
+    await until('the crashed update', async () => (crashed.some((u) => u.status === 'crashed') ? true : undefined));
+    await crashing.goto(`${site}/next.html`);
+    const clean = await newPage();
+    const exited = sessionPosts(clean);
+    await clean.goto(`${site}/sessions.html`);
+    await clean.waitForFunction(() => (window as any).cx?.errors);
+    await clean.goto(`${site}/next.html`);
+    expect(crashed.slice(0, 2).map((u) => [u.init, u.status, u.errors])).toEqual([
+      [true, 'ok', 0],
+      [false, 'crashed', 1],
+    ]);
+    expect(exited[0]).toMatchObject({ init: true, status: 'ok', errors: 0 });
+
+    const totals = await until('both sessions counted', async () => {
+      const health = await api<{ deploys: Array<{ totals: { sessions: number; crashed: number; crashFreeSessions: number | null; users: number } }> }>(
+        '/release-health',
+      );
+      const t = health.deploys.find((d) => d.totals.sessions > 0)?.totals;
+      return t && t.sessions >= 2 && t.crashed >= 1 ? t : undefined;
+    });
+    expect(totals).toMatchObject({ sessions: 2, crashed: 1, crashFreeSessions: 0.5, users: 2 });
+    await crashing.context().close();
+    await clean.context().close();
   });
 });
 
