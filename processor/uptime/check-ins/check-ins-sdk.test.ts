@@ -15,12 +15,12 @@ import { startUptimeMonitor, type UptimeMonitor } from '../uptime-monitor.ts';
 
 /**
  * The real SDK's cron monitoring (@sentry/node's withMonitor) against a test edge, a failing job and one that stops
- * checking in: each check_in item the SDK writes is sent to Sentry's HTTP cron form as it is (the form's POST body is
- * a check_in item's payload), through the edge, the bus and the client-items consumer into the check-in pipeline,
- * and the uptime monitor finds what did not come. The envelope route's own check_in items are another module's
- * (ingest/sentry/); this test holds the payloads the SDK writes to the heartbeat monitors they make.
+ * checking in, two ways: each check_in item the SDK writes sent to Sentry's HTTP cron form as it is (the form's POST
+ * body is a check_in item's payload), and the SDK's own transport posting its envelopes to the DSN (the envelope
+ * route's check_in items, ingest/sentry/). Either way through the edge, the bus and the client-items consumer into the
+ * check-in pipeline; the uptime monitor finds what did not come.
  */
-describe('withMonitor from @sentry/node (through the HTTP cron form)', () => {
+describe('withMonitor from @sentry/node against a test edge', () => {
   const clock = new ManualClock(Date.UTC(2026, 10, 25, 12, 0, 0));
   let platform: Platform;
   let edge: IngestServer;
@@ -112,5 +112,48 @@ describe('withMonitor from @sentry/node (through the HTTP cron form)', () => {
     const m = await heartbeat('nightly-sync');
     expect(m).toMatchObject({ state: 'down', lastCheck: { error: 'missed' }, heartbeat: { lastCheckIn: { status: 'missed' } } });
     expect((await uptimeRepository.checkIns(platform.db, m!.id, 10)).map((c) => c.status)).toEqual(['missed', 'ok']);
+  });
+  it("through the envelope route: the SDK's own transport sends check_in items to the DSN, a failing job and one that stops", async () => {
+    const number = await projectNumberOf(platform, p.projectId);
+    const direct = new Sentry.NodeClient({
+      dsn: `http://${dsnPublicKey(p.ingestKey)}@127.0.0.1:${edge.port}/${number}`,
+      release: 'def5678',
+      environment: 'staging',
+      integrations: [],
+      stackParser: core.createStackParser(),
+      transport: Sentry.makeNodeTransport,
+    });
+    direct.init();
+    const scope = new core.Scope();
+    scope.setClient(direct);
+    try {
+      await core.withScope(scope, async () => {
+        await expect(
+          Sentry.withMonitor(
+            'envelope-job',
+            async () => {
+              throw new Error('the envelope job broke');
+            },
+            hourly,
+          ),
+        ).rejects.toThrow('the envelope job broke');
+        await Sentry.withMonitor('envelope-sync', async () => 'synced', hourly);
+      });
+      await direct.flush(5000);
+      await processed(platform);
+      const failing = await heartbeat('envelope-job');
+      expect(failing).toMatchObject({ state: 'down', lastCheck: { error: 'failed' } });
+      expect(await uptimeRepository.checkIns(platform.db, failing!.id, 10)).toEqual([
+        expect.objectContaining({ status: 'error', environment: 'staging', release: 'def5678' }),
+      ]);
+      const quiet = await heartbeat('envelope-sync');
+      expect(quiet).toMatchObject({ state: 'up' });
+      clock.set(new Date(quiet!.heartbeat!.nextExpectedAt!).getTime() + 6 * 60_000);
+      await monitor.tick();
+      await monitor.idle();
+      expect(await heartbeat('envelope-sync')).toMatchObject({ state: 'down', lastCheck: { error: 'missed' } });
+    } finally {
+      await direct.close(2000);
+    }
   });
 });
