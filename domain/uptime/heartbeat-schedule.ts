@@ -11,6 +11,8 @@ export type { MonitorSchedule };
 
 const MINUTE_MS = 60_000;
 const FIXED_MS = { minute: MINUTE_MS, hour: 60 * MINUTE_MS, day: 1440 * MINUTE_MS, week: 7 * 1440 * MINUTE_MS } as const;
+/** Longer intervals would name times past what a date can hold (1,000,000 years). */
+const MAX_INTERVAL_MS = 3653 * 1440 * MINUTE_MS;
 const ALIASES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@daily', '@midnight', '@hourly']);
 
 /** A monitor's slug as Sentry makes one of what an SDK names it: lower case, runs of other characters as one `-`. */
@@ -38,7 +40,11 @@ export function validTimezone(tz: string): boolean {
  */
 export function scheduleProblem(schedule: MonitorSchedule, timezone: string): string | undefined {
   if (!validTimezone(timezone)) return `unknown time zone ${JSON.stringify(timezone.slice(0, 64))}`;
-  if (schedule.type === 'interval') return undefined;
+  if (schedule.type === 'interval') {
+    const from = Date.UTC(2026, 0, 1);
+    const next = nextScheduled(schedule, timezone, from);
+    return Number.isFinite(next) && next - from <= MAX_INTERVAL_MS ? undefined : 'an interval is at most 10 years';
+  }
   const text = schedule.value.trim();
   if (text.startsWith('@')) return ALIASES.has(text.toLowerCase()) ? undefined : `unknown crontab alias ${JSON.stringify(text)}`;
   const fields = text.split(/\s+/);

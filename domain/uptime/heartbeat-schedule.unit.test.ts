@@ -22,6 +22,9 @@ describe('heartbeat schedules', () => {
     expect(scheduleProblem({ type: 'crontab', value: '@secondly' }, 'UTC')).toMatch(/alias/);
     expect(scheduleProblem({ type: 'crontab', value: '0 9 * * *' }, 'Nowhere/Town')).toMatch(/time zone/);
     expect(scheduleProblem({ type: 'interval', value: 3, unit: 'hour' }, 'UTC')).toBeUndefined();
+    expect(scheduleProblem({ type: 'interval', value: 10, unit: 'year' }, 'UTC')).toBeUndefined();
+    expect(scheduleProblem({ type: 'interval', value: 1_000_000, unit: 'year' }, 'UTC')).toMatch(/10 years/);
+    expect(scheduleProblem({ type: 'interval', value: 1_000_000, unit: 'week' }, 'UTC')).toMatch(/10 years/);
   });
 
   it('names the next time of a crontab in its zone, and of an interval (calendar months)', () => {
