@@ -31,7 +31,7 @@ function errorEvent(name: unknown, message: unknown, stack: unknown, opts: Captu
     name: cut(name || 'Error', 200),
     message: cut(message, 2000) || '(no message)',
     stack: stack ? cut(stack, 8192) : undefined,
-    path: opts.path ? cut(opts.path, 2048) : here(),
+    path: cut(opts.path, 2048) || here(),
     timestamp: Date.now(),
     runtime: 'browser',
   };
