@@ -8,6 +8,7 @@ import { registerBatchRoute } from './batch-route.ts';
 import { createCoalescingPublisher } from './coalescing-publisher.ts';
 import { errorsRoute, SITE_ERRORS_PATH } from './errors-route.ts';
 import { sentryRoutes } from './sentry/sentry-routes.ts';
+import { registerSentryCronRoute } from './sentry/sentry-cron-route.ts';
 import { analyticsRoute, SITE_ANALYTICS_PATH } from './analytics-route.ts';
 import { startFlagCache } from './flag-cache.ts';
 import { registerFlagsRoute } from './flags-route.ts';
@@ -99,6 +100,8 @@ export async function startIngestServer(
   const sessions = sessionsRoute({ publish: publishItems });
   registerBatchRoute({ ...edge, counters: sessionsCounters }, sessions);
   registerBatchRoute({ ...edge, counters: sessionsCounters }, { ...sessions, paths: { path: SITE_SESSIONS_PATH, siteKeyed: true } });
+  // Sentry's HTTP cron check-ins (issue 40): heartbeat monitors of the uptime family, counted with the Sentry routes.
+  registerSentryCronRoute({ ...edge, counters: sentryCounters }, { bus });
   const flags = await startFlagCache(platform);
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
   // PostHog's SDKs unchanged (posthog/): their capture routes are analytics ingest, their flag routes the same evaluation.

@@ -120,6 +120,30 @@ const sessions = {
   refusals: [...BATCH_ADMISSION, 'invalid_request'],
 } as const satisfies Omit<EdgeRoute, 'name' | 'ingestKey'>;
 
+/** Sentry's HTTP cron form (ingest/sentry/sentry-cron-route.ts): the check-in's fields in the query, or (POST) the body. */
+export const SentryCronQuery = z.object({
+  status: z.enum(['in_progress', 'ok', 'error']),
+  check_in_id: z.string().max(128).optional().describe('closes the in-progress check-in of this id; without one, the newest'),
+  duration: z.coerce.number().min(0).optional().describe('seconds'),
+  environment: z.string().max(64).optional(),
+  release: z.string().max(250).optional(),
+});
+export const SentryCronBody = SentryCronQuery.partial().extend({
+  monitor_config: z
+    .object({
+      schedule: z.union([
+        z.object({ type: z.literal('crontab'), value: z.string().max(128) }),
+        z.object({ type: z.literal('interval'), value: z.union([z.number(), z.string()]), unit: z.enum(['minute', 'hour', 'day', 'week', 'month', 'year']) }),
+      ]),
+      checkin_margin: z.number().int().min(0).optional().describe('minutes'),
+      max_runtime: z.number().int().min(1).optional().describe('minutes'),
+      timezone: z.string().max(64).optional(),
+      failure_issue_threshold: z.number().int().min(1).optional(),
+      recovery_threshold: z.number().int().min(1).optional(),
+    })
+    .optional(),
+});
+
 const flags = {
   method: 'get',
   summary: "The caller's feature flags, evaluated on the edge; unknown keys answer unknown_flag; ETag / If-None-Match",
@@ -200,6 +224,18 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     body: { contentType: 'application/json', schema: z.record(z.string(), z.unknown()) },
     summary: "Sentry SDKs' older store endpoint: one event as JSON, the key as for envelopes",
   },
+  ...(['get', 'post'] as const).map(
+    (method): EdgeRoute => ({
+      name: 'sentryCron',
+      method,
+      ingestKey: false,
+      summary: `Sentry's HTTP cron check-in (issue 40): \`?status=in_progress|ok|error\` with \`check_in_id\`, \`duration\` (seconds), \`environment\`, \`release\`${method === 'post' ? '; or the same as JSON, with a `monitor_config` that creates or updates the heartbeat monitor (schedule, checkin_margin, max_runtime, timezone, failure_issue_threshold, recovery_threshold)' : ''}. The path's key is the DSN's public key, its project the DSN's; a check-in for a monitor that does not exist and carries no monitor_config is taken and dropped. ${LIMITS.uptime.heartbeat.httpPerKeyPerMinute} a minute per key, ${LIMITS.uptime.heartbeat.httpPerMonitorPerMinute} per key and monitor`,
+      query: SentryCronQuery,
+      ...(method === 'post' ? { body: { contentType: 'application/json', schema: SentryCronBody } } : {}),
+      answers: { 202: { description: 'taken (no body)' }, 204: paused },
+      refusals: [...BATCH_ADMISSION, 'invalid_request', 'project_mismatch', 'internal'],
+    }),
+  ),
   { name: 'analytics', ingestKey: true, ...analytics },
   { name: 'siteAnalytics', ingestKey: false, ...analytics, summary: analytics.summary + SITE_NOTE, refusals: [...analytics.refusals, ...SITE] },
   { name: 'sessions', ingestKey: true, ...sessions },

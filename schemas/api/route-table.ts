@@ -138,6 +138,7 @@ export const ROUTES = {
   updateMonitor: { method: 'PATCH', path: '/v1/projects/:slug/uptime/:id' },
   deleteMonitor: { method: 'DELETE', path: '/v1/projects/:slug/uptime/:id' },
   listMonitorChecks: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/checks' },
+  listMonitorCheckIns: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/check-ins' },
   publicStatus: { method: 'GET', path: '/v1/status/:slug' },
   // MCP and its OAuth
   mcpResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/v1/mcp' },
@@ -177,6 +178,8 @@ export const EDGE_PATHS = {
   siteSessions: '/service/v1/sessions/i',
   sentryEnvelope: '/api/:projectId/envelope/',
   sentryStore: '/api/:projectId/store/',
+  /** Sentry's HTTP cron check-ins (issue 40): `?status=in_progress|ok|error`, GET or POST (ingest/sentry/sentry-cron-route.ts). */
+  sentryCron: '/api/:projectId/cron/:monitorSlug/:sentryKey/',
   widget: '/v1/w/cx.js',
   /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
   posthogBatch: '/batch/',
