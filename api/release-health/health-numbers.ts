@@ -3,11 +3,24 @@ import type { HealthTotals } from '../../schemas/api/release-health.ts';
 /**
  * Sentry's release-health numbers from one row of the repository's counts (release-health-repository.ts METRICS):
  * per-session counts of updates (`_u`, distinct session ids) and sums of aggregates (`_a`). Errored sessions are those
- * that saw an error and neither crashed nor ended abnormally; crash-free rates are clamped to [0, 1] (a crash whose
+ * that saw an error and neither crashed nor ended abnormally. A session that ended in an unhandled error
+ * (@sentry/browser 10+ says `unhandled` where older SDKs said `crashed`: a page goes on after one) counts as crashed,
+ * as Sentry's frontend release health counts unhandled errors as crashes; `unhandled` is that part. Crash-free rates are clamped to [0, 1] (a crash whose
  * init update was lost must not make a rate negative) and null without sessions or users.
  */
 export type MetricRow = Record<
-  'started_u' | 'started_a' | 'crashed_u' | 'crashed_a' | 'abnormal_u' | 'abnormal_a' | 'errored_all_u' | 'errored_a' | 'users' | 'crashed_users',
+  | 'started_u'
+  | 'started_a'
+  | 'crashed_u'
+  | 'crashed_a'
+  | 'unhandled_u'
+  | 'unhandled_a'
+  | 'abnormal_u'
+  | 'abnormal_a'
+  | 'errored_all_u'
+  | 'errored_a'
+  | 'users'
+  | 'crashed_users',
   number | string
 >;
 
@@ -24,6 +37,7 @@ export function totalsOf(row: MetricRow | undefined): HealthTotals {
   return {
     sessions,
     crashed,
+    unhandled: n('unhandled_u') + n('unhandled_a'),
     errored,
     abnormal,
     healthy: Math.max(0, sessions - crashed - errored - abnormal),

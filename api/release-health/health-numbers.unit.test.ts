@@ -6,6 +6,8 @@ const zero = {
   started_a: 0,
   crashed_u: 0,
   crashed_a: 0,
+  unhandled_u: 0,
+  unhandled_a: 0,
   abnormal_u: 0,
   abnormal_a: 0,
   errored_all_u: 0,
@@ -32,6 +34,7 @@ describe("release health's numbers", () => {
     ).toEqual({
       sessions: 20,
       crashed: 3,
+      unhandled: 0,
       errored: 2 + 1,
       abnormal: 1,
       healthy: 20 - 3 - 3 - 1,
@@ -39,6 +42,17 @@ describe("release health's numbers", () => {
       users: 4,
       crashedUsers: 1,
       crashFreeUsers: 0.75,
+    });
+  });
+
+  it('counts unhandled sessions (a page that went on after an uncaught error) as crashed, and names them', () => {
+    // crashed_u and crashed_a already hold the unhandled ones (the repository counts crashed OR unhandled).
+    expect(totalsOf({ ...zero, started_u: 10, crashed_u: 3, unhandled_u: 2, errored_all_u: 4, started_a: 10, crashed_a: 2, unhandled_a: 1 })).toMatchObject({
+      sessions: 20,
+      crashed: 5,
+      unhandled: 3,
+      errored: 1,
+      crashFreeSessions: 0.75,
     });
   });
 

@@ -9,7 +9,8 @@ import { totalsOf, type MetricRow } from './health-numbers.ts';
  * steps/row-step.ts says what a row holds) as Sentry's numbers, and the deploys they name. Every query reads FINAL,
  * so a row written twice counts once, and is bounded by a range of session start buckets. Per group:
  *   sessions  distinct session ids with an init update, plus the sessions of aggregates
- *   crashed   distinct session ids with a crashed update, plus aggregates' crashed (abnormal alike)
+ *   crashed   distinct session ids with a crashed or unhandled update, plus aggregates' crashed and unhandled
+ *             (abnormal alike); `unhandled` the unhandled part on its own
  *   errored   distinct session ids that saw an error, less those that crashed or ended abnormally, plus aggregates'
  *             errored (already exclusive)
  */
@@ -34,10 +35,11 @@ const isoOf = (t: string) => `${t.replace(' ', 'T')}.000Z`;
 
 const METRICS = `
   uniqExactIf(session_id, kind = 'update' AND started > 0) AS started_u, sumIf(started, kind = 'aggregate') AS started_a,
-  uniqExactIf(session_id, kind = 'update' AND crashed > 0) AS crashed_u, sumIf(crashed, kind = 'aggregate') AS crashed_a,
+  uniqExactIf(session_id, kind = 'update' AND (crashed > 0 OR unhandled > 0)) AS crashed_u, sumIf(crashed + unhandled, kind = 'aggregate') AS crashed_a,
+  uniqExactIf(session_id, kind = 'update' AND unhandled > 0) AS unhandled_u, sumIf(unhandled, kind = 'aggregate') AS unhandled_a,
   uniqExactIf(session_id, kind = 'update' AND abnormal > 0) AS abnormal_u, sumIf(abnormal, kind = 'aggregate') AS abnormal_a,
-  uniqExactIf(session_id, kind = 'update' AND (errored > 0 OR crashed > 0 OR abnormal > 0)) AS errored_all_u, sumIf(errored, kind = 'aggregate') AS errored_a,
-  uniqExactIf(distinct_id, distinct_id != '') AS users, uniqExactIf(distinct_id, distinct_id != '' AND crashed > 0) AS crashed_users`;
+  uniqExactIf(session_id, kind = 'update' AND (errored > 0 OR crashed > 0 OR unhandled > 0 OR abnormal > 0)) AS errored_all_u, sumIf(errored, kind = 'aggregate') AS errored_a,
+  uniqExactIf(distinct_id, distinct_id != '') AS users, uniqExactIf(distinct_id, distinct_id != '' AND (crashed > 0 OR unhandled > 0)) AS crashed_users`;
 /** The group: the deploy, or (none named) the release string as sent. */
 const GROUP = `deploy_id AS d, if(deploy_id = '', release, '') AS r`;
 

@@ -104,11 +104,11 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
   }, 120_000);
   afterAll(async () => h?.close());
 
-  it('counts init, ok, errored, crashed, abnormal and exited updates as Sentry does, per deploy named by git sha, and answers crash-free sessions and users', async () => {
+  it('counts init, ok, errored, crashed, unhandled, abnormal and exited updates as Sentry does, per deploy named by git sha, and answers crash-free sessions and users', async () => {
     const p = await h.newProject();
     const sha = 'a1b2c3d4e5f60718293a4b5c6d7e8f9012345678';
     const dep = await h.deploy(p.id, { sha, live: true });
-    const [s1, s2, s3, s4, s5, s6] = Array.from({ length: 6 }, () => randomUUID());
+    const [s1, s2, s3, s4, s5, s6, s7] = Array.from({ length: 7 }, () => randomUUID());
     const server = { originHost: null };
     const rel = { release: sha.toUpperCase() };
     await h.publish(
@@ -119,6 +119,7 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
           session({ sid: s2, did: 'u2', ...rel }),
           session({ sid: s3, did: 'u3', ...rel }),
           session({ sid: s4, did: 'u1', ...rel }),
+          session({ sid: s7, did: 'u5', ...rel }),
         ],
       }),
     );
@@ -137,6 +138,8 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
           // s5: starts errored (status errored) in one update; s6 has no user
           session({ sid: s5, did: 'u4', status: 'errored', errors: 1, ...rel }),
           session({ sid: s6, ...rel }),
+          // s7: an uncaught error in a page that goes on (@sentry/browser 10+): counted as crashed, named unhandled
+          session({ sid: s7, did: 'u5', init: false, errors: 1, status: 'unhandled', ...rel }),
         ],
       }),
     );
@@ -147,20 +150,21 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
     expect(body.liveDeployId).toBe(dep);
     expect(body.deploys).toHaveLength(1);
     const want = {
-      sessions: 6,
-      crashed: 1,
+      sessions: 7,
+      crashed: 2,
+      unhandled: 1,
       errored: 2,
       abnormal: 1,
       healthy: 2,
-      crashFreeSessions: 1 - 1 / 6,
-      users: 4,
-      crashedUsers: 1,
-      crashFreeUsers: 0.75,
+      crashFreeSessions: 1 - 2 / 7,
+      users: 5,
+      crashedUsers: 2,
+      crashFreeUsers: 0.6,
     };
     expect(body.deploys[0]).toMatchObject({ deployId: dep, release: null, live: true, totals: want });
     expect(body.deploys[0]!.series.map((x) => [x.bucket, x.sessions])).toEqual([
       [new Date(BASE - HOUR).toISOString(), 0],
-      [new Date(BASE).toISOString(), 6],
+      [new Date(BASE).toISOString(), 7],
       [new Date(BASE + HOUR).toISOString(), 0],
     ]);
     expect(body.deploys[0]!.series[1]).toMatchObject(want);
@@ -192,6 +196,7 @@ export function defineReleaseHealthScenarios(opts: { real?: TestPlatformOptions[
     expect(body.totals).toEqual({
       sessions: 16 + 4 + 2 + 2,
       crashed: 2 + 1 + 1,
+      unhandled: 0,
       errored: 3,
       abnormal: 1,
       healthy: 24 - 4 - 3 - 1,

@@ -7,7 +7,9 @@ import { routeShapes } from './route-shape.ts';
  * Release health (issue 40): Sentry session updates and aggregates counted per deploy (processor/release-health/),
  * read back as Sentry's numbers. A session counts once, in the bucket it started in:
  *   sessions           sessions started (an individual session at its init update; an aggregate's every session)
- *   crashed, abnormal  sessions that ended so
+ *   crashed, abnormal  sessions that ended so; crashed includes `unhandled`: sessions that ended in an unhandled error
+ *                      that did not end the app (what @sentry/browser 10+ sends for an uncaught error; Sentry's
+ *                      frontend release health counts them as crashes)
  *   errored            sessions that saw an error but neither crashed nor ended abnormally
  *   healthy            the rest
  *   crashFreeSessions  1 − crashed / sessions (null without sessions)
@@ -41,6 +43,7 @@ export type ReleaseHealthQuery = z.infer<typeof ReleaseHealthQuery>;
 export const HealthTotalsSchema = z.object({
   sessions: z.number().int(),
   crashed: z.number().int(),
+  unhandled: z.number().int(),
   errored: z.number().int(),
   abnormal: z.number().int(),
   healthy: z.number().int(),

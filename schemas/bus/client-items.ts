@@ -21,7 +21,11 @@ export const TOPIC = TOPICS.clientItems;
 const text = (max: number) => z.string().max(max);
 const epochMs = z.number().finite();
 
-export const SESSION_STATUSES = ['ok', 'exited', 'crashed', 'errored', 'abnormal'] as const;
+/**
+ * `unhandled`: an unhandled error that did not end the session (a browser page goes on after one): what
+ * @sentry/browser 10+ sends where older SDKs sent `crashed` (Sentry's sessions protocol, since server 25.9).
+ */
+export const SESSION_STATUSES = ['ok', 'exited', 'crashed', 'unhandled', 'errored', 'abnormal'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 export const SessionUpdateSchema = z.object({
@@ -53,6 +57,7 @@ export const SessionAggregateSchema = z.object({
   errored: z.number().int().min(0).max(1_000_000),
   abnormal: z.number().int().min(0).max(1_000_000),
   crashed: z.number().int().min(0).max(1_000_000),
+  unhandled: z.number().int().min(0).max(1_000_000).optional(),
   release: text(250).optional(),
   environment: text(64).optional(),
 });

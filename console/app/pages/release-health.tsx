@@ -48,7 +48,8 @@ export function HealthFacts({ t }: { t: HealthTotals }) {
         <dd>
           {t.sessions.toLocaleString()}{' '}
           <span class="muted">
-            ({t.crashed.toLocaleString()} crashed · {t.errored.toLocaleString()} errored · {t.abnormal.toLocaleString()} abnormal)
+            ({t.crashed.toLocaleString()} crashed{t.unhandled ? `, ${t.unhandled.toLocaleString()} of them unhandled errors` : ''} ·{' '}
+            {t.errored.toLocaleString()} errored · {t.abnormal.toLocaleString()} abnormal)
           </span>
         </dd>
       </div>

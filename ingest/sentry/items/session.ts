@@ -5,11 +5,11 @@ import { count, epochMs, obj, releaseAndEnvironment, seconds, textOrNumber } fro
  * A Sentry `session` item (one update of one session, @sentry/core's sessionToJSON) as the bus's SessionUpdate:
  *   { sid, did?, init, started: ISO, timestamp: ISO, status, errors, duration?, abnormal_mechanism?,
  *     attrs: { release, environment, ip_address?, user_agent? } }
- * `unhandled` (an unhandled error that did not end the session, newer SDKs) counts as `errored`. The address and the
+ * `unhandled` (an unhandled error that did not end the session, @sentry/browser 10+) is kept as such. The address and the
  * user agent are not kept (the edge stamps the request's User-Agent on the message). Undefined when it has no sid,
  * no start or a status no SDK sends.
  */
-const STATUS: Record<string, SessionStatus> = { ...Object.fromEntries(SESSION_STATUSES.map((s) => [s, s])), unhandled: 'errored' };
+const STATUS: Record<string, SessionStatus> = Object.fromEntries(SESSION_STATUSES.map((s) => [s, s]));
 
 export function sessionUpdateOfSentry(input: unknown, receivedAt: number): SessionUpdate | undefined {
   const s = obj(input);

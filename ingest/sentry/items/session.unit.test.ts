@@ -21,10 +21,10 @@ describe('a Sentry session item as a session update', () => {
     expect(SessionUpdateSchema.parse(s)).toEqual(s);
   });
 
-  it("counts `unhandled` as errored, takes a numeric did, cuts long fields to the bus's bounds, and refuses what is no session", () => {
+  it("keeps `unhandled` (@sentry/browser 10+'s status for an uncaught error), takes a numeric did, cuts long fields to the bus's bounds, and refuses what is no session", () => {
     const base = { sid: 'x'.repeat(300), started: '2026-11-26T10:00:00Z', status: 'unhandled', errors: 2.7, did: 42, attrs: { release: 'r'.repeat(400) } };
     const s = sessionUpdateOfSentry(base, NOW)!;
-    expect(s).toMatchObject({ status: 'errored', did: '42', errors: 2, init: false, timestamp: NOW });
+    expect(s).toMatchObject({ status: 'unhandled', did: '42', errors: 2, init: false, timestamp: NOW });
     expect(s.sid).toHaveLength(128);
     expect(s.release).toHaveLength(250);
     expect(SessionUpdateSchema.safeParse(s).success).toBe(true);

@@ -3,7 +3,7 @@ import { count, epochMs, obj, releaseAndEnvironment, textOrNumber } from './item
 
 /**
  * A Sentry `sessions` item (server-mode session aggregates, @sentry/core's recordRequestSession) as the bus's
- * SessionAggregates: `{ aggregates: [{ started: ISO minute, did?, exited?, errored?, abnormal?, crashed? }],
+ * SessionAggregates: `{ aggregates: [{ started: ISO minute, did?, exited?, errored?, abnormal?, crashed?, unhandled? }],
  * attrs: { release, environment } }`; a missing count is 0. At most `max` buckets are taken (the message's room);
  * the rest, and buckets without a start, are counted in `dropped` (`session_aggregates_unread`).
  */
@@ -28,6 +28,8 @@ export function sessionAggregatesOfSentry(input: unknown, max: number): { aggreg
       crashed: count(a.crashed),
       ...attrs,
     };
+    const unhandled = count(a.unhandled);
+    if (unhandled) out.unhandled = unhandled;
     const did = textOrNumber(a.did, 256);
     if (did) out.did = did;
     aggregates.push(out);

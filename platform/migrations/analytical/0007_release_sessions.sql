@@ -2,7 +2,8 @@
 -- item) a client sent, stamped with its environment (§7.4) and the deploy it names (processor/release-health/).
 -- `kind` is 'update' or 'aggregate'. An update row holds 0/1 flags (started on the init update; crashed, abnormal,
 -- exited by its status; errored when errors > 0 or status errored) and is counted once per session id when read; an
--- aggregate row holds its counts (started = exited + errored + abnormal + crashed, each session in one of them).
+-- aggregate row holds its counts (started = exited + errored + abnormal + crashed + unhandled, each session in one
+-- of them). `unhandled`: an unhandled error that did not end the session (@sentry/browser 10+; older SDKs said crashed).
 -- `bucket` is the minute the session started (UTC). Keyed by (batch id, item index): a row written again (a
 -- re-delivery after a crash) collapses, insert dedup tokens make a retried block a no-op, and readers use FINAL.
 -- Kept 90 days, as Sentry keeps release health.
@@ -18,6 +19,7 @@ CREATE TABLE IF NOT EXISTS release_sessions (
   distinct_id String,
   started UInt32,
   crashed UInt32,
+  unhandled UInt32,
   errored UInt32,
   abnormal UInt32,
   exited UInt32,

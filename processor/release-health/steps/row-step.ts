@@ -6,11 +6,11 @@ import { chTime } from '../../time-text.ts';
  * A session update or aggregate as its `release_sessions` row (platform/migrations/analytical/0007_release_sessions.sql).
  *
  * How updates and aggregates combine into Sentry's numbers (api/release-health/ reads them):
- *   update     one row per update, with 0/1 flags: `started` on the init update, `crashed` / `abnormal` / `exited`
+ *   update     one row per update, with 0/1 flags: `started` on the init update, `crashed` / `unhandled` / `abnormal` / `exited`
  *              by its status, `errored` when it saw an error (errors > 0 or status errored). Read back counted once
  *              per session id, so a session that sends init, ok, ok, crashed counts one started and one crashed.
  *   aggregate  one row per Sentry `sessions` bucket with its counts; each session is in exactly one of exited,
- *              errored, abnormal, crashed, so started = their sum.
+ *              errored, abnormal, crashed, unhandled, so started = their sum.
  * The row's `bucket` is the minute the session started (Sentry buckets by start too): every update of a session
  * lands in the same bucket. A start more than MAX_AGE_MS before the edge received it is dropped (`session_too_old`,
  * as Relay drops them); one after it (a client clock ahead) is taken as received then.
@@ -60,6 +60,7 @@ export function updateRow(u: SessionUpdate, item: number, s: RowStamp): StepOutc
       distinct_id: u.did ?? '',
       started: u.init ? 1 : 0,
       crashed: u.status === 'crashed' ? 1 : 0,
+      unhandled: u.status === 'unhandled' ? 1 : 0,
       errored: u.errors > 0 || u.status === 'errored' ? 1 : 0,
       abnormal: u.status === 'abnormal' ? 1 : 0,
       exited: u.status === 'exited' ? 1 : 0,
@@ -76,8 +77,9 @@ export function aggregateRow(a: SessionAggregate, item: number, s: RowStamp): St
       ...base(s, AGGREGATE_ITEM_BASE + item, 'aggregate', bucket.value),
       session_id: '',
       distinct_id: a.did ?? '',
-      started: a.exited + a.errored + a.abnormal + a.crashed,
+      started: a.exited + a.errored + a.abnormal + a.crashed + (a.unhandled ?? 0),
       crashed: a.crashed,
+      unhandled: a.unhandled ?? 0,
       errored: a.errored,
       abnormal: a.abnormal,
       exited: a.exited,

@@ -23,7 +23,9 @@ describe('release-health rows', () => {
       }),
     });
     const crashed = updateRow({ ...update, init: false, status: 'crashed', errors: 1, did: 'u' }, 0, stamp);
-    expect(crashed.kind === 'ok' && crashed.value).toMatchObject({ started: 0, crashed: 1, errored: 1, distinct_id: 'u' });
+    expect(crashed.kind === 'ok' && crashed.value).toMatchObject({ started: 0, crashed: 1, unhandled: 0, errored: 1, distinct_id: 'u' });
+    const unhandled = updateRow({ ...update, init: false, status: 'unhandled', errors: 1 }, 0, stamp);
+    expect(unhandled.kind === 'ok' && unhandled.value).toMatchObject({ crashed: 0, unhandled: 1, errored: 1 });
     const errored = updateRow({ ...update, status: 'errored' }, 0, stamp);
     expect(errored.kind === 'ok' && errored.value).toMatchObject({ errored: 1 });
   });
@@ -36,7 +38,15 @@ describe('release-health rows', () => {
   });
 
   it('an aggregate: started is the sum of its outcomes, numbered after the updates', () => {
-    const a = aggregateRow({ started: update.started, exited: 5, errored: 2, abnormal: 1, crashed: 3 }, 1, stamp);
-    expect(a.kind === 'ok' && a.value).toMatchObject({ item: AGGREGATE_ITEM_BASE + 1, kind: 'aggregate', session_id: '', started: 11, crashed: 3, errored: 2 });
+    const a = aggregateRow({ started: update.started, exited: 5, errored: 2, abnormal: 1, crashed: 3, unhandled: 4 }, 1, stamp);
+    expect(a.kind === 'ok' && a.value).toMatchObject({
+      item: AGGREGATE_ITEM_BASE + 1,
+      kind: 'aggregate',
+      session_id: '',
+      started: 15,
+      crashed: 3,
+      unhandled: 4,
+      errored: 2,
+    });
   });
 });
