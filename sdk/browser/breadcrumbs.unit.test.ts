@@ -1,3 +1,7 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+import { build } from 'esbuild';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LIMITS } from '../../schemas/limits.ts';
 import { breadcrumbsOf } from '../../schemas/error-context.ts';
@@ -196,5 +200,24 @@ describe('browser sessions (sessions: true)', () => {
     createErrors(createTransport(), { breadcrumbs: false }, { session: startSession });
     createErrors(createTransport(), { sessions: true, breadcrumbs: false });
     expect(updates()).toEqual([]);
+  });
+});
+
+describe('the served cx.js (sdk/browser/cx.ts)', () => {
+  it('records breadcrumbs but leaves XHR and sessions out, within its 3 KB (built as the edge builds it)', async () => {
+    const out = await build({
+      entryPoints: [path.join(path.dirname(fileURLToPath(import.meta.url)), 'cx.ts')],
+      bundle: true,
+      minify: true,
+      format: 'iife',
+      target: 'es2019',
+      write: false,
+      legalComments: 'none',
+      logLevel: 'silent',
+    });
+    const code = Buffer.from(out.outputFiles[0]!.contents);
+    for (const part of ['ui.click', 'navigation', 'pushState', 'status_code', 'console']) expect(code.toString()).toContain(part);
+    for (const part of ['XMLHttpRequest', 'sessions/i', 'crashed']) expect(code.toString()).not.toContain(part);
+    expect(gzipSync(code, { level: 9 }).length).toBeLessThanOrEqual(3 * 1024);
   });
 });
