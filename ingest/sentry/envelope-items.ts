@@ -88,6 +88,8 @@ export interface SortedEnvelope {
   dropped: Record<string, number>;
   /** Items that could not be read (invalid JSON or shape): the envelope is refused when nothing else was in it. */
   invalid: number;
+  /** Why the first unreadable item could not be read, when its JSON says (nested past the limit): for the 400. */
+  problem?: string;
 }
 
 export interface SortContext {
@@ -97,8 +99,9 @@ export interface SortContext {
 
 const add = (dropped: Record<string, number>, reason: string, n = 1) => (dropped[reason] = (dropped[reason] ?? 0) + n);
 
-function json(payload: Buffer): unknown {
+function json(payload: Buffer, problem?: (message: string) => void): unknown {
   const parsed = parseBoundedJson(payload.toString('utf8'));
+  if (!parsed.ok && parsed.reason === 'too_deep') problem?.(parsed.message);
   return parsed.ok ? parsed.value : undefined;
 }
 
@@ -131,7 +134,7 @@ export function sortEnvelope(header: Record<string, unknown>, items: EnvelopeIte
       add(out.dropped, `oversize_${type}`);
       continue;
     }
-    const value = json(payload);
+    const value = json(payload, (message) => (out.problem ??= `an ${type} item is ${message}`));
     if (!take(out, type, value, ctx)) {
       out.invalid++;
       add(out.dropped, `invalid_${type}`);

@@ -49,7 +49,10 @@ export function envelopeItems(deps: { errors: BatchFeed; publishItems(m: { key: 
       // 3. sort
       const sorted = sortEnvelope(envelope.header, envelope.items, { receivedAt: ctx.receivedAt, newId: randomUUID });
       if (sorted.invalid > 0 && sorted.invalid === envelope.items.length)
-        return refusal('invalid_request', `no item of the envelope could be read (${sorted.invalid} not valid: ${Object.keys(sorted.dropped).join(', ')})`);
+        return refusal(
+          'invalid_request',
+          `no item of the envelope could be read (${sorted.invalid} not valid: ${Object.keys(sorted.dropped).join(', ')})${sorted.problem ? `: ${sorted.problem}` : ''}`,
+        );
 
       // 4. limits, kind by kind
       let decisions: KindDecision[];
