@@ -141,3 +141,38 @@ describe('error context (issue 40): cut, never refused', () => {
     expect(r.context!.user).toEqual({ id: 'u' });
   });
 });
+
+describe('error context: hostile input stays bounded', () => {
+  /** A random JSON value from a seeded generator (deterministic): nested objects, arrays, long strings, odd keys. */
+  function randomJson(seed: number) {
+    let s = seed;
+    const rnd = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const gen = (depth: number): unknown => {
+      const r = rnd();
+      if (depth > 3 || r < 0.3) return [1e308, -0, 'x'.repeat(Math.floor(rnd() * 3000)), true, null, '__proto__', 1_700_000_000_000][Math.floor(rnd() * 7)];
+      if (r < 0.6) return Array.from({ length: depth === 0 ? Math.floor(rnd() * 150) : Math.floor(rnd() * 6) }, () => gen(depth + 1));
+      return Object.fromEntries(
+        Array.from({ length: depth === 0 ? Math.floor(rnd() * 80) : Math.floor(rnd() * 8) }, (_, i) => [
+          ['__proto__', 'constructor', `k${i}`, 'timestamp', 'message', 'data'][i % 6]!,
+          gen(depth + 1),
+        ]),
+      );
+    };
+    return gen(0);
+  }
+
+  it('never throws, and every part is within its bound, for 300 random inputs per field', () => {
+    const fields = ['breadcrumbs', 'level', 'tags', 'contexts', 'request', 'user', 'release', 'dist', 'serverName', 'sdk', 'environment'] as const;
+    for (let seed = 1; seed <= 300; seed++) {
+      const input = Object.fromEntries(fields.map((f, i) => [f, randomJson(seed * 31 + i)]));
+      const c = eventContextOf(input);
+      if (!c) continue;
+      expect(c.breadcrumbs?.length ?? 0).toBeLessThanOrEqual(C.breadcrumbs);
+      expect(Object.keys(c.tags ?? {}).length).toBeLessThanOrEqual(C.tags);
+      expect(Object.keys(c.contexts ?? {}).length).toBeLessThanOrEqual(C.contexts);
+      // Everything kept serialises within a bound a store takes (breadcrumbs 32K characters, the rest far less).
+      expect(JSON.stringify(c).length).toBeLessThan(200_000);
+      expect(Object.getPrototypeOf(c.tags ?? {})).toBe(Object.prototype);
+    }
+  });
+});
