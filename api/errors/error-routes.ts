@@ -8,6 +8,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { errorsRepository } from './errors-repository.ts';
 import { declared } from '../declared-route.ts';
+import { parseIssueQuery } from '../../schemas/api/errors.ts';
 
 /**
  * Error tracking API (spec §4.5): the issue inbox and its transitions (§3.1), error settings
@@ -17,10 +18,22 @@ import { declared } from '../declared-route.ts';
 const read = { auth: AUTH.project('errors:read') };
 const write = { auth: AUTH.project('errors:write') };
 
-export function errorRoutes(platform: Pick<Platform, 'db' | 'clock' | 'mailer' | 'config' | 'logger'>): FastifyPluginAsyncZod {
-  const { db, clock, mailer, config, logger } = platform;
+export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock' | 'mailer' | 'config' | 'logger'>): FastifyPluginAsyncZod {
+  const { db, analytics, clock, mailer, config, logger } = platform;
   return async (app) => {
-    app.route({ ...declared('listIssues'), config: read, handler: async (request) => errorsRepository.listIssues(db, projectOf(request).id, request.query) });
+    app.route({
+      ...declared('listIssues'),
+      config: read,
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        // `key:value` terms filter by tag through the occurrences (issue 40); the rest is the text search. The shape
+        // refused a query that does not parse.
+        const parsed = parseIssueQuery(request.query.query ?? '');
+        if (!parsed.ok) throw new ServiceError('invalid_request', parsed.message);
+        const groupIds = parsed.tags.length ? await errorsRepository.groupIdsWithTags(analytics, projectId, parsed.tags) : undefined;
+        return errorsRepository.listIssues(db, projectId, { ...request.query, query: parsed.text }, groupIds);
+      },
+    });
     app.route({ ...declared('getErrorSettings'), config: read, handler: async (request) => errorsRepository.getErrorSettings(db, projectOf(request).id) });
     app.route({
       ...declared('updateErrorSettings'),
@@ -31,6 +44,15 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'clock' | 'mailer' |
       ...declared('getIssue'),
       config: read,
       handler: async (request) => ({ issue: await errorsRepository.getIssue(db, projectOf(request).id, request.params.groupId) }),
+    });
+    app.route({
+      ...declared('getIssueTags'),
+      config: read,
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        if (!(await errorsRepository.issueExists(db, projectId, request.params.groupId))) throw new ServiceError('not_found', 'no such issue in this project');
+        return errorsRepository.issueTagFacets(analytics, projectId, request.params.groupId, request.query.values);
+      },
     });
     for (const [id, action] of [
       ['resolveIssue', 'resolve'],

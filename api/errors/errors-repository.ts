@@ -1,4 +1,5 @@
 import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import type { Environment } from '../../schemas/error-event.ts';
 import { z } from 'zod';
@@ -16,10 +17,17 @@ import type {
   IssueSample,
   IssueStatus,
   IssueSummary,
+  IssueTagsAnswer,
   SymbolicatedFrame,
 } from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
 import { alertRecipientStates, reenableRecipients } from '../../domain/alert-recipients.ts';
+
+/** The tag filter reads at most this many groups (a project holds at most 2,000 open groups per environment, §7.5). */
+const TAGGED_GROUPS_MAX = 10_000;
+/** The derived tags (processor/errors/facet-tags.ts), faceted first and in this order. */
+const TAG_FACET_DERIVED = ['browser', 'os', 'device', 'release', 'environment', 'url', 'level', 'runtime'] as const;
+const TAG_FACET_CUSTOM = 20;
 
 /**
  * Error issues, error settings and alert settings in Postgres, for the errors API (spec §4.5).
@@ -139,6 +147,8 @@ export const errorsRepository = {
     db: Queryable,
     projectId: string,
     q: { status: IssueStatus; environment?: Environment; limit: number; cursor?: string; sort?: IssueSort; query?: string },
+    /** Only these groups (the tag filter's, groupIdsWithTags). */
+    groupIds?: string[],
   ): Promise<Page<IssueSummary>> {
     const sort = q.sort ?? 'count';
     const column = SORT_COLUMN[sort];
@@ -147,6 +157,10 @@ export const errorsRepository = {
     if (q.environment) {
       params.push(q.environment);
       where += ` AND env_counts ? $${params.length}`;
+    }
+    if (groupIds) {
+      params.push(groupIds);
+      where += ` AND id = ANY($${params.length}::text[])`;
     }
     const text = q.query?.trim();
     if (text) {
@@ -170,6 +184,64 @@ export const errorsRepository = {
     const last = rows[rows.length - 1];
     const cursorKey = (row: GroupRow) => (sort === 'count' ? Number(row.count) : new Date(row.last_seen).toISOString());
     return { data: rows.map(toIssueSummary), hasMore, nextCursor: hasMore && last ? encodeCursor(cursorKey(last), last.id) : null };
+  },
+
+  /**
+   * The groups with an occurrence whose tags hold every one of `tags` (issue 40: the issue list's `key:value` filter),
+   * at most TAGGED_GROUPS_MAX of them.
+   */
+  async groupIdsWithTags(analytics: AnalyticalStore, projectId: string, tags: Array<{ key: string; value: string }>): Promise<string[]> {
+    const params: Record<string, unknown> = { projectId, max: TAGGED_GROUPS_MAX };
+    const conds = tags.map((t, i) => {
+      params[`k${i}`] = t.key;
+      params[`v${i}`] = t.value;
+      return `tags[{k${i}:String}] = {v${i}:String}`;
+    });
+    const rows = await analytics.query<{ group_id: string }>(
+      `SELECT DISTINCT group_id FROM error_occurrences WHERE project_id = {projectId:String} AND ${conds.join(' AND ')} LIMIT {max:UInt32}`,
+      params,
+    );
+    return rows.map((r) => r.group_id);
+  },
+
+  /**
+   * Tag facets of one issue (issue 40): the occurrences in all, then the derived tags and the TAG_FACET_CUSTOM custom
+   * tags on most occurrences, each with its top `values` values. Exact counts: read FINAL (re-delivered rows collapse).
+   */
+  async issueTagFacets(analytics: AnalyticalStore, projectId: string, groupId: string, values: number): Promise<IssueTagsAnswer> {
+    const where = 'project_id = {projectId:String} AND group_id = {groupId:String}';
+    const params = { projectId, groupId };
+    const [total] = await analytics.query<{ n: number | string }>(`SELECT count() AS n FROM error_occurrences FINAL WHERE ${where}`, params);
+    const keys = await analytics.query<{ key: string; n: number | string }>(
+      `SELECT key, count() AS n FROM error_occurrences FINAL ARRAY JOIN mapKeys(tags) AS key WHERE ${where}
+        GROUP BY key ORDER BY has({derived:Array(String)}, key) DESC, n DESC, key LIMIT {max:UInt32}`,
+      { ...params, derived: [...TAG_FACET_DERIVED], max: TAG_FACET_DERIVED.length + TAG_FACET_CUSTOM },
+    );
+    if (!keys.length) return { total: Number(total?.n ?? 0), tags: [] };
+    const top = await analytics.query<{ key: string; value: string; n: number | string }>(
+      `SELECT key, value, count() AS n FROM error_occurrences FINAL ARRAY JOIN mapKeys(tags) AS key, mapValues(tags) AS value
+        WHERE ${where} AND key IN {keys:Array(String)} GROUP BY key, value ORDER BY key, n DESC, value LIMIT {values:UInt32} BY key`,
+      { ...params, keys: keys.map((k) => k.key), values },
+    );
+    const n = Number(total?.n ?? 0);
+    const order = (k: string) => {
+      const i = TAG_FACET_DERIVED.indexOf(k as (typeof TAG_FACET_DERIVED)[number]);
+      return i === -1 ? TAG_FACET_DERIVED.length : i;
+    };
+    const tags = keys
+      .map((k, i) => ({ k, i }))
+      .sort((a, b) => order(a.k.key) - order(b.k.key) || a.i - b.i)
+      .map(({ k }) => ({
+        key: k.key,
+        count: Number(k.n),
+        values: top.filter((t) => t.key === k.key).map((t) => ({ value: t.value, count: Number(t.n), share: n ? Number(t.n) / n : 0 })),
+      }));
+    return { total: n, tags };
+  },
+
+  async issueExists(db: Queryable, projectId: string, groupId: string): Promise<boolean> {
+    const r = await db.query('SELECT 1 FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
+    return r.rows.length > 0;
   },
 
   async getIssue(db: Queryable, projectId: string, groupId: string): Promise<Issue> {

@@ -125,4 +125,58 @@ export function defineErrorContextScenarios(real?: TestPlatformOptions['real']):
     const groups = await groupsOf(h.platform, p.id);
     expect(groups.find((g) => g.name === 'Plain')!.samples[0]!.context).toBeUndefined();
   });
+
+  it('the API: tag facets with counts and shares per issue; the issue list filters by tag (browser:Chrome release:abc), strictly', async () => {
+    const p = await h.newProject();
+    const get = (url: string) => h.app.inject({ method: 'GET', url, headers: { cookie: h.cookie } });
+    const crash = (release: string, plan?: string) => event({ name: 'Facet', message: 'facet', context: { release, ...(plan ? { tags: { plan } } : {}) } });
+    await h.publish(batch(p.id, [crash('abc1234', 'pro'), crash('abc1234', 'pro'), crash('abc1234')], { userAgent: CHROME_UA }));
+    await h.publish(batch(p.id, [crash('def5678', 'free')], { userAgent: IPHONE_UA }));
+    await h.publish(batch(p.id, [event({ name: 'Other', message: 'other', context: { release: 'def5678' } })], { userAgent: IPHONE_UA }));
+    const groups = await groupsOf(h.platform, p.id);
+    const facet = groups.find((g) => g.name === 'Facet')!;
+
+    const res = await get(`/v1/projects/${p.slug}/errors/${facet.id}/tags?values=2`);
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as { total: number; tags: Array<{ key: string; count: number; values: Array<{ value: string; count: number; share: number }> }> };
+    expect(body.total).toBe(4);
+    expect(body.tags.map((t) => t.key)).toEqual(['browser', 'os', 'device', 'release', 'environment', 'url', 'level', 'runtime', 'plan']);
+    const tag = (k: string) => body.tags.find((t) => t.key === k)!;
+    expect(tag('browser').values).toEqual([
+      { value: 'Chrome', count: 3, share: 0.75 },
+      { value: 'Mobile Safari', count: 1, share: 0.25 },
+    ]);
+    expect(tag('release').values).toEqual([
+      { value: 'abc1234', count: 3, share: 0.75 },
+      { value: 'def5678', count: 1, share: 0.25 },
+    ]);
+    expect(tag('environment').values).toEqual([{ value: 'production', count: 4, share: 1 }]);
+    expect(tag('plan')).toEqual({
+      key: 'plan',
+      count: 3,
+      values: [
+        { value: 'pro', count: 2, share: 0.5 },
+        { value: 'free', count: 1, share: 0.25 },
+      ],
+    });
+    expect((await get(`/v1/projects/${p.slug}/errors/grp_${'0'.repeat(24)}/tags`)).statusCode).toBe(404);
+    expect((await get(`/v1/projects/${p.slug}/errors/${facet.id}/tags?values=99`)).statusCode).toBe(400);
+
+    const list = async (query: string) => {
+      const r = await get(`/v1/projects/${p.slug}/errors?query=${encodeURIComponent(query)}`);
+      expect(r.statusCode).toBe(200);
+      return (r.json() as { data: Array<{ name: string }> }).data.map((i) => i.name).sort();
+    };
+    expect(await list('browser:Chrome')).toEqual(['Facet']);
+    expect(await list('release:def5678')).toEqual(['Facet', 'Other']);
+    expect(await list('release:def5678 browser:"Mobile Safari" other')).toEqual(['Other']);
+    expect(await list('release:def5678 plan:free')).toEqual(['Facet']);
+    expect(await list('browser:Firefox')).toEqual([]);
+    expect(await list('"facet"')).toEqual(['Facet']);
+    for (const bad of ['browser:', 'a:1 b:2 c:3 d:4 e:5 f:6', `url:${'x'.repeat(201)}`]) {
+      const r = await get(`/v1/projects/${p.slug}/errors?query=${encodeURIComponent(bad)}`);
+      expect(r.statusCode, bad).toBe(400);
+      expect(r.json()).toMatchObject({ error: 'invalid_request' });
+    }
+  });
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ENVIRONMENTS } from '../error-event.ts';
+import { ERROR_LEVELS } from '../error-context.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
 import { LIMITS } from '../limits.ts';
 import { UNRESOLVED_REASONS } from '../symbolicated-frame.ts';
@@ -71,11 +72,39 @@ export const SymbolicatedFrameSchema = z.object({
 });
 export type SymbolicatedFrame = z.infer<typeof SymbolicatedFrameSchema>;
 
+/** The context an occurrence was sent with (issue 40, schemas/error-context.ts), scrubbed. */
+const ContextTableSchema = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]));
+export const BreadcrumbSchema = z.object({
+  timestamp: z.number().describe('epoch ms'),
+  type: z.string().optional(),
+  category: z.string().optional().describe('ui.click, navigation, fetch, xhr, console, http, ...'),
+  level: z.enum(ERROR_LEVELS).optional(),
+  message: z.string().optional(),
+  data: ContextTableSchema.optional(),
+});
+export const EventContextSchema = z.object({
+  breadcrumbs: z.array(BreadcrumbSchema).optional().describe("oldest first, the newest 100; on a batch's newest sample only"),
+  level: z.enum(ERROR_LEVELS).optional(),
+  tags: z.record(z.string(), z.string()).optional().describe("the event's own tags"),
+  contexts: z
+    .record(z.string(), ContextTableSchema)
+    .optional()
+    .describe("browser, os, device, runtime, app, ...: the SDK's, with browser/os/device from the User-Agent where it sent none"),
+  request: z.object({ url: z.string().optional(), method: z.string().optional(), headers: z.record(z.string(), z.string()).optional() }).optional(),
+  user: z.object({ id: z.string().optional(), email: z.string().optional(), ipAddress: z.string().optional(), username: z.string().optional() }).optional(),
+  release: z.string().optional(),
+  dist: z.string().optional(),
+  serverName: z.string().optional(),
+  sdk: z.object({ name: z.string(), version: z.string().optional() }).optional(),
+  clientEnvironment: z.string().optional().describe("the SDK's own environment name; the issue's environment is the server's (§7.4)"),
+});
+
 /** A kept occurrence: its text fields under their own names, plus the symbolicated frames when there are any. */
 export const IssueSampleSchema = z.looseObject({
   stack: z.string().optional().describe('the original stack when a map resolved at least one frame, else as sent'),
   minifiedStack: z.string().optional().describe('the stack as the client sent it, present when at least one frame was resolved'),
   frames: z.array(SymbolicatedFrameSchema).optional().describe('every frame, minified and original (absent on events stored before issue 37)'),
+  context: EventContextSchema.optional().describe('breadcrumbs, level, tags, contexts, request, user, release, SDK (issue 40); absent when none was sent'),
 });
 export type IssueSample = z.infer<typeof IssueSampleSchema>;
 
@@ -93,15 +122,77 @@ export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });
 export type IssueAnswer = z.infer<typeof IssueAnswer>;
 
+/** How many `key:value` terms an issue search may hold. */
+export const ISSUE_QUERY_TAGS = 5;
+
 export const IssueListQuery = z.object({
   status: IssueStatusSchema.default('unresolved'),
   environment: z.enum(ENVIRONMENTS).optional(),
   limit: z.coerce.number().int().min(1).max(100).default(25),
   cursor: z.string().max(512).optional(),
   sort: z.enum(['count', 'lastSeen']).default('count').describe('count: most occurrences first; lastSeen: most recently seen first'),
-  query: z.string().max(200).optional().describe('search: case-insensitive text in the name, message or culprit, or an exact groupId'),
+  query: z
+    .string()
+    .max(200)
+    .optional()
+    .superRefine((q, ctx) => {
+      const parsed = parseIssueQuery(q ?? '');
+      if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.message });
+    })
+    .describe(
+      `search: \`key:value\` terms filter by tag (browser, os, device, release, environment, url, level, runtime or the event's own tags; at most ${ISSUE_QUERY_TAGS} terms, \`key:"a value"\` for spaces); the other words are case-insensitive text in the name, message or culprit, or an exact groupId. A query wholly in double quotes is text only.`,
+    ),
 });
 export type IssueListQuery = z.infer<typeof IssueListQuery>;
+
+export interface IssueQuery {
+  text: string;
+  tags: Array<{ key: string; value: string }>;
+}
+const TAG_TERM = /^([a-zA-Z0-9_.-]{1,32}):(.*)$/s;
+const TOKEN = /([a-zA-Z0-9_.-]{1,32}):"([^"]*)"|\S+/g;
+
+/**
+ * An issue search (issue 40): `browser:Chrome release:abc123 checkout` is two tag filters and the text `checkout`.
+ * A term whose key is a tag key and whose value is empty, or more than ISSUE_QUERY_TAGS terms, or a value over 200
+ * characters, is refused, not read as text.
+ */
+export function parseIssueQuery(q: string): ({ ok: true } & IssueQuery) | { ok: false; message: string } {
+  const trimmed = q.trim();
+  if (trimmed.length >= 2 && trimmed.startsWith('"') && trimmed.endsWith('"')) return { ok: true, text: trimmed.slice(1, -1).trim(), tags: [] };
+  const tags: IssueQuery['tags'] = [];
+  const words: string[] = [];
+  for (const m of trimmed.matchAll(TOKEN)) {
+    const [key, value] = m[1] !== undefined ? [m[1], m[2]!] : (TAG_TERM.exec(m[0])?.slice(1) ?? []);
+    if (key === undefined || value === undefined) {
+      words.push(m[0]);
+      continue;
+    }
+    if (value === '') return { ok: false, message: `tag filter ${key}: has no value (quote a text search that holds a colon: "...")` };
+    if (value.length > 200) return { ok: false, message: `tag filter ${key}: value is over 200 characters` };
+    tags.push({ key, value });
+    if (tags.length > ISSUE_QUERY_TAGS) return { ok: false, message: `at most ${ISSUE_QUERY_TAGS} tag filters` };
+  }
+  return { ok: true, text: words.join(' '), tags };
+}
+
+/** The top values of each tag over an issue's occurrences (issue 40). */
+export const IssueTagsQuery = z.object({
+  values: z.coerce.number().int().min(1).max(10).default(5).describe('top values per tag'),
+});
+export const IssueTagsAnswer = z.object({
+  total: z.number().int().describe("the issue's occurrences kept in the analytical store"),
+  tags: z
+    .array(
+      z.object({
+        key: z.string(),
+        count: z.number().int().describe('occurrences that have this tag'),
+        values: z.array(z.object({ value: z.string(), count: z.number().int(), share: z.number().describe('count / total, 0 to 1') })),
+      }),
+    )
+    .describe('browser, os, device, release, environment, url, level, runtime first (those present), then the 20 custom tags on most occurrences'),
+});
+export type IssueTagsAnswer = z.infer<typeof IssueTagsAnswer>;
 export const IssuePage = pageOf(IssueSummarySchema);
 export type IssuePage = z.infer<typeof IssuePage>;
 
@@ -198,6 +289,15 @@ export const errorRoutes = routeShapes({
     summary: 'One issue with stack, recent samples, suggestion and per-environment counts',
     params: GroupParams,
     response: { 200: IssueAnswer, ...errors },
+  },
+  getIssueTags: {
+    tags,
+    summary: "Tag facets of an issue: each tag's top values with counts and shares over the issue's occurrences",
+    description:
+      "Derived tags (browser, os, device, release: the SDK release else the deploy, environment: the server's, url, level, runtime) and the events' own tags, as the issue list filters by them (`query=browser:Chrome`).",
+    params: GroupParams,
+    querystring: IssueTagsQuery,
+    response: { 200: IssueTagsAnswer, ...errors },
   },
   resolveIssue: { tags, summary: 'Resolve an unresolved issue', params: GroupParams, response: { 200: IssueAnswer, ...errorAnswers(409), ...errors } },
   ignoreIssue: {
