@@ -8,11 +8,12 @@ import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 import { immediateReply, send, sendError, type Headers } from './http/uws-reply.ts';
 
 /**
- * Public widget assets (§4.2 `/v1/w/*`): the browser client cx.js (sdk/browser/cx.ts), bundled and minified once when
- * the edge starts (esbuild, in memory) and served from memory:
- * - `/v1/w/cx.<hash>.js`: this build, forever (`immutable`): the URL to put in pages;
- * - `/v1/w/cx.js`: the current build, revalidated after 5 minutes (ETag / 304);
- * - `/v1/w/manifest.json`: which versioned URL is current.
+ * Public widget assets (§4.2 `/v1/w/*`): the browser client cx.js (sdk/browser/cx.ts) and its sessions add-on
+ * cx-sessions.js (sdk/browser/cx-sessions.ts, issue 40), each bundled and minified once when the edge starts (esbuild,
+ * in memory) and served from memory:
+ * - `/v1/w/cx.<hash>.js` (`cx-sessions.<hash>.js`): this build, forever (`immutable`): the URL to put in pages;
+ * - `/v1/w/cx.js` (`cx-sessions.js`): the current build, revalidated after 5 minutes (ETag / 304);
+ * - `/v1/w/manifest.json`: which versioned URL is current for each.
  * gzip when the client takes it. Scripts are public, so any origin may load them.
  */
 export interface WidgetAsset {
@@ -25,6 +26,7 @@ export interface WidgetAsset {
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const CX_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx.ts');
+export const CX_SESSIONS_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx-sessions.ts');
 export const WIDGET_PREFIX = EDGE_SUPPORT_PATHS.widgetPrefix;
 
 /** The minified bundle of a browser entry point (also what the size test reads). */
@@ -42,10 +44,14 @@ export async function bundleBrowserScript(entry: string): Promise<Buffer> {
   return Buffer.from(out.outputFiles[0]!.contents);
 }
 
-export async function buildWidgetAssets(): Promise<WidgetAsset[]> {
-  const body = await bundleBrowserScript(CX_SOURCE);
+async function widgetAsset(stem: string, entry: string): Promise<WidgetAsset> {
+  const body = await bundleBrowserScript(entry);
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  return [{ name: 'cx.js', versionedName: `cx.${hash}.js`, etag: `"${hash}"`, body, gzip: gzipSync(body, { level: 9 }) }];
+  return { name: `${stem}.js`, versionedName: `${stem}.${hash}.js`, etag: `"${hash}"`, body, gzip: gzipSync(body, { level: 9 }) };
+}
+
+export async function buildWidgetAssets(): Promise<WidgetAsset[]> {
+  return Promise.all([widgetAsset('cx', CX_SOURCE), widgetAsset('cx-sessions', CX_SESSIONS_SOURCE)]);
 }
 
 const IMMUTABLE = 'public, max-age=31536000, immutable';
