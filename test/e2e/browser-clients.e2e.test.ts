@@ -177,6 +177,14 @@ beforeAll(async () => {
       if (location.search.indexOf('crash') >= 0) setTimeout(function () { throw new Error('the session crashes'); }, 0);
     </script>`,
   );
+  // Sessions with the served cx.js (issue 40): its add-on cx-sessions.js after it; ?crash throws unhandled, ?byhand reports.
+  await writeFile(
+    path.join(artifact, 'cx-sessions.html'),
+    `<!doctype html><title>cx.js sessions</title><script src="${base}/v1/w/cx.js"></script><script src="${base}/v1/w/cx-sessions.js"></script><script>
+      if (location.search.indexOf('crash') >= 0) setTimeout(function () { throw new Error('the cx.js session crashes'); }, 0);
+      if (location.search.indexOf('byhand') >= 0) window.cx.errors.captureMessage('the cx.js session errs by hand');
+    </script>`,
+  );
   await addLiveSite(running.platform, project.projectId, artifact);
   site = `http://${project.slug}.localhost:${running.port}`;
   // The edge's settings cache holds the new key.
@@ -305,6 +313,60 @@ describe('cx.js breadcrumbs and @cx/browser sessions in Chromium (issue 40)', ()
     expect(totals).toMatchObject({ sessions: 2, crashed: 1, crashFreeSessions: 0.5, users: 2 });
     await crashing.context().close();
     await clean.context().close();
+  });
+});
+
+describe('cx.js with its sessions add-on cx-sessions.js in Chromium (issue 40)', () => {
+  it('sends one session per page load (crashed at a throw, errored by hand), with the visitor id, counted for the deploy', async () => {
+    type Totals = { sessions: number; crashed: number; errored: number; users: number };
+    const totals = async (): Promise<Totals> => {
+      const health = await api<{ deploys: Array<{ totals: Totals }> }>('/release-health');
+      const sum = { sessions: 0, crashed: 0, errored: 0, users: 0 };
+      for (const d of health.deploys) for (const k of Object.keys(sum) as Array<keyof Totals>) sum[k] += d.totals[k];
+      return sum;
+    };
+    const before = await totals();
+    const sessionPosts = (tab: Page) => {
+      const bodies: Array<{ init: boolean; status: string; errors: number; did?: string }> = [];
+      tab.on('request', (r) => {
+        if (r.url().endsWith('/service/v1/sessions/i')) bodies.push(...(JSON.parse(r.postData()!).sessions as typeof bodies));
+      });
+      return bodies;
+    };
+    const crashing = await newPage();
+    const crashed = sessionPosts(crashing);
+    await crashing.goto(`${site}/cx-sessions.html?crash`);
+    await until('the crashed update', async () => (crashed.some((u) => u.status === 'crashed') ? true : undefined));
+    const visitor = await crashing.evaluate(() => localStorage.getItem('cx_id'));
+    await crashing.goto(`${site}/next.html`);
+    const byHand = await newPage();
+    const errored = sessionPosts(byHand);
+    await byHand.goto(`${site}/cx-sessions.html?byhand`);
+    await until('the errored update', async () => (errored.some((u) => u.status === 'errored') ? true : undefined));
+    await byHand.goto(`${site}/next.html`);
+    expect(crashed.slice(0, 2).map((u) => [u.init, u.status, u.errors])).toEqual([
+      [true, 'ok', 0],
+      [false, 'crashed', 1],
+    ]);
+    expect(visitor).toMatch(/^cx_/);
+    expect(crashed[0]!.did).toBe(visitor);
+    expect(errored.slice(0, 2).map((u) => [u.init, u.status, u.errors])).toEqual([
+      [true, 'ok', 0],
+      [false, 'errored', 1],
+    ]);
+
+    const after = await until('both sessions counted', async () => {
+      const t = await totals();
+      return t.sessions >= before.sessions + 2 && t.crashed >= before.crashed + 1 && t.errored >= before.errored + 1 ? t : undefined;
+    });
+    expect(after).toEqual({ sessions: before.sessions + 2, crashed: before.crashed + 1, errored: before.errored + 1, users: before.users + 2 });
+    // cx.js itself still delivered the errors.
+    await until('the errors', async () => {
+      const messages = (await issues()).map((i) => i.message);
+      return messages.includes('the cx.js session crashes') && messages.includes('the cx.js session errs by hand') ? true : undefined;
+    });
+    await crashing.context().close();
+    await byHand.context().close();
   });
 });
 
