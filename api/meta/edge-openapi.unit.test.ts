@@ -29,6 +29,7 @@ const STEPS: Record<EdgeRouteName, string[]> = {
   flags: FLAGS,
   siteFlags: [...FLAGS, 'site-key'],
   widget: [],
+  widgetSessions: [],
   posthogBatch: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
   posthogEvents: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],
   posthogEventsV0: [...BATCH, 'analytics-route', ...POSTHOG_CAPTURE],

@@ -250,6 +250,15 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
     refusals: [],
   },
+  {
+    name: 'widgetSessions',
+    method: 'get',
+    summary:
+      "cx.js's sessions add-on (issue 40): loaded after cx.js, one session per page load for release health (also at the versioned URL manifest.json names)",
+    ingestKey: false,
+    answers: { 200: { description: 'JavaScript' }, 304: { description: 'not modified' } },
+    refusals: [],
+  },
   { name: 'posthogBatch', ...posthogCapture, summary: `posthog-node's batch endpoint${POSTHOG_CAPTURE_NOTE}` },
   { name: 'posthogEvents', ...posthogCapture, summary: `posthog-js's capture endpoint${POSTHOG_CAPTURE_NOTE}` },
   { name: 'posthogEventsV0', ...posthogCapture, summary: `posthog-js's capture endpoint (newer)${POSTHOG_CAPTURE_NOTE}` },

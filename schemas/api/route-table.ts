@@ -181,6 +181,8 @@ export const EDGE_PATHS = {
   /** Sentry's HTTP cron check-ins (issue 40): `?status=in_progress|ok|error`, GET or POST (ingest/sentry/sentry-cron-route.ts). */
   sentryCron: '/api/:projectId/cron/:monitorSlug/:sentryKey/',
   widget: '/v1/w/cx.js',
+  /** cx.js's sessions add-on (issue 40): loaded after cx.js, one session per page load (sdk/browser/cx-sessions.ts). */
+  widgetSessions: '/v1/w/cx-sessions.js',
   /** PostHog's SDKs unchanged (ingest/posthog/): capture, flags, and posthog-js's remote config. */
   posthogBatch: '/batch/',
   posthogEvents: '/e/',
