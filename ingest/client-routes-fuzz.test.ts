@@ -181,7 +181,7 @@ describe("the clients' public routes under random input", () => {
           Buffer.from(`data=${encodeURIComponent(text(20))}`),
           raw,
         ]);
-      } else url = pick(['/v1/w/cx.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
+      } else url = pick(['/v1/w/cx.js', '/v1/w/cx-sessions.js', '/v1/w/manifest.json', `/v1/w/${encodeURIComponent(text(10))}`, '/v1/w/', '/v1/w/cx.0000.js']);
       const res = await request(method, url, headers, method === 'GET' || method === 'HEAD' || method === 'OPTIONS' || method === 'DELETE' ? undefined : raw);
       seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
       expect(res.status, `${method} ${url} ${JSON.stringify(headers)} -> ${res.body}`).toBeLessThan(500);
