@@ -24,6 +24,8 @@ import { siteKeyOfHost } from './site-key.ts';
 import type { KeyUsage } from './key-usage.ts';
 import type { RejectedEvent } from '../schemas/api/edge.ts';
 import { DISK_FULL_MESSAGE, isDiskFullError } from '../platform/data-dir/disk-space.ts';
+import { LIMITS } from '../schemas/limits.ts';
+import { edgeBusy, reservations, type BodyBudget } from './http/body-budget.ts';
 
 /**
  * One public batch route of the edge (errors, analytics, the Sentry envelope and store routes, and their site-host forms;
@@ -67,6 +69,8 @@ export interface ItemsContext extends ParseContext {
   cap(): Refusal | undefined;
   /** The platform's limiter (RateLimiter.hitAll); it may throw when unavailable. */
   hitAll(hits: readonly RateHit[]): Promise<RateDecision[]>;
+  /** Reserves bytes of the edge's large-body budget until the request is answered (ingest/http/body-budget.ts); false when they do not fit. */
+  reserve(bytes: number): boolean;
 }
 
 export interface ItemsTaken {
@@ -169,6 +173,8 @@ export interface EdgeContext {
   keyUsage?: KeyUsage;
   /** Told every answer of a route (the latency histogram of /metrics). */
   observe?: AnswerObserver;
+  /** Bytes of large bodies held at once by the routes of items (ingest/http/body-budget.ts). */
+  bodyBudget: BodyBudget;
 }
 
 const DEFAULT_CORS_ALLOW_HEADERS = 'content-type, authorization, x-service-analytics-key';
@@ -281,9 +287,13 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     const cors = corsOf(h.origin);
     const admitted = admitBatch(h, itemRules);
     if (!('ok' in admitted)) return refuse(res, st, admitted, cors);
+    // A large body (or one of unknown length, which may grow to the limit) is held within the edge's budget.
+    const held = reservations(edge.bodyBudget);
+    const size = h.contentLength === '' ? format.maxBodyBytes : admitted.declaredLength;
+    if (size > LIMITS.largeBodies.freeBytes && !held.take(size)) return refuse(res, st, edgeBusy(), cors);
     const ip = callerIp(res, req, true);
     const body = readBody(res, st, format.maxBodyBytes, () => refuse(res, st, tooLarge, cors), admitted.declaredLength);
-    guarded(res, st, cors, takeItems(res, st, body, admitted, h, ip, cors));
+    guarded(res, st, cors, takeItems(res, st, body, admitted, h, ip, cors, held.take).finally(held.release));
   }
 
   async function takeItems(
@@ -294,6 +304,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
     h: BatchRequestHeaders,
     ip: string,
     cors: Headers,
+    reserve: (bytes: number) => boolean,
   ): Promise<void> {
     const read = await bodyP;
     if (read === null || st.done || st.aborted) return;
@@ -309,6 +320,7 @@ export function registerBatchRoute(edge: EdgeContext, route: BatchRoute): void {
       ip,
       cap: () => feed.cap(project, { present: h.origin !== '', host: admitted.originHost }),
       hitAll: (hits) => limiter.hitAll(hits),
+      reserve,
     });
     if (st.done || st.aborted) return;
     if ('reason' in taken) return refuse(res, st, taken, cors);

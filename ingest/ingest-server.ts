@@ -1,3 +1,5 @@
+import { createBodyBudget } from './http/body-budget.ts';
+import { LIMITS } from '../schemas/limits.ts';
 import uWS from 'uWebSockets.js';
 import type { Platform } from '../platform/platform.ts';
 import * as errorEvents from '../schemas/bus/error-events.ts';
@@ -49,6 +51,8 @@ export interface IngestServerOptions {
   publishMode?: 'coalesced' | 'per-request';
   /** `/livez`, `/readyz`, `/metrics` on this port, and the counts and answer times /metrics shows (platform/ops/). */
   ops?: Ops;
+  /** Bytes of large bodies held at once (default LIMITS.largeBodies.totalBytes; http/body-budget.ts). */
+  largeBodiesBytes?: number;
 }
 
 export interface IngestServer {
@@ -82,7 +86,8 @@ export async function startIngestServer(
   const sites = siteServerOf(platform);
   const keyUsage = startKeyUsage(platform);
   const observe = opts.ops && ((route: string, status: number, seconds: number) => opts.ops!.metrics.observeIngestAnswer(route, status, seconds));
-  const edge = { app, platform, cache, counters, log, sites, keyUsage, observe };
+  const bodyBudget = createBodyBudget(opts.largeBodiesBytes ?? LIMITS.largeBodies.totalBytes);
+  const edge = { app, platform, cache, counters, log, sites, keyUsage, observe, bodyBudget };
 
   const errors = errorsRoute({ now: () => clock.now(), publish: (m) => publisher.publish(m) });
   const analyticsPublisher = createCoalescingPublisher(bus, analyticsEvents.TOPIC);
@@ -153,6 +158,7 @@ export async function startIngestServer(
       ...prefixed('analytics', analyticsCounters.counts),
       ...prefixed('flags', flagsCounters.counts),
       ...prefixed('posthog', posthogCounters.counts),
+      large_bodies_held_bytes: bodyBudget.used,
     }),
   };
 }

@@ -34,6 +34,8 @@ export const REFUSALS = {
   paused: { status: 204 },
   bus_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
   limiter_unavailable: { code: 'unavailable', retryAfterSec: UNAVAILABLE_RETRY_AFTER_SEC },
+  /** The edge holds as many bytes of large bodies as it may (ingest/http/body-budget.ts): retry in a moment. */
+  edge_busy: { code: 'unavailable', retryAfterSec: 2 },
   /** DATA_DIR's disk is low (platform/data-dir/disk-space.ts), or the bus's log could not be written for want of space. */
   disk_full: { code: 'unavailable', retryAfterSec: DISK_FULL_RETRY_AFTER_SEC },
   /** Our bug: a step threw. Answered 500 (no internals), counted, and the edge keeps serving. */

@@ -44,6 +44,11 @@ export const LIMITS = {
    * by item type): an item past it is dropped and counted (`oversize_<type>`), the rest of the envelope is kept.
    * Attachments are never kept. Each event is cut to §9's field sizes.
    */
+  /**
+   * Large request bodies held by the edge at once (ingest/http/body-budget.ts): a body past `freeBytes` reserves its
+   * size, an inflation off the event loop its limit; past `totalBytes` the request is refused 503 `edge_busy`.
+   */
+  largeBodies: { freeBytes: 1024 * 1024, totalBytes: 256 * 1024 * 1024 },
   sentryIngest: {
     maxBodyBytes: 20 * 1024 * 1024,
     maxDecompressedBytes: 20 * 1024 * 1024,

@@ -19,7 +19,7 @@ const POSTHOG_CAPTURE = ['posthog/posthog-capture', 'posthog/posthog-body'];
 const STEPS: Record<EdgeRouteName, string[]> = {
   errors: [...BATCH, 'errors-route'],
   siteErrors: [...BATCH, 'errors-route', 'site-key'],
-  sentryEnvelope: [...BATCH, 'errors-route', 'sentry/sentry-routes', 'sentry/envelope-take', 'sentry/sentry-body', 'sentry/sentry-batch'],
+  sentryEnvelope: [...BATCH, 'errors-route', 'sentry/sentry-routes', 'sentry/envelope-take', 'sentry/sentry-body', 'sentry/sentry-batch', 'http/body-budget'],
   sentryStore: [...BATCH, 'errors-route', 'sentry/sentry-routes', 'sentry/sentry-body', 'sentry/sentry-batch'],
   sessions: [...BATCH, 'sessions-route'],
   siteSessions: [...BATCH, 'sessions-route', 'site-key'],

@@ -39,7 +39,7 @@ export function envelopeItems(deps: { errors: BatchFeed; publishItems(m: { key: 
   return {
     async take(read, ctx) {
       // 1. inflate
-      const body = await decompress(read.body, ctx.contentEncoding, S.maxDecompressedBytes);
+      const body = await decompress(read.body, ctx.contentEncoding, S.maxDecompressedBytes, ctx.reserve);
       if (!Buffer.isBuffer(body)) return body;
 
       // 2. parse

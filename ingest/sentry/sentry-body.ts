@@ -1,6 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, brotliDecompressSync, gunzip, gunzipSync, inflate, inflateSync, type ZlibOptions } from 'node:zlib';
 import { LIMITS } from '../../schemas/limits.ts';
+import { edgeBusy } from '../http/body-budget.ts';
 import { refusal, type Refusal } from '../refusals.ts';
 
 /**
@@ -42,7 +43,11 @@ export function decompressSync(body: Buffer, encoding: string, max: number): Buf
   }
 }
 
-export async function decompress(body: Buffer, encoding: string, max: number): Promise<Buffer | Refusal> {
+/**
+ * `reserve`: the edge's large-body budget (ingest/http/body-budget.ts), asked for `max` bytes before an inflation off
+ * the loop (one inline is held to syncInflateBytes); when they do not fit, the body is refused `edge_busy`.
+ */
+export async function decompress(body: Buffer, encoding: string, max: number, reserve?: (bytes: number) => boolean): Promise<Buffer | Refusal> {
   const codec = codecOf(encoding);
   if (codec === 'identity' || 'reason' in codec) return codec === 'identity' ? body : codec;
   const inline = Math.min(max, S.syncInflateBytes);
@@ -54,6 +59,7 @@ export async function decompress(body: Buffer, encoding: string, max: number): P
       if (inline === max || !tooLarge(err)) return failed(err, encoding, max);
     }
   }
+  if (reserve && !reserve(max)) return edgeBusy();
   try {
     return await codec.async(body, { maxOutputLength: max });
   } catch (err) {

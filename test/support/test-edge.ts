@@ -31,7 +31,7 @@ export interface TestEdge {
 }
 
 /** `sites`: the edge answers site hosts too, as in the single process (anything else: a 404 in place of the API). */
-export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean } = {}): Promise<TestEdge> {
+export async function startTestEdge(env: Record<string, string> = {}, opts: { sites?: boolean; largeBodiesBytes?: number } = {}): Promise<TestEdge> {
   const bus = createRecordingBus();
   const limiter = createCountingLimiter();
   const platform = await createTestPlatform({
@@ -45,7 +45,7 @@ export async function startTestEdge(env: Record<string, string> = {}, opts: { si
         body: Buffer.from('{"error":"not_found","message":"the API is not part of this test"}'),
       })
     : undefined;
-  const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward });
+  const server = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward, largeBodiesBytes: opts.largeBodiesBytes });
   const base = `http://127.0.0.1:${server.port}`;
   const loads = async () => (await (await fetch(`${base}/v1/errors/i/health`)).json()).settingsLoads as number;
   return {
