@@ -19,8 +19,8 @@ import { feedbackOfUserReport } from './items/user-report.ts';
  *   monitors   check_in                            monitor                      cron check-ins (their own limit)
  *   feedback   feedback, user_report               feedback, default            user feedback (their own limit)
  *   (counted)  client_report                       internal                     what the SDK dropped, counted; never limited
- *   (dropped)  attachment                          attachment                   never kept, counted
- *   (unkept)   transaction, span, replay_*, ...    UNKEPT_CATEGORIES            dropped; the SDK is told to stop sending them
+ *   (unkept)   transaction, span, replay_*, ...,   UNKEPT_CATEGORIES            dropped, counted; the SDK is told to stop sending them
+ *              attachment                                                       (an attachment: the event beside it is kept)
  * Each item is held to its own size (LIMITS.sentryIngest.itemBytes): past it, or malformed, it is dropped and
  * counted (`oversize_<type>`, `invalid_<type>`); the rest of the envelope is kept.
  */
@@ -57,6 +57,8 @@ export const UNKEPT_TYPES = [
   'trace_metric',
   'statsd',
   'metric_bucket',
+  // Never stored: an SDK told so sends its events without their attachments (up to 20 MB each) from then on.
+  'attachment',
 ] as const;
 export const UNKEPT_CATEGORIES = [...new Set(UNKEPT_TYPES.map(dataCategoryOf))];
 

@@ -159,7 +159,7 @@ describe("Sentry's envelopes: what is never kept, and per-item sizes", () => {
     const res = await post(p, envelope(...types.map((type) => [line({ type }), line({ x: 1 })])));
     expect(res).toMatchObject({ status: 200, limits: UNKEPT_HEADER });
     expect(UNKEPT_HEADER).toBe(
-      `${LIMITS.sentryIngest.unkeptRetryAfterSec}:transaction;span;replay;replay_video;profile;log_item;otel_log;trace_metric;statsd;metric_bucket:organization:not_kept`,
+      `${LIMITS.sentryIngest.unkeptRetryAfterSec}:transaction;span;replay;replay_video;profile;log_item;otel_log;trace_metric;statsd;metric_bucket;attachment:organization:not_kept`,
     );
     expect(errorHits()).toBe(before);
     // On refusals too: a fresh SDK learns from any first answer.

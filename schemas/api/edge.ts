@@ -217,7 +217,7 @@ export const EDGE_ROUTES: readonly EdgeRoute[] = [
     ...sentry,
     refusals: [...sentry.refusals, 'edge_busy'],
     summary:
-      "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br, up to 20 MB; each item held to its own size. Event items become error events (the errors cap and rate limits); session, sessions, check_in, feedback and user_report items are kept, each kind limited on its own; client reports are counted; attachments and the types never kept (transactions, spans, replays, profiles, logs, metrics) are dropped. X-Sentry-Rate-Limits names the limited kinds' categories, and a day's limit on the never-kept ones, on every answer; 429 only when every kind the envelope held was limited. Large bodies held at once are bounded: past that, 503 edge_busy with a Retry-After",
+      "Sentry SDKs' envelope endpoint: the key from X-Sentry-Auth or ?sentry_key= (an ingest key's DSN); gzip, deflate or br, up to 20 MB; each item held to its own size. Event items become error events (the errors cap and rate limits); session, sessions, check_in, feedback and user_report items are kept, each kind limited on its own; client reports are counted; the types never kept (attachments, transactions, spans, replays, profiles, logs, metrics) are dropped. X-Sentry-Rate-Limits names the limited kinds' categories, and a day's limit on the never-kept ones, on every answer; 429 only when every kind the envelope held was limited. Large bodies held at once are bounded: past that, 503 edge_busy with a Retry-After",
   },
   {
     name: 'sentryStore',
