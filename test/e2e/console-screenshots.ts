@@ -75,7 +75,9 @@ async function main() {
       slug: SLUG,
       environmentHosts: { production: ['shop.example.com'], preview: ['*.preview.shop.example.com'] },
     });
-    const ingestKey = (await call('POST', `/projects/${SLUG}/keys`, { kind: 'ingest', name: 'web app' })).key.token as string;
+    const ingestCreated = (await call('POST', `/projects/${SLUG}/keys`, { kind: 'ingest', name: 'web app' })).key;
+    const ingestKey = ingestCreated.token as string;
+    const dsn = new URL(ingestCreated.dsn as string);
     await call('POST', `/projects/${SLUG}/keys`, { kind: 'live', name: 'CI reader', scopes: ['errors:read', 'deploys:read'] });
 
     const PROD_ORIGIN = 'https://shop.example.com';
@@ -162,6 +164,39 @@ async function main() {
       await new Promise((r) => setTimeout(r, 200));
     }
     await receiver.waitFor(3).catch(() => undefined);
+
+    // Release health of the live deploy (issue 40): 24 hours of page-load sessions, a few of them crashed.
+    const hourMs = 3_600_000;
+    const sessions = Array.from({ length: 400 }, (_, i) => {
+      const started = Date.now() - Math.floor((((i * 7919) % 1000) / 1000) * 23 * hourMs) - 60_000;
+      const crashed = ((i * 7919) % 1000) % 23 === 5;
+      return {
+        sid: `s-${i}`,
+        did: `user-${(i * 13) % 97}`,
+        init: true,
+        status: crashed ? 'crashed' : 'exited',
+        errors: crashed ? 1 : 0,
+        started,
+        timestamp: started + 30_000,
+        release: deployId,
+      };
+    });
+    for (let i = 0; i < sessions.length; i += 100) {
+      await fetch(`${base}/v1/sessions/i`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ingestKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ sessions: sessions.slice(i, i + 100) }),
+      });
+    }
+    // A cron job that checks in by Sentry's HTTP form, and one whose run failed.
+    const cron = (slug: string, status: string, config?: unknown) =>
+      fetch(`${base}/api${dsn.pathname}/cron/${slug}/${dsn.username}/?status=${status}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(config ? { status, monitor_config: config } : { status }),
+      });
+    await cron('nightly-backup', 'ok', { schedule: { type: 'crontab', value: '0 3 * * *' }, checkin_margin: 5, max_runtime: 30 });
+    await cron('invoice-sync', 'error', { schedule: { type: 'interval', value: 15, unit: 'minute' } });
 
     // Analytics over the last week (client times are trusted back to 7 days), and two flags.
     const names = ['page_view', 'page_view', 'page_view', 'add_to_cart', 'checkout_started', 'signup'];
