@@ -62,9 +62,20 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
       app.route({
         ...declared(id),
         config: write,
-        handler: async (request) => ({ issue: await errorsRepository.transitionIssue(db, projectOf(request).id, request.params.groupId, action) }),
+        handler: async (request) => {
+          const projectId = projectOf(request).id;
+          // Resolve in next deploy (issue 41): `{ "inNextDeploy": true }` on the resolve route.
+          const body = request.body as { inNextDeploy?: boolean } | undefined;
+          if (action === 'resolve' && body?.inNextDeploy) return { issue: await errorsRepository.resolveInNextDeploy(db, projectId, request.params.groupId) };
+          return { issue: await errorsRepository.transitionIssue(db, projectId, request.params.groupId, action) };
+        },
       });
     }
+    app.route({
+      ...declared('listDeployIssues'),
+      config: read,
+      handler: async (request) => errorsRepository.deployIssues(db, projectOf(request).id, request.params.deployId),
+    });
     app.route({
       ...declared('bulkIssues'),
       config: write,

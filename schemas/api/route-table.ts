@@ -51,6 +51,8 @@ export const ROUTES = {
   updateErrorSettings: { method: 'PATCH', path: '/v1/projects/:slug/errors/settings' },
   getIssue: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId' },
   getIssueTags: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId/tags' },
+  /** A deploy's issues: introduced and regressed in it (issue 41). */
+  listDeployIssues: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/issues' },
   resolveIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/resolve' },
   ignoreIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/ignore' },
   reopenIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/reopen' },

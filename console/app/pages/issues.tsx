@@ -18,6 +18,7 @@ export const ACTIONS_FOR: Record<IssueStatus, Array<'resolve' | 'ignore' | 'reop
   unresolved: ['resolve', 'ignore'],
   resolved: ['reopen'],
   ignored: ['reopen'],
+  resolving: ['reopen'],
 };
 export const ACTION_LABEL = { resolve: 'Resolve', ignore: 'Ignore', reopen: 'Reopen' } as const;
 /** The route each action calls for one issue. */
