@@ -97,8 +97,9 @@ describe('issue deploys', () => {
     const marked = await post(`/v1/projects/${p.slug}/errors/${first.groupId}/resolve`, { inNextDeploy: true });
     expect(marked.statusCode).toBe(200);
     expect(marked.json().issue).toMatchObject({ status: 'resolving', resolveInNextDeploy: { markedAt: { id: old.id }, resolvedBy: null } });
-    // Still open, and the old deploy's events keep it so.
+    // Still open, and the old deploy's events keep it so, as do events that name no deploy.
     await errorIn(p.id, old.id);
+    await publish(batch(p.id, [event({ name: 'DeployBug' })], { originHost: null }));
     let issue = await onlyIssue(p.slug, 'resolving');
     expect(issue).toMatchObject({ status: 'resolving', regressionCount: 0 });
 
