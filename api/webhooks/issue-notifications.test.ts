@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { batch, event } from '../../processor/errors/error-pipeline.test-scenarios.ts';
 import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
@@ -9,6 +8,7 @@ import { verifyWebhook } from '../../sdk/node/webhook-verifier.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { DiscordMessage, SlackMessage } from '../../processor/webhooks/chat-formats.test-shapes.ts';
 import { processed } from '../../test/support/platform.ts';
 
 /**
@@ -16,57 +16,6 @@ import { processed } from '../../test/support/platform.ts';
  * from the resolve route, through the webhook fan-out, signed (standard endpoints) or as Slack and Discord messages,
  * each checked against the service's documented shape.
  */
-
-/** Slack incoming webhook message (Block Kit): top-level text up to 40,000 characters; section text up to 3,000. */
-const SlackText = z.object({ type: z.enum(['mrkdwn', 'plain_text']), text: z.string().min(1).max(3000) });
-const SlackMessage = z
-  .object({
-    text: z.string().min(1).max(40_000),
-    blocks: z
-      .array(
-        z.discriminatedUnion('type', [
-          z
-            .object({
-              type: z.literal('section'),
-              text: SlackText.optional(),
-              fields: z
-                .array(SlackText.extend({ text: z.string().max(2000) }))
-                .max(10)
-                .optional(),
-            })
-            .strict(),
-          z.object({ type: z.literal('context'), elements: z.array(SlackText).min(1).max(10) }).strict(),
-          z.object({ type: z.literal('actions'), elements: z.array(z.record(z.string(), z.unknown())).max(25) }),
-        ]),
-      )
-      .min(1)
-      .max(50),
-  })
-  .strict();
-
-/** Discord Execute Webhook: content up to 2,000; an embed's title 256, description 4,096, 25 fields (256 / 1,024), 6,000 in all. */
-const DiscordMessage = z
-  .object({
-    content: z.string().max(2000),
-    embeds: z
-      .array(
-        z
-          .object({
-            title: z.string().max(256),
-            url: z.string().url().optional(),
-            description: z.string().max(4096),
-            color: z.number().int().min(0).max(0xffffff),
-            fields: z
-              .array(z.object({ name: z.string().min(1).max(256), value: z.string().min(1).max(1024), inline: z.boolean().optional() }).strict())
-              .max(25),
-            timestamp: z.string().datetime(),
-          })
-          .strict()
-          .refine((e) => e.title.length + e.description.length + e.fields.reduce((n, f) => n + f.name.length + f.value.length, 0) <= 6000),
-      )
-      .max(10),
-  })
-  .strict();
 
 const BASE = 'http://console.test:8080';
 
