@@ -65,7 +65,7 @@ export const IssueEventDataSchema = z.object({
     .nullable()
     .describe("created/regressed: the environment of this batch's events of the issue (production when any was); resolved: null"),
   deploy: z
-    .object({ id: z.string() })
+    .object({ id: z.string(), gitSha: z.string().nullable(), branch: z.string().nullable() })
     .nullable()
     .describe('the deploy the issue was first seen in (created), regressed in (regressed) or last seen in (resolved), when known'),
   project: z.object({ id: z.string(), slug: z.string(), name: z.string() }),

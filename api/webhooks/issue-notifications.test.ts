@@ -1,4 +1,6 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../platform/tokens.ts';
 import { batch, event } from '../../processor/errors/error-pipeline.test-scenarios.ts';
 import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import type { StampedErrorBatch } from '../../schemas/error-event.ts';
@@ -94,6 +96,41 @@ describe('issue.* events and chat formats', () => {
 
     // One issue.created in all, though the batch came twice.
     expect(requestsTo(path).filter((r) => JSON.parse(r.body).event === 'issue.created')).toHaveLength(1);
+  });
+
+  it('issue.created names the deploy the issue was first seen in, issue.regressed the one it regressed in; a Discord embed shows it', async () => {
+    const p = await newProject();
+    const path = `/${p.slug}-deploys`;
+    const ep = await endpoint(p.slug, { url: hook(path), events: ['issue.created', 'issue.regressed'] });
+    await endpoint(p.slug, { url: hook(`${path}-discord`), format: 'discord', events: ['issue.created'] });
+    const deploy = async (minutesAgo: number) => {
+      const id = newId('dep_');
+      const sha = randomBytes(20).toString('hex');
+      await t.platform.db.query(
+        `INSERT INTO deploys (id, project_id, branch, git_sha, environment, status, trigger_kind, created_at, started_at, finished_at)
+         VALUES ($1, $2, 'main', $3, 'production', 'ready', 'hook', now() - make_interval(mins => $4), now() - make_interval(mins => $4), now() - make_interval(mins => $4))`,
+        [id, p.id, sha, minutesAgo],
+      );
+      return { id, sha };
+    };
+    const d1 = await deploy(20);
+    const d2 = await deploy(10);
+    await publish(batch(p.id, [event({ name: 'DeployBug', deployId: d1.id })], { originHost: null }));
+    await waitFor(path, (b) => b.some((x) => x.event === 'issue.created'));
+    const created = requestsTo(path).find((r) => JSON.parse(r.body).event === 'issue.created')!;
+    const data = IssueEventDataSchema.parse(verifyWebhook(created.body, created.headers['service-signature'] as string, ep.secret).data);
+    expect(data.deploy).toEqual({ id: d1.id, gitSha: d1.sha, branch: 'main' });
+    await waitFor(`${path}-discord`, (b) => b.length >= 1);
+    const discord = DiscordMessage.parse(JSON.parse(requestsTo(`${path}-discord`)[0]!.body));
+    expect(discord.embeds[0]!.fields).toContainEqual(expect.objectContaining({ name: 'Deploy', value: `${d1.id} (${d1.sha.slice(0, 7)})` }));
+
+    expect(
+      (await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/errors/${data.issue.id}/resolve`, headers: session(), payload: {} })).statusCode,
+    ).toBe(200);
+    await publish(batch(p.id, [event({ name: 'DeployBug', deployId: d2.id })], { originHost: null }));
+    await waitFor(path, (b) => b.some((x) => x.event === 'issue.regressed'));
+    const reg = requestsTo(path).find((r) => JSON.parse(r.body).event === 'issue.regressed')!;
+    expect(IssueEventDataSchema.parse(JSON.parse(reg.body).data).deploy).toEqual({ id: d2.id, gitSha: d2.sha, branch: 'main' });
   });
 
   it('a Slack-format endpoint gets { text, blocks } and a Discord-format one { content, embeds }, within their limits, without our signature headers', async () => {

@@ -29,6 +29,8 @@ export async function publishIssueEvents(
   if (!items.length) return;
   // 1. read
   const facts = new Map((await issueEventsRepository.facts(platform.db, projectId, [...new Set(items.map((i) => i.groupId))])).map((f) => [f.id, f]));
+  const deployIds = [...new Set(items.flatMap((i) => deployIdOf(facts.get(i.groupId), i.event) ?? []))];
+  const deploys = new Map((await issueEventsRepository.deploys(platform.db, projectId, deployIds)).map((d) => [d.id, d]));
   for (const item of items) {
     const f = facts.get(item.groupId);
     if (!f) continue;
@@ -39,12 +41,23 @@ export async function publishIssueEvents(
         : item.event === 'issue.regressed'
           ? `issue.regressed:${f.id}:${Number(f.regression_count)}`
           : undefined;
-    await publishProjectEvent(platform, { ...(id ? { id } : {}), projectId, event: item.event, data: issueEventData(f, item, publicBaseUrl) });
+    await publishProjectEvent(platform, { ...(id ? { id } : {}), projectId, event: item.event, data: issueEventData(f, item, deploys, publicBaseUrl) });
   }
 }
 
-function issueEventData(f: IssueEventFacts, item: IssueEventItem, publicBaseUrl: string): IssueEventData {
-  const deployId = item.event === 'issue.created' ? f.first_deploy_id : item.event === 'issue.regressed' ? f.regressed_deploy_id : f.last_deploy_id;
+/** The deploy an event names: the issue's first (created), its regression's (regressed) or its last seen (resolved). */
+function deployIdOf(f: IssueEventFacts | undefined, event: IssueEventName): string | null {
+  if (!f) return null;
+  return event === 'issue.created' ? f.first_deploy_id : event === 'issue.regressed' ? f.regressed_deploy_id : f.last_deploy_id;
+}
+
+function issueEventData(
+  f: IssueEventFacts,
+  item: IssueEventItem,
+  deploys: Map<string, { id: string; git_sha: string | null; branch: string | null }>,
+  publicBaseUrl: string,
+): IssueEventData {
+  const deploy = deploys.get(deployIdOf(f, item.event) ?? '');
   const title = `${f.name}: ${f.message}`;
   return {
     issue: {
@@ -59,7 +72,7 @@ function issueEventData(f: IssueEventFacts, item: IssueEventItem, publicBaseUrl:
       lastSeen: new Date(f.last_seen).toISOString(),
     },
     environment: item.environment,
-    deploy: deployId ? { id: deployId } : null,
+    deploy: deploy ? { id: deploy.id, gitSha: deploy.git_sha ?? null, branch: deploy.branch ?? null } : null,
     project: { id: f.project_id, slug: f.slug, name: f.project_name },
     url: `${publicBaseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(f.slug)}/errors/${f.id}`,
   };

@@ -94,7 +94,7 @@ function render({ event, data }: ChatMessageInput): Rendered {
       { name: 'Events', value: String(issue.count ?? 0) },
       { name: 'Culprit', value: String(issue.culprit ?? 'none found in the stack') },
     ];
-    if (deploy?.id) fields.push({ name: 'Deploy', value: String(deploy.id) });
+    if (deploy?.id) fields.push({ name: 'Deploy', value: `${String(deploy.id)}${deploy.gitSha ? ` (${String(deploy.gitSha).slice(0, 7)})` : ''}` });
     return { title: `${what}: ${String(issue.title ?? '')}`, url: typeof data.url === 'string' ? data.url : undefined, summary: '', fields, color };
   }
   const summary = '```\n' + cut(JSON.stringify(data, null, 2), 1_500) + '\n```';
