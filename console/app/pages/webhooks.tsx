@@ -220,6 +220,7 @@ export function WebhookDetail() {
               </button>
             </PageHead>
             <p class="muted">
+              {e.format === 'standard' ? 'signed JSON · ' : `${e.format === 'slack' ? 'Slack' : 'Discord'} message (unsigned: the URL is the credential) · `}
               {e.description ? `${e.description} · ` : ''}up to {e.maxAttempts} attempts · created <Time iso={e.createdAt} />
               {e.previousSecretExpiresAt && <> · the previous secret signs until {new Date(e.previousSecretExpiresAt).toLocaleString()}</>}
             </p>
