@@ -13,9 +13,6 @@ export const PROJECT_EVENT_NAMES = [
   'email.received',
   'uptime.down',
   'uptime.up',
-  'issue.created',
-  'issue.regressed',
-  'issue.resolved',
   'webhook.test',
 ] as const;
 export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];
