@@ -51,6 +51,18 @@ describe('the edge refuses nesting bombs and keeps serving', () => {
         ['POST', '/service/v1/errors/i', { host: `${p.slug}.localhost`, 'content-type': 'application/json' }, b.errors],
         ['POST', `/api/${number}/store/`, sentryAuth, b.sentryStore],
         ['POST', `/api/${number}/envelope/`, { ...sentryAuth, 'content-type': 'application/x-sentry-envelope' }, `{}\n{"type":"event"}\n${b.sentryStore}`],
+        ['POST', '/v1/sessions/i', { authorization: `Bearer ${p.ingestKey}`, 'content-type': 'application/json' }, `{"sessions":[{"sid":${inner}}]}`],
+        // The cron form takes 16 KB: a bomb past that is 413 before it is parsed.
+        ...(inner.length < 16_000
+          ? [
+              ['POST', `/api/${number}/cron/nightly/${key}/?status=ok`, { 'content-type': 'application/json' }, `{"monitor_config":${inner}}`] as [
+                string,
+                string,
+                Record<string, string>,
+                string,
+              ],
+            ]
+          : []),
         ['POST', '/batch/', { 'content-type': 'application/json' }, b.posthogBatch],
         ['POST', '/e/', { 'content-type': 'application/x-www-form-urlencoded' }, `data=${encodeURIComponent(Buffer.from(b.posthogBatch).toString('base64'))}`],
         ['POST', '/flags/?v=2', { 'content-type': 'application/json' }, b.posthogFlags],
