@@ -22,6 +22,7 @@ import { errorRoutes } from './errors/error-routes.ts';
 import { feedbackRoutes } from './feedback/feedback-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { deploysRoutes } from './deploys/deploys-routes.ts';
+import { deployCommitsRoutes } from './deploys/deploy-commits-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
@@ -156,6 +157,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(feedbackRoutes(platform));
   await app.register(webhookRoutes(platform));
   await app.register(deploysRoutes(platform));
+  await app.register(deployCommitsRoutes(platform));
   await app.register(hookRoutes(platform));
   await app.register(deployLogShareRoutes(platform));
   await app.register(analyticsRoutes(platform));

@@ -9,6 +9,7 @@ import type { DeployFailureReason } from '../schemas/deploys.ts';
 import { ROUTES } from '../schemas/api/route-table.ts';
 import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
+import { deployCommitsRepository } from '../domain/deploys/deploy-commits-repository.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 import { createBuildLog, type BuildLog } from './build-log.ts';
 import type { GithubCheckout } from './github-checkout.ts';
@@ -22,7 +23,8 @@ import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
  * Steps 3 and 4 of the builder (deploy-builder.ts) for one claimed deploy:
  *   open     its build source, the GitHub App's clone token where the repository is connected through it, the build log
  *   build    or refuse to: a low disk, no sandbox, no source, a refused repository each fail the deploy with a log line;
- *            otherwise checkout, build command and artifact (build-run.ts), charged to its project (output-quota.ts)
+ *            otherwise checkout (and the commits since the previous production deploy), build command and artifact
+ *            (build-run.ts), charged to its project (output-quota.ts)
  *   finish   source maps kept, the log written, the outcome recorded (only while the lease is still ours), the
  *            deploy.* event, the output removed when no deploy serves it, the live site given its uptime monitor
  */
@@ -133,6 +135,9 @@ async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedB
     timeoutMs: config.BUILD_TIMEOUT_MS,
     log: buildLog,
     onSha: (sha) => buildsRepository.recordSha(platform.db, d.id, sha),
+    // Suspect commits (issue 41): the commits since the previous production deploy, kept with the deploy.
+    commitsSince: await deployCommitsRepository.previousProductionSha(platform.db, d.projectId, d.id),
+    onCommits: (commits) => deployCommitsRepository.save(platform.db, d.id, commits),
     signal,
     room: () => ctx.quota.room({ projectId: d.projectId, deployId: d.id }),
   })

@@ -6,6 +6,8 @@ import type { ArtifactLimits, DeployFailureReason } from '../schemas/deploys.ts'
 import type { OutboundUrlGuard } from '../platform/ports/outbound-url-guard.ts';
 import type { BuildLog } from './build-log.ts';
 import type { CloneAuth } from './github-checkout.ts';
+import type { DeployCommit } from '../domain/deploys/suspect-commits.ts';
+import { COMMIT_BOUNDS, readCommits } from './commits/read-commits.ts';
 import { copyArtifact, type CopyArtifactOptions } from './artifact-copy.ts';
 import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
@@ -18,7 +20,8 @@ import { INSIDE, prepareSandboxRoot, proxyEnv, sandboxArgv, type SandboxSpec } f
  *                unless BUILD_ALLOW_UNLIMITED, which every build log warns of), a directory of its own under
  *                BUILD_DIR, the egress proxy on a Unix socket (BUILD_NETWORK=proxy), and for a local repository a git
  *                bundle of the branch
- *   2. checkout  `git clone --depth 1 --branch` inside the sandbox (sandbox/sandbox.ts), through the proxy
+ *   2. checkout  `git clone --depth 51 --branch` inside the sandbox (sandbox/sandbox.ts), through the proxy; the commits
+ *                since the previous production deploy read from it before the build command can touch it (commits/)
  *   3. build     the build command with `sh -c` inside the sandbox, with a clean environment: the project's build
  *                variables and SERVICE_DEPLOY_ID, SERVICE_GIT_SHA, SERVICE_ENVIRONMENT, never the service's own
  *   4. artifact  the output directory copied out: regular files inside it only, within the artifact limits
@@ -43,6 +46,9 @@ export interface BuildJob {
   timeoutMs: number;
   log: BuildLog;
   onSha(sha: string): Promise<void>;
+  /** The commits since `commitsSince` (the previous production deploy's sha), read after the checkout (commits/). */
+  onCommits?(commits: DeployCommit[]): Promise<void>;
+  commitsSince?: string | null;
   signal?: AbortSignal;
   isolation: BuildIsolation;
   /** What the output may take of its project's and account's quotas and of DATA_DIR's disk (output-quota.ts). */
@@ -183,12 +189,14 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
       [
         '/bin/sh',
         '-c',
-        'git -c core.hooksPath=/dev/null clone --quiet --depth 1 --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"',
+        'git -c core.hooksPath=/dev/null clone --quiet --depth "$5" --single-branch --branch "$1" -- "$2" "$3" && git -C "$3" rev-parse HEAD > "$4"',
         'checkout',
         job.branch,
         source,
         inBuild.src,
         path.join(inBuild.root, SHA_FILE),
+        // History enough for the deploy's commits (at most COMMIT_BOUNDS.maxCommits, and the previous deploy's).
+        String(COMMIT_BOUNDS.maxCommits + 1),
       ],
       inBuild.root,
       gitEnv,
@@ -200,6 +208,11 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     if (!/^[0-9a-f]{40,64}$/.test(sha)) return { ok: false, reason: 'checkout_failed' };
     await job.onSha(sha);
     job.log.line('system', `checked out ${sha}`);
+    if (job.onCommits) {
+      const read = await readCommits(src, job.commitsSince ?? null);
+      if (read.ok) await job.onCommits(read.commits);
+      else job.log.line('system', `the deploy's commits could not be read (${read.reason}); the build goes on without them`);
+    }
 
     // 3. build
     if (job.buildCommand.trim()) {

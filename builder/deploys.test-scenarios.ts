@@ -304,6 +304,10 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`second ${second.gitSha}`), { timeout: 5_000, interval: 100 });
       const rollup = (await app.inject({ url: `/v1/projects/${p.slug}`, headers: asOwner() })).json().project;
       expect(rollup.deploys.live).toMatchObject({ id: second.id, status: 'ready' });
+      // Suspect commits (issue 41): each build recorded its commits, the second those since the first's sha.
+      const commitsOf = async (id: string) => (await app.inject({ url: `/v1/projects/${p.slug}/deploys/${id}/commits`, headers: asOwner() })).json().commits;
+      expect(await commitsOf(second.id)).toEqual([expect.objectContaining({ sha: second.gitSha, subject: 'second', files: ['build.sh'] })]);
+      expect((await commitsOf(first.id)).map((c: { sha: string }) => c.sha)).toEqual([first.gitSha]);
       const back = await app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys/${first.id}/rollback`, headers: asOwner() });
       expect(back.json()).toMatchObject({ live: { id: first.id } });
       await vi.waitFor(async () => expect((await site(`${p.slug}.localhost`)).body).toContain(`production ${first.gitSha}`), { timeout: 5_000, interval: 100 });

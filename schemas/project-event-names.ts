@@ -13,6 +13,9 @@ export const PROJECT_EVENT_NAMES = [
   'email.received',
   'uptime.down',
   'uptime.up',
+  'issue.created',
+  'issue.regressed',
+  'issue.resolved',
   'webhook.test',
 ] as const;
 export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];

@@ -44,6 +44,35 @@ export type EmailReceivedData = z.infer<typeof EmailReceivedDataSchema>;
 /** email.received's `rawKey`: the stored .eml of a message, served by `GET /v1/projects/:slug/email/inboxes/:id/messages/:messageId/raw`. */
 export const rawKeyOf = (inboxId: string, messageId: string) => `inboxes/${inboxId}/messages/${messageId}.eml`;
 
+/**
+ * `data` of issue.created, issue.regressed and issue.resolved (issue 41), as domain/issue-events/issue-events.ts builds
+ * it: the issue as it stands once the change is stored.
+ */
+export const IssueEventDataSchema = z.object({
+  issue: z.object({
+    id: z.string().describe('the issue (error group) id (the errors API groupId)'),
+    title: z.string().describe('`<name>: <message>`, at most 500 characters'),
+    culprit: z.string().nullable().describe('the first in-app frame (function at file:line); null when the stack has none'),
+    status: z.string(),
+    count: z.number().describe('events in all'),
+    environmentCounts: z.record(z.string(), z.number()).describe('events per environment'),
+    regressionCount: z.number(),
+    firstSeen: z.string(),
+    lastSeen: z.string(),
+  }),
+  environment: z
+    .string()
+    .nullable()
+    .describe("created/regressed: the environment of this batch's events of the issue (production when any was); resolved: null"),
+  deploy: z
+    .object({ id: z.string(), gitSha: z.string().nullable(), branch: z.string().nullable() })
+    .nullable()
+    .describe('the deploy the issue was first seen in (created), regressed in (regressed) or last seen in (resolved), when known'),
+  project: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+  url: z.string().describe("the issue's console page, from PUBLIC_BASE_URL"),
+});
+export type IssueEventData = z.infer<typeof IssueEventDataSchema>;
+
 export const ProjectEventSchema = z.object({
   /** Unique id of the event; deliveries derive from it, so re-publishing it does not send twice. */
   id: z.string(),

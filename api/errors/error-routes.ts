@@ -4,6 +4,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { alertRecipients } from '../../domain/alert-recipients.ts';
+import { publishIssueEvents } from '../../domain/issue-events/issue-events.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { errorsRepository } from './errors-repository.ts';
@@ -18,7 +19,7 @@ import { parseIssueQuery } from '../../schemas/api/errors.ts';
 const read = { auth: AUTH.project('errors:read') };
 const write = { auth: AUTH.project('errors:write') };
 
-export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock' | 'mailer' | 'config' | 'logger'>): FastifyPluginAsyncZod {
+export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock' | 'mailer' | 'config' | 'logger' | 'bus'>): FastifyPluginAsyncZod {
   const { db, analytics, clock, mailer, config, logger } = platform;
   return async (app) => {
     app.route({
@@ -62,13 +63,42 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
       app.route({
         ...declared(id),
         config: write,
-        handler: async (request) => ({ issue: await errorsRepository.transitionIssue(db, projectOf(request).id, request.params.groupId, action) }),
+        handler: async (request) => {
+          const projectId = projectOf(request).id;
+          // Resolve in next deploy (issue 41): `{ "inNextDeploy": true }` on the resolve route.
+          const body = request.body as { inNextDeploy?: boolean } | undefined;
+          if (action === 'resolve' && body?.inNextDeploy) return { issue: await errorsRepository.resolveInNextDeploy(db, projectId, request.params.groupId) };
+          const issue = await errorsRepository.transitionIssue(db, projectId, request.params.groupId, action);
+          if (action === 'resolve') await resolvedEvents(projectId, [request.params.groupId]);
+          return { issue };
+        },
       });
     }
+    /** issue.resolved (issue 41) for the issues a request resolved; the resolve stands when the bus is down (logged). */
+    const resolvedEvents = (projectId: string, groupIds: string[]) =>
+      publishIssueEvents(
+        platform,
+        publicBaseUrl(config),
+        projectId,
+        groupIds.map((groupId) => ({ groupId, event: 'issue.resolved' as const, environment: null })),
+      ).catch((err) => logger.error({ err, projectId }, 'issue.resolved could not be published'));
+    app.route({
+      ...declared('listDeployIssues'),
+      config: read,
+      handler: async (request) => errorsRepository.deployIssues(db, projectOf(request).id, request.params.deployId),
+    });
     app.route({
       ...declared('bulkIssues'),
       config: write,
-      handler: async (request) => errorsRepository.transitionIssues(db, projectOf(request).id, request.body.groupIds, request.body.action),
+      handler: async (request) => {
+        const out = await errorsRepository.transitionIssues(db, projectOf(request).id, request.body.groupIds, request.body.action);
+        if (request.body.action === 'resolve')
+          await resolvedEvents(
+            projectOf(request).id,
+            out.updated.map((i) => i.id),
+          );
+        return out;
+      },
     });
     app.route({ ...declared('getErrorAlerts'), config: read, handler: async (request) => errorsRepository.getAlertSettings(db, projectOf(request).id) });
     app.route({

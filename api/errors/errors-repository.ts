@@ -9,6 +9,7 @@ import type {
   AlertSettings,
   AlertSettingsPatch,
   BulkIssuesAnswer,
+  DeployIssuesAnswer,
   ErrorSettings,
   ErrorSettingsPatch,
   Issue,
@@ -52,6 +53,15 @@ interface GroupRow {
 }
 
 const iso = (d: Date | string) => new Date(d).toISOString();
+
+interface DeployRefRow {
+  id: string;
+  gitSha: string | null;
+  createdAt: string;
+}
+/** A deploy named by `idExpr` as a JSON object (issue 41), or NULL. */
+const DEPLOY_REF = (idExpr: string) =>
+  `(SELECT jsonb_build_object('id', d.id, 'gitSha', d.git_sha, 'createdAt', d.created_at) FROM deploys d WHERE d.id = ${idExpr})`;
 
 function toIssueSummary(r: GroupRow): IssueSummary {
   return {
@@ -135,7 +145,7 @@ const SORT_COLUMN: Record<IssueSort, string> = { count: 'count', lastSeen: 'last
 const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueStatus }> = {
   resolve: { from: ['unresolved'], to: 'resolved' },
   ignore: { from: ['unresolved'], to: 'ignored' },
-  reopen: { from: ['resolved', 'ignored'], to: 'unresolved' },
+  reopen: { from: ['resolved', 'ignored', 'resolving'], to: 'unresolved' },
 };
 
 async function ensureSettings(db: Queryable, projectId: string): Promise<void> {
@@ -247,7 +257,62 @@ export const errorsRepository = {
   async getIssue(db: Queryable, projectId: string, groupId: string): Promise<Issue> {
     const r = await db.query<GroupRow>('SELECT * FROM error_groups_with_samples WHERE project_id = $1 AND id = $2', [projectId, groupId]);
     if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
-    return toIssue(r.rows[0]);
+    const issue = toIssue(r.rows[0]);
+    // Issue 41: its deploys, and whether a resolving issue's next deploy is live (then it reads resolved).
+    const d = await db.query<Record<'first' | 'last' | 'regressed' | 'marked' | 'resolved_by', DeployRefRow | null>>(
+      `SELECT ${DEPLOY_REF('g.first_deploy_id')} AS first, ${DEPLOY_REF('g.last_deploy_id')} AS last, ${DEPLOY_REF('g.regressed_deploy_id')} AS regressed,
+              ${DEPLOY_REF('g.resolve_deploy_id')} AS marked,
+              ${DEPLOY_REF(`(SELECT n.id FROM deploys m, deploys n, projects p, deploys live
+                              WHERE m.id = g.resolve_deploy_id AND p.id = g.project_id AND live.id = p.live_deploy_id AND live.status = 'ready'
+                                AND n.project_id = g.project_id AND n.environment = 'production' AND n.status = 'ready'
+                                AND (n.created_at, n.id) > (m.created_at, m.id) AND (n.created_at, n.id) <= (live.created_at, live.id)
+                              ORDER BY n.created_at, n.id LIMIT 1)`)} AS resolved_by
+         FROM error_groups g WHERE g.id = $1`,
+      [groupId],
+    );
+    const row = d.rows[0];
+    const ref = (x: DeployRefRow | null | undefined) => (x ? { id: x.id, gitSha: x.gitSha, createdAt: iso(x.createdAt) } : null);
+    issue.firstSeenDeploy = ref(row?.first);
+    issue.lastSeenDeploy = ref(row?.last);
+    issue.regressedDeploy = ref(row?.regressed);
+    const marked = ref(row?.marked);
+    issue.resolveInNextDeploy = issue.status === 'resolving' && marked ? { markedAt: marked, resolvedBy: ref(row?.resolved_by) } : null;
+    if (issue.resolveInNextDeploy?.resolvedBy) issue.status = 'resolved';
+    return issue;
+  },
+
+  /** Resolve in next deploy (issue 41): an unresolved issue becomes `resolving`, marked with the project's live deploy. */
+  async resolveInNextDeploy(db: Queryable, projectId: string, groupId: string): Promise<Issue> {
+    const r = await db.query<{ id: string }>(
+      `UPDATE error_groups g SET status = 'resolving', resolve_deploy_id = d.id
+         FROM projects p JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
+        WHERE p.id = g.project_id AND g.project_id = $1 AND g.id = $2 AND g.status = 'unresolved' RETURNING g.id`,
+      [projectId, groupId],
+    );
+    if (r.rows[0]) return errorsRepository.getIssue(db, projectId, groupId);
+    const current = await db.query<{ status: IssueStatus }>('SELECT status FROM error_groups WHERE project_id = $1 AND id = $2', [projectId, groupId]);
+    if (!current.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
+    const status = current.rows[0].status;
+    throw new ServiceError(
+      'invalid_transition',
+      status === 'unresolved' ? 'the project has no live deploy to resolve after' : `cannot resolve an issue that is ${status}`,
+      { body: { status } },
+    );
+  },
+
+  /** A deploy's issues (issue 41): first seen in it, regressed in it; 100 of each, most events first. */
+  async deployIssues(db: Queryable, projectId: string, deployId: string): Promise<DeployIssuesAnswer> {
+    const exists = await db.query('SELECT 1 FROM deploys WHERE project_id = $1 AND id = $2', [projectId, deployId]);
+    if (!exists.rows[0]) throw new ServiceError('not_found', 'no such deploy in this project');
+    const cols = `id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`;
+    const of = async (column: 'first_deploy_id' | 'regressed_deploy_id') =>
+      (
+        await db.query<GroupRow>(`SELECT ${cols} FROM error_groups WHERE project_id = $1 AND ${column} = $2 ORDER BY count DESC, id LIMIT 100`, [
+          projectId,
+          deployId,
+        ])
+      ).rows.map(toIssueSummary);
+    return { introduced: await of('first_deploy_id'), regressed: await of('regressed_deploy_id') };
   },
 
   async transitionIssue(db: Queryable, projectId: string, groupId: string, action: IssueAction): Promise<Issue> {

@@ -2,7 +2,7 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId, newToken } from '../../platform/tokens.ts';
 import { LIMITS } from '../../schemas/limits.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
-import type { Attempt, Delivery, Endpoint, PatchEndpointBody } from '../../schemas/api/webhooks.ts';
+import type { Attempt, Delivery, Endpoint, PatchEndpointBody, WebhookFormat } from '../../schemas/api/webhooks.ts';
 
 /**
  * Project webhook endpoints and their delivery log, for the console routes (spec §4.3). The
@@ -18,6 +18,7 @@ function mapEndpoint(r: Record<string, unknown>, now: number): Endpoint {
   return {
     id: r.id as string,
     url: r.url as string,
+    format: ((r.format as WebhookFormat | undefined) ?? 'standard') as WebhookFormat,
     description: (r.description as string) ?? '',
     events: (r.events as string[]) ?? [],
     maxAttempts: Number(r.max_attempts),
@@ -27,7 +28,7 @@ function mapEndpoint(r: Record<string, unknown>, now: number): Endpoint {
   };
 }
 
-const COLS = 'id, url, description, events, max_attempts, created_at, updated_at, previous_secret_until';
+const COLS = 'id, url, format, description, events, max_attempts, created_at, updated_at, previous_secret_until';
 
 function mapDelivery(r: Record<string, unknown>): Delivery {
   return {
@@ -50,15 +51,15 @@ function mapDelivery(r: Record<string, unknown>): Delivery {
 export const webhooksRepository = {
   async createEndpoint(
     db: Queryable,
-    e: { projectId: string; url: string; events: string[]; maxAttempts: number; description: string },
+    e: { projectId: string; url: string; format: WebhookFormat; events: string[]; maxAttempts: number; description: string },
     now: number,
   ): Promise<{ endpoint: Endpoint; secret: string }> {
     const id = newId('whk_');
     const secret = newToken(TOKEN_PREFIX.webhookSecret);
     const { rows } = await db.query<Record<string, unknown>>(
-      `INSERT INTO webhook_endpoints (id, project_id, url, description, events, max_attempts, secret, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING ${COLS}`,
-      [id, e.projectId, e.url, e.description, e.events, e.maxAttempts, secret, new Date(now)],
+      `INSERT INTO webhook_endpoints (id, project_id, url, description, events, max_attempts, secret, created_at, updated_at, format)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9) RETURNING ${COLS}`,
+      [id, e.projectId, e.url, e.description, e.events, e.maxAttempts, secret, new Date(now), e.format],
     );
     return { endpoint: mapEndpoint(rows[0], now), secret };
   },
@@ -79,9 +80,9 @@ export const webhooksRepository = {
     const { rows } = await db.query<Record<string, unknown>>(
       `UPDATE webhook_endpoints SET
          url = COALESCE($3, url), events = COALESCE($4::text[], events), max_attempts = COALESCE($5::int, max_attempts),
-         description = COALESCE($6, description), updated_at = $7
+         description = COALESCE($6, description), updated_at = $7, format = COALESCE($8, format)
        WHERE project_id = $1 AND id = $2 RETURNING ${COLS}`,
-      [projectId, id, patch.url ?? null, patch.events ?? null, patch.maxAttempts ?? null, patch.description ?? null, new Date(now)],
+      [projectId, id, patch.url ?? null, patch.events ?? null, patch.maxAttempts ?? null, patch.description ?? null, new Date(now), patch.format ?? null],
     );
     return rows[0] ? mapEndpoint(rows[0], now) : null;
   },

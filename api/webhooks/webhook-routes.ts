@@ -7,6 +7,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { AUTH, type RouteAuth } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { webhooksRepository } from './webhook-repository.ts';
+import type { WebhookFormat } from '../../schemas/api/webhooks.ts';
 import { declared } from '../declared-route.ts';
 
 /**
@@ -29,6 +30,24 @@ function checkEvents(events: string[] | undefined): string[] | undefined {
 
 const checkUrl = (platform: Pick<Platform, 'outbound'>, url: string) => checkedUrl(platform, url, 'webhook');
 
+/**
+ * A Slack or Discord endpoint posts to that service's incoming-webhook host (issue 41): their message shape means
+ * nothing elsewhere. A loopback receiver is taken too where the outbound guard already took it (ALLOW_LOCAL_WEBHOOKS, a
+ * development switch, or tests), so the formats can be tried against a local stand-in.
+ */
+function checkFormatHost(url: string, format: WebhookFormat): void {
+  if (format === 'standard') return;
+  const host = new URL(url).hostname.toLowerCase();
+  if (CHAT_HOSTS[format].includes(host)) return;
+  // A loopback host got past the guard's check only where the guard takes local stand-ins (ALLOW_LOCAL_WEBHOOKS, tests).
+  if (host === 'localhost' || host === '127.0.0.1' || host === '[::1]') return;
+  throw new ServiceError('invalid_request', `url: a ${format} endpoint posts to ${CHAT_HOSTS[format].join(' or ')}, not ${host}`);
+}
+const CHAT_HOSTS: Record<Exclude<WebhookFormat, 'standard'>, string[]> = {
+  slack: ['hooks.slack.com'],
+  discord: ['discord.com', 'discordapp.com', 'ptb.discord.com', 'canary.discord.com'],
+};
+
 /** Whether the guard takes a loopback http:// receiver: the rule itself, asked, rather than the setting read again. */
 function acceptsLocalReceivers(platform: Pick<Platform, 'outbound'>): boolean {
   try {
@@ -50,9 +69,17 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       handler: async (request, reply) => {
         const events = checkEvents(request.body.events)!;
         const url = await checkUrl(platform, request.body.url);
+        checkFormatHost(url, request.body.format);
         const { endpoint, secret } = await webhooksRepository.createEndpoint(
           db,
-          { projectId: projectOf(request).id, url, events, maxAttempts: request.body.maxAttempts, description: request.body.description },
+          {
+            projectId: projectOf(request).id,
+            url,
+            format: request.body.format,
+            events,
+            maxAttempts: request.body.maxAttempts,
+            description: request.body.description,
+          },
           clock.now(),
         );
         return reply.code(201).send({ endpoint: { ...endpoint, secret } });
@@ -98,6 +125,11 @@ export function webhookRoutes(platform: Pick<Platform, 'db' | 'clock' | 'bus' | 
       handler: async (request) => {
         const events = checkEvents(request.body.events);
         const url = request.body.url === undefined ? undefined : await checkUrl(platform, request.body.url);
+        if (url !== undefined || request.body.format !== undefined) {
+          const current = await webhooksRepository.getEndpoint(db, projectOf(request).id, request.params.id, clock.now());
+          if (!current) throw notFound();
+          checkFormatHost(url ?? current.url, request.body.format ?? current.format);
+        }
         const endpoint = await webhooksRepository.updateEndpoint(db, projectOf(request).id, request.params.id, { ...request.body, url, events }, clock.now());
         if (!endpoint) throw notFound();
         return { endpoint };

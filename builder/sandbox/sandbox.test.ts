@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BuildLog } from '../build-log.ts';
+import type { DeployCommit } from '../../domain/deploys/suspect-commits.ts';
 import { LIMITS_UNAVAILABLE_LINE, runBuild, UNLIMITED_BUILD_LINE, type BuildIsolation, type BuildOutcome } from '../build-run.ts';
 import { probeBuildCgroups } from './build-cgroup.ts';
 import { probeSandbox } from './sandbox.ts';
@@ -85,6 +86,7 @@ async function build(
   const id = `dep_${branchName.replace(/\W/g, '')}_${Math.random().toString(36).slice(2, 8)}`;
   const artifactDir = path.join(dataDir, 'artifacts', id);
   const started = Date.now();
+  const commits: DeployCommit[] = [];
   const outcome: BuildOutcome = await runBuild({
     deployId: id,
     branch: branchName,
@@ -98,10 +100,11 @@ async function build(
     timeoutMs: o.timeoutMs ?? 30_000,
     log,
     onSha: async () => undefined,
+    onCommits: async (c) => void commits.push(...c),
     signal: o.signal,
     isolation: isolation(o.iso),
   });
-  return { outcome, log: log.text(), artifactDir, ms: Date.now() - started };
+  return { outcome, log: log.text(), artifactDir, ms: Date.now() - started, commits };
 }
 
 /** Host processes whose command line carries the marker (a build's stray must not be among them). */
@@ -166,6 +169,8 @@ describe('what a sandboxed build can read and write', () => {
     expect(r.log).not.toContain('canary-file=');
     for (const hidden of ['datadir-hidden', 'source-hidden', 'builds-hidden', 'usr-readonly', 'etc-readonly', 'tmp-writable']) expect(r.log).toContain(hidden);
     expect(r.log).not.toMatch(/etc=.*\bshadow\b/);
+    // Its commits (issue 41) are read from the sandbox's checkout: with no previous deploy, the head commit alone.
+    expect(r.commits, r.log).toHaveLength(1);
   });
 
   it('cannot reach loopback services (Postgres, the stand-in) directly, nor through the proxy; a public-only proxy refuses loopback', async () => {

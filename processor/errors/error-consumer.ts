@@ -6,6 +6,7 @@ import { CONSUMER_GROUPS } from '../../schemas/topics.ts';
 import { scrubValue } from '../../domain/secret-scrub.ts';
 import { startPipelineConsumer } from '../pipeline-consumer.ts';
 import { createErrorPipeline, type BatchSummary } from './error-pipeline.ts';
+import { createIssueNotifier } from './issue-notifications.ts';
 import { LEDGER_RETENTION, pruneConsumedLedger } from './ledger-retention.ts';
 import { handleIsolatingPoison } from './poison-isolation.ts';
 import { unprocessableRepository } from './repositories/unprocessable-repository.ts';
@@ -61,6 +62,7 @@ export async function startErrorConsumer(
     publicBaseUrl: publicBaseUrl(platform.config),
     caps: opts.caps,
     sitesDomain: platform.config.SITES_DOMAIN,
+    issueNotifier: createIssueNotifier(platform, publicBaseUrl(platform.config), logger),
   });
   const isolation = {
     pipeline,

@@ -20,7 +20,8 @@
  *  after the commit:
  * 10. occurrence   ClickHouse rows for every accepted event of the batch, including events accepted by an
  *                  earlier delivery (read back from the ledger): heals a crash between the commit and this
- * 11. alert        send the claimed mails, detached: mail never fails or blocks the batch
+ * 11. alert        send the claimed mails, detached: mail never fails or blocks the batch; and issue.created /
+ *                  issue.regressed for the groups this delivery created or reopened (issue-notifications.ts)
  *
  * Every event not stored is counted by reason (BatchSummary.dropped, outcome.ts's DropReason), and what symbolication
  * did by name (BatchSummary.counted). SQL lives in
@@ -39,6 +40,7 @@ import { clientEventIdOf } from './client-event-id.ts';
 import { groupsRepository } from './repositories/groups-repository.ts';
 import { ledgerRepository, type LedgerDrop } from './repositories/ledger-repository.ts';
 import { usageRepository } from './repositories/usage-repository.ts';
+import type { IssueNotifier } from './issue-notifications.ts';
 import { createAlertStep } from './steps/alert-step.ts';
 import { createContextStep } from './steps/context-step.ts';
 import { createCapsStep, usageBucketOf, type ErrorCaps } from './steps/caps-step.ts';
@@ -68,6 +70,8 @@ export interface ErrorPipelineDeps {
   parsedMaps?: ParsedMaps;
   /** Defaults to LIMITS.sourceMaps.coldBytesPerBatch; tests pass small numbers. */
   coldBytesPerBatch?: number;
+  /** issue.* project events after the commit (issue-notifications.ts); none without it. */
+  issueNotifier?: IssueNotifier;
 }
 
 /** What one delivery did: accepted, duplicates (consumed by an earlier delivery), dropped by DropReason. */
@@ -151,7 +155,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     });
     const stampedById = new Map(stamped.map((e) => [e.event.eventId, e]));
 
-    const { alertClaims, accepted, earlier } = await deps.db.transaction(async (tx) => {
+    const { alertClaims, accepted, earlier, changes } = await deps.db.transaction(async (tx) => {
       // 6. claim
       const claimed = await ledger.claim(
         tx,
@@ -201,7 +205,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
         const l = before.get(e.event.eventId);
         return l ? [occurrenceRow({ ...e, groupId: l.groupId }, l.environment)] : [];
       });
-      return { alertClaims, accepted, earlier };
+      return { alertClaims, accepted, earlier, changes };
     });
     summary.accepted = accepted.length;
 
@@ -216,6 +220,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
 
     // 11. alert: detached.
     if (alertClaims.length) track(alertStep.sendAlerts(deps.db, alertClaims));
+    if (deps.issueNotifier) track(deps.issueNotifier(changes, accepted));
     return summary;
   }
 

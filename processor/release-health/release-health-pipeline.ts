@@ -3,7 +3,7 @@ import type { ClientItemsMessage } from '../../schemas/bus/client-items.ts';
 import type { BatchSummary } from '../batch-summary.ts';
 import { createEnvironmentResolver, type EnvironmentInput } from '../environment/environment-resolver.ts';
 import { environmentRepository } from '../environment/environment-repository.ts';
-import { loadDeployNaming, nameDeploy, type DeployQuestion } from './steps/deploy-step.ts';
+import { loadDeployNaming, nameDeploy, type DeployQuestion } from '../environment/deploy-naming.ts';
 import { aggregateRow, updateRow, type RowDropReason } from './steps/row-step.ts';
 import { createStoreStep } from './steps/store-step.ts';
 
@@ -14,7 +14,7 @@ import { createStoreStep } from './steps/store-step.ts';
  *   1. stamp   the environment of each message's sessions (§7.4, processor/environment/): its Origin host against the
  *              project's domains, else the deploy its `release` names (a `dep_` id or a git sha); a message of a
  *              project that no longer exists is dropped (`release_health_unknown_project`, per item)
- *   2. name    the deploy (steps/deploy-step.ts): the release as a deploy id or git sha of the project, else a
+ *   2. name    the deploy (../environment/deploy-naming.ts): the release as a deploy id or git sha of the project, else a
  *              deploy's own host, else the live deploy of a production host; otherwise the release string as sent
  *   3. claim   the batch ids written before (a re-delivery) are duplicates and go no further (steps/store-step.ts)
  *   4. row     each update and aggregate as a row, bucketed by the minute its session started (steps/row-step.ts:

@@ -40,6 +40,8 @@ export interface ClaimedDelivery {
 export interface SendTarget {
   url: string | null;
   secrets: string[];
+  /** The endpoint's message shape (0035_webhook_formats.sql); an inbox's webhook is always standard. */
+  format?: 'standard' | 'slack' | 'discord';
 }
 
 /** The delivery id is derived from the event and the target, so a re-delivered bus message inserts nothing new. */
@@ -191,12 +193,16 @@ export const deliveriesRepository = {
   async sendTarget(db: Queryable, d: ClaimedDelivery, now: number): Promise<SendTarget> {
     if (d.endpointId) {
       const { rows } = await db.query<Record<string, unknown>>(
-        'SELECT url, secret, previous_secret, previous_secret_until FROM webhook_endpoints WHERE id = $1',
+        'SELECT url, secret, previous_secret, previous_secret_until, format FROM webhook_endpoints WHERE id = $1',
         [d.endpointId],
       );
       const r = rows[0];
       if (!r) return { url: null, secrets: [] };
-      return { url: r.url as string, secrets: signingSecrets(r.secret as string, r.previous_secret as string | null, r.previous_secret_until, now) };
+      return {
+        url: r.url as string,
+        secrets: signingSecrets(r.secret as string, r.previous_secret as string | null, r.previous_secret_until, now),
+        format: (r.format as SendTarget['format']) ?? 'standard',
+      };
     }
     const { rows } = await db.query<Record<string, unknown>>(
       'SELECT webhook_url, webhook_secret, webhook_previous_secret, webhook_previous_secret_until FROM inboxes WHERE id = $1',

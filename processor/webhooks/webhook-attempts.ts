@@ -6,6 +6,7 @@ import { deliveriesRepository, LEASE_MS, type ClaimedDelivery, type SendTarget }
 import { nextDelayMs } from './backoff.ts';
 import { createReceiverGates } from './receiver-gates.ts';
 import { createWebhookAgents, sendWebhook } from './webhook-sender.ts';
+import { discordMessage, slackMessage } from './chat-formats.ts';
 import { SIGNATURE_HEADER, signatureHeader } from './webhook-signature.ts';
 
 /**
@@ -84,30 +85,36 @@ export function createWebhookAttempts(
       held = false;
     };
     try {
-      await limit(() => send(d, url, target.secrets, leave));
+      await limit(() => send(d, url, target.secrets, target.format ?? 'standard', leave));
     } finally {
       leave();
     }
   }
 
-  async function send(d: ClaimedDelivery, url: string, secrets: string[], answered: () => void): Promise<void> {
+  async function send(d: ClaimedDelivery, url: string, secrets: string[], format: SendTarget['format'], answered: () => void): Promise<void> {
     const startedAt = clock.now();
-    const body = JSON.stringify({ event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() });
+    const message = { event: d.event, data: d.data, sentAt: new Date(startedAt).toISOString() };
     const t = Math.floor(startedAt / 1000);
+    // Slack and Discord (chat-formats.ts) get their own message shape and none of our headers: they ignore them, and
+    // their webhook URL is itself the credential, so a signature would prove nothing to them.
+    const chat = format === 'slack' ? slackMessage(message) : format === 'discord' ? discordMessage(message) : undefined;
+    const body = JSON.stringify(chat ?? message);
     const result = await sendWebhook(
       {
         url,
         body,
-        headers: {
-          'Content-Type': 'application/json',
-          'User-Agent': USER_AGENT,
-          [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
-          // Stable across retries and replays, so receivers can dedupe (Svix webhook-id, Stripe event id).
-          'Service-Webhook-Id': d.id,
-          'Idempotency-Key': d.id,
-          'Service-Webhook-Event': d.event,
-          'Service-Webhook-Attempt': String(d.attemptSeq),
-        },
+        headers: chat
+          ? { 'Content-Type': 'application/json', 'User-Agent': USER_AGENT }
+          : {
+              'Content-Type': 'application/json',
+              'User-Agent': USER_AGENT,
+              [SIGNATURE_HEADER]: signatureHeader(secrets, t, body),
+              // Stable across retries and replays, so receivers can dedupe (Svix webhook-id, Stripe event id).
+              'Service-Webhook-Id': d.id,
+              'Idempotency-Key': d.id,
+              'Service-Webhook-Event': d.event,
+              'Service-Webhook-Attempt': String(d.attemptSeq),
+            },
       },
       { timeoutMs: opts.attemptTimeoutMs, guard: platform.outbound, agents },
     );

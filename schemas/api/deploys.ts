@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BranchSchema, DEPLOY_FAILURE_REASONS } from '../deploys.ts';
 import { LIMITS } from '../limits.ts';
 import { errorAnswers, NoContent, pageOf, SlugIdParams, SlugParams } from './common.ts';
+import { GroupParams } from './errors.ts';
 import { routeShapes } from './route-shape.ts';
 
 /** Deploys (spec §4.1 "builds and rollback", §4.4): build settings, deploys, their logs and share links, deploy hooks. */
@@ -122,6 +123,29 @@ export const HookCallParams = z.object({ token: z.string().max(200) });
 export const HookCallAnswer = z.object({ deployId: z.string(), deduplicated: z.boolean() });
 export type HookCallAnswer = z.infer<typeof HookCallAnswer>;
 
+/** A commit a deploy brought (issue 41): read by the builder from its checkout, bounded (builder/commits/read-commits.ts). */
+export const DeployCommitSchema = z.object({
+  sha: z.string(),
+  author: z.string().describe("the author's name (never the e-mail)"),
+  committedAt: z.string(),
+  subject: z.string().describe("the message's subject, cut to 200 characters"),
+  files: z.array(z.string()).describe('repository paths it touched, at most 100'),
+  filesCut: z.boolean().describe('it touched more files than kept'),
+});
+export const DeployCommitList = z.object({
+  deployId: z.string(),
+  commits: z.array(DeployCommitSchema).describe('newest first, at most 50: since the previous production deploy, or the head commit alone'),
+});
+export const SuspectCommitsQuery = z.object({
+  deploy: z.string().max(64).optional().describe("the deploy whose commits are searched; the issue's first-seen deploy when left out"),
+});
+export const SuspectCommitsAnswer = z.object({
+  deployId: z.string().nullable().describe('the deploy searched; null when the issue names none'),
+  file: z.string().nullable().describe("the file of the first in-app frame of the issue's newest sample (its original once a source map resolved it)"),
+  commits: z.array(DeployCommitSchema.extend({ matched: z.array(z.string()).describe('its paths that name the file') })),
+});
+export type SuspectCommitsAnswer = z.infer<typeof SuspectCommitsAnswer>;
+
 const tags = ['deploys'];
 const D = LIMITS.deploys;
 
@@ -200,6 +224,21 @@ export const deployRoutes = routeShapes({
       'The processor resolves minified stack frames through these (issue 37). They are kept privately: a site serves a `.map` only when the project opts in.',
     params: DeployParams,
     response: { 200: DeploySourceMapList, ...errorAnswers(404) },
+  },
+  listDeployCommits: {
+    tags,
+    summary: 'The commits the deploy brought since the previous production deploy (sha, author name, subject, files)',
+    params: DeployParams,
+    response: { 200: DeployCommitList, ...errorAnswers(404) },
+  },
+  getIssueSuspectCommits: {
+    tags,
+    summary: "Suspect commits: the commits of the issue's deploy that touched the file of its first in-app frame",
+    description:
+      "The deploy is the issue's first-seen deploy unless `deploy` names another of the project's. A frame's file (a checkout path, a URL's path, a source map's original source) matches a commit's path when one ends with the other on whole path segments.",
+    params: GroupParams,
+    querystring: SuspectCommitsQuery,
+    response: { 200: SuspectCommitsAnswer, ...errorAnswers(400, 404) },
   },
   getDeploy: { tags, summary: 'One deploy', params: DeployParams, response: { 200: DeployAnswer, ...errorAnswers(404) } },
   triggerDeployHook: {

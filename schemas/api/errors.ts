@@ -8,7 +8,8 @@ import { errorAnswers, pageOf, SlugParams } from './common.ts';
 import { routeShapes } from './route-shape.ts';
 
 /** Error tracking (spec §4.5): the issue inbox, its transitions (§3.1), error settings (§2.7) and alert settings (§2.8). */
-export const IssueStatusSchema = z.enum(['unresolved', 'resolved', 'ignored']);
+/** `resolving` (issue 41): resolved in next deploy, open until a production deploy newer than the one live when it was marked goes live. */
+export const IssueStatusSchema = z.enum(['unresolved', 'resolved', 'ignored', 'resolving']);
 export type IssueStatus = z.infer<typeof IssueStatusSchema>;
 
 export const GroupParams = z.object({ slug: z.string(), groupId: z.string().max(64) });
@@ -99,6 +100,10 @@ export const EventContextSchema = z.object({
   clientEnvironment: z.string().optional().describe("the SDK's own environment name; the issue's environment is the server's (§7.4)"),
 });
 
+/** A deploy an issue names (issue 41). */
+export const IssueDeployRefSchema = z.object({ id: z.string(), gitSha: z.string().nullable(), createdAt: z.string() });
+export type IssueDeployRef = z.infer<typeof IssueDeployRefSchema>;
+
 /** A kept occurrence: its text fields under their own names, plus the symbolicated frames when there are any. */
 export const IssueSampleSchema = z.looseObject({
   stack: z.string().optional().describe('the original stack when a map resolved at least one frame, else as sent'),
@@ -117,10 +122,28 @@ export const IssueSchema = IssueSummarySchema.extend({
     .describe("the newest occurrence's frames with their resolution and context lines; null for an occurrence stored without them"),
   minifiedStack: z.string().nullable().describe("the newest occurrence's stack as the client sent it, when source maps resolved at least one frame"),
   samples: z.array(IssueSampleSchema).describe('the 20 most recent occurrences, newest first (scrubbed)'),
+  firstSeenDeploy: IssueDeployRefSchema.nullable().optional().describe('the deploy that served its first event (issue 41); null when none could be named'),
+  lastSeenDeploy: IssueDeployRefSchema.nullable().optional().describe('the deploy that served its newest event that named one'),
+  regressedDeploy: IssueDeployRefSchema.nullable().optional().describe('the deploy whose events reopened it last (its newest in that batch)'),
+  resolveInNextDeploy: z
+    .object({
+      markedAt: IssueDeployRefSchema.describe('the live deploy when it was marked: its events (and older ones) do not reopen it'),
+      resolvedBy: IssueDeployRefSchema.nullable().describe('the first production deploy after markedAt, once one is live (the issue then reads `resolved`)'),
+    })
+    .nullable()
+    .optional()
+    .describe('set while the issue is resolved in next deploy'),
 });
 export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });
 export type IssueAnswer = z.infer<typeof IssueAnswer>;
+
+export const ResolveIssueBody = z
+  .strictObject({ inNextDeploy: z.boolean().optional().describe('resolve in next deploy (issue 41) rather than now') })
+  .optional();
+export const DeployIssuesParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
+export const DeployIssuesAnswer = z.object({ introduced: z.array(IssueSummarySchema), regressed: z.array(IssueSummarySchema) });
+export type DeployIssuesAnswer = z.infer<typeof DeployIssuesAnswer>;
 
 /** How many `key:value` terms an issue search may hold. */
 export const ISSUE_QUERY_TAGS = 5;
@@ -299,7 +322,21 @@ export const errorRoutes = routeShapes({
     querystring: IssueTagsQuery,
     response: { 200: IssueTagsAnswer, ...errors },
   },
-  resolveIssue: { tags, summary: 'Resolve an unresolved issue', params: GroupParams, response: { 200: IssueAnswer, ...errorAnswers(409), ...errors } },
+  resolveIssue: {
+    tags,
+    summary: 'Resolve an unresolved issue, now or in next deploy',
+    description:
+      'With `{"inNextDeploy": true}` (issue 41) the issue becomes `resolving`: it stays open until a production deploy newer than the project\'s live one goes live, then reads `resolved`; events of the live deploy or older ones do not reopen it, events of a newer deploy do. 409 `invalid_transition` when the project has no live deploy.',
+    params: GroupParams,
+    body: ResolveIssueBody,
+    response: { 200: IssueAnswer, ...errorAnswers(409), ...errors },
+  },
+  listDeployIssues: {
+    tags,
+    summary: "A deploy's issues: the ones first seen in it and the ones it regressed (issue 41), 100 of each at most, most events first",
+    params: DeployIssuesParams,
+    response: { 200: DeployIssuesAnswer, ...errors },
+  },
   ignoreIssue: {
     tags,
     summary: 'Ignore an unresolved issue (no more alert email)',

@@ -51,6 +51,8 @@ export const ROUTES = {
   updateErrorSettings: { method: 'PATCH', path: '/v1/projects/:slug/errors/settings' },
   getIssue: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId' },
   getIssueTags: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId/tags' },
+  /** A deploy's issues: introduced and regressed in it (issue 41). */
+  listDeployIssues: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/issues' },
   resolveIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/resolve' },
   ignoreIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/ignore' },
   reopenIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/reopen' },
@@ -88,6 +90,9 @@ export const ROUTES = {
   cancelDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys/:deployId/cancel' },
   rollbackDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys/:deployId/rollback' },
   listDeploySourceMaps: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/sourcemaps' },
+  /** Suspect commits (issue 41): a deploy's commits, and those of an issue's deploy that touched its file. */
+  listDeployCommits: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/commits' },
+  getIssueSuspectCommits: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId/suspect-commits' },
   getDeploy: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId' },
   triggerDeployHook: { method: 'POST', path: '/v1/hooks/:token' },
   getSharedDeployLog: { method: 'GET', path: '/v1/deploy-logs/:slug/:deployId' },

@@ -14,8 +14,17 @@ const EventsSchema = z
   .max(PROJECT_EVENT_NAMES.length * 2)
   .describe(`event names (${PROJECT_EVENT_NAMES.join(', ')}) or families with a trailing * (deploy.*); empty = every event except email.received`);
 
+export const WEBHOOK_FORMATS = ['standard', 'slack', 'discord'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+const FormatSchema = z
+  .enum(WEBHOOK_FORMATS)
+  .describe(
+    'standard: our signed JSON ({ event, data, sentAt }); slack: a Slack incoming webhook message ({ text, blocks }), url on hooks.slack.com; discord: a Discord webhook message ({ content, embeds }), url on discord.com or discordapp.com. Slack and Discord deliveries carry no signature headers (their URL is the credential)',
+  );
+
 export const CreateEndpointBody = z.object({
   url: z.string().max(2048).describe('https only; private, loopback and other non-public hosts are refused'),
+  format: FormatSchema.default('standard'),
   events: EventsSchema.default([]),
   maxAttempts: z.number().int().min(MA.min).max(MA.max).default(MA.default),
   description: z.string().max(500).default(''),
@@ -23,6 +32,7 @@ export const CreateEndpointBody = z.object({
 export type CreateEndpointBody = z.infer<typeof CreateEndpointBody>;
 export const PatchEndpointBody = z.object({
   url: z.string().max(2048).optional(),
+  format: FormatSchema.optional(),
   events: EventsSchema.optional(),
   maxAttempts: z.number().int().min(MA.min).max(MA.max).optional(),
   description: z.string().max(500).optional(),
@@ -32,6 +42,7 @@ export type PatchEndpointBody = z.infer<typeof PatchEndpointBody>;
 export const EndpointSchema = z.object({
   id: z.string(),
   url: z.string(),
+  format: z.enum(WEBHOOK_FORMATS),
   description: z.string(),
   events: z.array(z.string()),
   maxAttempts: z.number(),
@@ -112,7 +123,7 @@ export const webhookRoutes = routeShapes({
   getWebhookEndpoint: { tags, summary: 'One webhook endpoint', params: WebhookIdParams, response: { 200: EndpointAnswer, ...errorAnswers(404) } },
   updateWebhookEndpoint: {
     tags,
-    summary: 'Change url, events, maxAttempts or description',
+    summary: 'Change url, format, events, maxAttempts or description',
     params: WebhookIdParams,
     body: PatchEndpointBody,
     response: { 200: EndpointAnswer, ...errors },

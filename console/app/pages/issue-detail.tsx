@@ -6,6 +6,7 @@ import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
 import { IssueFeedback } from './issue-feedback.tsx';
+import { IssueDeploys } from './issue-deploys.tsx';
 import { EventContextView, IssueTags } from './issue-context.tsx';
 import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
@@ -28,6 +29,11 @@ export function IssueDetail() {
       r.setData(res);
     });
   };
+  // Resolve in next deploy (issue 41): open until a newer production deploy is live.
+  const resolveInNextDeploy = () =>
+    void act.run(async () => {
+      r.setData(await call('resolveIssue', { params: { slug, groupId }, body: { inNextDeploy: true } }));
+    });
   // r / i / u act on this render's issue (the handler is replaced each render, listened to once).
   const onKeyRef = useRef<(e: KeyboardEvent) => void>(() => undefined);
   onKeyRef.current = (e: KeyboardEvent) => {
@@ -58,6 +64,11 @@ export function IssueDetail() {
                   {ACTION_LABEL[a]}
                 </button>
               ))}
+              {i.status === 'unresolved' && (
+                <button type="button" disabled={act.busy} onClick={resolveInNextDeploy}>
+                  Resolve in next deploy
+                </button>
+              )}
             </PageHead>
             <ErrorNote error={act.error} />
             <div class="issue-facts">
@@ -88,6 +99,7 @@ export function IssueDetail() {
                 </div>
               </dl>
             </div>
+            <IssueDeploys slug={slug} issue={i} />
             {i.suggestion && (
               <aside class="note hint" aria-label="Suggestion">
                 <strong>Hint</strong> (generated from the message and stack; not a diagnosis): {i.suggestion.replace(/^Hint, not a diagnosis:\s*/, '')}

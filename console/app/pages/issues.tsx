@@ -9,7 +9,7 @@ import type { Environment } from '../../../schemas/error-event.ts';
  * and resolve / ignore / reopen (bulkIssues); keys for moving and acting.
  * Filters live in the URL (shareable, back button); the page's cursor stack lives here.
  */
-const TABS: IssueStatus[] = ['unresolved', 'resolved', 'ignored'];
+const TABS: IssueStatus[] = ['unresolved', 'resolving', 'resolved', 'ignored'];
 export const ENVIRONMENTS: Environment[] = ['production', 'preview', 'unknown'];
 const PAGE_SIZE = 25;
 
@@ -18,6 +18,7 @@ export const ACTIONS_FOR: Record<IssueStatus, Array<'resolve' | 'ignore' | 'reop
   unresolved: ['resolve', 'ignore'],
   resolved: ['reopen'],
   ignored: ['reopen'],
+  resolving: ['reopen'],
 };
 export const ACTION_LABEL = { resolve: 'Resolve', ignore: 'Ignore', reopen: 'Reopen' } as const;
 /** The route each action calls for one issue. */

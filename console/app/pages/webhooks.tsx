@@ -46,6 +46,7 @@ export function Webhooks() {
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<Set<string>>(new Set());
   const [maxAttempts, setMaxAttempts] = useState(6);
+  const [format, setFormat] = useState<Endpoint['format']>('standard');
   const [created, setCreated] = useState<(Endpoint & { secret: string }) | null>(null);
   const [fired, setFired] = useState<string | null>(null);
   const act = useAction();
@@ -53,7 +54,7 @@ export function Webhooks() {
   const create = (e: Event) => {
     e.preventDefault();
     void act.run(async () => {
-      const res = await call('createWebhookEndpoint', { params: { slug }, body: { url: url.trim(), description, events: [...events], maxAttempts } });
+      const res = await call('createWebhookEndpoint', { params: { slug }, body: { url: url.trim(), format, description, events: [...events], maxAttempts } });
       setCreated(res.endpoint);
       setUrl('');
       setDescription('');
@@ -96,6 +97,7 @@ export function Webhooks() {
                   <a href={projectPath(slug, `/webhooks/${e.id}`)} class="card">
                     <strong class="url">{e.url}</strong>
                     <span class="muted">
+                      {e.format !== 'standard' ? `${e.format === 'slack' ? 'Slack' : 'Discord'} message · ` : ''}
                       {e.description ? `${e.description} · ` : ''}
                       {eventsText(e.events)} · up to {e.maxAttempts} attempts
                     </span>
@@ -120,6 +122,14 @@ export function Webhooks() {
               value={url}
               onInput={(e) => setUrl(e.currentTarget.value)}
             />
+          </label>
+          <label>
+            Format
+            <select name="format" value={format} onChange={(e) => setFormat(e.currentTarget.value as Endpoint['format'])}>
+              <option value="standard">Signed JSON (Service-Signature)</option>
+              <option value="slack">Slack incoming webhook (hooks.slack.com)</option>
+              <option value="discord">Discord webhook (discord.com)</option>
+            </select>
           </label>
           <label>
             Description <span class="muted">(optional)</span>
@@ -210,6 +220,7 @@ export function WebhookDetail() {
               </button>
             </PageHead>
             <p class="muted">
+              {e.format === 'standard' ? 'signed JSON · ' : `${e.format === 'slack' ? 'Slack' : 'Discord'} message (unsigned: the URL is the credential) · `}
               {e.description ? `${e.description} · ` : ''}up to {e.maxAttempts} attempts · created <Time iso={e.createdAt} />
               {e.previousSecretExpiresAt && <> · the previous secret signs until {new Date(e.previousSecretExpiresAt).toLocaleString()}</>}
             </p>

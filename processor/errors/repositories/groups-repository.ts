@@ -11,6 +11,8 @@ export interface PriorGroup {
   id: string;
   status: string;
   env_counts: Record<string, number>;
+  /** Regressions so far: the batch regressed the group when upsert answers a higher count (issue 41: resolving groups reopen in SQL). */
+  regression_count: number;
   /** The group has no culprit (no in-app frame so far) or no suggestion yet: the group step fills them. */
   no_culprit: boolean;
   no_suggestion: boolean;
@@ -35,6 +37,10 @@ export interface GroupRow {
   last_seen: string;
   suggestion: string | null;
   samples: unknown[];
+  /** Issue 41: the deploy of the batch's oldest event and of its newest event that has one, and every deploy its events name. */
+  first_deploy_id: string | null;
+  last_deploy_id: string | null;
+  deploy_ids: string[];
 }
 
 export interface AlertMailFacts {
@@ -54,7 +60,7 @@ export interface GroupsRepository {
   /** Unresolved groups per project and environment, keyed `${projectId}\0${environment}`. */
   countOpen(tx: Queryable, projectIds: string[]): Promise<Map<string, number>>;
   /** Fold the batch's rows into their groups and write each group's samples into its next ring slot. */
-  upsert(tx: Queryable, rows: GroupRow[]): Promise<void>;
+  upsert(tx: Queryable, rows: GroupRow[]): Promise<Map<string, number>>;
   /** Claim alert mail for these groups: at most once per `sinceMs`, never for ignored groups or with alerts off. Returns the claimed ids. */
   claimAlerts(tx: Queryable, ids: string[], now: number, perIssueMs: number): Promise<Set<string>>;
   alertMailFacts(db: Queryable, groupId: string): Promise<AlertMailFacts | undefined>;
@@ -66,7 +72,12 @@ export interface GroupsRepository {
  * win (an unchanged stack keeps its stored, toasted value), culprit and suggestion are kept once set, a
  * resolved group reopens and counts a regression, and the group counts one more sample batch.
  */
-function foldInto(src: string, envCounts: string): string {
+function foldInto(src: string, envCounts: string, deployIds: string): string {
+  // Reopens: a resolved group, or a group resolving in next deploy (status 'resolving', issue 41) that gets an event of
+  // a deploy created after the one live when it was marked (events of that deploy or older ones, or of none, do not).
+  const reopens = `(g.status = 'resolved' OR (g.status = 'resolving' AND EXISTS (
+             SELECT 1 FROM deploys d JOIN deploys m ON m.id = g.resolve_deploy_id
+              WHERE d.id = ANY(${deployIds}) AND d.project_id = g.project_id AND (d.created_at, d.id) > (m.created_at, m.id))))`;
   return `
            count = g.count + ${src}.count,
            env_counts = ${envCounts},
@@ -77,17 +88,24 @@ function foldInto(src: string, envCounts: string): string {
            stack = CASE WHEN ${src}.last_seen >= g.last_seen AND ${src}.stack IS DISTINCT FROM g.stack THEN ${src}.stack ELSE g.stack END,
            culprit = COALESCE(g.culprit, ${src}.culprit),
            suggestion = COALESCE(g.suggestion, ${src}.suggestion),
-           status = CASE WHEN g.status = 'resolved' THEN 'unresolved' ELSE g.status END,
-           regression_count = g.regression_count + CASE WHEN g.status = 'resolved' THEN 1 ELSE 0 END,
+           status = CASE WHEN ${reopens} THEN 'unresolved' ELSE g.status END,
+           regression_count = g.regression_count + CASE WHEN ${reopens} THEN 1 ELSE 0 END,
+           first_deploy_id = CASE WHEN g.first_deploy_id IS NULL OR ${src}.first_seen < g.first_seen THEN COALESCE(${src}.first_deploy_id, g.first_deploy_id) ELSE g.first_deploy_id END,
+           last_deploy_id = CASE WHEN ${src}.last_seen >= g.last_seen THEN COALESCE(${src}.last_deploy_id, g.last_deploy_id) ELSE g.last_deploy_id END,
+           regressed_deploy_id = CASE WHEN ${reopens}
+             THEN (SELECT d.id FROM deploys d WHERE d.id = ANY(${deployIds}) AND d.project_id = g.project_id ORDER BY d.created_at DESC, d.id DESC LIMIT 1)
+             ELSE g.regressed_deploy_id END,
+           resolve_deploy_id = CASE WHEN ${reopens} THEN NULL ELSE g.resolve_deploy_id END,
            sample_batches = g.sample_batches + 1`;
 }
 /** A group locked by lockPrior: its env counts were summed in the processor (x.env_totals). */
-const FOLD_BY_ID = foldInto('x', 'x.env_totals');
+const FOLD_BY_ID = foldInto('x', 'x.env_totals', 'x.deploy_ids');
 /** A group another processor created meanwhile: the env counts merge here. */
 const FOLD_ON_CONFLICT = foldInto(
   'EXCLUDED',
   `g.env_counts || (SELECT jsonb_object_agg(key, value::bigint + COALESCE((g.env_counts ->> key)::bigint, 0))
                                            FROM jsonb_each_text(EXCLUDED.env_counts))`,
+  `ARRAY(SELECT v FROM unnest(ARRAY[EXCLUDED.first_deploy_id, EXCLUDED.last_deploy_id]) AS v WHERE v IS NOT NULL)`,
 );
 /** The ring's length; error_groups_with_samples (migration 0006) reads the same number back. */
 const RING = LIMITS.groupSamples;
@@ -96,7 +114,7 @@ export const groupsRepository: GroupsRepository = {
   async lockPrior(tx, ids) {
     if (!ids.length) return new Map();
     const r = await tx.query<PriorGroup>(
-      'SELECT id, status, env_counts, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      'SELECT id, status, env_counts, regression_count::int AS regression_count, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
       [[...ids].sort()],
     );
     return new Map(r.rows.map((g) => [g.id, g]));
@@ -117,35 +135,39 @@ export const groupsRepository: GroupsRepository = {
   },
 
   async upsert(tx, rows) {
-    if (!rows.length) return;
+    if (!rows.length) return new Map();
     // One statement: update the locked groups (a plain UPDATE by id, their env counts summed in the
     // processor), insert the new ones (merging with a group another processor created meanwhile), then
     // write the batch's samples of each group into its slot, sample_batches mod RING, replacing what that
     // slot held. Both paths fold the batch in by the same rules (foldInto).
-    await tx.query(
+    const updated = await tx.query<{ id: string; regression_count: number }>(
       `WITH x AS (
          SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id text, prior boolean, project_id text, fingerprint text, name text, message text, stack text,
-                culprit text, count bigint, env_counts jsonb, env_totals jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb)
+                culprit text, count bigint, env_counts jsonb, env_totals jsonb, first_seen timestamptz, last_seen timestamptz, suggestion text, samples jsonb,
+                first_deploy_id text, last_deploy_id text, deploy_ids text[])
        ), upd AS (
          UPDATE error_groups g SET ${FOLD_BY_ID}
            FROM x
           WHERE x.prior AND g.id = x.id
-         RETURNING g.id, g.sample_batches
+         RETURNING g.id, g.sample_batches, g.regression_count
        ), ins AS (
          INSERT INTO error_groups AS g (id, project_id, fingerprint, name, message, stack, culprit, status, count, env_counts,
-                                        first_seen, last_seen, regression_count, suggestion, sample_batches)
+                                        first_seen, last_seen, regression_count, suggestion, sample_batches, first_deploy_id, last_deploy_id)
          SELECT x.id, x.project_id, x.fingerprint, x.name, x.message, x.stack, x.culprit, 'unresolved', x.count, x.env_counts,
-                x.first_seen, x.last_seen, 0, x.suggestion, 1
+                x.first_seen, x.last_seen, 0, x.suggestion, 1, x.first_deploy_id, x.last_deploy_id
            FROM x
           WHERE NOT x.prior
          ON CONFLICT (project_id, fingerprint) DO UPDATE SET ${FOLD_ON_CONFLICT}
          RETURNING g.id, g.sample_batches
        ), up AS (
          SELECT id, sample_batches FROM upd UNION ALL SELECT id, sample_batches FROM ins
+       ), smp AS (
+         INSERT INTO error_group_samples AS s (group_id, slot, seq, samples)
+         SELECT up.id, up.sample_batches % ${Number(RING)}, up.sample_batches, x.samples FROM up JOIN x ON x.id = up.id
+         ON CONFLICT (group_id, slot) DO UPDATE SET seq = EXCLUDED.seq, samples = EXCLUDED.samples
+         RETURNING 1
        )
-       INSERT INTO error_group_samples AS s (group_id, slot, seq, samples)
-       SELECT up.id, up.sample_batches % ${Number(RING)}, up.sample_batches, x.samples FROM up JOIN x ON x.id = up.id
-       ON CONFLICT (group_id, slot) DO UPDATE SET seq = EXCLUDED.seq, samples = EXCLUDED.samples`,
+       SELECT id, regression_count::int AS regression_count FROM upd`,
       [JSON.stringify(rows)],
     );
     // A slot just filled with a whole ring's worth holds the newest samples by itself: the group's older
@@ -156,6 +178,7 @@ export const groupsRepository: GroupsRepository = {
         full,
       ]);
     }
+    return new Map(updated.rows.map((r) => [r.id, Number(r.regression_count)]));
   },
 
   async claimAlerts(tx, ids, now, perIssueMs) {

@@ -14,7 +14,8 @@ import { isoTime } from '../../time-text.ts';
  * inside the batch transaction (groups-repository.ts: an update by id for the groups the pipeline locked,
  * an insert for new ones). Counts are increments, so concurrent processors stay exact. A resolved group
  * that gets an occurrence is unresolved again and counts one regression; an ignored group keeps counting
- * and stays ignored; a new group starts unresolved.
+ * and stays ignored; a new group starts unresolved. Issue 41: the group keeps the deploys it was first and last seen
+ * in and regressed in; a group resolving in next deploy reopens only for an event of a deploy newer than its mark.
  */
 export interface GroupChange {
   groupId: string;
@@ -121,10 +122,14 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
         last_seen: isoTime(lastSeen),
         suggestion: !p || p.no_suggestion ? suggestFirstCheck(newest.event.name, newest.event.message, newest.inAppFrame) : null,
         samples: events.slice(0, ring).map((e, i) => sampleOf(e, i === 0)),
+        // Issue 41: the deploys (events oldest last): first seen in the oldest event's, last seen in the newest one's.
+        first_deploy_id: events[events.length - 1]!.deployId ?? null,
+        last_deploy_id: events.find((e) => e.deployId)?.deployId ?? null,
+        deploy_ids: [...new Set(events.flatMap((e) => (e.deployId ? [e.deployId] : [])))],
       };
     });
 
-    await deps.groups.upsert(tx, rows);
+    const regressions = await deps.groups.upsert(tx, rows);
 
     return rows.map((r) => {
       const p = prior.get(r.id);
@@ -133,7 +138,8 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
         groupId: r.id,
         projectId: r.project_id,
         created: !p,
-        regressed: p?.status === 'resolved',
+        // A resolved group always reopens; a resolving one (issue 41) when an event's deploy is newer than its mark.
+        regressed: !!p && (regressions.get(r.id) ?? 0) > Number(p.regression_count),
         hasProduction,
         firstInProduction: hasProduction && !(p && Number(p.env_counts?.production ?? 0) > 0),
       };

@@ -39,4 +39,6 @@ export interface FingerprintedEvent extends IncomingEvent {
 /** A fingerprinted event with the environment the processor stamped on it (§7.4). */
 export interface EnvironmentStampedEvent extends FingerprintedEvent {
   environment: Environment;
+  /** The deploy that served it (issue 41, steps/environment-step.ts), when one can be named. */
+  deployId?: string;
 }

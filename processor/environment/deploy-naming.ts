@@ -1,6 +1,6 @@
-import type { Queryable } from '../../../platform/ports/relational-store.ts';
-import type { Environment } from '../../../schemas/error-event.ts';
-import type { EnvironmentRepository } from '../../environment/environment-repository.ts';
+import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { Environment } from '../../schemas/error-event.ts';
+import type { EnvironmentRepository } from './environment-repository.ts';
 
 /**
  * Which deploy a session belongs to (issue 40), decided by the server from what it can prove, in this order:

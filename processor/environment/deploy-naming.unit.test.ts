@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { deployIdOfHost, nameDeploy, type DeployNaming, type DeployQuestion } from './deploy-step.ts';
+import { deployIdOfHost, nameDeploy, type DeployNaming, type DeployQuestion } from './deploy-naming.ts';
 
 const naming = (o: Partial<DeployNaming> = {}): DeployNaming => ({
   byId: new Map([
