@@ -9,8 +9,8 @@ import { launchChromium, OWNER, startConsoleService, type ConsoleService } from 
 
 /**
  * Issues and deploys in the console (issue 41), in a real browser against the whole service: an issue first seen in
- * one deploy and regressed in the next shows both (linked), resolves in next deploy from its page, and the deploy's
- * page lists the issue it regressed. Screenshots go to the temp directory.
+ * one deploy and regressed in the next shows both (linked) and the first deploy's commit that touched its file, resolves in next deploy from its page, and the deploy's
+ * page lists the issue it regressed and the commits it brought. Screenshots go to the temp directory.
  */
 let svc: ConsoleService;
 let browser: Browser;
@@ -41,6 +41,14 @@ async function deploy(id: string, sha: string, minutesAgo: number, live: boolean
   );
   if (live) await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [projectId, id]);
 }
+/** Commits as the builder records them from its checkout (builder/commits/), newest first. */
+async function commits(deployId: string, list: Array<{ sha: string; subject: string; files: string[] }>) {
+  for (const [position, c] of list.entries())
+    await svc.running.platform.db.query(
+      `INSERT INTO deploy_commits (deploy_id, position, sha, author, committed_at, subject, files) VALUES ($1, $2, $3, 'Ada', now(), $4, $5::jsonb)`,
+      [deployId, position, c.sha, c.subject, JSON.stringify(c.files)],
+    );
+}
 async function errorIn(deployId: string, receivedAt: number) {
   await svc.running.platform.bus.publish(TOPICS.errorEvents, [
     {
@@ -49,7 +57,17 @@ async function errorIn(deployId: string, receivedAt: number) {
         projectId,
         originHost: null,
         receivedAt,
-        events: [{ eventId: randomUUID(), name: 'CheckoutError', message: 'payment form did not submit', stack: '', runtime: 'node', truncated: [], deployId }],
+        events: [
+          {
+            eventId: randomUUID(),
+            name: 'CheckoutError',
+            message: 'payment form did not submit',
+            stack: 'CheckoutError: payment form did not submit\n    at submitForm (/srv/app/src/checkout.js:12:7)',
+            runtime: 'node',
+            truncated: [],
+            deployId,
+          },
+        ],
       }),
     },
   ]);
@@ -90,6 +108,11 @@ describe('issues and deploys in the console', () => {
   it("shows an issue's deploys, resolves it in next deploy, and lists a deploy's issues", async () => {
     await deploy('dep_e2eone', SHA1, 30, false);
     await deploy('dep_e2etwo', SHA2, 20, true);
+    await commits('dep_e2eone', [
+      { sha: 'c1c1c1c1aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', subject: 'Rework the checkout form', files: ['src/checkout.js', 'src/form.css'] },
+      { sha: 'c2c2c2c2aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', subject: 'Fix a typo in the README', files: ['README.md'] },
+    ]);
+    await commits('dep_e2etwo', [{ sha: 'c3c3c3c3aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', subject: 'Bump dependencies', files: ['package.json'] }]);
     const now = Date.now();
     await errorIn('dep_e2eone', now);
     const issues = await until(
@@ -112,6 +135,15 @@ describe('issues and deploys in the console', () => {
     expect(await fact('Regressed in').innerText()).toBe('2222222');
     expect(await fact('Last seen in').innerText()).toBe('2222222');
 
+    // Suspect commits: of the first-seen deploy's two commits, the one that touched the in-app frame's file.
+    const suspects = page.locator('section', { has: page.getByRole('heading', { name: 'Suspect commits' }) });
+    const suspectRow = suspects.locator('tbody tr');
+    await suspectRow.first().waitFor();
+    expect(await suspectRow.count()).toBe(1);
+    expect(await suspectRow.innerText()).toContain('Rework the checkout form');
+    expect(await suspectRow.innerText()).toContain('src/checkout.js');
+    expect(await suspects.innerText()).not.toContain('README');
+
     await page.getByRole('button', { name: 'Resolve in next deploy' }).click();
     await section.getByRole('status').waitFor();
     expect(await section.getByRole('status').innerText()).toContain('Resolves when a production deploy newer than 2222222 goes live');
@@ -126,6 +158,10 @@ describe('issues and deploys in the console', () => {
     expect(await row.count()).toBe(1);
     expect(await row.innerText()).toContain('CheckoutError');
     expect(await row.innerText()).toContain('regressed');
+    const deployCommits = page.locator('section', { has: page.getByRole('heading', { name: 'Commits', exact: true }) }).locator('tbody tr');
+    await deployCommits.first().waitFor();
+    expect(await deployCommits.count()).toBe(1);
+    expect(await deployCommits.innerText()).toContain('Bump dependencies');
     await page.screenshot({ path: path.join(os.tmpdir(), 'console-issue-deploys-deploy.png'), fullPage: true });
   });
 });

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { call, projectPath } from '../api.ts';
-import { DeployIssues } from './issue-deploys.tsx';
+import { DeployCommits, DeployIssues } from './issue-deploys.tsx';
 import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
@@ -384,6 +384,7 @@ export function DeployDetail() {
       </Loaded>
       <DeployHealth slug={slug} deployId={deployId} />
       <DeployIssues slug={slug} deployId={deployId} />
+      <DeployCommits slug={slug} deployId={deployId} />
       <ErrorNote error={share.error} />
       {shareUrl && (
         <p class="secret">

@@ -93,3 +93,98 @@ export function DeployIssues({ slug, deployId }: { slug: string; deployId: strin
     </section>
   );
 }
+
+/**
+ * Suspect commits (the getIssueSuspectCommits route): the commits of the issue's first-seen deploy that touched the file
+ * of its first in-app frame, each with the paths that matched.
+ */
+export function SuspectCommits({ slug, groupId }: { slug: string; groupId: string }) {
+  const r = useResource(() => call('getIssueSuspectCommits', { params: { slug, groupId }, query: {} }), [slug, groupId]);
+  return (
+    <section aria-labelledby="suspect-commits-h">
+      <h2 id="suspect-commits-h">Suspect commits</h2>
+      <Loaded r={r} what="the suspect commits">
+        {({ deployId, file, commits }) =>
+          !deployId ? (
+            <p class="empty">No deploy is named for this issue's first event, so no commits can be suspected.</p>
+          ) : !file ? (
+            <p class="empty">The issue has no in-app frame to match commits against.</p>
+          ) : commits.length === 0 ? (
+            <p class="empty">
+              No commit of deploy <a href={projectPath(slug, `/deploys/${deployId}`)}>{deployId}</a> touched <code>{file}</code>.
+            </p>
+          ) : (
+            <>
+              <p class="muted">
+                {countOf(commits.length, 'commit')} of the deploy that introduced it touched <code>{file}</code>.
+              </p>
+              <CommitTable caption="Commits that touched the file of the first in-app frame" commits={commits} />
+            </>
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+/** The commits a deploy brought (the listDeployCommits route), newest first. */
+export function DeployCommits({ slug, deployId }: { slug: string; deployId: string }) {
+  const r = useResource(() => call('listDeployCommits', { params: { slug, deployId } }), [slug, deployId]);
+  return (
+    <section aria-labelledby="deploy-commits-h">
+      <h2 id="deploy-commits-h">Commits</h2>
+      <Loaded r={r} what="the deploy's commits">
+        {({ commits }) =>
+          commits.length === 0 ? (
+            <p class="empty">No commits were recorded for this deploy (it was not built from a git checkout).</p>
+          ) : (
+            <CommitTable caption="Commits since the previous production deploy" commits={commits} />
+          )
+        }
+      </Loaded>
+    </section>
+  );
+}
+
+interface CommitRow {
+  sha: string;
+  author: string;
+  committedAt: string;
+  subject: string;
+  files: string[];
+  filesCut: boolean;
+  matched?: string[];
+}
+
+function CommitTable({ caption, commits }: { caption: string; commits: CommitRow[] }) {
+  return (
+    <Table caption={caption} class="commits" columns={['Commit', 'Subject', 'Author', 'When', 'Files']}>
+      {commits.map((c) => (
+        <tr key={c.sha}>
+          <td>
+            <code title={c.sha}>{c.sha.slice(0, 7)}</code>
+          </td>
+          <td>{c.subject}</td>
+          <td>{c.author}</td>
+          <td>
+            <Time iso={c.committedAt} />
+          </td>
+          <td>
+            {c.matched?.length ? (
+              c.matched.map((f) => (
+                <code key={f} class="matched">
+                  {f}
+                </code>
+              ))
+            ) : (
+              <span class="muted">
+                {countOf(c.files.length, 'file')}
+                {c.filesCut ? ' or more' : ''}
+              </span>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}

@@ -6,7 +6,7 @@ import { parseStack, runs, type Frame } from '../stack.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
 import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
 import { IssueFeedback } from './issue-feedback.tsx';
-import { IssueDeploys } from './issue-deploys.tsx';
+import { IssueDeploys, SuspectCommits } from './issue-deploys.tsx';
 import { EventContextView, IssueTags } from './issue-context.tsx';
 import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
@@ -100,6 +100,7 @@ export function IssueDetail() {
               </dl>
             </div>
             <IssueDeploys slug={slug} issue={i} />
+            <SuspectCommits slug={slug} groupId={i.groupId} />
             {i.suggestion && (
               <aside class="note hint" aria-label="Suggestion">
                 <strong>Hint</strong> (generated from the message and stack; not a diagnosis): {i.suggestion.replace(/^Hint, not a diagnosis:\s*/, '')}
