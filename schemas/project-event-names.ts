@@ -10,12 +10,14 @@ export const PROJECT_EVENT_NAMES = [
   'db.row.deleted',
   'deploy.succeeded',
   'deploy.failed',
+  'deploy.degraded',
   'email.received',
   'uptime.down',
   'uptime.up',
   'issue.created',
   'issue.regressed',
   'issue.resolved',
+  'issue.escalating',
   'webhook.test',
 ] as const;
 export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];

@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { PROJECT_EVENT_NAMES, type ProjectEventName } from './project-event-names.ts';
 
 export { PROJECT_EVENT_NAMES, type ProjectEventName };
+/** `data` of deploy.degraded (issue 41's guarded rollout): schemas/guarded-rollout.ts. */
+export { DeployDegradedDataSchema, type DeployDegradedData } from './guarded-rollout.ts';
 
 /** `data` of email.received (spec §6.2), as processor/inbound/email/received-mail.ts builds it. */
 export const EmailReceivedDataSchema = z.object({
@@ -45,7 +47,7 @@ export type EmailReceivedData = z.infer<typeof EmailReceivedDataSchema>;
 export const rawKeyOf = (inboxId: string, messageId: string) => `inboxes/${inboxId}/messages/${messageId}.eml`;
 
 /**
- * `data` of issue.created, issue.regressed and issue.resolved (issue 41), as domain/issue-events/issue-events.ts builds
+ * `data` of issue.created, issue.regressed, issue.resolved and issue.escalating (issue 41), as domain/issue-events/issue-events.ts builds
  * it: the issue as it stands once the change is stored.
  */
 export const IssueEventDataSchema = z.object({
@@ -70,6 +72,16 @@ export const IssueEventDataSchema = z.object({
     .describe('the deploy the issue was first seen in (created), regressed in (regressed) or last seen in (resolved), when known'),
   project: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
   url: z.string().describe("the issue's console page, from PUBLIC_BASE_URL"),
+  escalation: z
+    .object({
+      since: z.string().describe('when the sweep saw it escalate'),
+      lastHourCount: z.number().describe('events in the hour before `since`'),
+      baselinePerHour: z.number().describe('its average hourly events over the 7 days before that hour (the hours it existed)'),
+      multiple: z.number().describe('how many times its baseline the last hour had to be above (3 by default)'),
+      unignored: z.boolean().describe('it was ignored until escalating and is unresolved again'),
+    })
+    .optional()
+    .describe('issue.escalating only: the evidence'),
 });
 export type IssueEventData = z.infer<typeof IssueEventDataSchema>;
 

@@ -10,14 +10,17 @@ import { type IssueEventFacts, issueEventsRepository } from './issue-events-repo
  *  2. build each one's data (schemas/project-events.ts IssueEventDataSchema), the console link from PUBLIC_BASE_URL
  *  3. publish, one project event per issue. issue.created's id is the issue's and issue.regressed's names the
  *     regression's number, so a second publish of the same change sends nothing twice; issue.resolved gets a fresh id
- *     (the resolve route moves an issue once, and each resolve after a reopen is news).
+ *     (the resolve route moves an issue once, and each resolve after a reopen is news); issue.escalating's names the
+ *     escalation's time (processor/errors/issue-triage-sweep.ts).
  */
-export type IssueEventName = 'issue.created' | 'issue.regressed' | 'issue.resolved';
+export type IssueEventName = 'issue.created' | 'issue.regressed' | 'issue.resolved' | 'issue.escalating';
 
 export interface IssueEventItem {
   groupId: string;
   event: IssueEventName;
   environment: string | null;
+  /** issue.escalating: the evidence; its `since` names the escalation in the event's id (a re-publish sends nothing twice). */
+  escalation?: NonNullable<IssueEventData['escalation']>;
 }
 
 export async function publishIssueEvents(
@@ -40,12 +43,14 @@ export async function publishIssueEvents(
         ? `issue.created:${f.id}`
         : item.event === 'issue.regressed'
           ? `issue.regressed:${f.id}:${Number(f.regression_count)}`
-          : undefined;
+          : item.event === 'issue.escalating' && item.escalation
+            ? `issue.escalating:${f.id}:${Date.parse(item.escalation.since)}`
+            : undefined;
     await publishProjectEvent(platform, { ...(id ? { id } : {}), projectId, event: item.event, data: issueEventData(f, item, deploys, publicBaseUrl) });
   }
 }
 
-/** The deploy an event names: the issue's first (created), its regression's (regressed) or its last seen (resolved). */
+/** The deploy an event names: the issue's first (created), its regression's (regressed) or its last seen (resolved, escalating). */
 function deployIdOf(f: IssueEventFacts | undefined, event: IssueEventName): string | null {
   if (!f) return null;
   return event === 'issue.created' ? f.first_deploy_id : event === 'issue.regressed' ? f.regressed_deploy_id : f.last_deploy_id;
@@ -75,5 +80,6 @@ function issueEventData(
     deploy: deploy ? { id: deploy.id, gitSha: deploy.git_sha ?? null, branch: deploy.branch ?? null } : null,
     project: { id: f.project_id, slug: f.slug, name: f.project_name },
     url: `${publicBaseUrl.replace(/\/+$/, '')}/projects/${encodeURIComponent(f.slug)}/errors/${f.id}`,
+    ...(item.escalation ? { escalation: item.escalation } : {}),
   };
 }

@@ -30,7 +30,7 @@ export const SLACK_LIMITS = { text: 40_000, sectionText: 3_000, fields: 10, fiel
 export const DISCORD_LIMITS = { content: 2_000, title: 256, description: 4_096, fields: 25, fieldName: 256, fieldValue: 1_024, total: 6_000 } as const;
 
 /** Red for new and regressed issues, green for resolved ones, grey for everything else. */
-const COLORS: Record<string, number> = { 'issue.created': 0xe5484d, 'issue.regressed': 0xf76b15, 'issue.resolved': 0x30a46c };
+const COLORS: Record<string, number> = { 'issue.created': 0xe5484d, 'issue.regressed': 0xf76b15, 'issue.resolved': 0x30a46c, 'issue.escalating': 0xffb224 };
 
 export function slackMessage(input: ChatMessageInput): { text: string; blocks: unknown[] } {
   const r = render(input);
@@ -87,7 +87,8 @@ function render({ event, data }: ChatMessageInput): Rendered {
     const issue = (data.issue ?? {}) as Record<string, unknown>;
     const project = (data.project ?? {}) as Record<string, unknown>;
     const deploy = data.deploy as Record<string, unknown> | null | undefined;
-    const what = { 'issue.created': 'New issue', 'issue.regressed': 'Regression', 'issue.resolved': 'Resolved' }[event] ?? event;
+    const what =
+      { 'issue.created': 'New issue', 'issue.regressed': 'Regression', 'issue.resolved': 'Resolved', 'issue.escalating': 'Escalating' }[event] ?? event;
     const fields = [
       { name: 'Project', value: String(project.name ?? project.slug ?? '') },
       { name: 'Environment', value: String(data.environment ?? 'unknown') },
