@@ -19,6 +19,7 @@ import { keysRoutes } from './keys/keys-routes.ts';
 import { cliRoutes } from './cli/cli-routes.ts';
 import { metaRoutes, API_VERSION } from './meta/meta-routes.ts';
 import { errorRoutes } from './errors/error-routes.ts';
+import { alertRuleRoutes } from './alerts/alert-rule-routes.ts';
 import { feedbackRoutes } from './feedback/feedback-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { deploysRoutes } from './deploys/deploys-routes.ts';
@@ -154,6 +155,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(keysRoutes(platform));
   await app.register(cliRoutes(platform));
   await app.register(errorRoutes(platform));
+  await app.register(alertRuleRoutes(platform));
   await app.register(feedbackRoutes(platform));
   await app.register(webhookRoutes(platform));
   await app.register(deploysRoutes(platform));

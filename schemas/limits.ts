@@ -162,6 +162,19 @@ export const LIMITS = {
   ingestOrigins: { max: 20 },
   groupSamples: 20,
   errorAlert: { perIssueMs: 6 * 60 * 60 * 1000, testPerProjectMs: 15 * 60 * 1000 },
+  /** Alert rules per project (issue 41, schemas/api/alerts.ts): counts and sizes a tenant may set. */
+  alertRules: {
+    perProject: 50,
+    nameChars: 100,
+    triggers: 5,
+    count: { min: 1, max: 1_000_000 },
+    minutes: { min: 1, max: 1_440 },
+    endpoints: 20,
+    environments: 20,
+    throttleMinutes: { min: 1, max: 43_200, default: 360 },
+    /** How long a processor trusts the rules it read (an API write in the same process drops them at once). */
+    cacheMs: 10_000,
+  },
   webhook: {
     maxAttempts: { min: 1, max: 10, default: 6 },
     attemptTimeoutMs: 10_000,

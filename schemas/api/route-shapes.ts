@@ -1,6 +1,7 @@
 import { webhookRoutes } from './webhooks.ts';
 import { mcpRoutes } from './mcp.ts';
 import { errorRoutes } from './errors.ts';
+import { alertRuleRoutes } from './alerts.ts';
 import { analyticsRoutes } from './analytics.ts';
 import { flagRoutes } from './flags.ts';
 import { sourceMapRoutes } from './source-maps.ts';
@@ -30,6 +31,7 @@ export const ROUTE_SHAPES = {
   ...webhookRoutes,
   ...mcpRoutes,
   ...errorRoutes,
+  ...alertRuleRoutes,
   ...analyticsRoutes,
   ...flagRoutes,
   ...sourceMapRoutes,

@@ -60,6 +60,12 @@ export const ROUTES = {
   getErrorAlerts: { method: 'GET', path: '/v1/projects/:slug/error-alerts' },
   updateErrorAlerts: { method: 'PATCH', path: '/v1/projects/:slug/error-alerts' },
   testErrorAlert: { method: 'POST', path: '/v1/projects/:slug/error-alerts/test' },
+  /** Alert rules per project (issue 41). */
+  listAlertRules: { method: 'GET', path: '/v1/projects/:slug/alerts/rules' },
+  createAlertRule: { method: 'POST', path: '/v1/projects/:slug/alerts/rules' },
+  getAlertRule: { method: 'GET', path: '/v1/projects/:slug/alerts/rules/:ruleId' },
+  updateAlertRule: { method: 'PATCH', path: '/v1/projects/:slug/alerts/rules/:ruleId' },
+  deleteAlertRule: { method: 'DELETE', path: '/v1/projects/:slug/alerts/rules/:ruleId' },
   // user feedback (issue 40)
   listFeedback: { method: 'GET', path: '/v1/projects/:slug/feedback' },
   listIssueFeedback: { method: 'GET', path: '/v1/projects/:slug/errors/:groupId/feedback' },
