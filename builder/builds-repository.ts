@@ -145,8 +145,11 @@ export const buildsRepository = {
     );
     const f = r.rows[0] && toFinished(r.rows[0]);
     // A ready production deploy goes live on the project's production hosts.
-    if (f && outcome.status === 'ready' && f.environment === 'production')
+    if (f && outcome.status === 'ready' && f.environment === 'production') {
       await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [f.projectId, f.id]);
+      // When it went live: guarded rollout's window starts here (guarded-rollout/).
+      await db.query('UPDATE deploys SET live_at = finished_at WHERE id = $1', [f.id]);
+    }
     return f;
   },
 

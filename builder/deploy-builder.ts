@@ -19,6 +19,8 @@
  *   5. sweep      a building deploy whose lease ran out (its builder was killed) fails as builder_lost,
  *                 which frees the project's production slot; a build asked to cancel (checked every
  *                 CANCEL_POLL_MS) is killed and ends `canceled`
+ *   6. guard      every GUARDED_ROLLOUT_SWEEP_MS, production deploys in their guarded rollout window are judged against
+ *                 the previous deploy and, degraded, announced and (opted in) rolled back (guarded-rollout/guard-sweep.ts)
  */
 import path from 'node:path';
 import os from 'node:os';
@@ -36,6 +38,7 @@ import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './bui
 import { createOutputQuota } from './output-quota.ts';
 import { announceDeploy, buildDeploy, type BuildContext, type DeployOutcome } from './build-deploy.ts';
 import { buildIsolationOf, reportBuildEnvironment } from './build-environment.ts';
+import { startGuardSweep, type GuardSweep } from './guarded-rollout/guard-sweep.ts';
 
 const POLL_MS = 2_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
@@ -57,6 +60,8 @@ export interface StartBuilderOptions {
   bwrap?: string;
   /** Where builds' cgroups are made (tests name a host without any to see limits_unavailable). */
   cgroupHost?: CgroupHost;
+  /** Defaults to GUARDED_ROLLOUT_SWEEP_MS (tests with a manual clock call `guard.sweep()` themselves). */
+  guardSweepMs?: number;
 }
 
 export interface Builder {
@@ -71,6 +76,8 @@ export interface Builder {
   idle(): Promise<void>;
   /** Stop claiming; builds in flight are killed and left to the lease sweep of another builder. */
   stop(): Promise<void>;
+  /** Guarded rollout's sweep (6). */
+  guard: GuardSweep;
 }
 
 export async function startBuilder(
@@ -164,6 +171,8 @@ export async function startBuilder(
     log.warn({ deployId: f.id }, 'builder lost: lease expired');
     await announceDeploy(platform, log, f);
   });
+  // 6. guard
+  const guard = startGuardSweep(platform, log.child({ component: 'guarded-rollout' }), opts.guardSweepMs ?? config.GUARDED_ROLLOUT_SWEEP_MS);
   const pollTimer = setInterval(() => void wake(), POLL_MS);
   pollTimer.unref();
 
@@ -191,9 +200,11 @@ export async function startBuilder(
         await Promise.all(inFlight);
       }
     },
+    guard,
     async stop() {
       stopped = true;
       stopUpkeep();
+      guard.stop();
       clearInterval(pollTimer);
       await sub.stop();
       for (const b of building.values()) b.abort.abort();

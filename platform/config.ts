@@ -181,6 +181,11 @@ const ConfigSchema = z.object({
   /** BUILDS_PER_BUILDER: builds one builder process runs at once. */
   BUILDS_PER_BUILDER: z.coerce.number().int().min(1).max(64).default(1),
   /**
+   * GUARDED_ROLLOUT_SWEEP_MS: how often the builder looks at production deploys in their guarded rollout window
+   * (builder/guarded-rollout/; each project's window and thresholds are its `guardedRollout` setting).
+   */
+  GUARDED_ROLLOUT_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /**
    * ALLOW_LOCAL_WEBHOOKS: a developer's switch to try webhooks on one machine: `http://` and loopback receivers are
    * accepted (private ranges and metadata addresses stay refused). Refused at start when PUBLIC_BASE_URL is https.
    */

@@ -11,6 +11,7 @@ export const PROJECT_EVENT_NAMES = [
   'deploy.succeeded',
   'deploy.failed',
   'deploy.degraded',
+  'deploy.degraded',
   'email.received',
   'uptime.down',
   'uptime.up',

@@ -6,6 +6,7 @@ import { ServiceError } from '../../schemas/error-codes.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { BuildSettings, BuildSettingsPatch, DeployHook, LogLine, StoredDeploy } from '../../schemas/api/deploys.ts';
 import { DEPLOY_COLUMNS, iso, toDeploy, type DeployRow } from '../../domain/deploys/deploy-row.ts';
+import { liveDeployRepository } from '../../domain/deploys/live-deploy-repository.ts';
 import type { Page } from '../../schemas/api/common.ts';
 import { timeCursor } from '../time-cursor.ts';
 
@@ -85,11 +86,7 @@ export const deploysRepository = {
     const d = await deploysRepository.get(db, projectId, deployId);
     if (d.environment !== 'production' || d.status !== 'ready') throw new ServiceError('conflict', 'only a ready production deploy can be rolled back to');
     // Its output must still be kept (builder/artifact-sweep.ts keeps the live one and the newest few).
-    const moved = await db.query(
-      'UPDATE projects SET live_deploy_id = $2 WHERE id = $1 AND EXISTS (SELECT 1 FROM deploys WHERE id = $2 AND artifact_dir IS NOT NULL)',
-      [projectId, deployId],
-    );
-    if (!moved.rowCount)
+    if (!(await liveDeployRepository.makeLive(db, projectId, deployId)))
       throw new ServiceError(
         'conflict',
         'the output of this deploy was cleaned up (only the live deploy and the newest ARTIFACTS_KEPT are kept, within the project and account quotas): deploy its commit again',

@@ -3,6 +3,7 @@ import { newId } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { randomBytes } from 'node:crypto';
 import { type PatchProjectBody, type Project } from '../../schemas/api/projects.ts';
+import { guardedRolloutOf } from '../../schemas/guarded-rollout.ts';
 
 /**
  * Projects, their members and environment hosts. The creator becomes the owner member. The environment hosts keep
@@ -16,10 +17,11 @@ interface ProjectRow {
   production_domains: string[];
   preview_domains: string[];
   serve_source_maps: boolean;
+  guarded_rollout: unknown;
   created_at: Date | string;
 }
 
-const COLUMNS = 'id, slug, name, default_branch, production_domains, preview_domains, serve_source_maps, created_at';
+const COLUMNS = 'id, slug, name, default_branch, production_domains, preview_domains, serve_source_maps, guarded_rollout, created_at';
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id,
   slug: r.slug,
@@ -27,6 +29,7 @@ export const toProject = (r: ProjectRow): Project => ({
   defaultBranch: r.default_branch,
   environmentHosts: { production: r.production_domains ?? [], preview: r.preview_domains ?? [] },
   serveSourceMaps: r.serve_source_maps === true,
+  guardedRollout: guardedRolloutOf(typeof r.guarded_rollout === 'string' ? JSON.parse(r.guarded_rollout) : r.guarded_rollout),
   createdAt: new Date(r.created_at).toISOString(),
 });
 
@@ -103,9 +106,21 @@ export const projectsRepository = {
     const { rows } = await db.query<ProjectRow>(
       `UPDATE projects SET name = COALESCE($2, name), default_branch = COALESCE($3, default_branch),
          production_domains = COALESCE($4, production_domains), preview_domains = COALESCE($5, preview_domains),
-         serve_source_maps = COALESCE($6, serve_source_maps)
+         serve_source_maps = COALESCE($6, serve_source_maps),
+         -- guarded rollout: the fields given over the stored ones, thresholds merged one level down
+         guarded_rollout = CASE WHEN $7::jsonb IS NULL THEN guarded_rollout
+           ELSE guarded_rollout || ($7::jsonb - 'thresholds') || CASE WHEN $7::jsonb ? 'thresholds'
+             THEN jsonb_build_object('thresholds', COALESCE(guarded_rollout->'thresholds', '{}'::jsonb) || ($7::jsonb->'thresholds')) ELSE '{}'::jsonb END END
        WHERE id = $1 RETURNING ${COLUMNS}`,
-      [id, patch.name ?? null, patch.defaultBranch ?? null, hosts?.production ?? null, hosts?.preview ?? null, patch.serveSourceMaps ?? null],
+      [
+        id,
+        patch.name ?? null,
+        patch.defaultBranch ?? null,
+        hosts?.production ?? null,
+        hosts?.preview ?? null,
+        patch.serveSourceMaps ?? null,
+        patch.guardedRollout ? JSON.stringify(patch.guardedRollout) : null,
+      ],
     );
     if (!rows[0]) throw new ServiceError('not_found', 'project not found');
     return toProject(rows[0]);

@@ -1,4 +1,5 @@
 import type { StoredDeploy } from '../../schemas/api/deploys.ts';
+import type { GuardEvidence, GuardStatus } from '../../schemas/guarded-rollout.ts';
 
 /** A row of `deploys` and the deploy it is (shared by the API's reads and the queueing rule). */
 export interface DeployRow {
@@ -15,9 +16,12 @@ export interface DeployRow {
   finished_at: Date | string | null;
   failure_reason: string | null;
   exit_code: number | null;
+  guard_status: GuardStatus | null;
+  guard_evidence: GuardEvidence | string | null;
+  guard_decided_at: Date | string | null;
 }
 export const DEPLOY_COLUMNS =
-  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code';
+  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code, guard_status, guard_evidence, guard_decided_at';
 export const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 export const toDeploy = (r: DeployRow): StoredDeploy => ({
   id: r.id,
@@ -32,4 +36,13 @@ export const toDeploy = (r: DeployRow): StoredDeploy => ({
   finishedAt: iso(r.finished_at),
   failureReason: r.failure_reason,
   exitCode: r.exit_code,
+  // Guarded rollout's verdict (issue 41, builder/guarded-rollout/); null for deploys never watched.
+  guard:
+    r.guard_status === null
+      ? null
+      : {
+          status: r.guard_status,
+          decidedAt: iso(r.guard_decided_at),
+          evidence: typeof r.guard_evidence === 'string' ? (JSON.parse(r.guard_evidence) as GuardEvidence) : r.guard_evidence,
+        },
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { BranchSchema, DEPLOY_FAILURE_REASONS } from '../deploys.ts';
+import { DeployGuardSchema } from '../guarded-rollout.ts';
 import { LIMITS } from '../limits.ts';
 import { errorAnswers, NoContent, pageOf, SlugIdParams, SlugParams } from './common.ts';
 import { GroupParams } from './errors.ts';
@@ -25,6 +26,7 @@ export const DeploySchema = z.object({
     .describe(`why a failed deploy failed, one of: ${DEPLOY_FAILURE_REASONS.join(', ')} (build_failed: see exitCode)`),
   exitCode: z.number().int().nullable(),
   url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
+  guard: DeployGuardSchema.nullable(),
 });
 /** A deploy as the API answers with it. */
 export type Deploy = z.infer<typeof DeploySchema>;

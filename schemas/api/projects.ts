@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BranchSchema } from '../deploys.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
+import { GuardedRolloutPatch, GuardedRolloutSchema } from '../guarded-rollout.ts';
 import { errorAnswers, SlugParams } from './common.ts';
 import { DeploySchema } from './deploys.ts';
 import { ROUTES } from './route-table.ts';
@@ -45,6 +46,9 @@ export const ProjectSchema = z.object({
     .describe(
       "whether the project's sites serve its builds' `*.map` files to anyone (default false: a `.map` answers 404, as a missing file; the maps are kept privately for symbolication either way)",
     ),
+  guardedRollout: GuardedRolloutSchema.describe(
+    "guarded rollout (issue 41): each new production deploy is watched for `windowMinutes` after it goes live and compared with the previous deploy's same span; past a threshold it is `degraded` (deploy.degraded is sent) and, with `autoRollback`, the previous deploy is made live again",
+  ),
   createdAt: z.string(),
 });
 export type Project = z.infer<typeof ProjectSchema>;
@@ -75,6 +79,7 @@ export const PatchProjectBody = z
       .describe(`each list given replaces the stored one; ${ENVIRONMENT_HOSTS_DESCRIPTION}`),
     domains: RenamedDomains,
     serveSourceMaps: z.boolean().optional().describe("serve the builds' `*.map` files on the project's sites (applies within 2 s)"),
+    guardedRollout: GuardedRolloutPatch.optional().describe('the fields given replace the stored ones (thresholds one by one); applies from the next sweep'),
   })
   .strict();
 export type PatchProjectBody = z.infer<typeof PatchProjectBody>;

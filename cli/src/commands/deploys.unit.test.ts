@@ -21,6 +21,7 @@ const deploy = (over: Partial<Deploy> = {}): Deploy => ({
   failureReason: null,
   exitCode: null,
   url: null,
+  guard: null,
   ...over,
 });
 const line = (seq: number, stream: string, text: string) => ({ seq, at: '2025-01-02T03:04:06.000Z', stream, line: text });

@@ -103,6 +103,7 @@ export function Deploys() {
                   <td>
                     <DeployStatus d={x} />
                     {x.failureReason && <span class="muted"> {x.failureReason}</span>}
+                    {x.guard && x.guard.status !== 'superseded' && <span class="muted"> {GUARD_WORD[x.guard.status]}</span>}
                   </td>
                   <td>{x.branch}</td>
                   <td>{x.gitSha ? <code>{x.gitSha.slice(0, 7)}</code> : <span class="muted">–</span>}</td>
@@ -379,6 +380,7 @@ export function DeployDetail() {
                 )}
               </dl>
             </div>
+            {d.guard && <GuardVerdict guard={d.guard} />}
           </>
         )}
       </Loaded>
@@ -413,6 +415,70 @@ export function DeployDetail() {
       </section>
       {done && <SourceMaps slug={slug} deployId={deployId} />}
     </div>
+  );
+}
+
+const GUARD_WORD: Record<NonNullable<Deploy['guard']>['status'], string> = {
+  watching: 'watching',
+  healthy: 'healthy',
+  degraded: 'degraded',
+  rolled_back: 'rolled back',
+  superseded: 'superseded',
+};
+
+/**
+ * Guarded rollout's verdict (issue 41): watched for a window after going live against the previous deploy; rolled back
+ * automatically, degraded, healthy, or no longer live before its window ended. The evidence is the numbers it was
+ * judged on.
+ */
+function GuardVerdict({ guard }: { guard: NonNullable<Deploy['guard']> }) {
+  const e = guard.evidence;
+  const reasons = e?.reasons.join('; ') ?? '';
+  const head =
+    guard.status === 'rolled_back'
+      ? `Rolled back automatically to ${e?.rolledBackTo ?? 'the previous deploy'}: ${reasons}`
+      : guard.status === 'degraded'
+        ? `Degraded: ${reasons}${e?.note ? `. ${e.note}` : ''}`
+        : guard.status === 'healthy'
+          ? `Healthy: no threshold passed in its ${e?.windowMinutes ?? ''}-minute window`
+          : guard.status === 'watching'
+            ? `Watching: ${Math.floor((e?.elapsedMs ?? 0) / 60_000)} of ${e?.windowMinutes ?? ''} minutes since it went live`
+            : `Not judged: ${e?.note ?? 'no longer live before its window ended'}`;
+  const kind = guard.status === 'healthy' ? 'ok' : guard.status === 'watching' || guard.status === 'superseded' ? 'muted' : 'bad';
+  return (
+    <section aria-labelledby="guard-h" class={`guard ${kind}`}>
+      <h2 id="guard-h">Guarded rollout</h2>
+      <p role="status">
+        <Badge kind={`deploy ${kind}`}>{GUARD_WORD[guard.status]}</Badge> {head}
+      </p>
+      {e && (
+        <Table
+          caption="What the verdict was taken on"
+          class="guard-evidence"
+          columns={['', 'This deploy', e.previous.deployId ? `Previous (${e.previous.deployId})` : 'Previous']}
+        >
+          <tr>
+            <td>New issues</td>
+            <td class="num">{e.current.newIssues}</td>
+            <td class="num">{e.previous.newIssues}</td>
+          </tr>
+          <tr>
+            <td>Error events</td>
+            <td class="num">
+              {e.current.errorEvents} ({e.current.errorsPerMinute}/min)
+            </td>
+            <td class="num">
+              {e.previous.errorEvents} ({e.previous.errorsPerMinute}/min)
+            </td>
+          </tr>
+          <tr>
+            <td>Crash-free sessions</td>
+            <td class="num">{e.current.crashFreeSessions === null ? '–' : `${(e.current.crashFreeSessions * 100).toFixed(1)}% of ${e.current.sessions}`}</td>
+            <td class="num">{e.previous.crashFreeSessions === null ? '–' : `${(e.previous.crashFreeSessions * 100).toFixed(1)}% of ${e.previous.sessions}`}</td>
+          </tr>
+        </Table>
+      )}
+    </section>
   );
 }
 

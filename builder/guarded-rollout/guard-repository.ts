@@ -1,0 +1,149 @@
+import type { AnalyticalStore } from '../../platform/ports/analytical-store.ts';
+import type { Queryable } from '../../platform/ports/relational-store.ts';
+import type { GuardEvidence, GuardStatus } from '../../schemas/guarded-rollout.ts';
+import type { Counted } from './guard-verdict.ts';
+
+/**
+ * What guarded rollout reads and writes (issue 41): the production deploys in their window, the previous live deploy,
+ * the numbers (issues from Postgres error_groups.first_deploy_id; error events from ClickHouse error_occurrences and
+ * sessions from release_sessions, both by deploy_id), the verdict on the deploy, and a line appended to its build log.
+ */
+
+export interface WatchedDeploy {
+  id: string;
+  projectId: string;
+  slug: string;
+  branch: string;
+  gitSha: string | null;
+  liveAt: number;
+  guardStatus: GuardStatus | null;
+  /** Whether it is still the project's live deploy. */
+  live: boolean;
+  /** projects.guarded_rollout as stored. */
+  setting: unknown;
+}
+
+/** A span of one deploy's traffic: epoch ms, [from, to). */
+export interface Span {
+  projectId: string;
+  deployId: string;
+  from: number;
+  to: number;
+}
+
+const chTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+/** How many deploys one sweep looks at, at most (the oldest first; the rest at the next sweep). */
+const BATCH = 200;
+
+export const guardRepository = {
+  /** Ready production deploys not judged yet that went live less than `maxWindowMs` ago. */
+  async watched(db: Queryable, now: number, maxWindowMs: number): Promise<WatchedDeploy[]> {
+    const r = await db.query<{
+      id: string;
+      project_id: string;
+      slug: string;
+      branch: string;
+      git_sha: string | null;
+      live_at: Date | string;
+      guard_status: GuardStatus | null;
+      live: boolean;
+      guarded_rollout: unknown;
+    }>(
+      `SELECT d.id, d.project_id, p.slug, d.branch, d.git_sha, COALESCE(d.live_at, d.finished_at) AS live_at, d.guard_status,
+              p.live_deploy_id IS NOT DISTINCT FROM d.id AS live, p.guarded_rollout
+         FROM deploys d JOIN projects p ON p.id = d.project_id
+        WHERE d.environment = 'production' AND d.status = 'ready' AND (d.guard_status IS NULL OR d.guard_status = 'watching')
+          AND d.finished_at > $1
+        ORDER BY d.finished_at, d.id LIMIT ${BATCH}`,
+      [new Date(now - maxWindowMs)],
+    );
+    return r.rows.map((x) => ({
+      id: x.id,
+      projectId: x.project_id,
+      slug: x.slug,
+      branch: x.branch,
+      gitSha: x.git_sha,
+      liveAt: new Date(x.live_at).getTime(),
+      guardStatus: x.guard_status,
+      live: x.live === true,
+      setting: typeof x.guarded_rollout === 'string' ? JSON.parse(x.guarded_rollout) : x.guarded_rollout,
+    }));
+  },
+
+  /**
+   * The production deploy live before this one: the newest ready one that went live earlier and was not found degraded
+   * (the comparison's baseline, and where an automatic rollback goes); undefined for a project's first deploy.
+   */
+  async previousLive(db: Queryable, projectId: string, deployId: string, liveAt: number): Promise<{ id: string; liveAt: number } | undefined> {
+    const r = await db.query<{ id: string; live_at: Date | string }>(
+      `SELECT id, COALESCE(live_at, finished_at) AS live_at FROM deploys
+        WHERE project_id = $1 AND id <> $2 AND environment = 'production' AND status = 'ready'
+          AND COALESCE(live_at, finished_at) < $3 AND (guard_status IS NULL OR guard_status NOT IN ('degraded', 'rolled_back'))
+        ORDER BY COALESCE(live_at, finished_at) DESC, id DESC LIMIT 1`,
+      [projectId, deployId, new Date(liveAt)],
+    );
+    const p = r.rows[0];
+    return p && { id: p.id, liveAt: new Date(p.live_at).getTime() };
+  },
+
+  /** A deploy's numbers over a span. */
+  async count(db: Queryable, analytics: AnalyticalStore, s: Span): Promise<Counted> {
+    const params = { p: s.projectId, d: s.deployId, from: chTime(s.from), to: chTime(s.to) };
+    const range =
+      "project_id = {p:String} AND deploy_id = {d:String} AND received_at >= {from:DateTime64(3, 'UTC')} AND received_at < {to:DateTime64(3, 'UTC')}";
+    const [issues, events, sessions] = await Promise.all([
+      db.query<{ n: number | string }>(
+        'SELECT count(*)::int AS n FROM error_groups WHERE project_id = $1 AND first_deploy_id = $2 AND first_seen >= $3 AND first_seen < $4',
+        [s.projectId, s.deployId, new Date(s.from), new Date(s.to)],
+      ),
+      analytics.query<{ n: number | string }>(`SELECT count() AS n FROM error_occurrences FINAL WHERE ${range}`, params),
+      // Release health's counting (api/release-health/health-numbers.ts): a session once per id, aggregates summed;
+      // an unhandled error counts as a crash.
+      analytics.query<{ started: number | string; crashed: number | string }>(
+        `SELECT uniqExactIf(session_id, kind = 'update' AND started > 0) + sumIf(started, kind = 'aggregate') AS started,
+                uniqExactIf(session_id, kind = 'update' AND (crashed > 0 OR unhandled > 0)) + sumIf(crashed + unhandled, kind = 'aggregate') AS crashed
+           FROM release_sessions FINAL WHERE ${range}`,
+        params,
+      ),
+    ]);
+    const started = Number(sessions[0]?.started ?? 0);
+    const crashed = Number(sessions[0]?.crashed ?? 0);
+    return {
+      newIssues: Number(issues.rows[0]?.n ?? 0),
+      errorEvents: Number(events[0]?.n ?? 0),
+      sessions: started,
+      crashFreeSessions: started > 0 ? Math.min(1, Math.max(0, 1 - crashed / started)) : null,
+    };
+  },
+
+  /**
+   * Record a verdict on a deploy still being watched (or never looked at); false when another sweep judged it first.
+   * `from` narrows the move (a rollback's rolled_back follows this sweep's own degraded).
+   */
+  async record(
+    db: Queryable,
+    deployId: string,
+    status: GuardStatus,
+    evidence: GuardEvidence | null,
+    now: number,
+    from: 'unjudged' | 'degraded' = 'unjudged',
+  ): Promise<boolean> {
+    const r = await db.query(
+      `UPDATE deploys SET guard_status = $2, guard_evidence = COALESCE($3::jsonb, guard_evidence),
+              guard_decided_at = CASE WHEN $2 = 'watching' THEN NULL ELSE $4::timestamptz END
+        WHERE id = $1 AND ${from === 'degraded' ? "guard_status = 'degraded'" : "(guard_status IS NULL OR guard_status = 'watching')"}`,
+      [deployId, status, evidence === null ? null : JSON.stringify(evidence), new Date(now)],
+    );
+    return (r.rowCount ?? 0) > 0;
+  },
+
+  /** One `system` line after the deploy's build log (its next sequence number, counted in log_lines). */
+  async appendLogLine(db: Queryable, analytics: AnalyticalStore, projectId: string, deployId: string, line: string, now: number): Promise<void> {
+    const r = await db.query<{ seq: number }>('UPDATE deploys SET log_lines = log_lines + 1 WHERE id = $1 RETURNING log_lines - 1 AS seq', [deployId]);
+    const seq = r.rows[0]?.seq;
+    if (seq === undefined) return;
+    await analytics.insert('deploy_logs', [{ project_id: projectId, deploy_id: deployId, seq, at: chTime(now), stream: 'system', line }], {
+      dedupToken: `dlog-${deployId}-${seq}-1`,
+    });
+  },
+};

@@ -1,0 +1,129 @@
+/**
+ * Guarded rollout (issue 41), the builder's sweep: every GUARDED_ROLLOUT_SWEEP_MS (15 s) over the production deploys that
+ * went live less than their project's window ago (guardedRollout.windowMinutes, 10 by default) and are not judged yet.
+ *   1. look      the ready production deploys still watched (or never looked at); one no longer live before its window
+ *                ended (a newer deploy, a manual rollback) is `superseded`: not judged. A project with the setting off
+ *                is left alone
+ *   2. count     its numbers since it went live (guard-repository.ts), and the previous live deploy's over the same
+ *                span from its own going live (its span cut where this deploy went live)
+ *   3. judge     guard-verdict.ts: degraded as soon as a threshold is passed, healthy at the window's end, else watching
+ *   4. act       degraded: the verdict recorded (once: any number of builders may sweep), then, when the project opted in
+ *                to autoRollback, the previous deploy made live again by the rollback route's rule (domain/deploys/
+ *                live-deploy-repository.ts) only while this one still is live; the reason appended to its build log;
+ *                deploy.degraded published (id `deploy.degraded:<deployId>`, so a retried publish sends once)
+ * A failure in one deploy is logged and retried at the next sweep; the others go on.
+ */
+import type { Logger } from '../../platform/logger.ts';
+import type { Platform } from '../../platform/platform.ts';
+import { publicBaseUrl } from '../../platform/config.ts';
+import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
+import { liveDeployRepository } from '../../domain/deploys/live-deploy-repository.ts';
+import { GUARD_WINDOW_MINUTES, guardedRolloutOf, type DeployDegradedData, type GuardEvidence } from '../../schemas/guarded-rollout.ts';
+import { guardRepository, type WatchedDeploy } from './guard-repository.ts';
+import { judge } from './guard-verdict.ts';
+
+type GuardPlatform = Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | 'db'>;
+
+/** How each deploy looked at by a sweep ended (GET /metrics-style totals for tests and logs). */
+export type GuardOutcome = 'watching' | 'healthy' | 'degraded' | 'rolled_back' | 'superseded' | 'disabled' | 'missed' | 'taken';
+
+export interface GuardSweep {
+  /** One sweep now (tests with a manual clock); resolves with each deploy's outcome. */
+  sweep(): Promise<Map<string, GuardOutcome>>;
+  stop(): void;
+}
+
+export function startGuardSweep(platform: GuardPlatform, log: Logger, intervalMs: number): GuardSweep {
+  let running: Promise<Map<string, GuardOutcome>> | undefined;
+  const sweep = () => {
+    running ??= sweepOnce(platform, log).finally(() => (running = undefined));
+    return running;
+  };
+  const timer = setInterval(() => void sweep().catch((err) => log.warn({ err }, 'guarded rollout sweep failed; retried')), intervalMs);
+  timer.unref();
+  return { sweep, stop: () => clearInterval(timer) };
+}
+
+export async function sweepOnce(platform: GuardPlatform, log: Logger): Promise<Map<string, GuardOutcome>> {
+  const now = platform.clock.now();
+  const out = new Map<string, GuardOutcome>();
+  // 1. look
+  for (const d of await guardRepository.watched(platform.db, now, GUARD_WINDOW_MINUTES.max * 60_000)) {
+    try {
+      out.set(d.id, await guard(platform, log, d, now));
+    } catch (err) {
+      log.warn({ err, deployId: d.id }, 'guarding a deploy failed; retried at the next sweep');
+    }
+  }
+  return out;
+}
+
+async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now: number): Promise<GuardOutcome> {
+  const { db, analytics } = platform;
+  const setting = guardedRolloutOf(d.setting);
+  const windowMs = setting.windowMinutes * 60_000;
+  if (!setting.enabled) return 'disabled';
+  if (d.liveAt + windowMs <= now && d.guardStatus === null) return 'missed'; // its window passed before a sweep saw it
+  if (!d.live) {
+    const note = 'no longer live before its window ended (a newer deploy or a rollback): not judged';
+    const stopped = await guardRepository.record(db, d.id, 'superseded', null, now);
+    if (stopped) await guardRepository.appendLogLine(db, analytics, d.projectId, d.id, `guarded rollout: ${note}`, now);
+    return stopped ? 'superseded' : 'taken';
+  }
+
+  // 2. count: this deploy within its window; the previous one over the same span, cut where this one went live
+  const until = Math.min(now, d.liveAt + windowMs);
+  const previous = await guardRepository.previousLive(db, d.projectId, d.id, d.liveAt);
+  const spanMs = previous ? Math.min(until - d.liveAt, d.liveAt - previous.liveAt) : 0;
+  const [current, before] = await Promise.all([
+    guardRepository.count(db, analytics, { projectId: d.projectId, deployId: d.id, from: d.liveAt, to: until }),
+    previous && guardRepository.count(db, analytics, { projectId: d.projectId, deployId: previous.id, from: previous.liveAt, to: previous.liveAt + spanMs }),
+  ]);
+
+  // 3. judge
+  const { verdict, evidence } = judge({
+    settings: setting,
+    liveAt: d.liveAt,
+    now: until,
+    current,
+    previous: previous && before && { ...before, deployId: previous.id, spanMs },
+  });
+  if (verdict !== 'degraded') return (await guardRepository.record(db, d.id, verdict, evidence, now)) ? verdict : 'taken';
+
+  // 4. act
+  if (!(await guardRepository.record(db, d.id, 'degraded', evidence, now))) return 'taken';
+  const rolledBackTo = setting.autoRollback ? await rollBack(platform, d, previous?.id, evidence) : null;
+  if (!setting.autoRollback) evidence.note = 'not rolled back: the project did not opt in to autoRollback';
+  if (rolledBackTo) {
+    evidence.rolledBackTo = rolledBackTo;
+    await guardRepository.record(db, d.id, 'rolled_back', evidence, now, 'degraded');
+  } else await guardRepository.record(db, d.id, 'degraded', evidence, now, 'degraded');
+  const line = rolledBackTo
+    ? `guarded rollout: rolled back automatically to ${rolledBackTo}: ${evidence.reasons.join('; ')}`
+    : `guarded rollout: degraded: ${evidence.reasons.join('; ')} (${evidence.note})`;
+  await guardRepository.appendLogLine(db, analytics, d.projectId, d.id, line, now);
+  log.warn({ deployId: d.id, projectId: d.projectId, reasons: evidence.reasons, rolledBackTo }, 'guarded rollout: deploy degraded');
+  const data: DeployDegradedData = {
+    deployId: d.id,
+    branch: d.branch,
+    gitSha: d.gitSha,
+    environment: 'production',
+    url: `${publicBaseUrl(platform.config).replace(/\/+$/, '')}/projects/${encodeURIComponent(d.slug)}/deploys/${d.id}`,
+    rolledBack: rolledBackTo !== null,
+    rolledBackTo,
+    evidence,
+  };
+  await publishProjectEvent(platform, { id: `deploy.degraded:${d.id}`, projectId: d.projectId, event: 'deploy.degraded', data });
+  return rolledBackTo ? 'rolled_back' : 'degraded';
+}
+
+/** The previous deploy made live again while this one still is; its id, or null with the reason in evidence.note. */
+async function rollBack(platform: GuardPlatform, d: WatchedDeploy, previousId: string | undefined, evidence: GuardEvidence): Promise<string | null> {
+  if (!previousId) {
+    evidence.note = 'not rolled back: there is no earlier production deploy to roll back to';
+    return null;
+  }
+  if (await liveDeployRepository.makeLive(platform.db, d.projectId, previousId, d.id)) return previousId;
+  evidence.note = `not rolled back: it is no longer the live deploy, or the output of ${previousId} was cleaned up`;
+  return null;
+}
