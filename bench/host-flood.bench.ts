@@ -16,7 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../platform/config.ts';
 import { createLogger } from '../platform/logger.ts';
-import { siteServerOf } from '../platform/sites/site-server.ts';
+import { siteServerOf } from '../hosting/serve/site-server.ts';
 import { start, type Running } from '../service/service.ts';
 import { allowAllLimiter } from '../test/support/ingest-fixtures.ts';
 import { numberArg } from './support/cli-args.ts';

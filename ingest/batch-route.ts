@@ -2,7 +2,7 @@ import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
 import type { Platform } from '../platform/platform.ts';
 import type { RateDecision, RateHit } from '../platform/ports/rate-limiter.ts';
-import type { SiteServer } from '../platform/sites/site-server.ts';
+import type { SiteServer } from '../hosting/serve/site-server.ts';
 import { admitBatch, batchRequestHeaders, ingestCredential, type Admitted, type AdmissionRules, type BatchRequestHeaders } from './admission.ts';
 import {
   clientIp,

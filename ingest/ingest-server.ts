@@ -26,7 +26,7 @@ import { createRefusalCounters } from './refusals.ts';
 import { registerSingleProcessProxy } from './single-process-proxy.ts';
 import { guardedApp } from './http/guarded-app.ts';
 import { startKeyUsage, type KeyUsage } from './key-usage.ts';
-import { siteServerOf } from '../platform/sites/site-server.ts';
+import { siteServerOf } from '../hosting/serve/site-server.ts';
 import type { Ops } from '../platform/ops/ops.ts';
 import { registerOpsRoutes } from './ops-routes.ts';
 

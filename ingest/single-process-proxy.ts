@@ -1,7 +1,7 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
 import { clientIp, immediateReply, readBody, send, sendError, sendFile, watchedReply, type Headers } from './http/uws-reply.ts';
-import type { SiteServer } from '../platform/sites/site-server.ts';
+import type { SiteServer } from '../hosting/serve/site-server.ts';
 import type { Forwarder, ForwardResponse } from './forward.ts';
 import { LIMITS } from '../schemas/limits.ts';
 
@@ -40,8 +40,10 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
         try {
           const found = await opts.sites.lookup(host, remoteAddress);
           if (found !== undefined) {
-            const site = await opts.sites.serve(found.dir, method, url, found);
-            return 'file' in site ? sendFile(res, st, site.status, site.headers, site.file, site.size) : send(res, st, site.status, site.headers, site.body);
+            const site = await opts.sites.serve(found.dir, method, url, found, headers);
+            if ('file' in site) return sendFile(res, st, site.status, site.headers, site.file, site.size, site.start);
+            // A 304 has no body, not even an empty one's length.
+            return send(res, st, site.status, site.headers, site.status === 304 ? undefined : site.body);
           }
         } catch (err) {
           opts.log.error({ err }, 'serving a site failed');

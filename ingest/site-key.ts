@@ -1,4 +1,4 @@
-import type { SiteServer } from '../platform/sites/site-server.ts';
+import type { SiteServer } from '../hosting/serve/site-server.ts';
 import type { EdgeKey, ProjectCache } from './project-cache.ts';
 import { refusal, type Refusal } from './refusals.ts';
 

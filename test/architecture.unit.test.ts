@@ -9,6 +9,8 @@ import { describe, expect, it } from 'vitest';
  *   platform/  ports, adapters, config, logging, clock, migrations: imports schemas
  *   domain/    the business rules roles share (host patterns, the scrubber, flag evaluation, usage months, alert
  *              recipients, the project-event publisher): imports schemas and platform's ports, never an adapter
+ *   hosting/   static sites as served (issue 42): rules, build-end compression, the request path; a floor beside
+ *              domain/ for the roles that build (builder/) and serve (ingest/, api/) sites; never an adapter
  *   roles      ingest/, processor/, api/, builder/: import the floors, never each other, never an adapter
  *   service/   the composition root: imports everything
  * Clients run elsewhere and share only the contract: `console/` (browsers) and `sdk/` import schemas/ as types, and as
@@ -21,18 +23,19 @@ const ALLOWED: Record<string, string[]> = {
   schemas: ['schemas'],
   platform: ['schemas', 'platform'],
   domain: ['schemas', 'platform', 'domain'],
-  ingest: ['schemas', 'platform', 'domain', 'ingest'],
+  hosting: ['schemas', 'platform', 'domain', 'hosting'],
+  ingest: ['schemas', 'platform', 'domain', 'hosting', 'ingest'],
   processor: ['schemas', 'platform', 'domain', 'processor'],
-  api: ['schemas', 'platform', 'domain', 'api'],
-  builder: ['schemas', 'platform', 'domain', 'builder'],
-  service: ['schemas', 'platform', 'domain', 'service', ...ROLES],
+  api: ['schemas', 'platform', 'domain', 'hosting', 'api'],
+  builder: ['schemas', 'platform', 'domain', 'hosting', 'builder'],
+  service: ['schemas', 'platform', 'domain', 'hosting', 'service', ...ROLES],
   console: ['console', 'schemas'],
   sdk: ['sdk', 'schemas'],
   cli: ['cli', 'schemas'],
-  bench: ['schemas', 'platform', 'domain', 'service', 'bench', 'test', 'sdk', ...ROLES],
+  bench: ['schemas', 'platform', 'domain', 'hosting', 'service', 'bench', 'test', 'sdk', ...ROLES],
 };
 /** Floors whose code may not reach an adapter: only the composition root (and benches) choose them. */
-const NO_ADAPTERS = new Set(['domain', ...ROLES]);
+const NO_ADAPTERS = new Set(['domain', 'hosting', ...ROLES]);
 /** Clients: what they take from schemas/ must be erased (types) or free of zod. */
 const CLIENTS = new Set(['console', 'sdk', 'cli']);
 
@@ -128,7 +131,7 @@ const registersByHand = (code: string) =>
  * copy of the edge paths in its wire module, tied to the table's EDGE_PATHS by its wire test.
  */
 const SDK_WIRE_COPIES = new Set(['sdk/node/wire.ts', 'sdk/browser/src/wire.ts']);
-const PRODUCTION = ['api', 'builder', 'cli', 'console', 'domain', 'ingest', 'platform', 'processor', 'schemas', 'sdk', 'service'];
+const PRODUCTION = ['api', 'builder', 'cli', 'console', 'domain', 'hosting', 'ingest', 'platform', 'processor', 'schemas', 'sdk', 'service'];
 
 /** A file's code without its comments (a `//` after `:` is a URL in a string, not a comment). */
 function codeOf(text: string): string {

@@ -15,7 +15,7 @@ import { declared } from '../declared-route.ts';
  *   2. verify   `_service-challenge.<domain>` must hold the token (looked up through the TXT resolver port); then
  *               the domain serves this project's live deploy, and other projects' pending claims are dropped
  *   3. list / remove
- * A domain serves nothing until verified (platform/sites/site-server.ts). These are not the project's environmentHosts
+ * A domain serves nothing until verified (hosting/serve/site-server.ts). These are not the project's environmentHosts
  * (PATCH /v1/projects/:slug): those are host patterns that stamp events' environments and serve nothing.
  */
 

@@ -228,7 +228,7 @@ export function clientIp(res: uWS.HttpResponse, forwardedFor: string, trustProxy
  * file is read no faster than the client drains it, so a 1 GB file costs the same memory as a 10 KB one. The
  * handle is closed at the end, on an error and when the client goes away.
  */
-export function sendFile(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, file: FileHandle, size: number): void {
+export function sendFile(res: uWS.HttpResponse, st: ReplyState, status: number, headers: Headers, file: FileHandle, size: number, start = 0): void {
   if (st.aborted || st.done) {
     void file.close().catch(() => undefined);
     return;
@@ -245,7 +245,8 @@ export function sendFile(res: uWS.HttpResponse, st: ReplyState, status: number, 
     return;
   }
   st.done = true;
-  const stream = file.createReadStream({ highWaterMark: 64 * 1024 });
+  // `size` bytes from `start` (a Range's part), never past them.
+  const stream = file.createReadStream({ highWaterMark: 64 * 1024, start, end: start + Math.max(size, 1) - 1 });
   const stop = () => stream.destroy();
   st.onAbortRead = stop;
   res.cork(() => {

@@ -4,7 +4,7 @@ import { buildApiApp } from '../../api/app.ts';
 import { injectForwarder } from '../../ingest/forward.ts';
 import { startIngestServer, type IngestServer } from '../../ingest/ingest-server.ts';
 import type { Platform } from '../../platform/platform.ts';
-import { siteServerOf, UNKNOWN_HOST_LOOKUPS } from '../../platform/sites/site-server.ts';
+import { siteServerOf, UNKNOWN_HOST_LOOKUPS } from '../../hosting/serve/site-server.ts';
 import { httpRequest } from '../support/http-request.ts';
 import { createTestPlatform } from '../support/platform.ts';
 

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIngestProject, addLiveSite } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
 import { addressKey, createSiteServer, MISS_CACHE_MAX, UNKNOWN_HOST_LOOKUPS } from './site-server.ts';
-import type { Queryable } from '../ports/relational-store.ts';
-import { createMemoryLimiter } from '../adapters/rate-limit/memory-limiter.ts';
-import { ManualClock } from '../clock.ts';
+import type { Queryable } from '../../platform/ports/relational-store.ts';
+import { createMemoryLimiter } from '../../platform/adapters/rate-limit/memory-limiter.ts';
+import { ManualClock } from '../../platform/clock.ts';
 
 /**
  * Rows 3, 6 and 7 of issue 22: a link in an artifact (from before artifacts were copied link-free) is never
