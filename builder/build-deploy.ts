@@ -9,6 +9,8 @@ import type { DeployFailureReason } from '../schemas/deploys.ts';
 import { ROUTES } from '../schemas/api/route-table.ts';
 import { isDiskFullError } from '../platform/data-dir/disk-space.ts';
 import { ensureSiteMonitor } from '../domain/uptime/site-monitor.ts';
+import { resolveOnDeploy } from '../domain/issue-events/resolve-on-deploy.ts';
+import { publicBaseUrl } from '../platform/config.ts';
 import { deployCommitsRepository } from '../domain/deploys/deploy-commits-repository.ts';
 import { sourceMapsRepository } from '../domain/source-maps/source-maps-repository.ts';
 import { createBuildLog, type BuildLog } from './build-log.ts';
@@ -18,7 +20,6 @@ import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type BuildSource, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import type { OutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
-import { compileSite } from '../hosting/build/compile-site.ts';
 
 /**
  * Steps 3 and 4 of the builder (deploy-builder.ts) for one claimed deploy:
@@ -168,8 +169,6 @@ async function finishBuild(
   // The output's source maps, kept privately for symbolication before the deploy turns ready (source-maps/).
   if (outcome.status === 'ready' && !signal.aborted)
     await keepDeploySourceMaps(db, { projectId: d.projectId, deployId: d.id }, path.join(dataDir, outcome.artifactDir), (t) => buildLog.line('system', t));
-  // The output prepared for serving (issue 42): `_redirects`/`_headers` compiled, ETags, text precompressed.
-  if (outcome.status === 'ready' && !signal.aborted) await compileSite(path.join(dataDir, outcome.artifactDir), { note: (t) => buildLog.line('system', t) });
   await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
   if (signal.aborted && !canceled()) return undefined; // stopping: the lease runs out and another builder fails it as builder_lost
   const finished = await buildsRepository.finish(db, ctx.owner, d.id, outcome, platform.clock.now(), buildLog.stored);
@@ -182,6 +181,11 @@ async function finishBuild(
     await sourceMapsRepository.deleteForDeploys(db, [d.id]).catch(() => undefined);
     return undefined;
   }
+  // Live now: the issues resolved in next deploy before it was created are resolved by it (issue 41).
+  if (outcome.status === 'ready' && finished.environment === 'production')
+    await resolveOnDeploy(platform, publicBaseUrl(platform.config), finished.projectId, finished.id).catch((err) =>
+      log.error({ err, deployId: d.id }, 'resolving the issues marked before this deploy failed'),
+    );
   if (outcome.status === 'ready' && finished.environment === 'production')
     await ensureSiteMonitor(platform, finished.projectId)
       .then((r) => r === 'created' && log.info({ projectId: finished.projectId }, 'the live site got an uptime monitor'))

@@ -10,6 +10,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
 import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
+import { resolveOnDeploy } from '../../domain/issue-events/resolve-on-deploy.ts';
 import { declared } from '../declared-route.ts';
 import { followLog, logPage } from './deploy-logs.ts';
 import { deploysRepository as deploys } from './deploys-repository.ts';
@@ -138,7 +139,16 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
     app.route({
       ...declared('rollbackDeploy'),
       config: { auth: AUTH.project('deploys:write') },
-      handler: async (request) => ({ live: served(await deploys.rollbackTo(db, projectOf(request).id, request.params.deployId)) }),
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        const live = await deploys.rollbackTo(db, projectId, request.params.deployId);
+        // A deploy made live that was created after an issue's resolve-in-next-deploy mark resolves it (issue 41); a
+        // rollback to the marked deploy or an older one resolves nothing. The rollback stands when this fails (logged).
+        await resolveOnDeploy(platform, publicBaseUrl(config), projectId, live.id).catch((err) =>
+          request.log.error({ err, projectId }, 'resolving the issues marked before this deploy failed'),
+        );
+        return { live: served(live) };
+      },
     });
 
     app.route({

@@ -8,8 +8,9 @@ import { publishIssueEvents } from '../../domain/issue-events/issue-events.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf } from '../auth/auth-plugin.ts';
 import { errorsRepository } from './errors-repository.ts';
+import { issueMergesRepository } from './issue-merges-repository.ts';
 import { declared } from '../declared-route.ts';
-import { parseIssueQuery } from '../../schemas/api/errors.ts';
+import { type BulkIssuesAnswer, type IssueStatus, parseIssueQuery } from '../../schemas/api/errors.ts';
 
 /**
  * Error tracking API (spec §4.5): the issue inbox and its transitions (§3.1), error settings
@@ -31,7 +32,9 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
         // refused a query that does not parse.
         const parsed = parseIssueQuery(request.query.query ?? '');
         if (!parsed.ok) throw new ServiceError('invalid_request', parsed.message);
-        const groupIds = parsed.tags.length ? await errorsRepository.groupIdsWithTags(analytics, projectId, parsed.tags) : undefined;
+        let groupIds = parsed.tags.length ? await errorsRepository.groupIdsWithTags(analytics, projectId, parsed.tags) : undefined;
+        // Occurrences keep the id of an issue later merged (issue 41): its target matches through them.
+        if (groupIds?.length) groupIds = [...groupIds, ...(await issueMergesRepository.targetsOf(db, projectId, groupIds))];
         return errorsRepository.listIssues(db, projectId, { ...request.query, query: parsed.text }, groupIds);
       },
     });
@@ -44,15 +47,43 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
     app.route({
       ...declared('getIssue'),
       config: read,
-      handler: async (request) => ({ issue: await errorsRepository.getIssue(db, projectOf(request).id, request.params.groupId) }),
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        // A merged issue's id answers the issue it was merged into (issue 41), as Sentry redirects to the primary.
+        const asked = request.params.groupId;
+        const target = await issueMergesRepository.redirectOf(db, projectId, asked);
+        const issue = await issueWithMerges(projectId, target ?? asked);
+        return { issue: target ? { ...issue, redirectedFrom: asked } : issue };
+      },
+    });
+    /** The issue as GET shows it, with the issues merged into it. */
+    const issueWithMerges = async (projectId: string, groupId: string) => {
+      const issue = await errorsRepository.getIssue(db, projectId, groupId);
+      return { ...issue, mergedFrom: await issueMergesRepository.mergedFrom(db, projectId, groupId) };
+    };
+    app.route({
+      ...declared('mergeIssues'),
+      config: write,
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        await issueMergesRepository.merge(db, projectId, request.params.groupId, request.body.groupIds, clock.now());
+        return { issue: await issueWithMerges(projectId, request.params.groupId) };
+      },
     });
     app.route({
       ...declared('getIssueTags'),
       config: read,
       handler: async (request) => {
         const projectId = projectOf(request).id;
-        if (!(await errorsRepository.issueExists(db, projectId, request.params.groupId))) throw new ServiceError('not_found', 'no such issue in this project');
-        return errorsRepository.issueTagFacets(analytics, projectId, request.params.groupId, request.query.values);
+        const groupId = (await issueMergesRepository.redirectOf(db, projectId, request.params.groupId)) ?? request.params.groupId;
+        if (!(await errorsRepository.issueExists(db, projectId, groupId))) throw new ServiceError('not_found', 'no such issue in this project');
+        // Its occurrences and those of the issues merged into it, stored under their own ids (issue 41).
+        return errorsRepository.issueTagFacets(
+          analytics,
+          projectId,
+          await issueMergesRepository.occurrenceGroupIds(db, projectId, groupId),
+          request.query.values,
+        );
       },
     });
     for (const [id, action] of [
@@ -91,6 +122,8 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
       ...declared('bulkIssues'),
       config: write,
       handler: async (request) => {
+        // Resolve in next deploy (issue 41): each issue as its own route moves it.
+        if (request.body.inNextDeploy) return resolveInNextDeployEach(projectOf(request).id, request.body.groupIds);
         const out = await errorsRepository.transitionIssues(db, projectOf(request).id, request.body.groupIds, request.body.action);
         if (request.body.action === 'resolve')
           await resolvedEvents(
@@ -100,6 +133,19 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
         return out;
       },
     });
+    const resolveInNextDeployEach = async (projectId: string, groupIds: string[]): Promise<BulkIssuesAnswer> => {
+      const out: BulkIssuesAnswer = { updated: [], skipped: [] };
+      for (const groupId of new Set(groupIds)) {
+        try {
+          out.updated.push(await errorsRepository.resolveInNextDeploy(db, projectId, groupId));
+        } catch (err) {
+          if (!(err instanceof ServiceError) || (err.code !== 'not_found' && err.code !== 'invalid_transition')) throw err;
+          const status = (err.extra.body?.status as IssueStatus | undefined) ?? null;
+          out.skipped.push({ groupId, error: err.code, message: err.message, status });
+        }
+      }
+      return out;
+    };
     app.route({ ...declared('getErrorAlerts'), config: read, handler: async (request) => errorsRepository.getAlertSettings(db, projectOf(request).id) });
     app.route({
       ...declared('updateErrorAlerts'),

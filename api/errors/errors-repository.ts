@@ -218,9 +218,10 @@ export const errorsRepository = {
    * Tag facets of one issue (issue 40): the occurrences in all, then the derived tags and the TAG_FACET_CUSTOM custom
    * tags on most occurrences, each with its top `values` values. Exact counts: read FINAL (re-delivered rows collapse).
    */
-  async issueTagFacets(analytics: AnalyticalStore, projectId: string, groupId: string, values: number): Promise<IssueTagsAnswer> {
-    const where = 'project_id = {projectId:String} AND group_id = {groupId:String}';
-    const params = { projectId, groupId };
+  async issueTagFacets(analytics: AnalyticalStore, projectId: string, groupIds: string[], values: number): Promise<IssueTagsAnswer> {
+    // `groupIds`: the issue's and those merged into it (issue 41), whose occurrences keep their old ids.
+    const where = 'project_id = {projectId:String} AND group_id IN {groupIds:Array(String)}';
+    const params = { projectId, groupIds };
     const [total] = await analytics.query<{ n: number | string }>(`SELECT count() AS n FROM error_occurrences FINAL WHERE ${where}`, params);
     const keys = await analytics.query<{ key: string; n: number | string }>(
       `SELECT key, count() AS n FROM error_occurrences FINAL ARRAY JOIN mapKeys(tags) AS key WHERE ${where}
@@ -259,9 +260,9 @@ export const errorsRepository = {
     if (!r.rows[0]) throw new ServiceError('not_found', 'no such issue in this project');
     const issue = toIssue(r.rows[0]);
     // Issue 41: its deploys, and whether a resolving issue's next deploy is live (then it reads resolved).
-    const d = await db.query<Record<'first' | 'last' | 'regressed' | 'marked' | 'resolved_by', DeployRefRow | null>>(
+    const d = await db.query<Record<'first' | 'last' | 'regressed' | 'marked' | 'resolved_by' | 'completed', DeployRefRow | null>>(
       `SELECT ${DEPLOY_REF('g.first_deploy_id')} AS first, ${DEPLOY_REF('g.last_deploy_id')} AS last, ${DEPLOY_REF('g.regressed_deploy_id')} AS regressed,
-              ${DEPLOY_REF('g.resolve_deploy_id')} AS marked,
+              ${DEPLOY_REF('g.resolve_deploy_id')} AS marked, ${DEPLOY_REF('g.resolved_deploy_id')} AS completed,
               ${DEPLOY_REF(`(SELECT n.id FROM deploys m, deploys n, projects p, deploys live
                               WHERE m.id = g.resolve_deploy_id AND p.id = g.project_id AND live.id = p.live_deploy_id AND live.status = 'ready'
                                 AND n.project_id = g.project_id AND n.environment = 'production' AND n.status = 'ready'
@@ -276,7 +277,10 @@ export const errorsRepository = {
     issue.lastSeenDeploy = ref(row?.last);
     issue.regressedDeploy = ref(row?.regressed);
     const marked = ref(row?.marked);
-    issue.resolveInNextDeploy = issue.status === 'resolving' && marked ? { markedAt: marked, resolvedBy: ref(row?.resolved_by) } : null;
+    // Resolved by the deploy whose going live completed it (domain/issue-events/resolve-on-deploy.ts), else read from the live one.
+    const completed = issue.status === 'resolved' ? ref(row?.completed) : null;
+    issue.resolveInNextDeploy =
+      marked && (issue.status === 'resolving' || completed) ? { markedAt: marked, resolvedBy: completed ?? ref(row?.resolved_by) } : null;
     if (issue.resolveInNextDeploy?.resolvedBy) issue.status = 'resolved';
     return issue;
   },
@@ -318,7 +322,7 @@ export const errorsRepository = {
   async transitionIssue(db: Queryable, projectId: string, groupId: string, action: IssueAction): Promise<Issue> {
     const t = TRANSITIONS[action];
     const r = await db.query<{ id: string }>(
-      `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`,
+      `UPDATE error_groups SET status = $3, resolved_deploy_id = NULL WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`,
       [projectId, groupId, t.to, t.from],
     );
     // The issue as GET shows it, its samples included (they live beside the group, not in its row).
@@ -338,7 +342,7 @@ export const errorsRepository = {
     const t = TRANSITIONS[action];
     const ids = [...new Set(groupIds)];
     const r = await db.query<GroupRow>(
-      `UPDATE error_groups SET status = $3 WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
+      `UPDATE error_groups SET status = $3, resolved_deploy_id = NULL WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
         RETURNING id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`,
       [projectId, ids, t.to, t.from],
     );

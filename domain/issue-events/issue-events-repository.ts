@@ -34,6 +34,23 @@ export const issueEventsRepository = {
     return rows;
   },
 
+  /**
+   * Resolve in next deploy, completed (issue 41): the project's `resolving` issues marked before `deployId` was created
+   * become `resolved` by it, when it is a ready production deploy of the project (a rollback to the marked deploy or an
+   * older one, and a preview, resolve nothing). Answers the issues it resolved.
+   */
+  async resolveByDeploy(db: Queryable, projectId: string, deployId: string): Promise<string[]> {
+    const { rows } = await db.query<{ id: string }>(
+      `UPDATE error_groups g SET status = 'resolved', resolved_deploy_id = l.id
+         FROM deploys l, deploys m
+        WHERE l.id = $2 AND l.project_id = $1 AND l.environment = 'production' AND l.status = 'ready'
+          AND g.project_id = $1 AND g.status = 'resolving' AND m.id = g.resolve_deploy_id AND (l.created_at, l.id) > (m.created_at, m.id)
+        RETURNING g.id`,
+      [projectId, deployId],
+    );
+    return rows.map((r) => r.id).sort();
+  },
+
   /** The named deploys of the project: their git sha and branch. */
   async deploys(db: Queryable, projectId: string, ids: string[]): Promise<Array<{ id: string; git_sha: string | null; branch: string | null }>> {
     if (!ids.length) return [];

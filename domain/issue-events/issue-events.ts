@@ -21,6 +21,8 @@ export interface IssueEventItem {
   environment: string | null;
   /** issue.escalating: the evidence; its `since` names the escalation in the event's id (a re-publish sends nothing twice). */
   escalation?: NonNullable<IssueEventData['escalation']>;
+  /** issue.resolved by a deploy going live (resolve-on-deploy.ts): that deploy, named in the event and in its id. */
+  deployId?: string;
 }
 
 export async function publishIssueEvents(
@@ -32,7 +34,7 @@ export async function publishIssueEvents(
   if (!items.length) return;
   // 1. read
   const facts = new Map((await issueEventsRepository.facts(platform.db, projectId, [...new Set(items.map((i) => i.groupId))])).map((f) => [f.id, f]));
-  const deployIds = [...new Set(items.flatMap((i) => deployIdOf(facts.get(i.groupId), i.event) ?? []))];
+  const deployIds = [...new Set(items.flatMap((i) => deployIdOf(facts.get(i.groupId), i) ?? []))];
   const deploys = new Map((await issueEventsRepository.deploys(platform.db, projectId, deployIds)).map((d) => [d.id, d]));
   for (const item of items) {
     const f = facts.get(item.groupId);
@@ -45,14 +47,17 @@ export async function publishIssueEvents(
           ? `issue.regressed:${f.id}:${Number(f.regression_count)}`
           : item.event === 'issue.escalating' && item.escalation
             ? `issue.escalating:${f.id}:${Date.parse(item.escalation.since)}`
-            : undefined;
+            : item.deployId
+              ? `issue.resolved:${f.id}:${item.deployId}`
+              : undefined;
     await publishProjectEvent(platform, { ...(id ? { id } : {}), projectId, event: item.event, data: issueEventData(f, item, deploys, publicBaseUrl) });
   }
 }
 
-/** The deploy an event names: the issue's first (created), its regression's (regressed) or its last seen (resolved, escalating). */
-function deployIdOf(f: IssueEventFacts | undefined, event: IssueEventName): string | null {
+/** The deploy an event names: the issue's first (created), its regression's (regressed), the one that resolved it, or its last seen (resolved, escalating). */
+function deployIdOf(f: IssueEventFacts | undefined, { event, deployId }: IssueEventItem): string | null {
   if (!f) return null;
+  if (deployId) return deployId;
   return event === 'issue.created' ? f.first_deploy_id : event === 'issue.regressed' ? f.regressed_deploy_id : f.last_deploy_id;
 }
 
@@ -62,7 +67,7 @@ function issueEventData(
   deploys: Map<string, { id: string; git_sha: string | null; branch: string | null }>,
   publicBaseUrl: string,
 ): IssueEventData {
-  const deploy = deploys.get(deployIdOf(f, item.event) ?? '');
+  const deploy = deploys.get(deployIdOf(f, item) ?? '');
   const title = `${f.name}: ${f.message}`;
   return {
     issue: {

@@ -10,7 +10,10 @@
  *  4. fingerprint  name + message without numbers + first in-app frame -> fingerprint and group id
  *  5. environment  server-side stamping from the project's domains or deploys (unknown project: drop)
  *  then in ONE Postgres transaction:
- *  6. claim        every event id in the ledger, written as accepted: ids already there were consumed
+ *  6. redirect     group ids merged into another issue (issue 41) become that issue's: one read for the batch's ids,
+ *                  under its projects' merge locks held shared to the commit (a merge waits for the batch, or the
+ *                  batch for the merge and then reads its redirects; repositories/merges-repository.ts)
+ *     claim        every event id in the ledger, written as accepted: ids already there were consumed
  *                  by an earlier delivery and change nothing
  *  7. lock         the usage rows the batch counts against, then its existing groups (this order in every
  *                  processor: concurrent batches of one project queue, and see each other's new groups)
@@ -39,6 +42,7 @@ import type { StampedErrorBatch } from '../../schemas/error-event.ts';
 import { clientEventIdOf } from './client-event-id.ts';
 import { groupsRepository } from './repositories/groups-repository.ts';
 import { ledgerRepository, type LedgerDrop } from './repositories/ledger-repository.ts';
+import { mergesRepository } from './repositories/merges-repository.ts';
 import { usageRepository } from './repositories/usage-repository.ts';
 import type { IssueNotifier } from './issue-notifications.ts';
 import { createAlertStep } from './steps/alert-step.ts';
@@ -156,7 +160,14 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     const stampedById = new Map(stamped.map((e) => [e.event.eventId, e]));
 
     const { alertClaims, accepted, earlier, changes } = await deps.db.transaction(async (tx) => {
-      // 6. claim
+      // 6. redirect: first in the transaction, so the merge lock is held from the read to the commit.
+      const redirects = await mergesRepository.redirects(
+        tx,
+        stamped.map((e) => e.projectId),
+        [...new Set(stamped.map((e) => e.groupId))],
+      );
+      for (const e of stamped) e.groupId = redirects.get(e.groupId) ?? e.groupId;
+      // claim
       const claimed = await ledger.claim(
         tx,
         incoming.map((e) => {

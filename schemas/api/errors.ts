@@ -104,6 +104,19 @@ export const EventContextSchema = z.object({
 export const IssueDeployRefSchema = z.object({ id: z.string(), gitSha: z.string().nullable(), createdAt: z.string() });
 export type IssueDeployRef = z.infer<typeof IssueDeployRefSchema>;
 
+/** An issue merged into another (issue 41): its id and fingerprint (later events of it land in the target), and when. */
+export const MergedFromSchema = z.object({ groupId: z.string(), fingerprint: z.string(), mergedAt: z.string() });
+export type MergedFrom = z.infer<typeof MergedFromSchema>;
+/** How many issues one merge takes into its target. */
+export const MERGE_GROUPS_MAX = 50;
+export const MergeIssuesBody = z.strictObject({
+  groupIds: z
+    .array(z.string().min(1).max(64))
+    .min(1)
+    .max(MERGE_GROUPS_MAX)
+    .describe(`the issues to merge into this one (1 to ${MERGE_GROUPS_MAX}, this project's)`),
+});
+
 /** A kept occurrence: its text fields under their own names, plus the symbolicated frames when there are any. */
 export const IssueSampleSchema = z.looseObject({
   stack: z.string().optional().describe('the original stack when a map resolved at least one frame, else as sent'),
@@ -133,6 +146,8 @@ export const IssueSchema = IssueSummarySchema.extend({
     .nullable()
     .optional()
     .describe('set while the issue is resolved in next deploy'),
+  mergedFrom: z.array(MergedFromSchema).optional().describe('the issues merged into this one (issue 41), oldest merge first'),
+  redirectedFrom: z.string().optional().describe('the id asked for, when that issue was merged into this one (GET answers the target, as Sentry redirects)'),
 });
 export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });
@@ -226,8 +241,10 @@ export const BulkIssuesBody = z
   .object({
     action: IssueActionSchema,
     groupIds: z.array(z.string().min(1).max(64)).min(1).max(100),
+    inNextDeploy: z.literal(true).optional().describe('with `resolve`: resolve in next deploy (issue 41), as the single-issue route'),
   })
-  .strict();
+  .strict()
+  .refine((b) => !b.inNextDeploy || b.action === 'resolve', { message: 'inNextDeploy goes with action resolve', path: ['inNextDeploy'] });
 export const BulkIssuesAnswer = z.object({
   updated: z.array(IssueSummarySchema),
   skipped: z.array(
@@ -352,6 +369,15 @@ export const errorRoutes = routeShapes({
     params: SlugParams,
     body: BulkIssuesBody,
     response: { 200: BulkIssuesAnswer, ...errors },
+  },
+  mergeIssues: {
+    tags,
+    summary: "Merge issues into this one (Sentry's merge)",
+    description:
+      "The issue keeps its id, fingerprint, status and samples and takes the others' fingerprints: later events of any of them land here. Their counts, environment counts and first/last seen widen it; their kept samples are dropped (their occurrences count in its tag facets). They leave the lists, and GET of a merged id answers this issue with `redirectedFrom`. Merging an issue that merged others moves those too. 404 when one of them is not an issue of this project (or already merged), 400 when it is this issue.",
+    params: GroupParams,
+    body: MergeIssuesBody,
+    response: { 200: IssueAnswer, ...errors },
   },
   getErrorAlerts: { tags, summary: 'Alert email settings', params: SlugParams, response: { 200: AlertSettingsSchema, ...errors } },
   updateErrorAlerts: {

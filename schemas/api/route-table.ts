@@ -57,6 +57,8 @@ export const ROUTES = {
   ignoreIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/ignore' },
   reopenIssue: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/reopen' },
   bulkIssues: { method: 'POST', path: '/v1/projects/:slug/errors/bulk' },
+  /** Merge issues into this one (issue 41). */
+  mergeIssues: { method: 'POST', path: '/v1/projects/:slug/errors/:groupId/merge' },
   getErrorAlerts: { method: 'GET', path: '/v1/projects/:slug/error-alerts' },
   updateErrorAlerts: { method: 'PATCH', path: '/v1/projects/:slug/error-alerts' },
   testErrorAlert: { method: 'POST', path: '/v1/projects/:slug/error-alerts/test' },

@@ -75,7 +75,8 @@ export interface GroupsRepository {
 function foldInto(src: string, envCounts: string, deployIds: string): string {
   // Reopens: a resolved group, or a group resolving in next deploy (status 'resolving', issue 41) that gets an event of
   // a deploy created after the one live when it was marked (events of that deploy or older ones, or of none, do not).
-  const reopens = `(g.status = 'resolved' OR (g.status = 'resolving' AND EXISTS (
+  // A group resolved by that newer deploy going live (resolved_deploy_id, 0038) keeps the resolving rule.
+  const reopens = `((g.status = 'resolved' AND g.resolved_deploy_id IS NULL) OR (g.status IN ('resolving', 'resolved') AND EXISTS (
              SELECT 1 FROM deploys d JOIN deploys m ON m.id = g.resolve_deploy_id
               WHERE d.id = ANY(${deployIds}) AND d.project_id = g.project_id AND (d.created_at, d.id) > (m.created_at, m.id))))`;
   return `
@@ -96,6 +97,7 @@ function foldInto(src: string, envCounts: string, deployIds: string): string {
              THEN (SELECT d.id FROM deploys d WHERE d.id = ANY(${deployIds}) AND d.project_id = g.project_id ORDER BY d.created_at DESC, d.id DESC LIMIT 1)
              ELSE g.regressed_deploy_id END,
            resolve_deploy_id = CASE WHEN ${reopens} THEN NULL ELSE g.resolve_deploy_id END,
+           resolved_deploy_id = CASE WHEN ${reopens} THEN NULL ELSE g.resolved_deploy_id END,
            sample_batches = g.sample_batches + 1`;
 }
 /** A group locked by lockPrior: its env counts were summed in the processor (x.env_totals). */
