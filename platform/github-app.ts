@@ -48,8 +48,28 @@ export interface GithubApp {
   userRepository(userToken: string, fullName: string): Promise<{ installationId: number; repository: GithubRepository } | null>;
   /** A short-lived token that reads one repository of one installation (contents: read), and the repository as it is now. */
   cloneToken(installationId: number, repositoryId: number): Promise<{ token: string; expiresAt: string; repository: GithubRepository }>;
+  /**
+   * A client that tells one repository of one installation about a deploy (issue 41): an installation token scoped to
+   * that repository with `statuses: write` and `pull_requests: write` (nothing else), and the repository as GitHub names
+   * it now. Throws GithubAppError.
+   */
+  repositoryWriter(installationId: number, repositoryId: number): Promise<RepositoryWriter>;
   /** GitHub's web host, for clone URLs (`https://github.com`). */
   readonly webUrl: string;
+}
+
+/** Commit statuses and pull-request comments of one repository; every call throws GithubAppError on failure. */
+export interface RepositoryWriter {
+  repository: GithubRepository;
+  /** Set a commit status (POST /repos/:o/:r/statuses/:sha); GitHub's id for it. */
+  setStatus(sha: string, s: { state: 'pending' | 'success' | 'failure' | 'error'; targetUrl: string; description: string; context: string }): Promise<number>;
+  /** Open pull requests whose head is this commit (GET /repos/:o/:r/commits/:sha/pulls), their numbers, at most 100. */
+  pullsOf(sha: string): Promise<number[]>;
+  /** The id of the pull request's comment whose body holds `marker`, among its first 100 comments. */
+  findComment(pr: number, marker: string): Promise<number | undefined>;
+  createComment(pr: number, body: string): Promise<number>;
+  /** False when the comment is gone (deleted by someone): the caller posts a new one. */
+  updateComment(commentId: number, body: string): Promise<boolean>;
 }
 
 const TIMEOUT_MS = 15_000;
@@ -70,6 +90,7 @@ export function githubWebUrl(apiUrl: string): string {
 export function githubAppFromConfig(
   config: Pick<Config, 'GITHUB_APP_ID' | 'GITHUB_APP_PRIVATE_KEY' | 'GITHUB_APP_CLIENT_ID' | 'GITHUB_APP_CLIENT_SECRET' | 'GITHUB_APP_SLUG' | 'GITHUB_API_URL'>,
   guard: OutboundUrlGuard,
+  opts: { timeoutMs?: number } = {},
 ): GithubApp | undefined {
   const { GITHUB_APP_ID: appId, GITHUB_APP_PRIVATE_KEY: privateKey, GITHUB_APP_CLIENT_ID: clientId, GITHUB_APP_CLIENT_SECRET: clientSecret } = config;
   if (!appId || !privateKey || !clientId || !clientSecret) return undefined;
@@ -78,7 +99,7 @@ export function githubAppFromConfig(
   const request = octokitRequest.defaults({
     baseUrl: apiUrl,
     headers: { 'user-agent': 'service-github-app', 'x-github-api-version': '2022-11-28' },
-    request: { fetch: guardedFetch({ guard, use: 'provider_api', timeoutMs: TIMEOUT_MS, maxBytes: MAX_BYTES }) },
+    request: { fetch: guardedFetch({ guard, use: 'provider_api', timeoutMs: opts.timeoutMs ?? TIMEOUT_MS, maxBytes: MAX_BYTES }) },
   });
   const auth = createAppAuth({ appId, privateKey, clientId, clientSecret, request, log: { warn: () => undefined } });
 
@@ -159,6 +180,78 @@ export function githubAppFromConfig(
       } catch (err) {
         throw failed(`an installation token for repository ${repositoryId}`, err);
       }
+    },
+    async repositoryWriter(installationId, repositoryId) {
+      let token: string;
+      let repository: GithubRepository | undefined;
+      try {
+        const a = (await auth({
+          type: 'installation',
+          installationId,
+          repositoryIds: [repositoryId],
+          permissions: { statuses: 'write', pull_requests: 'write' },
+        })) as { token: string };
+        token = a.token;
+        const { data } = await request('GET /repositories/{id}', { id: repositoryId, headers: { authorization: `token ${token}` } });
+        repository = repositoryOf(data as Record<string, unknown>);
+      } catch (err) {
+        throw failed(`a status token for repository ${repositoryId}`, err);
+      }
+      if (!repository || repository.id !== repositoryId) throw new GithubAppError('github_failed', 'GitHub answered another repository');
+      const [owner, repo] = repository.fullName.split('/');
+      const call = async <T>(what: string, route: string, params: Record<string, unknown>): Promise<T> => {
+        try {
+          const { data } = await request(route, { owner, repo, ...params, headers: { authorization: `token ${token}` } });
+          return data as T;
+        } catch (err) {
+          throw failed(what, err);
+        }
+      };
+      const idOf = (data: unknown) => Number((data as { id?: unknown }).id);
+      return {
+        repository,
+        async setStatus(sha, st) {
+          const body = { state: st.state, target_url: st.targetUrl, description: st.description.slice(0, 140), context: st.context };
+          return idOf(await call('setting a commit status', 'POST /repos/{owner}/{repo}/statuses/{sha}', { sha, ...body }));
+        },
+        async pullsOf(sha) {
+          const data = await call<Array<{ number?: unknown; state?: unknown }>>(
+            'listing the pull requests of a commit',
+            'GET /repos/{owner}/{repo}/commits/{sha}/pulls',
+            {
+              sha,
+              per_page: PAGE,
+            },
+          );
+          return (Array.isArray(data) ? data : []).filter((p) => typeof p.number === 'number' && p.state !== 'closed').map((p) => p.number as number);
+        },
+        async findComment(pr, marker) {
+          const data = await call<Array<{ id?: unknown; body?: unknown }>>('listing comments', 'GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+            issue_number: pr,
+            per_page: PAGE,
+          });
+          const hit = (Array.isArray(data) ? data : []).find((c) => typeof c.body === 'string' && c.body.includes(marker) && typeof c.id === 'number');
+          return hit ? (hit.id as number) : undefined;
+        },
+        async createComment(pr, body) {
+          return idOf(await call('commenting', 'POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { issue_number: pr, body }));
+        },
+        async updateComment(commentId, body) {
+          try {
+            await request('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', {
+              owner,
+              repo,
+              comment_id: commentId,
+              body,
+              headers: { authorization: `token ${token}` },
+            });
+            return true;
+          } catch (err) {
+            if ((err as { status?: number }).status === 404) return false;
+            throw failed('updating the comment', err);
+          }
+        },
+      };
     },
   };
 }

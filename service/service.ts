@@ -16,6 +16,7 @@ import { startAnalyticsConsumer } from '../processor/analytics/analytics-consume
 import { startClientItemsConsumer } from '../processor/client-items/client-items-consumer.ts';
 import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher.ts';
 import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
+import { startGithubStatusSweep } from '../processor/github-status/github-status-sweep.ts';
 import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
@@ -90,6 +91,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => analytics.stop());
       const webhooks = await startWebhookDispatcher(platform, { sweepIntervalMs: t.webhookSweepIntervalMs });
       stops.push(() => webhooks.stop());
+      const githubStatus = startGithubStatusSweep(platform);
+      stops.push(() => githubStatus.stop());
       ops.metrics.addPipeline('errors', () => errors.stats());
       ops.metrics.addPipeline('analytics', () => analytics.stats());
       ops.metrics.addPipeline('inbound', () => inbound.stats());

@@ -9,6 +9,7 @@ import type { BatchSummary } from '../batch-summary.ts';
 import { startPipelineConsumer, type PipelineConsumer } from '../pipeline-consumer.ts';
 import { codeHostIntent } from './code-host/github-events.ts';
 import { codeHostRepository } from './repositories/code-host-repository.ts';
+import { githubStatusRepository } from '../github-status/repositories/github-status-repository.ts';
 import { inboundRepository } from './repositories/inbound-repository.ts';
 import { orderEvents } from './payments/order-events.ts';
 import { ACCOUNT_DEAUTHORIZED, accountDeauthorized } from './payments/account-deauthorized.ts';
@@ -25,7 +26,9 @@ import { resendRawMessage } from './email/resend-raw-message.ts';
  *                          a deploy of each connected project, exactly as a deploy hook does (domain/deploys/queue-deploy.ts:
  *                          production for the default branch, preview otherwise; a busy production slot or a queued
  *                          preview is taken as it is), once per (repository id, ref, head commit) whatever the delivery
- *                          id; the app uninstalled or a repository removed from it unbinds its connections
+ *                          id; each deploy queued is linked to its commit (and pull request) for its commit status and
+ *                          comment (../github-status/); a pull request opened on a commit already deployed links its
+ *                          number to that deploy; the app uninstalled or a repository removed from it unbinds its connections
  *                 stripe_connect  a connected account's payment events become the project's order.* events
  *                          (payments/order-events.ts); account.application.deauthorized unbinds the account
  *                          (payments/account-deauthorized.ts)
@@ -73,6 +76,9 @@ export async function startInboundConsumer(
     // Only the app's deliveries name an installation; bindings are by installation and repository id.
     const projects = intent.installationId === null ? [] : await codeHostRepository.projectsOf(db, intent.repositoryId, intent.installationId);
     if (!projects.length) return { outcome: 'unconnected', drop: 'unconnected_repository' };
+    // A pull request opened on a commit its push already deployed: that deploy's links learn the number (its comment).
+    if (intent.sha && intent.prNumber !== null && Number.isSafeInteger(intent.prNumber))
+      await githubStatusRepository.notePullRequest(db, intent.repositoryId, intent.sha, intent.prNumber, clock.now());
     if (intent.sha) {
       const push = { repositoryId: intent.repositoryId, ref: intent.ref, sha: intent.sha, deliveryId: e.deliveryId, now: clock.now() };
       if (!(await codeHostRepository.claimPush(db, push))) return { outcome: 'duplicate_push', drop: 'duplicate_push' };
@@ -82,6 +88,18 @@ export async function startInboundConsumer(
       try {
         const q = await queueDeploy(db, bus, { projectId: p.projectId, branch: intent.branch, trigger: 'push', triggerId: intent.sha, now: clock.now() });
         outcomes.push(q.deduplicated ? 'deduplicated' : 'queued');
+        // The deploy's commit status and pull-request comment (processor/github-status/): the outbox row the sweep reads.
+        if (intent.sha && /^[0-9a-f]{40}$/i.test(intent.sha) && intent.installationId !== null) {
+          const prNumber = intent.prNumber !== null && Number.isSafeInteger(intent.prNumber) ? intent.prNumber : null;
+          const link = {
+            deployId: q.deploy.id,
+            projectId: p.projectId,
+            repoId: intent.repositoryId,
+            installationId: intent.installationId,
+            headSha: intent.sha,
+          };
+          await githubStatusRepository.link(db, { ...link, prNumber, now: clock.now() });
+        }
       } catch (err) {
         // A production deploy already queued or building takes the push's commit when it clones: nothing to retry.
         if (err instanceof ServiceError && (err.code === 'production_deploy_busy' || err.code === 'not_found')) outcomes.push(err.code);

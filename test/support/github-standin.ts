@@ -41,6 +41,14 @@ export interface GithubStandin {
   calls: string[];
   /** What git sent as Authorization to a repository (`<fullName> <header or none>`), in order. */
   gitAuth: string[];
+  /** Commit statuses set (issue 41), in order: the repository's full name, the commit and what was sent. */
+  statuses: Array<{ repo: string; sha: string; state: string; target_url: string; description: string; context: string }>;
+  /** Pull-request comments by id: the repository, the pull request's number, the body. */
+  comments: Map<number, { repo: string; pr: number; body: string }>;
+  /** Open pull requests: `GET commits/:sha/pulls` answers those whose head is the commit. */
+  pulls: Array<{ repo: string; number: number; headSha: string }>;
+  /** Set by a test: every `/repos/...` call answers this status, or never answers ('hang'). */
+  fault: number | 'hang' | undefined;
   /** The configuration that points the service's GitHub App at the stand-in (GITHUB_APP_SLUG left to each test). */
   env: Record<'GITHUB_APP_ID' | 'GITHUB_APP_PRIVATE_KEY' | 'GITHUB_APP_CLIENT_ID' | 'GITHUB_APP_CLIENT_SECRET' | 'GITHUB_API_URL', string>;
   /** A fresh OAuth code for a GitHub user, good once. */
@@ -61,7 +69,8 @@ export async function startGithubStandin(opts: { cloneHost?: string } = {}): Pro
   const appPublic = publicKey;
   const codes = new Map<string, string>();
   const userTokens = new Map<string, string>();
-  const installationTokens = new Map<string, { installationId: number; repositoryIds: number[] | undefined }>();
+  const installationTokens = new Map<string, { installationId: number; repositoryIds: number[] | undefined; permissions?: Record<string, string> }>();
+  let nextId = 9_000_000;
   const s: GithubStandin = {
     url: '',
     cert,
@@ -74,6 +83,10 @@ export async function startGithubStandin(opts: { cloneHost?: string } = {}): Pro
     minted: [],
     calls: [],
     gitAuth: [],
+    statuses: [],
+    comments: new Map(),
+    pulls: [],
+    fault: undefined,
     get env() {
       return {
         GITHUB_APP_ID: s.appId,
@@ -209,7 +222,7 @@ export async function startGithubStandin(opts: { cloneHost?: string } = {}): Pro
         if (repositoryIds?.some((id) => !inst.repos.some((r) => r.id === id)))
           return json(res, 422, { message: 'There is at least one repository that does not exist or is not accessible' });
         const token = `ghs_${randomBytes(16).toString('hex')}`;
-        installationTokens.set(token, { installationId: inst.id, repositoryIds });
+        installationTokens.set(token, { installationId: inst.id, repositoryIds, permissions: body.permissions as Record<string, string> | undefined });
         s.minted.push({ token, installationId: inst.id, repositoryIds, permissions: body.permissions });
         const repos = inst.repos.filter((r) => !repositoryIds || repositoryIds.includes(r.id));
         return json(res, 201, {
@@ -228,9 +241,71 @@ export async function startGithubStandin(opts: { cloneHost?: string } = {}): Pro
         if (!t || !repo || (t.repositoryIds && !t.repositoryIds.includes(id))) return json(res, 404, { message: 'Not Found' });
         return json(res, 200, repoJson(repo));
       }
+      if ((m = /^\/repos\/([^/]+\/[^/]+)\/(.+)$/.exec(url.pathname)))
+        return serveRepos(req.method ?? 'GET', req.headers.authorization, m[1]!, m[2]!, body, res);
       json(res, 404, { message: 'Not Found' });
     });
   });
+
+  /** Statuses, pull requests of a commit and issue comments (issue 41), for a token that holds the repository and the permission. */
+  function serveRepos(
+    method: string,
+    auth: string | undefined,
+    fullName: string,
+    rest: string,
+    body: Record<string, unknown>,
+    res: import('node:http').ServerResponse,
+  ) {
+    if (s.fault === 'hang') return;
+    if (s.fault !== undefined) return json(res, s.fault, { message: 'Server Error' });
+    const t = installationTokens.get(tokenOf(auth) ?? '');
+    const repo = t && s.installations.get(t.installationId)?.repos.find((r) => r.fullName === fullName);
+    if (!t || !repo || (t.repositoryIds && !t.repositoryIds.includes(repo.id))) return json(res, 404, { message: 'Not Found' });
+    const may = (perm: string) => t.permissions?.[perm] === 'write';
+    let m: RegExpExecArray | null;
+    if (method === 'POST' && (m = /^statuses\/([0-9a-f]{40})$/.exec(rest))) {
+      if (!may('statuses')) return json(res, 403, { message: 'Resource not accessible by integration' });
+      const st = {
+        repo: fullName,
+        sha: m[1]!,
+        state: String(body.state),
+        target_url: String(body.target_url),
+        description: String(body.description),
+        context: String(body.context),
+      };
+      s.statuses.push(st);
+      return json(res, 201, { id: nextId++, ...st });
+    }
+    if (method === 'GET' && (m = /^commits\/([0-9a-f]{40})\/pulls$/.exec(rest))) {
+      return json(
+        res,
+        200,
+        s.pulls.filter((p) => p.repo === fullName && p.headSha === m![1]).map((p) => ({ number: p.number, state: 'open' })),
+      );
+    }
+    if (!may('pull_requests') && !may('issues')) return json(res, 403, { message: 'Resource not accessible by integration' });
+    if ((m = /^issues\/(\d+)\/comments$/.exec(rest))) {
+      const pr = Number(m[1]);
+      if (method === 'GET')
+        return json(
+          res,
+          200,
+          [...s.comments].filter(([, c]) => c.repo === fullName && c.pr === pr).map(([id, c]) => ({ id, body: c.body })),
+        );
+      if (method === 'POST') {
+        const id = nextId++;
+        s.comments.set(id, { repo: fullName, pr, body: String(body.body) });
+        return json(res, 201, { id, body: body.body });
+      }
+    }
+    if (method === 'PATCH' && (m = /^issues\/comments\/(\d+)$/.exec(rest))) {
+      const c = s.comments.get(Number(m[1]));
+      if (!c || c.repo !== fullName) return json(res, 404, { message: 'Not Found' });
+      c.body = String(body.body);
+      return json(res, 200, { id: Number(m[1]), body: c.body });
+    }
+    json(res, 404, { message: 'Not Found' });
+  }
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   s.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return s;

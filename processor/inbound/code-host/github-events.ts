@@ -14,7 +14,16 @@ import { num, obj, str } from '../payload.ts';
  *   anything else             nothing
  */
 export type CodeHostIntent =
-  | { kind: 'deploy'; repositoryId: number; installationId: number | null; ref: string; branch: string; sha: string | null }
+  | {
+      kind: 'deploy';
+      repositoryId: number;
+      installationId: number | null;
+      ref: string;
+      branch: string;
+      sha: string | null;
+      /** The pull request's number, for a pull_request delivery (its commit status and comment, processor/github-status/). */
+      prNumber: number | null;
+    }
   | { kind: 'unbind'; installationId: number; repositoryIds: number[] | 'all' }
   | { kind: 'nothing'; why: 'not_a_deploy_event' | 'branch_deleted' | 'not_a_branch' | 'skip_requested' | 'fork' | 'malformed' };
 
@@ -35,7 +44,7 @@ export function codeHostIntent(e: Pick<InboundEvent, 'event' | 'payload'>): Code
     if (p.deleted === true || (after && ZERO_SHA.test(after))) return { kind: 'nothing', why: 'branch_deleted' };
     const message = str(obj(p.head_commit)?.message) ?? '';
     if (SKIP.test(message)) return { kind: 'nothing', why: 'skip_requested' };
-    return { kind: 'deploy', repositoryId, installationId, ref, branch: ref.slice('refs/heads/'.length), sha: after ?? null };
+    return { kind: 'deploy', repositoryId, installationId, ref, branch: ref.slice('refs/heads/'.length), sha: after ?? null, prNumber: null };
   }
   if (e.event === 'pull_request') {
     const action = str(p.action);
@@ -44,7 +53,8 @@ export function codeHostIntent(e: Pick<InboundEvent, 'event' | 'payload'>): Code
     const branch = str(head?.ref);
     if (repositoryId === null || !branch) return { kind: 'nothing', why: 'malformed' };
     if (num(obj(head?.repo)?.id) !== repositoryId) return { kind: 'nothing', why: 'fork' };
-    return { kind: 'deploy', repositoryId, installationId, ref: `refs/heads/${branch}`, branch, sha: str(head?.sha) ?? null };
+    const prNumber = num(obj(p.pull_request)?.number) ?? num(p.number);
+    return { kind: 'deploy', repositoryId, installationId, ref: `refs/heads/${branch}`, branch, sha: str(head?.sha) ?? null, prNumber };
   }
   if (e.event === 'installation' && str(p.action) === 'deleted') {
     if (installationId === null) return { kind: 'nothing', why: 'malformed' };
