@@ -92,6 +92,11 @@ export const ROUTES = {
   createDeployHook: { method: 'POST', path: '/v1/projects/:slug/deploys/hooks' },
   listDeployHooks: { method: 'GET', path: '/v1/projects/:slug/deploys/hooks' },
   deleteDeployHook: { method: 'DELETE', path: '/v1/projects/:slug/deploys/hooks/:id' },
+  /** Build variables per environment (issue 42). */
+  listEnvVars: { method: 'GET', path: '/v1/projects/:slug/env' },
+  createEnvVar: { method: 'POST', path: '/v1/projects/:slug/env' },
+  updateEnvVar: { method: 'PATCH', path: '/v1/projects/:slug/env/:id' },
+  deleteEnvVar: { method: 'DELETE', path: '/v1/projects/:slug/env/:id' },
   getDeployLogs: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/logs' },
   getDeployLogShare: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/share' },
   revokeDeployLogShare: { method: 'DELETE', path: '/v1/projects/:slug/deploys/:deployId/share' },
