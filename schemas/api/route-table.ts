@@ -133,6 +133,9 @@ export const ROUTES = {
   listGithubRepositories: { method: 'GET', path: '/v1/integrations/github' },
   githubCallback: { method: 'GET', path: '/v1/integrations/github/callback' },
   disconnectGithub: { method: 'DELETE', path: '/v1/integrations/github/:id' },
+  /** A project's GitHub settings (issue 41): whether new errors fail a preview's commit status. */
+  getGithubSettings: { method: 'GET', path: '/v1/projects/:slug/github/settings' },
+  updateGithubSettings: { method: 'PATCH', path: '/v1/projects/:slug/github/settings' },
   // payments (Stripe Connect) and billing
   connectPayments: { method: 'POST', path: '/v1/projects/:slug/payments/connect' },
   paymentsCallback: { method: 'GET', path: '/v1/payments/connect/callback' },
