@@ -26,6 +26,7 @@ import { deploysRoutes } from './deploys/deploys-routes.ts';
 import { deployCommitsRoutes } from './deploys/deploy-commits-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
+import { envRoutes } from './env/env-routes.ts';
 import { analyticsRoutes } from './analytics/analytics-routes.ts';
 import { releaseHealthRoutes } from './release-health/release-health-routes.ts';
 import { flagsRoutes } from './flags/flags-routes.ts';
@@ -162,6 +163,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(deployCommitsRoutes(platform));
   await app.register(hookRoutes(platform));
   await app.register(deployLogShareRoutes(platform));
+  await app.register(envRoutes(platform));
   await app.register(analyticsRoutes(platform));
   await app.register(releaseHealthRoutes(platform));
   await app.register(flagsRoutes(platform));

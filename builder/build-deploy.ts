@@ -20,6 +20,8 @@ import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type BuildSource, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import type { OutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
+import { buildVariables } from './build-variables.ts';
+import { buildVariablesRepository } from './build-variables-repository.ts';
 
 /**
  * Steps 3 and 4 of the builder (deploy-builder.ts) for one claimed deploy:
@@ -64,6 +66,8 @@ interface OpenedBuild {
   /** Why the GitHub App cannot clone it (no App configured, the installation gone). */
   githubRefusal: string | undefined;
   buildLog: BuildLog;
+  /** The build's variables: the project's for its environment and branch, and the system ones (build-variables.ts). */
+  env: Record<string, string>;
 }
 
 /**
@@ -86,16 +90,17 @@ async function openBuild(ctx: BuildContext, d: ClaimedDeploy): Promise<OpenedBui
   // A repository connected through the GitHub App clones with a short-lived installation token (github-checkout.ts).
   const github = source ? await ctx.checkoutOfGithub(d.projectId, source.repoUrl) : undefined;
   const cloneToken = github && 'token' in github ? github : undefined;
+  const variables = source ? await buildVariables(platform, d) : { env: {}, secrets: [] };
   const buildLog = createBuildLog({
     analytics: platform.analytics,
     projectId: d.projectId,
     deployId: d.id,
-    secrets: [...(source?.env ?? []).filter((e) => e.secret).map((e) => e.value), ...(cloneToken ? [cloneToken.token, cloneToken.auth.header] : [])],
+    secrets: [...variables.secrets, ...(cloneToken ? [cloneToken.token, cloneToken.auth.header] : [])],
     now: () => platform.clock.now(),
     maxLines: LIMITS.deploys.logLinesPerDeploy,
     maxLineChars: LIMITS.deploys.logLineChars,
   });
-  return { source, cloneToken, githubRefusal: github && 'refused' in github ? github.refused : undefined, buildLog };
+  return { source, cloneToken, githubRefusal: github && 'refused' in github ? github.refused : undefined, buildLog, env: variables.env };
 }
 
 async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedBuild, signal: AbortSignal): Promise<DeployOutcome> {
@@ -130,7 +135,8 @@ async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedB
     cloneAuth: cloneToken?.auth,
     buildCommand: source.buildCommand,
     outputDir: source.outputDir,
-    env: Object.fromEntries(source.env.map((e) => [e.name, e.value])),
+    env: opened.env,
+    onFramework: (framework) => buildVariablesRepository.recordFramework(platform.db, d.id, framework),
     workDir: path.join(ctx.buildDir, d.id),
     artifactDir,
     isolation: ctx.isolation,

@@ -9,6 +9,8 @@ import type { CloneAuth } from './github-checkout.ts';
 import type { DeployCommit } from '../domain/deploys/suspect-commits.ts';
 import { COMMIT_BOUNDS, readCommits } from './commits/read-commits.ts';
 import { copyArtifact, type CopyArtifactOptions } from './artifact-copy.ts';
+import { gitShaVariables } from './build-variables.ts';
+import { buildDefaults } from './frameworks/framework-of-checkout.ts';
 import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
 import { startEgressProxy, type EgressProxy } from './sandbox/egress-proxy.ts';
@@ -23,7 +25,9 @@ import { INSIDE, prepareSandboxRoot, proxyEnv, sandboxArgv, type SandboxSpec } f
  *   2. checkout  `git clone --depth 51 --branch` inside the sandbox (sandbox/sandbox.ts), through the proxy; the commits
  *                since the previous production deploy read from it before the build command can touch it (commits/)
  *   3. build     the build command with `sh -c` inside the sandbox, with a clean environment: the project's build
- *                variables and SERVICE_DEPLOY_ID, SERVICE_GIT_SHA, SERVICE_ENVIRONMENT, never the service's own
+ *                variables and the system ones (build-variables.ts: CX_*, VITE_CX_*, CX_GIT_SHA added here) and
+ *                SERVICE_DEPLOY_ID, SERVICE_GIT_SHA, SERVICE_ENVIRONMENT, never the service's own. A command or output
+ *                directory the settings leave unset is the detected framework's (frameworks/), said in the log
  *   4. artifact  the output directory copied out: regular files inside it only, within the artifact limits
  *                (artifact-copy.ts)
  * The wall-clock limit, a cancel, or a resource limit (memory, processes, CPU, disk) ends the step and every
@@ -46,6 +50,8 @@ export interface BuildJob {
   timeoutMs: number;
   log: BuildLog;
   onSha(sha: string): Promise<void>;
+  /** The framework detected for a command or output directory the settings leave unset (frameworks/). */
+  onFramework?(framework: string): Promise<void>;
   /** The commits since `commitsSince` (the previous production deploy's sha), read after the checkout (commits/). */
   onCommits?(commits: DeployCommit[]): Promise<void>;
   commitsSince?: string | null;
@@ -215,18 +221,21 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     }
 
     // 3. build
-    if (job.buildCommand.trim()) {
-      job.log.line('system', `running: ${job.buildCommand}`);
+    const { buildCommand, outputDir, framework } = await buildDefaults(job, src, (t) => job.log.line('system', t));
+    if (framework) await job.onFramework?.(framework);
+    if (buildCommand.trim()) {
+      job.log.line('system', `running: ${buildCommand}`);
       const env = {
         ...BASE_ENV,
         ...netEnv,
         HOME: inBuild.home,
         ...job.env,
+        ...gitShaVariables(sha),
         SERVICE_DEPLOY_ID: job.deployId,
         SERVICE_GIT_SHA: sha,
         SERVICE_ENVIRONMENT: job.environment,
       };
-      const build = await step(['/bin/sh', '-c', job.buildCommand], inBuild.src, env);
+      const build = await step(['/bin/sh', '-c', buildCommand], inBuild.src, env);
       const buildFailed = failed(build, 'build_failed');
       if (buildFailed) return buildFailed;
     }
@@ -234,7 +243,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     // 4. artifact
     const copied = await copyArtifact({
       checkout: src,
-      outputDir: job.outputDir,
+      outputDir,
       dest: job.artifactDir,
       limits: iso.artifact,
       note: (t) => job.log.line('system', t),

@@ -18,7 +18,6 @@ export interface BuildSource {
   repoUrl: string;
   buildCommand: string;
   outputDir: string;
-  env: Array<{ name: string; value: string; secret: boolean }>;
 }
 
 export interface FinishedDeploy {
@@ -81,17 +80,13 @@ export const buildsRepository = {
   },
 
   async source(db: Queryable, projectId: string): Promise<BuildSource | undefined> {
-    const [s, env] = await Promise.all([
-      db.query<{ repo_url: string; build_command: string; output_dir: string }>(
-        'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
-        [projectId],
-      ),
-      db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [
-        projectId,
-      ]),
-    ]);
+    // Its variables are build-variables.ts's (per environment and branch).
+    const s = await db.query<{ repo_url: string; build_command: string; output_dir: string }>(
+      'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
+      [projectId],
+    );
     const row = s.rows[0];
-    return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir, env: env.rows };
+    return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir };
   },
 
   async recordSha(db: Queryable, deployId: string, sha: string): Promise<void> {

@@ -222,6 +222,8 @@ export const LIMITS = {
     /** Build log lines per page of `GET .../deploys/:deployId/logs` (and per read of its followed form). */
     logPageLines: 1000,
   },
+  /** Build variables per project (issue 42, schemas/api/env.ts): counts and sizes a tenant may set. */
+  buildEnv: { perProject: 200, keyChars: 256, valueBytes: 64 * 1024, totalBytes: 256 * 1024 },
   /**
    * Source maps (issue 37; ours, the spec shows none): what a build keeps or an upload stores, and what the processor
    * spends on them. A map past a bound is refused with its reason (domain/source-maps/source-map-file.ts).

@@ -19,6 +19,7 @@ export const PROJECT_EVENT_NAMES = [
   'issue.regressed',
   'issue.resolved',
   'issue.escalating',
+  'issue.alert',
   'webhook.test',
 ] as const;
 export type ProjectEventName = (typeof PROJECT_EVENT_NAMES)[number];

@@ -5,6 +5,7 @@ import { z } from 'zod';
  * the platform publishes a ProjectEvent to TOPICS.projectEvents (see processor/webhooks) and the
  * webhook fan-out delivers it to every subscribed endpoint.
  */
+import { LIMITS } from './limits.ts';
 import { PROJECT_EVENT_NAMES, type ProjectEventName } from './project-event-names.ts';
 
 export { PROJECT_EVENT_NAMES, type ProjectEventName };
@@ -96,6 +97,11 @@ export const ProjectEventSchema = z.object({
   occurredAt: z.number(),
   /** Set for an inbox's own webhookUrl (§6.2): delivered only to that inbox's target, signed with its secret, never to project endpoints. */
   inboxId: z.string().optional(),
+  /**
+   * Set by an alert rule (issue 41, issue.alert): delivered only to these endpoints of the project (the rule chose them,
+   * whatever they subscribe to), signed, retried and in each endpoint's format like any delivery.
+   */
+  endpointIds: z.array(z.string()).max(LIMITS.alertRules.endpoints).optional(),
 });
 export type ProjectEvent = z.infer<typeof ProjectEventSchema>;
 

@@ -5,6 +5,7 @@ import { newId, newToken, tokenHash } from '../../platform/tokens.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { TOKEN_PREFIX } from '../../schemas/scopes.ts';
 import type { BuildSettings, BuildSettingsPatch, DeployHook, LogLine, StoredDeploy } from '../../schemas/api/deploys.ts';
+import { RESERVED_ENV_PREFIXES } from '../../schemas/api/env.ts';
 import { DEPLOY_COLUMNS, iso, toDeploy, type DeployRow } from '../../domain/deploys/deploy-row.ts';
 import { liveDeployRepository } from '../../domain/deploys/live-deploy-repository.ts';
 import type { Page } from '../../schemas/api/common.ts';
@@ -153,14 +154,17 @@ export const deploysRepository = {
         );
       }
       for (const [name, v] of Object.entries(patch.env ?? {})) {
-        if (v === null) await tx.query('DELETE FROM project_build_env WHERE project_id = $1 AND name = $2', [projectId, name]);
-        else {
-          await tx.query(
-            `INSERT INTO project_build_env (project_id, name, value, secret) VALUES ($1, $2, $3, $4)
-             ON CONFLICT (project_id, name) DO UPDATE SET value = EXCLUDED.value, secret = EXCLUDED.secret`,
-            [projectId, name, v.value, v.secret ?? false],
-          );
-        }
+        if (RESERVED_ENV_PREFIXES.some((p) => name.startsWith(p))) throw new ServiceError('invalid_request', `${name}: keys starting with CX_ are reserved`);
+        // Set here, a variable is one value for every environment and branch (per environment: /v1/projects/:slug/env).
+        await tx.query('DELETE FROM project_build_env WHERE project_id = $1 AND name = $2', [projectId, name]);
+        if (v !== null)
+          await tx.query('INSERT INTO project_build_env (id, project_id, name, value, secret) VALUES ($1, $2, $3, $4, $5)', [
+            newId('env_'),
+            projectId,
+            name,
+            v.value,
+            v.secret ?? false,
+          ]);
       }
     });
   },

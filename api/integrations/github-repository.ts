@@ -2,6 +2,7 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId, tokenHash } from '../../platform/tokens.ts';
 import type { GithubConnection } from '../../schemas/api/integrations.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
+import { type GithubSettings, githubSettingsOf } from '../../schemas/github-status.ts';
 
 /**
  * GitHub repositories connected to projects (github_connections, migrations 0018 and 0028), and the connections under
@@ -118,6 +119,19 @@ export const githubConnectionsRepository = {
       [userId],
     );
     return rows.map(toConnection);
+  },
+
+  /** The project's GitHub settings (projects.github_settings, migration 0041), with their defaults. */
+  async settings(db: Queryable, projectId: string): Promise<GithubSettings> {
+    const { rows } = await db.query<{ github_settings: unknown }>('SELECT github_settings FROM projects WHERE id = $1', [projectId]);
+    const v = rows[0]?.github_settings;
+    return githubSettingsOf(typeof v === 'string' ? JSON.parse(v) : v);
+  },
+
+  /** The fields given over the stored ones. */
+  async updateSettings(db: Queryable, projectId: string, patch: Partial<GithubSettings>): Promise<GithubSettings> {
+    await db.query('UPDATE projects SET github_settings = github_settings || $2::jsonb WHERE id = $1', [projectId, JSON.stringify(patch)]);
+    return this.settings(db, projectId);
   },
 
   async disconnect(db: Queryable, userId: string, id: string): Promise<void> {

@@ -6,7 +6,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { routePath } from '../../schemas/api/client.ts';
 import type { GithubConnectOutcome } from '../../schemas/api/integrations.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
-import { userIdOf } from '../auth/auth-plugin.ts';
+import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { declared } from '../declared-route.ts';
 import { deploysRepository } from '../deploys/deploys-repository.ts';
@@ -122,6 +122,18 @@ export function githubIntegrationRoutes(
         await connections.disconnect(db, userIdOf(request), request.params.id);
         return reply.code(204).send(null);
       },
+    });
+
+    // The project's GitHub settings (issue 41, processor/github-status/): read by its readers, changed by its members.
+    app.route({
+      ...declared('getGithubSettings'),
+      config: { auth: AUTH.project('deploys:read') },
+      handler: async (request) => connections.settings(db, projectOf(request).id),
+    });
+    app.route({
+      ...declared('updateGithubSettings'),
+      config: { auth: AUTH.user },
+      handler: async (request) => connections.updateSettings(db, projectOf(request).id, request.body),
     });
   };
 }

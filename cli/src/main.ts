@@ -6,6 +6,7 @@ import { CliExit, type CommandDef, type Ctx, EXIT, type Family, type Io } from '
 import { deploys } from './commands/deploys.ts';
 import { errors } from './commands/errors.ts';
 import { hooks } from './commands/hooks.ts';
+import { env } from './commands/env.ts';
 import { keys } from './commands/keys.ts';
 import { projects } from './commands/projects.ts';
 import { sourcemaps } from './commands/sourcemaps.ts';
@@ -22,7 +23,7 @@ import { createOut } from './output.ts';
 export { EXIT };
 
 /** In the order `cx --help` lists them. */
-export const FAMILIES: Family[] = [account, projects, deploys, hooks, errors, keys, webhooks, sourcemaps];
+export const FAMILIES: Family[] = [account, projects, deploys, hooks, env, errors, keys, webhooks, sourcemaps];
 
 /** The process's own terminal, environment, network and browser. */
 export function processIo(): Io {

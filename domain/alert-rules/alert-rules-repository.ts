@@ -25,6 +25,21 @@ export type StoredRule = Omit<AlertRule, 'default' | 'createdAt' | 'updatedAt'>;
 
 const COLS = 'project_id, id, name, enabled, triggers, environments, levels, email, endpoint_ids, throttle_minutes, created_at, updated_at';
 
+/** A rule's columns as statement parameters $1..$11, in COLS' order (timestamps last). */
+const paramsOf = (projectId: string, rule: StoredRule, now: number): unknown[] => [
+  projectId,
+  rule.id,
+  rule.name,
+  rule.enabled,
+  JSON.stringify(rule.triggers),
+  rule.environments,
+  rule.levels,
+  rule.actions.email,
+  rule.actions.endpointIds,
+  rule.throttleMinutes,
+  new Date(now),
+];
+
 export const alertRulesRepository = {
   /** The projects among `projectIds` that wrote their rules, with every rule they hold (the default rule first, then in creation order). */
   async rulesOf(db: Queryable, projectIds: string[]): Promise<{ customized: Set<string>; rows: AlertRuleRow[] }> {
@@ -63,19 +78,7 @@ export const alertRulesRepository = {
     const r = await db.query<AlertRuleRow>(
       `INSERT INTO alert_rules (project_id, id, name, enabled, triggers, environments, levels, email, endpoint_ids, throttle_minutes, created_at, updated_at)
        VALUES ($1, $2, $3, $4, $5::jsonb, $6::text[], $7::text[], $8, $9::text[], $10, $11, $11) RETURNING ${COLS}`,
-      [
-        projectId,
-        rule.id,
-        rule.name,
-        rule.enabled,
-        JSON.stringify(rule.triggers),
-        rule.environments,
-        rule.levels,
-        rule.actions.email,
-        rule.actions.endpointIds,
-        rule.throttleMinutes,
-        new Date(now),
-      ],
+      paramsOf(projectId, rule, now),
     );
     return r.rows[0]!;
   },
@@ -85,19 +88,7 @@ export const alertRulesRepository = {
       `UPDATE alert_rules SET name = $3, enabled = $4, triggers = $5::jsonb, environments = $6::text[], levels = $7::text[], email = $8,
               endpoint_ids = $9::text[], throttle_minutes = $10, updated_at = $11
         WHERE project_id = $1 AND id = $2 RETURNING ${COLS}`,
-      [
-        projectId,
-        rule.id,
-        rule.name,
-        rule.enabled,
-        JSON.stringify(rule.triggers),
-        rule.environments,
-        rule.levels,
-        rule.actions.email,
-        rule.actions.endpointIds,
-        rule.throttleMinutes,
-        new Date(now),
-      ],
+      paramsOf(projectId, rule, now),
     );
     return r.rows[0];
   },

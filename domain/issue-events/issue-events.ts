@@ -55,13 +55,14 @@ export async function publishIssueEvents(
 }
 
 /** The deploy an event names: the issue's first (created), its regression's (regressed), the one that resolved it, or its last seen (resolved, escalating). */
-function deployIdOf(f: IssueEventFacts | undefined, { event, deployId }: IssueEventItem): string | null {
+export function deployIdOf(f: IssueEventFacts | undefined, { event, deployId }: IssueEventItem): string | null {
   if (!f) return null;
   if (deployId) return deployId;
   return event === 'issue.created' ? f.first_deploy_id : event === 'issue.regressed' ? f.regressed_deploy_id : f.last_deploy_id;
 }
 
-function issueEventData(
+/** An issue.* event's data (alert rules' issue.alert carries the same, processor/alerts/evaluate-rules.ts). */
+export function issueEventData(
   f: IssueEventFacts,
   item: IssueEventItem,
   deploys: Map<string, { id: string; git_sha: string | null; branch: string | null }>,

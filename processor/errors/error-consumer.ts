@@ -7,6 +7,7 @@ import { scrubValue } from '../../domain/secret-scrub.ts';
 import { startPipelineConsumer } from '../pipeline-consumer.ts';
 import { createErrorPipeline, type BatchSummary } from './error-pipeline.ts';
 import { createIssueNotifier } from './issue-notifications.ts';
+import { createAlertRuleEvaluation } from '../alerts/evaluate-rules.ts';
 import { LEDGER_RETENTION, pruneConsumedLedger } from './ledger-retention.ts';
 import { handleIsolatingPoison } from './poison-isolation.ts';
 import { unprocessableRepository } from './repositories/unprocessable-repository.ts';
@@ -63,6 +64,7 @@ export async function startErrorConsumer(
     caps: opts.caps,
     sitesDomain: platform.config.SITES_DOMAIN,
     issueNotifier: createIssueNotifier(platform, publicBaseUrl(platform.config), logger),
+    alertRules: createAlertRuleEvaluation({ ...platform, logger, publicBaseUrl: publicBaseUrl(platform.config) }),
   });
   const isolation = {
     pipeline,

@@ -24,7 +24,9 @@
  * 10. occurrence   ClickHouse rows for every accepted event of the batch, including events accepted by an
  *                  earlier delivery (read back from the ledger): heals a crash between the commit and this
  * 11. alert        send the claimed mails, detached: mail never fails or blocks the batch; and issue.created /
- *                  issue.regressed for the groups this delivery created or reopened (issue-notifications.ts)
+ *                  issue.regressed for the groups this delivery created or reopened (issue-notifications.ts); and the
+ *                  alert rules of projects that wrote theirs (../alerts/evaluate-rules.ts; step 9 claims §7.6's mail
+ *                  only for projects that did not)
  *
  * Every event not stored is counted by reason (BatchSummary.dropped, outcome.ts's DropReason), and what symbolication
  * did by name (BatchSummary.counted). SQL lives in
@@ -45,6 +47,7 @@ import { ledgerRepository, type LedgerDrop } from './repositories/ledger-reposit
 import { mergesRepository } from './repositories/merges-repository.ts';
 import { usageRepository } from './repositories/usage-repository.ts';
 import type { IssueNotifier } from './issue-notifications.ts';
+import type { AlertRuleEvaluation } from '../alerts/evaluate-rules.ts';
 import { createAlertStep } from './steps/alert-step.ts';
 import { createContextStep } from './steps/context-step.ts';
 import { createCapsStep, usageBucketOf, type ErrorCaps } from './steps/caps-step.ts';
@@ -76,6 +79,8 @@ export interface ErrorPipelineDeps {
   coldBytesPerBatch?: number;
   /** issue.* project events after the commit (issue-notifications.ts); none without it. */
   issueNotifier?: IssueNotifier;
+  /** Alert rules (issue 41, processor/alerts/evaluate-rules.ts) after the commit; only the default rule's §7.6 mail without it. */
+  alertRules?: Pick<AlertRuleEvaluation, 'afterBatch'>;
 }
 
 /** What one delivery did: accepted, duplicates (consumed by an earlier delivery), dropped by DropReason. */
@@ -232,6 +237,7 @@ export function createErrorPipeline(deps: ErrorPipelineDeps): ErrorPipeline {
     // 11. alert: detached.
     if (alertClaims.length) track(alertStep.sendAlerts(deps.db, alertClaims));
     if (deps.issueNotifier) track(deps.issueNotifier(changes, accepted));
+    if (deps.alertRules) track(deps.alertRules.afterBatch(changes, accepted));
     return summary;
   }
 

@@ -30,7 +30,13 @@ export const SLACK_LIMITS = { text: 40_000, sectionText: 3_000, fields: 10, fiel
 export const DISCORD_LIMITS = { content: 2_000, title: 256, description: 4_096, fields: 25, fieldName: 256, fieldValue: 1_024, total: 6_000 } as const;
 
 /** Red for new and regressed issues, green for resolved ones, grey for everything else. */
-const COLORS: Record<string, number> = { 'issue.created': 0xe5484d, 'issue.regressed': 0xf76b15, 'issue.resolved': 0x30a46c, 'issue.escalating': 0xffb224 };
+const COLORS: Record<string, number> = {
+  'issue.created': 0xe5484d,
+  'issue.regressed': 0xf76b15,
+  'issue.resolved': 0x30a46c,
+  'issue.escalating': 0xffb224,
+  'issue.alert': 0xe5484d,
+};
 
 export function slackMessage(input: ChatMessageInput): { text: string; blocks: unknown[] } {
   const r = render(input);
@@ -88,7 +94,13 @@ function render({ event, data }: ChatMessageInput): Rendered {
     const project = (data.project ?? {}) as Record<string, unknown>;
     const deploy = data.deploy as Record<string, unknown> | null | undefined;
     const what =
-      { 'issue.created': 'New issue', 'issue.regressed': 'Regression', 'issue.resolved': 'Resolved', 'issue.escalating': 'Escalating' }[event] ?? event;
+      {
+        'issue.created': 'New issue',
+        'issue.regressed': 'Regression',
+        'issue.resolved': 'Resolved',
+        'issue.escalating': 'Escalating',
+        'issue.alert': `Alert${alertRuleName(data)}`,
+      }[event] ?? event;
     const fields = [
       { name: 'Project', value: String(project.name ?? project.slug ?? '') },
       { name: 'Environment', value: String(data.environment ?? 'unknown') },
@@ -100,6 +112,12 @@ function render({ event, data }: ChatMessageInput): Rendered {
   }
   const summary = '```\n' + cut(JSON.stringify(data, null, 2), 1_500) + '\n```';
   return { title: event, url: typeof data.url === 'string' ? data.url : undefined, summary, fields: [], color };
+}
+
+/** issue.alert (issue 41): `: <rule name>` from its data's `alert.rule.name`, when there. */
+function alertRuleName(data: Record<string, unknown>): string {
+  const name = ((data.alert as { rule?: { name?: unknown } } | undefined)?.rule?.name ?? '') as unknown;
+  return typeof name === 'string' && name ? ` (${name})` : '';
 }
 
 /** Slack's mrkdwn control characters (&, <, >) escaped, as its formatting guide asks. */

@@ -10,7 +10,8 @@ import { createWebhookAttempts, type AttemptOutcome, type WebhookAttempts } from
 /**
  * Outbound webhook dispatch (spec §3.2, §6, §9). Phases:
  *  1. fan-out: consume the project events topic (schemas/bus/project-events.ts); per event, one delivery row per matching target
- *     (project endpoints by subscription, or only the event's inbox target), id derived from event
+ *     (project endpoints by subscription, only the endpoints an alert rule's event names, or only the event's inbox
+ *     target), id derived from event
  *     and target, inserted with ON CONFLICT DO NOTHING: a re-delivered message sends nothing twice.
  *     The bus offset is committed after the rows are stored, so no event is lost.
  *  2. prompt attempt: the new deliveries are inserted already claimed (leased) and sent right away.
@@ -184,8 +185,11 @@ async function fanOut({ db, clock }: Pick<Platform, 'clock' | 'db'>, events: Pro
       endpoints = await deliveriesRepository.endpointsOf(db, ev.projectId);
       endpointsOf.set(ev.projectId, endpoints);
     }
+    // An alert rule's event (issue 41) goes to the endpoints it names only, whatever they subscribe to.
+    const targeted = ev.endpointIds && new Set(ev.endpointIds);
     for (const r of endpoints) {
-      if (subscriptionMatches(r.events, ev.event)) items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: r.maxAttempts } });
+      if (targeted ? targeted.has(r.id) : subscriptionMatches(r.events, ev.event))
+        items.push({ event: ev, target: { kind: 'endpoint', id: r.id, maxAttempts: r.maxAttempts } });
     }
   }
   const fresh: ClaimedDelivery[] = [];

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { errorAnswers, NoContent } from './common.ts';
+import { GithubSettingsPatch, GithubSettingsSchema } from '../github-status.ts';
+import { errorAnswers, NoContent, SlugParams } from './common.ts';
 import { routeShapes } from './route-shape.ts';
 
 /** `/v1/integrations/github` (spec §4.1): GitHub repositories connected to projects; their pushes queue deploys. */
@@ -86,5 +87,18 @@ export const integrationRoutes = routeShapes({
     summary: 'Disconnect a repository; its pushes queue nothing from now on',
     params: ConnectionIdParams,
     response: { 204: NoContent, ...errorAnswers(404) },
+  },
+  getGithubSettings: {
+    tags,
+    summary: "The project's GitHub settings: whether a preview that brings new errors fails its commit status",
+    params: SlugParams,
+    response: { 200: GithubSettingsSchema, ...errorAnswers(404) },
+  },
+  updateGithubSettings: {
+    tags,
+    summary: "Change the project's GitHub settings (the fields given); applies from the next look at a deploy",
+    params: SlugParams,
+    body: GithubSettingsPatch,
+    response: { 200: GithubSettingsSchema, ...errorAnswers(400, 404) },
   },
 });

@@ -7,6 +7,7 @@ import { flagRoutes } from './flags.ts';
 import { sourceMapRoutes } from './source-maps.ts';
 import { cliRoutes } from './cli.ts';
 import { deployRoutes } from './deploys.ts';
+import { envRoutes } from './env.ts';
 import { integrationRoutes } from './integrations.ts';
 import { paymentRoutes } from './payments.ts';
 import { emailRoutes } from './email.ts';
@@ -37,6 +38,7 @@ export const ROUTE_SHAPES = {
   ...sourceMapRoutes,
   ...cliRoutes,
   ...deployRoutes,
+  ...envRoutes,
   ...integrationRoutes,
   ...paymentRoutes,
   ...emailRoutes,

@@ -92,6 +92,11 @@ export const ROUTES = {
   createDeployHook: { method: 'POST', path: '/v1/projects/:slug/deploys/hooks' },
   listDeployHooks: { method: 'GET', path: '/v1/projects/:slug/deploys/hooks' },
   deleteDeployHook: { method: 'DELETE', path: '/v1/projects/:slug/deploys/hooks/:id' },
+  /** Build variables per environment (issue 42). */
+  listEnvVars: { method: 'GET', path: '/v1/projects/:slug/env' },
+  createEnvVar: { method: 'POST', path: '/v1/projects/:slug/env' },
+  updateEnvVar: { method: 'PATCH', path: '/v1/projects/:slug/env/:id' },
+  deleteEnvVar: { method: 'DELETE', path: '/v1/projects/:slug/env/:id' },
   getDeployLogs: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/logs' },
   getDeployLogShare: { method: 'GET', path: '/v1/projects/:slug/deploys/:deployId/share' },
   revokeDeployLogShare: { method: 'DELETE', path: '/v1/projects/:slug/deploys/:deployId/share' },
@@ -128,6 +133,9 @@ export const ROUTES = {
   listGithubRepositories: { method: 'GET', path: '/v1/integrations/github' },
   githubCallback: { method: 'GET', path: '/v1/integrations/github/callback' },
   disconnectGithub: { method: 'DELETE', path: '/v1/integrations/github/:id' },
+  /** A project's GitHub settings (issue 41): whether new errors fail a preview's commit status. */
+  getGithubSettings: { method: 'GET', path: '/v1/projects/:slug/github/settings' },
+  updateGithubSettings: { method: 'PATCH', path: '/v1/projects/:slug/github/settings' },
   // payments (Stripe Connect) and billing
   connectPayments: { method: 'POST', path: '/v1/projects/:slug/payments/connect' },
   paymentsCallback: { method: 'GET', path: '/v1/payments/connect/callback' },

@@ -99,6 +99,24 @@ export function IssueDetail() {
                 </div>
               </dl>
             </div>
+            {i.redirectedFrom && (
+              <p class="note" role="status">
+                Issue <code>{i.redirectedFrom}</code> was merged into this one.
+              </p>
+            )}
+            {i.mergedFrom && i.mergedFrom.length > 0 && (
+              <section aria-labelledby="merged-h">
+                <h2 id="merged-h">Merged from</h2>
+                <p class="muted">Later events of these issues land here; their earlier events count in this issue.</p>
+                <ul class="merged-from">
+                  {i.mergedFrom.map((m) => (
+                    <li key={m.groupId}>
+                      <code title={`fingerprint ${m.fingerprint}`}>{m.groupId}</code>, merged <Time iso={m.mergedAt} />
+                    </li>
+                  ))}
+                </ul>
+              </section>
+            )}
             <IssueDeploys slug={slug} issue={i} />
             <SuspectCommits slug={slug} groupId={i.groupId} />
             {i.suggestion && (

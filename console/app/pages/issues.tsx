@@ -6,7 +6,8 @@ import type { Environment } from '../../../schemas/error-event.ts';
 
 /**
  * The issue inbox (the listIssues route): status tabs, environment filter, search, sort, cursor pages; select several
- * and resolve / ignore / reopen (bulkIssues); keys for moving and acting.
+ * and resolve / ignore / reopen (bulkIssues) or merge them (mergeIssues: into the one with the most events, as Sentry
+ * picks its primary); keys for moving and acting.
  * Filters live in the URL (shareable, back button); the page's cursor stack lives here.
  */
 const TABS: IssueStatus[] = ['unresolved', 'resolving', 'resolved', 'ignored'];
@@ -85,6 +86,18 @@ export function Issues() {
     });
   };
   const targets = () => (selected.size ? [...selected] : rows[focus] ? [rows[focus]!.groupId] : []);
+  // Merge (issue 41): the selected issue with the most events keeps its id and takes the others.
+  const merge = () => {
+    const chosen = rows.filter((i) => selected.has(i.groupId)).sort((a, b) => b.count - a.count || a.groupId.localeCompare(b.groupId));
+    const [target, ...others] = chosen;
+    if (!target || !others.length) return;
+    void act.run(async () => {
+      const res = await call('mergeIssues', { params: { slug, groupId: target.groupId }, body: { groupIds: others.map((i) => i.groupId) } });
+      setOutcome(`${others.length} ${others.length === 1 ? 'issue' : 'issues'} merged into ${res.issue.name}: ${res.issue.message}.`);
+      setSelected(new Set());
+      await r.reload();
+    });
+  };
 
   const toggle = (id: string) => {
     const next = new Set(selected);
@@ -239,6 +252,15 @@ export function Issues() {
             {ACTION_LABEL[a]}
           </button>
         ))}
+        <button
+          type="button"
+          class="secondary"
+          disabled={act.busy || selected.size < 2}
+          onClick={merge}
+          title="Merge the selected issues into the one with the most events: later events of any of them land there"
+        >
+          Merge
+        </button>
         {outcome && (
           <span role="status" class="muted">
             {outcome}

@@ -74,7 +74,10 @@ export interface GroupsRepository {
   countOpen(tx: Queryable, projectIds: string[]): Promise<Map<string, number>>;
   /** Fold the batch's rows into their groups and write each group's samples into its next ring slot. */
   upsert(tx: Queryable, rows: GroupRow[]): Promise<Map<string, number>>;
-  /** Claim alert mail for these groups: at most once per `sinceMs`, never for ignored groups or with alerts off. Returns the claimed ids. */
+  /**
+   * Claim alert mail for these groups: at most once per `sinceMs`, never for ignored groups or with alerts off, only in
+   * projects that never wrote their alert rules (issue 41: theirs are evaluated by processor/alerts/). Returns the claimed ids.
+   */
   claimAlerts(tx: Queryable, ids: string[], now: number, perIssueMs: number): Promise<Set<string>>;
   alertMailFacts(db: Queryable, groupId: string): Promise<AlertMailFacts | undefined>;
   /**
@@ -216,6 +219,7 @@ export const groupsRepository: GroupsRepository = {
         WHERE g.id = ANY($1::text[]) AND g.status <> 'ignored'
           AND (g.last_alert_at IS NULL OR g.last_alert_at <= $3)
           AND COALESCE((SELECT s.alerts_enabled FROM error_settings s WHERE s.project_id = g.project_id), true)
+          AND NOT EXISTS (SELECT 1 FROM alert_rule_sets r WHERE r.project_id = g.project_id)
         RETURNING g.id`,
       [ids, new Date(now).toISOString(), new Date(now - perIssueMs).toISOString()],
     );
