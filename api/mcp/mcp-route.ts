@@ -132,12 +132,28 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
   );
   tool(
     'update_issue',
-    'Resolve, ignore or reopen issues.',
-    { project, groupIds: z.array(z.string().min(1).max(64)).min(1).max(100), action: z.enum(['resolve', 'ignore', 'reopen']) },
+    'Resolve, ignore or reopen issues; resolve with inNextDeploy=true resolves them once a newer production deploy goes live.',
+    {
+      project,
+      groupIds: z.array(z.string().min(1).max(64)).min(1).max(100),
+      action: z.enum(['resolve', 'ignore', 'reopen']),
+      inNextDeploy: z.boolean().optional(),
+    },
     ['bulkIssues'],
     async (a) => {
-      const r = await api.call('bulkIssues', { params: { slug: slugOf(a.project) }, body: { action: a.action, groupIds: a.groupIds } });
+      const body = { action: a.action, groupIds: a.groupIds, ...(a.inNextDeploy && a.action === 'resolve' ? { inNextDeploy: true as const } : {}) };
+      const r = await api.call('bulkIssues', { params: { slug: slugOf(a.project) }, body });
       return `${r.updated.length} issue(s) now ${r.updated.map((i) => `${i.groupId} ${i.status}`).join(', ')}.`;
+    },
+  );
+  tool(
+    'merge_issues',
+    "Merge issues into one (Sentry's merge): it takes their counts, and their later events land in it.",
+    { project, groupId: z.string().min(1).max(64), groupIds: z.array(z.string().min(1).max(64)).min(1).max(50) },
+    ['mergeIssues'],
+    async (a) => {
+      const r = await api.call('mergeIssues', { params: { slug: slugOf(a.project), groupId: a.groupId }, body: { groupIds: a.groupIds } });
+      return `${a.groupIds.length} issue(s) merged into ${r.issue.groupId} (${r.issue.count} events).`;
     },
   );
   tool('list_deploys', 'The newest deploys of a project.', { project }, ['listDeploys'], async (a) => {

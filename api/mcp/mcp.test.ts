@@ -75,6 +75,7 @@ describe('the MCP endpoint', () => {
         'list_flags',
         'list_issues',
         'list_projects',
+        'merge_issues',
         'query_analytics',
         'rollback_deploy',
         'set_flag',
@@ -115,6 +116,13 @@ describe('the MCP endpoint', () => {
     expect([rollback.isError, text(rollback)]).toEqual([true, expect.stringMatching(/^[a-z_]+: /)]);
     const update = await c.callTool({ name: 'update_issue', arguments: { project: slug, groupIds: ['grp_nope'], action: 'resolve' } });
     expect(text(update)).toMatch(/not_found|0 issue/);
+    // Issue 41: resolve in next deploy and merge go through the same routes and answer their refusals.
+    const next = await c.callTool({ name: 'update_issue', arguments: { project: slug, groupIds: ['grp_nope'], action: 'resolve', inNextDeploy: true } });
+    expect(text(next)).toBe('0 issue(s) now .');
+    const merge = await c.callTool({ name: 'merge_issues', arguments: { project: slug, groupId: 'grp_nope', groupIds: ['grp_other'] } });
+    expect([merge.isError, text(merge)]).toEqual([true, expect.stringMatching(/^not_found: /)]);
+    const self = await c.callTool({ name: 'merge_issues', arguments: { project: slug, groupId: 'grp_a', groupIds: ['grp_a'] } });
+    expect([self.isError, text(self)]).toEqual([true, expect.stringMatching(/^invalid_request: /)]);
     const top = await c.callTool({ name: 'query_analytics', arguments: { project: slug, kind: 'top_events', range: '7d' } });
     expect(top.isError).toBeFalsy();
     // The range asked for is the range answered (the route reads from/to; `range=24h` used to answer 7 days).

@@ -3,12 +3,12 @@ import type { IssueAction } from '../../../schemas/api/errors.ts';
 import type { Client } from '../client.ts';
 import type { CommandDef, Family } from './command.ts';
 
-/** `cx errors list | show | resolve | ignore | reopen`: error issues triaged from the terminal. */
+/** `cx errors list | show | resolve | ignore | reopen | merge`: error issues triaged from the terminal. */
 
 const _e = encodeURIComponent;
 const listIssues = (client: Client, slug: string, query: Record<string, string>) => client.api.call('listIssues', { params: { slug }, query });
 const getIssue = (client: Client, slug: string, id: string) => client.api.call('getIssue', { params: { slug, groupId: id } });
-const actOnIssues = (client: Client, slug: string, body: { action: IssueAction; groupIds: string[] }) =>
+const actOnIssues = (client: Client, slug: string, body: { action: IssueAction; groupIds: string[]; inNextDeploy?: true }) =>
   client.api.call('bulkIssues', { params: { slug }, body });
 
 /** A frame is the app's own unless it is a library's, Node's own, or a bundled vendor chunk (as the console folds them). */
@@ -18,10 +18,14 @@ const act = (action: IssueAction): CommandDef => ({
   name: `errors ${action}`,
   args: '<groupIds...>',
   project: true,
-  async run({ client, out, project }, ids) {
-    const r = await actOnIssues(client, project(), { action, groupIds: ids });
+  // Resolve in next deploy (issue 41): resolved once a newer production deploy goes live.
+  options: action === 'resolve' ? () => [new Option('--in-next-deploy', 'resolve once a production deploy newer than the live one goes live')] : undefined,
+  async run({ client, out, project }, ids, opts) {
+    const next = action === 'resolve' && (opts as { inNextDeploy?: boolean }).inNextDeploy === true;
+    const r = await actOnIssues(client, project(), { action, groupIds: ids, ...(next ? { inNextDeploy: true as const } : {}) });
     if (out.json) return out.data(r);
-    out.print(`${r.updated.length} issue${r.updated.length === 1 ? '' : 's'} ${action === 'reopen' ? 'reopened' : `${action}d`}`);
+    const done = next ? 'resolving in next deploy' : action === 'reopen' ? 'reopened' : `${action}d`;
+    out.print(`${r.updated.length} issue${r.updated.length === 1 ? '' : 's'} ${done}`);
   },
 });
 
@@ -75,5 +79,16 @@ export const errors: Family = {
     act('resolve'),
     act('ignore'),
     act('reopen'),
+    {
+      name: 'errors merge',
+      args: '<targetId> <groupIds...>',
+      description: "merge issues into the first one (Sentry's merge): later events of theirs land in it",
+      project: true,
+      async run({ client, out, project }, [target, ...others]) {
+        const r = await client.api.call('mergeIssues', { params: { slug: project(), groupId: target! }, body: { groupIds: others } });
+        if (out.json) return out.data(r);
+        out.print(`${others.length} issue${others.length === 1 ? '' : 's'} merged into ${r.issue.groupId} (${r.issue.count} events)`);
+      },
+    },
   ],
 };

@@ -99,6 +99,21 @@ describe('cx errors resolve | ignore | reopen', () => {
     expect(JSON.parse(j.stdout)).toEqual(one);
   });
 
+  it('resolve --in-next-deploy asks the bulk route to resolve in next deploy (issue 41)', async () => {
+    const one = { updated: [summary({ status: 'resolving' })], skipped: [] };
+    const r = await cx(['errors', 'resolve', '-p', 'shop', 'grp_1', '--in-next-deploy'], { 'POST /projects/shop/errors/bulk': one });
+    expect([r.calls[0]!.body, r.stdout]).toEqual([{ action: 'resolve', groupIds: ['grp_1'], inNextDeploy: true }, '1 issue resolving in next deploy\n']);
+    expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', '--in-next-deploy'])).code).toBe(2);
+  });
+
+  it('merge sends the others to the first id (issue 41)', async () => {
+    const issue = { ...summary({ count: 7 }), fingerprint: 'f', stack: '', frames: null, minifiedStack: null, samples: [] };
+    const r = await cx(['errors', 'merge', '-p', 'shop', 'grp_1', 'grp_2', 'grp_3'], { 'POST /projects/shop/errors/grp_1/merge': { issue } });
+    expect([r.calls[0]!.body, r.stdout]).toEqual([{ groupIds: ['grp_2', 'grp_3'] }, '2 issues merged into grp_1 (7 events)\n']);
+    const usage = await cx(['errors', 'merge', '-p', 'shop', 'grp_1']);
+    expect([usage.code, usage.calls]).toEqual([2, []]);
+  });
+
   it('without an id is a usage error', async () => {
     const r = await cx(['errors', 'resolve', '-p', 'shop']);
     expect([r.code, r.calls]).toEqual([2, []]);
