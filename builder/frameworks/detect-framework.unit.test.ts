@@ -65,6 +65,8 @@ describe('buildDefaults, on a checkout', () => {
     expect(notes[0]).toMatch(/^Detected Vite: npm ci && npm run build → dist/);
     expect(await buildDefaults({ buildCommand: 'make site', outputDir: '.' }, dir, () => {})).toMatchObject({ buildCommand: 'make site', outputDir: 'dist' });
     expect(await buildDefaults({ buildCommand: 'make site', outputDir: 'public' }, dir, () => {})).toEqual({ buildCommand: 'make site', outputDir: 'public' });
+    // Explicitly none: a command that does nothing, the tree itself as `./`.
+    expect(await buildDefaults({ buildCommand: 'true', outputDir: './' }, dir, () => {})).toEqual({ buildCommand: 'true', outputDir: './' });
   });
 
   it('never follows a package.json link out of the tree, nor reads a huge or broken one', async () => {

@@ -36,8 +36,8 @@ export async function frameworkOfCheckout(src: string, note: (text: string) => v
   }
 }
 
-/** An output directory left at its default (the tree itself) is unset. */
-const UNSET_OUTPUT = new Set(['', '.', './']);
+/** An output directory left at its default (the tree itself) is unset; `./` says the tree on purpose. */
+const UNSET_OUTPUT = new Set(['', '.']);
 
 /**
  * The build command and output directory a build runs with: the settings' own, and where they leave one unset (an
