@@ -10,7 +10,8 @@ import { projectOf } from '../auth/auth-plugin.ts';
 import { errorsRepository } from './errors-repository.ts';
 import { issueMergesRepository } from './issue-merges-repository.ts';
 import { declared } from '../declared-route.ts';
-import { type BulkIssuesAnswer, type IssueStatus, parseIssueQuery } from '../../schemas/api/errors.ts';
+import { type BulkIssuesAnswer, IGNORE_MINUTES_MAX, type IgnoreIssueBody, type IssueStatus, parseIssueQuery } from '../../schemas/api/errors.ts';
+import type { IgnoreCondition } from './errors-repository.ts';
 
 /**
  * Error tracking API (spec §4.5): the issue inbox and its transitions (§3.1), error settings
@@ -99,6 +100,11 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
           // Resolve in next deploy (issue 41): `{ "inNextDeploy": true }` on the resolve route.
           const body = request.body as { inNextDeploy?: boolean } | undefined;
           if (action === 'resolve' && body?.inNextDeploy) return { issue: await errorsRepository.resolveInNextDeploy(db, projectId, request.params.groupId) };
+          // Ignore until (issue 41): Sentry's statusDetails conditions; no body ignores forever.
+          if (action === 'ignore') {
+            const until = ignoreCondition(request.body as IgnoreIssueBody, clock.now());
+            return { issue: await errorsRepository.ignoreIssue(db, projectId, request.params.groupId, until, clock.now()) };
+          }
           const issue = await errorsRepository.transitionIssue(db, projectId, request.params.groupId, action);
           if (action === 'resolve') await resolvedEvents(projectId, [request.params.groupId]);
           return { issue };
@@ -186,4 +192,20 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
       },
     });
   };
+}
+
+/** The ignore body as a condition; a time must be ahead of now and at most a year ahead (400 naming the field). */
+function ignoreCondition(body: IgnoreIssueBody, now: number): IgnoreCondition {
+  if (!body) return null;
+  if (body.ignoreCount !== undefined) return { count: body.ignoreCount };
+  if (body.ignoreUserCount !== undefined) return { userCount: body.ignoreUserCount };
+  if (body.ignoreUntilEscalating) return { escalating: true };
+  if (body.ignoreDuration !== undefined) return { untilMs: now + body.ignoreDuration * 60_000 };
+  if (body.ignoreUntil === undefined) return null;
+  const at = Date.parse(body.ignoreUntil);
+  if (!(at > now && at <= now + IGNORE_MINUTES_MAX * 60_000))
+    throw new ServiceError('invalid_request', 'ignoreUntil must be in the future and at most a year ahead', {
+      fields: [{ path: 'body.ignoreUntil', message: 'must be in the future and at most a year ahead' }],
+    });
+  return { untilMs: at };
 }

@@ -20,6 +20,7 @@ import type {
   IssueSummary,
   IssueTagsAnswer,
   SymbolicatedFrame,
+  UnignoreReason,
 } from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
 import { alertRecipientStates, reenableRecipients } from '../../domain/alert-recipients.ts';
@@ -147,6 +148,47 @@ const TRANSITIONS: Record<IssueAction, { from: IssueStatus[]; to: IssueStatus }>
   ignore: { from: ['unresolved'], to: 'ignored' },
   reopen: { from: ['resolved', 'ignored', 'resolving'], to: 'unresolved' },
 };
+
+/** What an ignored issue waits for (issue 41); null: ignored forever. */
+export type IgnoreCondition = { count: number } | { userCount: number } | { untilMs: number } | { escalating: true } | null;
+
+/** Every transition starts the issue afresh: no ignore condition, no reason it came back, no user keys (0037). */
+const CLEAR_TRIAGE = `resolved_deploy_id = NULL, ignore_count = NULL, ignore_count_base = NULL, ignore_user_count = NULL, ignore_until_at = NULL,
+  ignore_until_escalating = false, ignored_at = NULL, unignored_reason = NULL, unignored_at = NULL`;
+
+interface TriageRow {
+  status: IssueStatus;
+  count: string | number;
+  ignore_count: string | number | null;
+  ignore_count_base: string | number | null;
+  ignore_user_count: number | null;
+  users_seen: string | number;
+  ignore_until_at: Date | string | null;
+  ignore_until_escalating: boolean;
+  ignored_at: Date | string | null;
+  unignored_reason: UnignoreReason | null;
+  unignored_at: Date | string | null;
+  escalating_since: Date | string | null;
+}
+
+/** The issue's ignore condition while ignored, why it came back, and whether it is escalating (issue 41). */
+function triageOf(t: TriageRow | undefined): Pick<Issue, 'ignoreUntil' | 'unignoredReason' | 'escalatingSince'> {
+  if (!t) return { ignoreUntil: null, unignoredReason: null, escalatingSince: null };
+  const ignoredAt = t.ignored_at ? iso(t.ignored_at) : null;
+  let ignoreUntil: Issue['ignoreUntil'] = null;
+  if (t.status === 'ignored') {
+    if (t.ignore_count !== null)
+      ignoreUntil = { condition: 'events', count: Number(t.ignore_count), seen: Number(t.count) - Number(t.ignore_count_base ?? t.count), ignoredAt };
+    else if (t.ignore_user_count !== null) ignoreUntil = { condition: 'users', count: t.ignore_user_count, seen: Number(t.users_seen), ignoredAt };
+    else if (t.ignore_until_at) ignoreUntil = { condition: 'time', at: iso(t.ignore_until_at), ignoredAt };
+    else if (t.ignore_until_escalating) ignoreUntil = { condition: 'escalating', ignoredAt };
+  }
+  return {
+    ignoreUntil,
+    unignoredReason: t.unignored_reason && t.unignored_at ? { reason: t.unignored_reason, at: iso(t.unignored_at) } : null,
+    escalatingSince: t.escalating_since ? iso(t.escalating_since) : null,
+  };
+}
 
 async function ensureSettings(db: Queryable, projectId: string): Promise<void> {
   await db.query('INSERT INTO error_settings (project_id) VALUES ($1) ON CONFLICT (project_id) DO NOTHING', [projectId]);
@@ -282,7 +324,44 @@ export const errorsRepository = {
     issue.resolveInNextDeploy =
       marked && (issue.status === 'resolving' || completed) ? { markedAt: marked, resolvedBy: completed ?? ref(row?.resolved_by) } : null;
     if (issue.resolveInNextDeploy?.resolvedBy) issue.status = 'resolved';
+    const t = await db.query<TriageRow>(
+      `SELECT status, count, ignore_count, ignore_count_base, ignore_user_count, ignore_until_at, ignore_until_escalating, ignored_at,
+              unignored_reason, unignored_at, escalating_since,
+              CASE WHEN ignore_user_count IS NULL THEN 0 ELSE (SELECT count(*) FROM error_group_ignore_users u WHERE u.group_id = g.id) END AS users_seen
+         FROM error_groups g WHERE g.id = $1`,
+      [groupId],
+    );
+    Object.assign(issue, triageOf(t.rows[0]));
     return issue;
+  },
+
+  /**
+   * Ignore an unresolved issue (issue 41), forever (`until` null: the plain ignore) or until a condition: N more events
+   * (counted from its count now), N more distinct users (their keys start empty), a time, or escalation.
+   */
+  async ignoreIssue(db: Queryable, projectId: string, groupId: string, until: IgnoreCondition, now: number): Promise<Issue> {
+    await db.query('DELETE FROM error_group_ignore_users u USING error_groups g WHERE g.id = u.group_id AND g.project_id = $1 AND g.id = $2', [
+      projectId,
+      groupId,
+    ]);
+    const c: Partial<{ count: number; userCount: number; untilMs: number; escalating: true }> = until ?? {};
+    const r = await db.query<{ id: string }>(
+      `UPDATE error_groups SET status = 'ignored', ignored_at = $3, unignored_reason = NULL, unignored_at = NULL,
+              ignore_count = $4, ignore_count_base = CASE WHEN $4::bigint IS NULL THEN NULL ELSE count END, ignore_user_count = $5,
+              ignore_until_at = $6, ignore_until_escalating = $7
+        WHERE project_id = $1 AND id = $2 AND status = 'unresolved' RETURNING id`,
+      [
+        projectId,
+        groupId,
+        new Date(now).toISOString(),
+        c.count ?? null,
+        c.userCount ?? null,
+        c.untilMs === undefined ? null : new Date(c.untilMs).toISOString(),
+        c.escalating === true,
+      ],
+    );
+    if (r.rows[0]) return errorsRepository.getIssue(db, projectId, groupId);
+    return errorsRepository.transitionIssue(db, projectId, groupId, 'ignore');
   },
 
   /** Resolve in next deploy (issue 41): an unresolved issue becomes `resolving`, marked with the project's live deploy. */
@@ -322,7 +401,7 @@ export const errorsRepository = {
   async transitionIssue(db: Queryable, projectId: string, groupId: string, action: IssueAction): Promise<Issue> {
     const t = TRANSITIONS[action];
     const r = await db.query<{ id: string }>(
-      `UPDATE error_groups SET status = $3, resolved_deploy_id = NULL WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`,
+      `UPDATE error_groups SET status = $3, ${CLEAR_TRIAGE} WHERE project_id = $1 AND id = $2 AND status = ANY($4::text[]) RETURNING id`,
       [projectId, groupId, t.to, t.from],
     );
     // The issue as GET shows it, its samples included (they live beside the group, not in its row).
@@ -342,7 +421,7 @@ export const errorsRepository = {
     const t = TRANSITIONS[action];
     const ids = [...new Set(groupIds)];
     const r = await db.query<GroupRow>(
-      `UPDATE error_groups SET status = $3, resolved_deploy_id = NULL WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
+      `UPDATE error_groups SET status = $3, ${CLEAR_TRIAGE} WHERE project_id = $1 AND id = ANY($2::text[]) AND status = ANY($4::text[])
         RETURNING id, fingerprint, name, message, '' AS stack, culprit, status, count, env_counts, first_seen, last_seen, regression_count, suggestion, '[]'::jsonb AS samples`,
       [projectId, ids, t.to, t.from],
     );

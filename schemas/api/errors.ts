@@ -11,6 +11,9 @@ import { routeShapes } from './route-shape.ts';
 /** `resolving` (issue 41): resolved in next deploy, open until a production deploy newer than the one live when it was marked goes live. */
 export const IssueStatusSchema = z.enum(['unresolved', 'resolved', 'ignored', 'resolving']);
 export type IssueStatus = z.infer<typeof IssueStatusSchema>;
+/** Why an ignored issue came back by itself (issue 41): the condition it was ignored until. */
+export const UNIGNORE_REASONS = ['events', 'users', 'time', 'escalating'] as const;
+export type UnignoreReason = (typeof UNIGNORE_REASONS)[number];
 
 export const GroupParams = z.object({ slug: z.string(), groupId: z.string().max(64) });
 
@@ -146,12 +149,47 @@ export const IssueSchema = IssueSummarySchema.extend({
     .nullable()
     .optional()
     .describe('set while the issue is resolved in next deploy'),
+  ignoreUntil: z
+    .object({
+      condition: z.enum(UNIGNORE_REASONS),
+      count: z.number().int().optional().describe('events / users: how many bring it back'),
+      seen: z.number().int().optional().describe('events / users: how many came since it was ignored'),
+      at: z.string().optional().describe('time: when it comes back (within a minute)'),
+      ignoredAt: z.string().nullable(),
+    })
+    .nullable()
+    .optional()
+    .describe('while ignored with a condition (issue 41); null when ignored forever or not ignored'),
+  unignoredReason: z
+    .object({ reason: z.enum(UNIGNORE_REASONS), at: z.string() })
+    .nullable()
+    .optional()
+    .describe('why an ignored issue came back by itself, until its next transition'),
+  escalatingSince: z.string().nullable().optional().describe('set while the issue is escalating (issue 41)'),
   mergedFrom: z.array(MergedFromSchema).optional().describe('the issues merged into this one (issue 41), oldest merge first'),
   redirectedFrom: z.string().optional().describe('the id asked for, when that issue was merged into this one (GET answers the target, as Sentry redirects)'),
 });
 export type Issue = z.infer<typeof IssueSchema>;
 export const IssueAnswer = z.object({ issue: IssueSchema });
 export type IssueAnswer = z.infer<typeof IssueAnswer>;
+
+/** Ignore until (issue 41): Sentry's `statusDetails` names; one condition at most, none = ignored forever. */
+export const IGNORE_COUNT_MAX = 1_000_000;
+/** A year, in minutes: the furthest `ignoreDuration` / `ignoreUntil` may reach. */
+export const IGNORE_MINUTES_MAX = 525_600;
+export const IGNORE_CONDITIONS = ['ignoreCount', 'ignoreUserCount', 'ignoreDuration', 'ignoreUntil', 'ignoreUntilEscalating'] as const;
+const count = (what: string) => z.number().int().min(1).max(IGNORE_COUNT_MAX).describe(what);
+export const IgnoreIssueBody = z
+  .strictObject({
+    ignoreCount: count('until N more events after now (1 to 1,000,000)').optional(),
+    ignoreUserCount: count('until N more distinct users (user id, else email, else IP address) after now (1 to 1,000,000)').optional(),
+    ignoreDuration: z.number().int().min(1).max(IGNORE_MINUTES_MAX).optional().describe('for N minutes (at most a year)'),
+    ignoreUntil: z.iso.datetime({ offset: true }).optional().describe('until this time (ISO 8601, in the future, at most a year ahead)'),
+    ignoreUntilEscalating: z.literal(true).optional().describe('until it escalates (its last hour is 3x its 7-day hourly baseline, and 10 events at least)'),
+  })
+  .refine((b) => IGNORE_CONDITIONS.filter((k) => b[k] !== undefined).length <= 1, { message: `at most one of ${IGNORE_CONDITIONS.join(', ')}` })
+  .nullish();
+export type IgnoreIssueBody = z.infer<typeof IgnoreIssueBody>;
 
 export const ResolveIssueBody = z
   .strictObject({ inNextDeploy: z.boolean().optional().describe('resolve in next deploy (issue 41) rather than now') })
@@ -356,8 +394,11 @@ export const errorRoutes = routeShapes({
   },
   ignoreIssue: {
     tags,
-    summary: 'Ignore an unresolved issue (no more alert email)',
+    summary: 'Ignore an unresolved issue (no more alert email), forever or until a condition',
+    description:
+      'No body: ignored forever. One of Sentry\'s conditions brings it back to `unresolved` by itself (issue 41): `{"ignoreCount": N}` N more events, `{"ignoreUserCount": N}` N more distinct users, `{"ignoreDuration": minutes}` or `{"ignoreUntil": "<ISO>"}` a time (checked every minute), `{"ignoreUntilEscalating": true}` when it escalates. The issue then shows `unignoredReason`; coming back is not a regression.',
     params: GroupParams,
+    body: IgnoreIssueBody,
     response: { 200: IssueAnswer, ...errorAnswers(409), ...errors },
   },
   reopenIssue: { tags, summary: 'Reopen a resolved or ignored issue', params: GroupParams, response: { 200: IssueAnswer, ...errorAnswers(409), ...errors } },

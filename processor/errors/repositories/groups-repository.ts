@@ -16,6 +16,19 @@ export interface PriorGroup {
   /** The group has no culprit (no in-app frame so far) or no suggestion yet: the group step fills them. */
   no_culprit: boolean;
   no_suggestion: boolean;
+  /** Ignore until (issue 41, 0037): an ignored group's condition; all null when ignored forever (or not ignored). */
+  count: number;
+  ignore_count: number | null;
+  ignore_count_base: number | null;
+  ignore_user_count: number | null;
+  ignore_until_at: Date | string | null;
+}
+
+/** An ignored group whose condition the batch met (issue 41): back to unresolved, with the reason, at the event's time. */
+export interface Unignore {
+  id: string;
+  reason: 'events' | 'users' | 'time';
+  at: string;
 }
 
 /** One group's share of a batch, folded into its row by the rules of foldInto. */
@@ -67,7 +80,18 @@ export interface GroupsRepository {
    */
   claimAlerts(tx: Queryable, ids: string[], now: number, perIssueMs: number): Promise<Set<string>>;
   alertMailFacts(db: Queryable, groupId: string): Promise<AlertMailFacts | undefined>;
+  /**
+   * An ignored-until-N-users group's distinct user keys since it was ignored, with `keys` added (never more than `max`
+   * kept). Returns how many it has.
+   */
+  noteIgnoredUsers(tx: Queryable, groupId: string, keys: string[], max: number): Promise<number>;
+  /** Ignored groups back to unresolved with their reason (only those still ignored); their user keys go. */
+  unignore(tx: Queryable, items: Unignore[]): Promise<void>;
 }
+
+/** Clearing an ignored group's condition when it comes back (issue 41); the triage sweep uses the same. */
+export const UNIGNORE_SET = `status = 'unresolved', ignore_count = NULL, ignore_count_base = NULL, ignore_user_count = NULL, ignore_until_at = NULL,
+  ignore_until_escalating = false`;
 
 /**
  * How a batch's row of a group (`src`) folds into the stored row `g`, the same for both write paths
@@ -119,7 +143,9 @@ export const groupsRepository: GroupsRepository = {
   async lockPrior(tx, ids) {
     if (!ids.length) return new Map();
     const r = await tx.query<PriorGroup>(
-      'SELECT id, status, env_counts, regression_count::int AS regression_count, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+      `SELECT id, status, env_counts, regression_count::int AS regression_count, culprit IS NULL AS no_culprit, suggestion IS NULL AS no_suggestion,
+              count::float8 AS count, ignore_count::float8 AS ignore_count, ignore_count_base::float8 AS ignore_count_base, ignore_user_count, ignore_until_at
+         FROM error_groups WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE`,
       [[...ids].sort()],
     );
     return new Map(r.rows.map((g) => [g.id, g]));
@@ -198,6 +224,32 @@ export const groupsRepository: GroupsRepository = {
       [ids, new Date(now).toISOString(), new Date(now - perIssueMs).toISOString()],
     );
     return new Set(claimed.rows.map((r) => r.id));
+  },
+
+  async noteIgnoredUsers(tx, groupId, keys, max) {
+    // The group is locked (lockPrior): no other batch adds keys meanwhile, so the LIMIT keeps at most `max`.
+    const r = await tx.query<{ n: number }>(
+      `WITH cur AS (SELECT count(*)::int AS n FROM error_group_ignore_users WHERE group_id = $1),
+            ins AS (INSERT INTO error_group_ignore_users (group_id, user_key)
+                    SELECT $1, k FROM unnest($2::text[]) AS k
+                     WHERE NOT EXISTS (SELECT 1 FROM error_group_ignore_users u WHERE u.group_id = $1 AND u.user_key = k)
+                     LIMIT GREATEST(0, $3::int - (SELECT n FROM cur))
+                    ON CONFLICT DO NOTHING RETURNING 1)
+       SELECT (SELECT n FROM cur) + (SELECT count(*)::int FROM ins) AS n`,
+      [groupId, [...new Set(keys)], max],
+    );
+    return Number(r.rows[0]?.n ?? 0);
+  },
+
+  async unignore(tx, items) {
+    if (!items.length) return;
+    await tx.query(
+      `UPDATE error_groups g SET ${UNIGNORE_SET}, unignored_reason = x.reason, unignored_at = x.at
+         FROM jsonb_to_recordset($1::jsonb) AS x(id text, reason text, at timestamptz)
+        WHERE g.id = x.id AND g.status = 'ignored'`,
+      [JSON.stringify(items)],
+    );
+    await tx.query('DELETE FROM error_group_ignore_users WHERE group_id = ANY($1::text[])', [items.map((i) => i.id)]);
   },
 
   async alertMailFacts(db, groupId) {

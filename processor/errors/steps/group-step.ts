@@ -1,5 +1,6 @@
 import type { Queryable } from '../../../platform/ports/relational-store.ts';
-import type { GroupRow, GroupsRepository, PriorGroup } from '../repositories/groups-repository.ts';
+import { createHash } from 'node:crypto';
+import type { GroupRow, GroupsRepository, PriorGroup, Unignore } from '../repositories/groups-repository.ts';
 import { copyTextFields } from '../../../schemas/error-event.ts';
 import type { EventContext } from '../../../schemas/error-context.ts';
 import type { SymbolicatedFrame } from '../../../schemas/symbolicated-frame.ts';
@@ -14,7 +15,7 @@ import { isoTime } from '../../time-text.ts';
  * inside the batch transaction (groups-repository.ts: an update by id for the groups the pipeline locked,
  * an insert for new ones). Counts are increments, so concurrent processors stay exact. A resolved group
  * that gets an occurrence is unresolved again and counts one regression; an ignored group keeps counting
- * and stays ignored; a new group starts unresolved. Issue 41: the group keeps the deploys it was first and last seen
+ * and stays ignored (until its condition is met, issue 41: then unresolved again, not a regression); a new group starts unresolved. Issue 41: the group keeps the deploys it was first and last seen
  * in and regressed in; a group resolving in next deploy reopens only for an event of a deploy newer than its mark.
  */
 export interface GroupChange {
@@ -27,6 +28,8 @@ export interface GroupChange {
   /** The batch holds a production occurrence, and production had none before (or it is new). */
   firstInProduction: boolean;
   hasProduction: boolean;
+  /** Issue 41: it was ignored until N events / users / a time, and this batch brought it back (not a regression). */
+  unignored?: Unignore['reason'];
 }
 
 /**
@@ -70,7 +73,43 @@ export function withoutContext(frames: SymbolicatedFrame[] | undefined): Symboli
   return frames?.map((f) => (f.context ? { minified: f.minified, original: f.original, inApp: f.inApp, resolution: f.resolution } : f));
 }
 
-export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'> }) {
+/**
+ * Ignore until (issue 41): which of the batch's ignored groups met their condition: N events since the ignore (the
+ * locked count plus the batch's), N distinct users (their hashed keys kept in Postgres, at most N), or a time the
+ * batch's newest event is past (the triage sweep also checks it every minute). Escalation is the sweep's.
+ */
+async function metIgnoreConditions(
+  tx: Queryable,
+  groups: Pick<GroupsRepository, 'noteIgnoredUsers'>,
+  rows: GroupRow[],
+  prior: Map<string, PriorGroup>,
+  byGroup: Map<string, EnvironmentStampedEvent[]>,
+): Promise<Unignore[]> {
+  const out: Unignore[] = [];
+  for (const r of rows) {
+    const p = prior.get(r.id);
+    if (p?.status !== 'ignored') continue;
+    const at = r.last_seen;
+    if (p.ignore_count !== null && Number(p.count) + r.count - Number(p.ignore_count_base ?? p.count) >= Number(p.ignore_count))
+      out.push({ id: r.id, reason: 'events', at });
+    else if (p.ignore_until_at !== null && Date.parse(at) >= new Date(p.ignore_until_at).getTime()) out.push({ id: r.id, reason: 'time', at });
+    else if (p.ignore_user_count !== null) {
+      const keys = [...new Set(byGroup.get(r.id)!.flatMap((e) => userKeyOf(e) ?? []))].slice(0, p.ignore_user_count);
+      if (keys.length && (await groups.noteIgnoredUsers(tx, r.id, keys, p.ignore_user_count)) >= p.ignore_user_count)
+        out.push({ id: r.id, reason: 'users', at });
+    }
+  }
+  return out;
+}
+
+/** The event's user for "ignore until N users": its id, else email, else IP address, hashed (no PII kept); none: not counted. */
+export function userKeyOf(e: EnvironmentStampedEvent): string | undefined {
+  const u = e.event.context?.user;
+  const key = u?.id ? `id:${u.id}` : e.event.userId ? `id:${e.event.userId}` : u?.email ? `email:${u.email}` : u?.ipAddress ? `ip:${u.ipAddress}` : undefined;
+  return key === undefined ? undefined : createHash('sha256').update(key).digest('hex').slice(0, 32);
+}
+
+export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert' | 'noteIgnoredUsers' | 'unignore'> }) {
   // The ring's length: a group keeps this many samples.
   const ring = LIMITS.groupSamples;
   /** `prior`: the batch's existing groups as the pipeline locked and read them. */
@@ -130,6 +169,9 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
     });
 
     const regressions = await deps.groups.upsert(tx, rows);
+    const unignored = await metIgnoreConditions(tx, deps.groups, rows, prior, byGroup);
+    await deps.groups.unignore(tx, unignored);
+    const reasonOf = new Map(unignored.map((u) => [u.id, u.reason]));
 
     return rows.map((r) => {
       const p = prior.get(r.id);
@@ -142,6 +184,7 @@ export function createGroupStep(deps: { groups: Pick<GroupsRepository, 'upsert'>
         regressed: !!p && (regressions.get(r.id) ?? 0) > Number(p.regression_count),
         hasProduction,
         firstInProduction: hasProduction && !(p && Number(p.env_counts?.production ?? 0) > 0),
+        ...(reasonOf.has(r.id) ? { unignored: reasonOf.get(r.id) } : {}),
       };
     });
   };
