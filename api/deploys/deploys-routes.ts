@@ -12,6 +12,8 @@ import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repos
 import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
 import { resolveOnDeploy } from '../../domain/issue-events/resolve-on-deploy.ts';
 import { declared } from '../declared-route.ts';
+import { githubConnectionsRepository as githubConnections } from '../integrations/github-repository.ts';
+import { githubWebUrl } from '../../platform/github-app.ts';
 import { followLog, logPage } from './deploy-logs.ts';
 import { deploysRepository as deploys } from './deploys-repository.ts';
 
@@ -164,7 +166,11 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
     app.route({
       ...declared('getDeploy'),
       config: { auth: AUTH.project('deploys:read') },
-      handler: async (request) => ({ deploy: served(await deploys.get(db, projectOf(request).id, request.params.deployId)) }),
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        const deploy = served(await deploys.get(db, projectId, request.params.deployId));
+        return { deploy, github: await githubConnections.deployGithub(db, projectId, deploy.id, githubWebUrl(config.GITHUB_API_URL)) };
+      },
     });
   };
 }

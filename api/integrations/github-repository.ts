@@ -2,7 +2,7 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { newId, tokenHash } from '../../platform/tokens.ts';
 import type { GithubConnection } from '../../schemas/api/integrations.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
-import { type GithubSettings, githubSettingsOf } from '../../schemas/github-status.ts';
+import { type CommitState, type DeployGithub, type GithubSettings, githubSettingsOf } from '../../schemas/github-status.ts';
 
 /**
  * GitHub repositories connected to projects (github_connections, migrations 0018 and 0028), and the connections under
@@ -119,6 +119,36 @@ export const githubConnectionsRepository = {
       [userId],
     );
     return rows.map(toConnection);
+  },
+
+  /**
+   * What GitHub was told of a deploy (github_deploy_links, migration 0041): its commit, pull request (its page on
+   * `webUrl`, by the repository's name as connected) and the commit status last set; null for a deploy GitHub did not queue.
+   */
+  async deployGithub(db: Queryable, projectId: string, deployId: string, webUrl: string): Promise<DeployGithub | null> {
+    const { rows } = await db.query<{
+      repo_id: string | number;
+      head_sha: string;
+      pr_number: number | null;
+      reported_state: CommitState | null;
+      reported_description: string | null;
+      repo_full_name: string | null;
+    }>(
+      `SELECT l.repo_id, l.head_sha, l.pr_number, l.reported_state, l.reported_description,
+              (SELECT c.repo_full_name FROM github_connections c WHERE c.project_id = l.project_id AND c.repo_id = l.repo_id LIMIT 1) AS repo_full_name
+         FROM github_deploy_links l WHERE l.deploy_id = $1 AND l.project_id = $2`,
+      [deployId, projectId],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      repositoryId: Number(r.repo_id),
+      headSha: r.head_sha,
+      pullRequest: r.pr_number,
+      pullRequestUrl: r.pr_number !== null && r.repo_full_name ? `${webUrl}/${r.repo_full_name}/pull/${r.pr_number}` : null,
+      commitStatus: r.reported_state,
+      statusDescription: r.reported_description,
+    };
   },
 
   /** The project's GitHub settings (projects.github_settings, migration 0041), with their defaults. */

@@ -154,6 +154,14 @@ describe('commit statuses', () => {
     // The deploy page's view of it.
     const res = await app.inject({ url: `/v1/projects/${slug}/deploys/${deployId}`, headers: sessionHeaders(owner.cookie) });
     expect(res.statusCode).toBe(200);
+    expect(res.json().github).toEqual({
+      repositoryId: repo.id,
+      headSha: head,
+      pullRequest: null,
+      pullRequestUrl: null,
+      commitStatus: 'success',
+      statusDescription: 'Preview ready',
+    });
   });
 
   it('a failed build: failure, pointing at the deploy in the console', async () => {
@@ -242,6 +250,8 @@ describe('pull-request comments', () => {
     expect(commentsOf(repo, 7)).toHaveLength(1);
     expect(commentsOf(repo, 7)[0]!.body).toContain(d2);
     expect(commentsOf(repo, 7)[0]!.body).toContain(`**${slug.replace(/-/g, '\\-')}**`);
+    const page = await app.inject({ url: `/v1/projects/${slug}/deploys/${d2}`, headers: sessionHeaders(owner.cookie) });
+    expect(page.json().github).toMatchObject({ pullRequest: 7, pullRequestUrl: `${gh.url}/${repo.fullName}/pull/7`, commitStatus: 'success' });
   });
 
   it('a push deployed before its pull request was opened: the pull request found for the commit (or named by its opened delivery) gets the comment', async () => {

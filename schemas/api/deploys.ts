@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BranchSchema, DEPLOY_FAILURE_REASONS } from '../deploys.ts';
 import { DeployGuardSchema } from '../guarded-rollout.ts';
+import { DeployGithubSchema } from '../github-status.ts';
 import { LIMITS } from '../limits.ts';
 import { errorAnswers, NoContent, pageOf, SlugIdParams, SlugParams } from './common.ts';
 import { GroupParams } from './errors.ts';
@@ -32,7 +33,12 @@ export const DeploySchema = z.object({
 export type Deploy = z.infer<typeof DeploySchema>;
 /** A deploy as it is stored: everything but where it is served, which the API adds (api/deploys/deploys-routes.ts servedAt). */
 export type StoredDeploy = Omit<Deploy, 'url'>;
-export const DeployAnswer = z.object({ deploy: DeploySchema });
+export const DeployAnswer = z.object({
+  deploy: DeploySchema,
+  github: DeployGithubSchema.nullable()
+    .optional()
+    .describe('(GET one deploy) for a deploy queued by a GitHub push or pull request: its commit, pull request and the commit status last set'),
+});
 export type DeployAnswer = z.infer<typeof DeployAnswer>;
 export const QueuedDeployAnswer = z.object({ deploy: DeploySchema, deduplicated: z.boolean() });
 export type QueuedDeployAnswer = z.infer<typeof QueuedDeployAnswer>;
