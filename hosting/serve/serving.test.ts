@@ -3,10 +3,13 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { installSiteHosting } from '../../api/sites/site-hosting.ts';
 import { addLiveSite, createIngestProject } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
 import { compileSite } from '../build/compile-site.ts';
+import { createSiteServer } from './site-server.ts';
 import { IMMUTABLE, HTML_CACHE, REVALIDATE, chooseEncoding, parseRange } from './serve-request.ts';
 
 /**
@@ -267,6 +270,36 @@ describe('HTTP as browsers and CDNs expect', () => {
     for (const p of ['/%2e%2e/%2e%2e/etc/passwd', '/..%2f..%2fetc%2fpasswd', '/secret/..%2f..%2f..%2fetc%2fpasswd']) {
       const res = await get('main', p);
       expect(res.body.toString(), p).not.toMatch(/root:/);
+    }
+  });
+});
+
+describe('behind a reverse proxy: the API answers site hosts the same way (api/sites/site-hosting.ts)', () => {
+  it('passes the request headers and streams a range of a large file from its start', async () => {
+    const big = Buffer.from(Array.from({ length: 3 * 1024 * 1024 }, (_, i) => i % 253));
+    const dir = await site({ 'big.bin': big, 'app.js': js });
+    await compileSite(dir, { note: () => undefined });
+    await live('proxied', dir);
+    const app = Fastify();
+    installSiteHosting(app, edge.platform, createSiteServer(edge.platform.db, 'localhost'));
+    try {
+      const host = hosts.proxied!;
+      const part = await app.inject({ method: 'GET', url: '/big.bin', headers: { host, range: 'bytes=2000000-2000099' } });
+      expect([part.statusCode, part.headers['content-range'], part.rawPayload.equals(big.subarray(2_000_000, 2_000_100))]).toEqual([
+        206,
+        'bytes 2000000-2000099/3145728',
+        true,
+      ]);
+      const whole = await app.inject({ method: 'GET', url: '/big.bin', headers: { host } });
+      expect([whole.statusCode, whole.rawPayload.length]).toEqual([200, big.length]);
+      const br = await app.inject({ method: 'GET', url: '/app.js', headers: { host, 'accept-encoding': 'br' } });
+      expect([br.headers['content-encoding'], zlib.brotliDecompressSync(br.rawPayload).toString()]).toEqual(['br', js]);
+      const again = await app.inject({ method: 'GET', url: '/app.js', headers: { host, 'accept-encoding': 'br', 'if-none-match': String(br.headers.etag) } });
+      expect(again.statusCode).toBe(304);
+      const head = await app.inject({ method: 'HEAD', url: '/app.js', headers: { host } });
+      expect([head.statusCode, head.headers['content-length'], head.rawPayload.length]).toEqual([200, String(js.length), 0]);
+    } finally {
+      await app.close();
     }
   });
 });
