@@ -282,7 +282,7 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       const home = await site(`${p.slug}.localhost:8080`);
       expect(home.statusCode).toBe(200);
       expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(home.headers['cache-control']).toBe('public, max-age=0, must-revalidate');
+      expect(home.headers['cache-control']).toBe('no-cache'); // HTML always revalidates (issue 42)
       expect(home.body).toContain(`production ${first.gitSha}`);
       const asset = await site(`${p.slug}.localhost`, '/assets/app.3f9a2c1b.css');
       expect([asset.statusCode, asset.headers['content-type'], asset.headers['cache-control']]).toEqual([
@@ -455,6 +455,52 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
         ByDeployId: ['production'],
         ByGitSha: ['preview'],
         Unknown: ['unknown'],
+      });
+    });
+
+    it('a production build going live resolves the issues resolved in next deploy before it, with issue.resolved naming it; a preview build does not (issue 41)', async () => {
+      const p = await projectWithSource();
+      const first = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+      const pipeline = createErrorPipeline({
+        db: platform.db,
+        analytics: platform.analytics,
+        mailer: platform.mailer,
+        clock: platform.clock,
+        logger: platform.logger,
+        publicBaseUrl: 'http://localhost',
+      });
+      await pipeline.handleBatch([
+        {
+          projectId: p.id,
+          originHost: null,
+          receivedAt: Date.now(),
+          events: [stampErrorEvent({ name: 'NextDeployBug', message: 'm', deployId: first.id }, `evt-next-${p.id}`, 'node')],
+        },
+      ]);
+      const groupId = (await platform.db.query<{ id: string }>('SELECT id FROM error_groups WHERE project_id = $1', [p.id])).rows[0]!.id;
+      const issue = async () => (await app.inject({ url: `/v1/projects/${p.slug}/errors/${groupId}`, headers: asOwner() })).json().issue;
+      const marked = await app.inject({
+        method: 'POST',
+        url: `/v1/projects/${p.slug}/errors/${groupId}/resolve`,
+        headers: asOwner(),
+        payload: { inNextDeploy: true },
+      });
+      expect(marked.json().issue).toMatchObject({ status: 'resolving', resolveInNextDeploy: { markedAt: { id: first.id } } });
+      // A preview build finishing resolves nothing.
+      await finished(p.slug, (await callHook((await createHook(p.slug, 'feature')).token)).json().deployId);
+      expect((await issue()).status).toBe('resolving');
+      // The next production build goes live: resolved by it, stored so, and announced.
+      git(repo, 'commit', '-q', '--allow-empty', '-m', 'the fix');
+      const next = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
+      expect(next.status).toBe('ready');
+      expect(await issue()).toMatchObject({ status: 'resolved', resolveInNextDeploy: { resolvedBy: { id: next.id } } });
+      const row = await platform.db.query('SELECT status, resolved_deploy_id FROM error_groups WHERE id = $1', [groupId]);
+      expect(row.rows[0]).toEqual({ status: 'resolved', resolved_deploy_id: next.id });
+      await vi.waitFor(() => expect(events.some((e) => e.event === 'issue.resolved' && e.projectId === p.id)).toBe(true), { timeout: 10_000, interval: 50 });
+      const resolved = events.find((e) => e.event === 'issue.resolved' && e.projectId === p.id)!;
+      expect(resolved).toMatchObject({
+        id: `issue.resolved:${groupId}:${next.id}`,
+        data: { issue: { id: groupId }, deploy: { id: next.id, gitSha: next.gitSha } },
       });
     });
 
