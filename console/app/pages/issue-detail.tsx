@@ -8,7 +8,8 @@ import { ACTION_LABEL, ACTION_ROUTE, ACTIONS_FOR } from './issues.tsx';
 import { IssueFeedback } from './issue-feedback.tsx';
 import { IssueDeploys, SuspectCommits } from './issue-deploys.tsx';
 import { EventContextView, IssueTags } from './issue-context.tsx';
-import type { SymbolicatedFrame } from '../../../schemas/api/errors.ts';
+import { IgnoreControl, IgnoreStatus } from './issue-ignore.tsx';
+import type { IgnoreIssueBody, SymbolicatedFrame } from '../../../schemas/api/errors.ts';
 
 /**
  * One issue (the getIssue route): the stack with the app's own frames set apart from library
@@ -29,6 +30,11 @@ export function IssueDetail() {
       r.setData(res);
     });
   };
+  // Ignore until (issue 41): forever (no body) or until a condition.
+  const ignoreWith = (body: IgnoreIssueBody) =>
+    void act.run(async () => {
+      r.setData(await call('ignoreIssue', { params: { slug, groupId }, body }));
+    });
   // Resolve in next deploy (issue 41): open until a newer production deploy is live.
   const resolveInNextDeploy = () =>
     void act.run(async () => {
@@ -59,11 +65,15 @@ export function IssueDetail() {
         {({ issue: i }) => (
           <>
             <PageHead title={`${i.name}: ${i.message}`}>
-              {ACTIONS_FOR[i.status].map((a) => (
-                <button key={a} type="button" disabled={act.busy} onClick={() => apply(a)} aria-keyshortcuts={{ resolve: 'r', ignore: 'i', reopen: 'u' }[a]}>
-                  {ACTION_LABEL[a]}
-                </button>
-              ))}
+              {ACTIONS_FOR[i.status].map((a) =>
+                a === 'ignore' ? (
+                  <IgnoreControl key={a} busy={act.busy} onIgnore={ignoreWith} />
+                ) : (
+                  <button key={a} type="button" disabled={act.busy} onClick={() => apply(a)} aria-keyshortcuts={{ resolve: 'r', ignore: 'i', reopen: 'u' }[a]}>
+                    {ACTION_LABEL[a]}
+                  </button>
+                ),
+              )}
               {i.status === 'unresolved' && (
                 <button type="button" disabled={act.busy} onClick={resolveInNextDeploy}>
                   Resolve in next deploy
@@ -99,6 +109,7 @@ export function IssueDetail() {
                 </div>
               </dl>
             </div>
+            <IgnoreStatus issue={i} />
             {i.redirectedFrom && (
               <p class="note" role="status">
                 Issue <code>{i.redirectedFrom}</code> was merged into this one.
