@@ -330,7 +330,7 @@ export function DeployDetail() {
         <a href={projectPath(slug, '/deploys')}>← Deploys</a>
       </p>
       <Loaded r={r} what="the deploy">
-        {({ deploy: d }) => (
+        {({ deploy: d, github: g }) => (
           <>
             <PageHead title={`Deploy ${d.id}`}>
               <button type="button" class="secondary" onClick={() => void getShare()} disabled={share.busy}>
@@ -363,6 +363,28 @@ export function DeployDetail() {
                   <dt>Trigger</dt>
                   <dd>{d.trigger.kind}</dd>
                 </div>
+                {g && (
+                  <div>
+                    <dt>GitHub</dt>
+                    <dd>
+                      {g.pullRequestUrl ? (
+                        <a href={g.pullRequestUrl} target="_blank" rel="noopener">
+                          Pull request #{g.pullRequest} ↗
+                        </a>
+                      ) : g.pullRequest !== null ? (
+                        `Pull request #${g.pullRequest}`
+                      ) : (
+                        <code>{g.headSha.slice(0, 12)}</code>
+                      )}
+                      {g.commitStatus && (
+                        <span class="muted" title={g.statusDescription ?? undefined}>
+                          {' '}
+                          · commit status {g.commitStatus}
+                        </span>
+                      )}
+                    </dd>
+                  </div>
+                )}
                 <div>
                   <dt>Created</dt>
                   <dd>

@@ -10,7 +10,8 @@ import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
  * (§2.7: paused, ingestOrigins, PATCH .../errors/settings) and alert email (§2.8, §7.6: enabled,
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test) and
  * custom domains (/v1/projects/:slug/domains) and whether the sites serve their builds' source maps (PATCH
- * /v1/projects/:slug, serveSourceMaps).
+ * /v1/projects/:slug, serveSourceMaps) and whether new errors fail a preview's GitHub commit status
+ * (PATCH /v1/projects/:slug/github/settings).
  * The API validates; the console shows its message, field by field.
  */
 export function Settings() {
@@ -24,6 +25,7 @@ export function Settings() {
       <AlertSettingsForm slug={slug} />
       <CustomDomains slug={slug} />
       <SourceMapSettings slug={slug} />
+      <GithubSettings slug={slug} />
     </div>
   );
 }
@@ -347,6 +349,49 @@ function SourceMapSettings({ slug }: { slug: string }) {
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save source map setting" busy={act.busy} saved={saved} />
+          </form>
+        )}
+      </Loaded>
+    </section>
+  );
+}
+
+/**
+ * GitHub (issue 41): deploys queued by a push or pull request set a commit status and keep one pull-request comment;
+ * with failOnNewErrors a preview that brings new errors fails its status (GET/PATCH /v1/projects/:slug/github/settings).
+ */
+function GithubSettings({ slug }: { slug: string }) {
+  const r = useResource(() => call('getGithubSettings', { params: { slug } }), [slug]);
+  const [fail, setFail] = useState(false);
+  const [saved, setSaved] = useState(false);
+  const act = useAction();
+  useEffect(() => {
+    if (r.data) setFail(r.data.failOnNewErrors);
+  }, [r.data]);
+  const save = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    void act.run(async () => {
+      r.setData(await call('updateGithubSettings', { params: { slug }, body: { failOnNewErrors: fail } }));
+      setSaved(true);
+    });
+  };
+  return (
+    <section aria-labelledby="github-h" class="panel">
+      <h2 id="github-h">GitHub checks</h2>
+      <p class="muted">
+        Deploys started by a push or a pull request of the connected repository set a commit status and keep one comment on the pull request up to date (its
+        preview, the issues seen only there, crash-free sessions).
+      </p>
+      <Loaded r={r} what="the GitHub settings">
+        {() => (
+          <form onSubmit={save} class="stack">
+            <label class="check">
+              <input type="checkbox" name="failOnNewErrors" checked={fail} onChange={(e) => setFail(e.currentTarget.checked)} />
+              Fail a preview's commit status when it introduces new errors (within 30 minutes of going ready)
+            </label>
+            <ErrorNote error={act.error} />
+            <SubmitRow label="Save GitHub setting" busy={act.busy} saved={saved} />
           </form>
         )}
       </Loaded>
