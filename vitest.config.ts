@@ -11,7 +11,9 @@ import { defineConfig } from 'vitest/config';
  * chDB binds one data directory per process and PGlite is single-connection, so test files run in separate
  * processes (forks), never as threads sharing one engine.
  */
-const shared = { pool: 'forks' as const, maxWorkers: 2, testTimeout: 60_000, hookTimeout: 120_000 };
+// expect.poll waits 15 s by default, not vitest's 1 s: on a busy two-core machine a page or a pipeline can take longer
+// than a second to show what it will show (a test must pass under load, not only alone).
+const shared = { pool: 'forks' as const, maxWorkers: 2, testTimeout: 60_000, hookTimeout: 120_000, expect: { poll: { timeout: 15_000 } } };
 const exclude = ['node_modules/**', 'data/**'];
 
 export default defineConfig({

@@ -197,7 +197,7 @@ describe('the console', () => {
     expect(await page.locator('dl.facts').first().innerText()).toMatch(/Events\s+3/);
 
     // Resolve it; a fresh occurrence brings it back as a regression.
-    await page.getByRole('button', { name: 'Resolve' }).click();
+    await page.getByRole('button', { name: 'Resolve', exact: true }).click();
     await page.locator('.badge.status.resolved').waitFor();
     // The answer of the action keeps the samples (issue 23: the page showed "Recent events (0)").
     await page.getByRole('heading', { name: 'Recent events (3)' }).waitFor();
@@ -253,7 +253,7 @@ describe('the console', () => {
     // Bulk: select two and resolve them.
     await page.getByRole('checkbox', { name: /Select RangeError/ }).check();
     await page.getByRole('checkbox', { name: /Select SyntaxError/ }).check();
-    await page.getByRole('button', { name: 'Resolve' }).click();
+    await page.getByRole('button', { name: 'Resolve', exact: true }).click();
     await expectRows(['TypeError']);
     await page.getByRole('link', { name: 'Resolved', exact: true }).click();
     await expectRows(['RangeError', 'SyntaxError']);
@@ -476,8 +476,9 @@ describe('the console', () => {
     expect(await page.locator('.chart .y-axis span').allInnerTexts()).toEqual(['5', '3', '0']);
     await page.locator('.chart').screenshot({ path: path.join(os.tmpdir(), 'console-e2e-chart.png') });
     await page.getByRole('button', { name: 'checkout_started' }).click();
-    await expect.poll(() => page.locator('.tile').first().innerText()).toMatch(/^4\s+events named checkout_started/);
-    await expect.poll(() => page.locator('section[aria-labelledby="raw-h"] tbody tr').count()).toBe(4);
+    // Polled as long as the page load above: on a busy machine the filtered query can take longer than expect.poll's 1 s.
+    await expect.poll(() => page.locator('.tile').first().innerText(), { timeout: 20_000 }).toMatch(/^4\s+events named checkout_started/);
+    await expect.poll(() => page.locator('section[aria-labelledby="raw-h"] tbody tr').count(), { timeout: 20_000 }).toBe(4);
 
     await page.goto(`${svc.base}/projects/${SLUG}/flags`);
     await page.getByLabel('Key').fill('new-checkout');
