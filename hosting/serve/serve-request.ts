@@ -115,7 +115,7 @@ export async function serveRequest(
   const segs = pathSegments(normalized);
   const rule = m.rules && m.rules.redirects.length > 0 ? matchRedirect(m.rules, segs, query) : undefined;
   const extra = m.rules && m.rules.headers.length > 0 ? matchHeaders(m.rules, segs) : [];
-  const answerFile = (status: number, f: SiteFile) => answer(files, root, m, status, f, method === 'HEAD', req, extra);
+  const answerFile = (status: number, f: SiteFile) => answer(files, root, m, status, f, req, extra);
 
   // 3. a forced rule
   if (rule?.force) {
@@ -147,7 +147,7 @@ export async function serveRequest(
 
   async function notFound(): Promise<SiteResponse> {
     const page = await files.fileAt(root, '404.html', m, serveMaps);
-    if (page && page !== 'dir') return answer(files, root, m, 404, page, method === 'HEAD', req, extra);
+    if (page && page !== 'dir') return answer(files, root, m, 404, page, req, extra);
     return text(404, 'not found');
   }
 }
@@ -197,7 +197,6 @@ async function answer(
   m: DeployMeta,
   status: number,
   f: SiteFile,
-  head: boolean,
   req: RequestHeaders,
   extra: Array<[string, string]>,
 ): Promise<SiteResponse> {
@@ -258,9 +257,8 @@ async function answer(
       return { status: 206, headers, file: await files.openStream(f), size: length, start: part.start };
     }
   }
-  // HEAD: the front door sends the length and no body.
+  // HEAD too: the front door sends the length and no body (a streamed file's descriptor is closed unread).
   if (chosen.body) return { status, headers, body: chosen.body };
-  if (head && chosen.size > 0) return { status, headers, file: await files.openStream(chosen), size: chosen.size };
   return { status, headers, file: await files.openStream(chosen), size: chosen.size };
 }
 
