@@ -88,6 +88,8 @@ describe('build variables in builds', () => {
     expect(envOf(prod.artifact).PREVIEW_ONLY).toBeUndefined();
     expect(envOf(feature.artifact)).toMatchObject({ API_URL: 'https://feature.example.com', PREVIEW_ONLY: 'yes', TOKEN: SECRET });
     expect(envOf(other.artifact)).toMatchObject({ API_URL: 'https://staging.example.com', PREVIEW_ONLY: 'yes' });
+    // Both set in the settings: nothing detected.
+    expect(prod.deploy.framework).toBeNull();
 
     for (const b of [prod, feature]) {
       expect(b.log).toContain('the token is ***');
@@ -144,7 +146,6 @@ describe('build variables in builds', () => {
     const b = await deploy(p.slug, 'main');
     expect(b.log).toContainEqual(expect.stringMatching(/^Detected Vite: sh build\.sh → dist/));
     expect(readFileSync(path.join(b.artifact, 'index.html'), 'utf8')).toContain('vite');
-    const r = await t.platform.db.query<{ framework: string | null }>('SELECT framework FROM deploys WHERE id = $1', [b.id]);
-    expect(r.rows[0]?.framework).toBe('vite');
+    expect(b.deploy.framework).toBe('vite');
   });
 });

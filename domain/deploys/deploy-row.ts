@@ -19,9 +19,10 @@ export interface DeployRow {
   guard_status: GuardStatus | null;
   guard_evidence: GuardEvidence | string | null;
   guard_decided_at: Date | string | null;
+  framework: string | null;
 }
 export const DEPLOY_COLUMNS =
-  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code, guard_status, guard_evidence, guard_decided_at';
+  'id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, finished_at, failure_reason, exit_code, guard_status, guard_evidence, guard_decided_at, framework';
 export const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 export const toDeploy = (r: DeployRow): StoredDeploy => ({
   id: r.id,
@@ -36,6 +37,7 @@ export const toDeploy = (r: DeployRow): StoredDeploy => ({
   finishedAt: iso(r.finished_at),
   failureReason: r.failure_reason,
   exitCode: r.exit_code,
+  framework: r.framework,
   // Guarded rollout's verdict (issue 41, builder/guarded-rollout/); null for deploys never watched.
   guard:
     r.guard_status === null

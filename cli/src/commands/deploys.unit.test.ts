@@ -20,6 +20,7 @@ const deploy = (over: Partial<Deploy> = {}): Deploy => ({
   finishedAt: null,
   failureReason: null,
   exitCode: null,
+  framework: null,
   url: null,
   guard: null,
   ...over,
