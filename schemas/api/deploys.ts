@@ -26,10 +26,7 @@ export const DeploySchema = z.object({
     .nullable()
     .describe(`why a failed deploy failed, one of: ${DEPLOY_FAILURE_REASONS.join(', ')} (build_failed: see exitCode)`),
   exitCode: z.number().int().nullable(),
-  framework: z
-    .string()
-    .nullable()
-    .describe('the framework detected for a build command or output directory the settings left unset (vite, astro, sveltekit, nextjs, create-react-app, static); null when the settings gave both'),
+  framework: z.string().nullable().describe('the framework detected for what the build settings left unset (README, framework defaults)'),
   url: z.string().nullable().describe('where this deploy is served (its own host), once ready'),
   guard: DeployGuardSchema.nullable(),
 });
