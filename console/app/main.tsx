@@ -11,6 +11,7 @@ import { Issues } from './pages/issues.tsx';
 import { IssueDetail } from './pages/issue-detail.tsx';
 import { Feedback } from './pages/feedback.tsx';
 import { Settings } from './pages/settings.tsx';
+import { AlertRules } from './pages/alert-rules.tsx';
 import { Keys } from './pages/keys.tsx';
 import { Webhooks, WebhookDetail } from './pages/webhooks.tsx';
 import { Deploys, DeployDetail } from './pages/deploys.tsx';
@@ -130,6 +131,7 @@ function Shell({ user, onSignedOut: signedOut }: { user: User; onSignedOut: () =
           <Route path="/projects/:slug/errors/:groupId" component={IssueDetail} />
           <Route path="/projects/:slug/feedback" component={Feedback} />
           <Route path="/projects/:slug/settings" component={Settings} />
+          <Route path="/projects/:slug/alerts" component={AlertRules} />
           <Route path="/projects/:slug/keys" component={Keys} />
           <Route path="/projects/:slug/webhooks" component={Webhooks} />
           <Route path="/projects/:slug/webhooks/:id" component={WebhookDetail} />

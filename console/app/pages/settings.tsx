@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
-import { call } from '../api.ts';
+import { call, projectPath } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 import type { ProjectDomain } from '../../../schemas/api/domains.ts';
 import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
@@ -115,7 +115,10 @@ function AlertSettingsForm({ slug }: { slug: string }) {
   return (
     <section aria-labelledby="alerts-h" class="panel">
       <h2 id="alerts-h">Alert email</h2>
-      <p class="muted">New production issues and regressions send email, at most one per issue every 6 hours. Ignored issues never do.</p>
+      <p class="muted">
+        New production issues and regressions send email, at most one per issue every 6 hours. Ignored issues never do. Change when and to whom in{' '}
+        <a href={projectPath(slug, '/alerts')}>alert rules</a>.
+      </p>
       <Loaded r={r} what="alert settings">
         {() => (
           <form onSubmit={save} class="stack">
