@@ -106,6 +106,25 @@ describe('cx errors resolve | ignore | reopen', () => {
     expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', '--in-next-deploy'])).code).toBe(2);
   });
 
+  it('ignore --for / --events / --users / --until / --until-escalating ignore each issue until that condition (issue 41)', async () => {
+    const issue = { ...summary({ status: 'ignored' }), fingerprint: 'f', stack: '', frames: null, minifiedStack: null, samples: [] };
+    const routes = { 'POST /projects/shop/errors/grp_1/ignore': { issue }, 'POST /projects/shop/errors/grp_2/ignore': { issue } };
+    const r = await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', 'grp_2', '--for', '24h'], routes);
+    expect([r.calls.map((c) => c.body), r.stdout]).toEqual([[{ ignoreDuration: 1440 }, { ignoreDuration: 1440 }], '2 issues ignored for 1440 min\n']);
+    expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', '--events', '100'], routes)).calls[0]!.body).toEqual({ ignoreCount: 100 });
+    expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', '--users', '10'], routes)).stdout).toBe('1 issue ignored until 10 more users\n');
+    expect((await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', '--until-escalating'], routes)).calls[0]!.body).toEqual({ ignoreUntilEscalating: true });
+    for (const bad of [
+      ['--for', '3 weeks'],
+      ['--events', '0'],
+      ['--users', '1000001'],
+      ['--for', '1h', '--events', '5'],
+    ]) {
+      const usage = await cx(['errors', 'ignore', '-p', 'shop', 'grp_1', ...bad], routes);
+      expect([usage.code, usage.calls], bad.join(' ')).toEqual([2, []]);
+    }
+  });
+
   it('merge sends the others to the first id (issue 41)', async () => {
     const issue = { ...summary({ count: 7 }), fingerprint: 'f', stack: '', frames: null, minifiedStack: null, samples: [] };
     const r = await cx(['errors', 'merge', '-p', 'shop', 'grp_1', 'grp_2', 'grp_3'], { 'POST /projects/shop/errors/grp_1/merge': { issue } });
