@@ -6,6 +6,7 @@ import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, Su
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
 import { CrashFree, CrashFreeChart, HealthFacts } from './release-health.tsx';
+import { BuildVariables } from './build-variables.tsx';
 export type { Deploy };
 
 /**
@@ -138,6 +139,7 @@ export function Deploys() {
       <NewestOlder cursor={cursor} page={list.data} onCursor={setCursor} />
       <DeployHooks slug={slug} />
       <BuildSource slug={slug} />
+      <BuildVariables slug={slug} />
     </div>
   );
 }
@@ -212,7 +214,7 @@ function DeployHooks({ slug }: { slug: string }) {
   );
 }
 
-/** The form edits the build source; variables are set through the API or CLI. */
+/** The form edits the build source; variables are BuildVariables' (build-variables.tsx). */
 type SourceForm = Omit<BuildSettings, 'env'>;
 
 function BuildSource({ slug }: { slug: string }) {
@@ -259,7 +261,7 @@ function BuildSource({ slug }: { slug: string }) {
               </label>
             </div>
             <label>
-              Build command <span class="muted">(run with sh -c; empty: no build)</span>
+              Build command <span class="muted">(run with sh -c; empty: the detected framework's, else no build)</span>
               <input name="buildCommand" maxLength={4096} value={form.buildCommand} onInput={set('buildCommand')} />
             </label>
             <ErrorNote error={act.error} />
