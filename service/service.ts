@@ -19,6 +19,7 @@ import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
 import { startGithubStatusSweep } from '../processor/github-status/github-status-sweep.ts';
 import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
 import { startIssueTriageSweep } from '../processor/errors/issue-triage-sweep.ts';
+import { createAlertRuleEvaluation } from '../processor/alerts/evaluate-rules.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
@@ -84,8 +85,9 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     if (role === 'all' || role === 'processor') {
       const errors = await startErrorConsumer(platform);
       stops.push(() => errors.stop());
-      // Ignore-until times and escalation (issue 41), every minute.
-      const triage = startIssueTriageSweep(platform);
+      // Ignore-until times and escalation (issue 41), every minute; escalating issues go through the alert rules.
+      const alertRules = createAlertRuleEvaluation({ ...platform, publicBaseUrl: publicBaseUrl(platform.config) });
+      const triage = startIssueTriageSweep(platform, { onEscalating: alertRules.evaluateEscalation });
       stops.push(() => triage.stop());
       const analytics = await startAnalyticsConsumer(platform);
       const inbound = await startInboundConsumer(platform);
