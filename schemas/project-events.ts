@@ -11,8 +11,6 @@ import { PROJECT_EVENT_NAMES, type ProjectEventName } from './project-event-name
 export { PROJECT_EVENT_NAMES, type ProjectEventName };
 /** `data` of deploy.degraded (issue 41's guarded rollout): schemas/guarded-rollout.ts. */
 export { DeployDegradedDataSchema, type DeployDegradedData } from './guarded-rollout.ts';
-/** `data` of deploy.degraded (issue 41's guarded rollout): schemas/guarded-rollout.ts. */
-export { DeployDegradedDataSchema, type DeployDegradedData } from './guarded-rollout.ts';
 
 /** `data` of email.received (spec §6.2), as processor/inbound/email/received-mail.ts builds it. */
 export const EmailReceivedDataSchema = z.object({
