@@ -53,22 +53,17 @@ export function errorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clock
         // A merged issue's id answers the issue it was merged into (issue 41), as Sentry redirects to the primary.
         const asked = request.params.groupId;
         const target = await issueMergesRepository.redirectOf(db, projectId, asked);
-        const issue = await issueWithMerges(projectId, target ?? asked);
+        const issue = await errorsRepository.getIssue(db, projectId, target ?? asked);
         return { issue: target ? { ...issue, redirectedFrom: asked } : issue };
       },
     });
-    /** The issue as GET shows it, with the issues merged into it. */
-    const issueWithMerges = async (projectId: string, groupId: string) => {
-      const issue = await errorsRepository.getIssue(db, projectId, groupId);
-      return { ...issue, mergedFrom: await issueMergesRepository.mergedFrom(db, projectId, groupId) };
-    };
     app.route({
       ...declared('mergeIssues'),
       config: write,
       handler: async (request) => {
         const projectId = projectOf(request).id;
         await issueMergesRepository.merge(db, projectId, request.params.groupId, request.body.groupIds, clock.now());
-        return { issue: await issueWithMerges(projectId, request.params.groupId) };
+        return { issue: await errorsRepository.getIssue(db, projectId, request.params.groupId) };
       },
     });
     app.route({

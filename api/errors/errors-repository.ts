@@ -24,6 +24,7 @@ import type {
 } from '../../schemas/api/errors.ts';
 import type { Page } from '../../schemas/api/common.ts';
 import { alertRecipientStates, reenableRecipients } from '../../domain/alert-recipients.ts';
+import { issueMergesRepository } from './issue-merges-repository.ts';
 
 /** The tag filter reads at most this many groups (a project holds at most 2,000 open groups per environment, §7.5). */
 const TAGGED_GROUPS_MAX = 10_000;
@@ -332,6 +333,8 @@ export const errorsRepository = {
       [groupId],
     );
     Object.assign(issue, triageOf(t.rows[0]));
+    // The issues merged into it (issue 41).
+    issue.mergedFrom = await issueMergesRepository.mergedFrom(db, projectId, groupId);
     return issue;
   },
 
