@@ -11,6 +11,8 @@ import type { OutboundUrlGuard } from './ports/outbound-url-guard.ts';
  *     the signed-in GitHub account reaches through an installation of the app: a stranger's repository is not among them
  *   - the app's side: installation tokens, scoped to one repository and `contents: read`, minted for a clone; they
  *     expire within the hour
+ *   - reporting a deploy (issue 41, processor/github-status/): installation tokens scoped to one repository with
+ *     `statuses: write` and `pull_requests: write` only, for its commit status and its pull request's comment
  * @octokit/auth-app makes the app's JWT (RS256 from GITHUB_APP_PRIVATE_KEY), the installation tokens and the code
  * exchange. Every call leaves through the outbound guard (use `provider_api`: https, public addresses only; the tests'
  * guard lets a loopback stand-in through), bounded in time and size. GitHub's web host (the authorize, install and

@@ -9,8 +9,9 @@ import { makeSelfSignedCert } from './https-receiver.ts';
  * GitHub App flows (platform/github-app.ts): the user OAuth code exchange, `/user/installations` and their repositories
  * for the user a token belongs to, installation tokens minted only for a JWT that verifies against the app's public key
  * (so the service's JWT is checked as GitHub checks it), and `/repositories/:id` for an installation token that holds
- * the repository. Its world is set by the test: installations on accounts, repositories in them, which GitHub users
- * reach which installations.
+ * the repository; and for deploy reports (issue 41) commit statuses, a commit's pull requests and issue comments, for a
+ * token that holds the repository and the write permission, or a fault (500, or no answer) the test sets. Its world
+ * is set by the test: installations on accounts, repositories in them, which GitHub users reach which installations.
  */
 export interface StandinRepo {
   id: number;
