@@ -5,8 +5,8 @@ import type { Counted } from './guard-verdict.ts';
 
 /**
  * What guarded rollout reads and writes (issue 41): the production deploys in their window, the previous live deploy,
- * the numbers (issues from Postgres error_groups.first_deploy_id; error events from ClickHouse error_occurrences and
- * sessions from release_sessions, both by deploy_id), the verdict on the deploy, and a line appended to its build log.
+ * the numbers (issues from Postgres error_groups.first_deploy_id; error events from ClickHouse error_occurrences by the
+ * pipeline's naming rule, sessions from release_sessions by deploy_id), the verdict on the deploy, and a line appended to its build log.
  */
 
 export interface WatchedDeploy {
@@ -23,10 +23,13 @@ export interface WatchedDeploy {
   setting: unknown;
 }
 
-/** A span of one deploy's traffic: epoch ms, [from, to). */
+/** A span of one deploy's traffic: epoch ms, [from, to), while it was the live deploy. */
 export interface Span {
   projectId: string;
   deployId: string;
+  gitSha: string | null;
+  /** Its own host, `dep-….<SITES_DOMAIN>`, lowercase. */
+  host: string;
   from: number;
   to: number;
 }
@@ -74,35 +77,54 @@ export const guardRepository = {
    * The production deploy live before this one: the newest ready one that went live earlier and was not found degraded
    * (the comparison's baseline, and where an automatic rollback goes); undefined for a project's first deploy.
    */
-  async previousLive(db: Queryable, projectId: string, deployId: string, liveAt: number): Promise<{ id: string; liveAt: number } | undefined> {
-    const r = await db.query<{ id: string; live_at: Date | string }>(
-      `SELECT id, COALESCE(live_at, finished_at) AS live_at FROM deploys
-        WHERE project_id = $1 AND id <> $2 AND environment = 'production' AND status = 'ready'
-          AND COALESCE(live_at, finished_at) < $3 AND (guard_status IS NULL OR guard_status NOT IN ('degraded', 'rolled_back'))
-        ORDER BY COALESCE(live_at, finished_at) DESC, id DESC LIMIT 1`,
+  async previousLive(
+    db: Queryable,
+    projectId: string,
+    deployId: string,
+    liveAt: number,
+  ): Promise<{ id: string; gitSha: string | null; liveAt: number; nextLiveAt: number } | undefined> {
+    // nextLiveAt: when the next production deploy after it went live (a degraded one included), so its span never
+    // counts another deploy's time.
+    const r = await db.query<{ id: string; git_sha: string | null; live_at: Date | string; next_live_at: Date | string }>(
+      `SELECT p.id, p.git_sha, COALESCE(p.live_at, p.finished_at) AS live_at,
+              (SELECT min(COALESCE(n.live_at, n.finished_at)) FROM deploys n
+                WHERE n.project_id = p.project_id AND n.environment = 'production' AND n.status = 'ready'
+                  AND COALESCE(n.live_at, n.finished_at) > COALESCE(p.live_at, p.finished_at)) AS next_live_at
+         FROM deploys p
+        WHERE p.project_id = $1 AND p.id <> $2 AND p.environment = 'production' AND p.status = 'ready'
+          AND COALESCE(p.live_at, p.finished_at) < $3 AND (p.guard_status IS NULL OR p.guard_status NOT IN ('degraded', 'rolled_back'))
+        ORDER BY COALESCE(p.live_at, p.finished_at) DESC, p.id DESC LIMIT 1`,
       [projectId, deployId, new Date(liveAt)],
     );
     const p = r.rows[0];
-    return p && { id: p.id, liveAt: new Date(p.live_at).getTime() };
+    return p && { id: p.id, gitSha: p.git_sha, liveAt: new Date(p.live_at).getTime(), nextLiveAt: new Date(p.next_live_at).getTime() };
   },
 
   /** A deploy's numbers over a span. */
   async count(db: Queryable, analytics: AnalyticalStore, s: Span): Promise<Counted> {
-    const params = { p: s.projectId, d: s.deployId, from: chTime(s.from), to: chTime(s.to) };
-    const range =
-      "project_id = {p:String} AND deploy_id = {d:String} AND received_at >= {from:DateTime64(3, 'UTC')} AND received_at < {to:DateTime64(3, 'UTC')}";
+    const params = { p: s.projectId, d: s.deployId, sha: (s.gitSha ?? '').toLowerCase(), host: s.host, from: chTime(s.from), to: chTime(s.to) };
+    const span = "project_id = {p:String} AND received_at >= {from:DateTime64(3, 'UTC')} AND received_at < {to:DateTime64(3, 'UTC')}";
     const [issues, events, sessions] = await Promise.all([
       db.query<{ n: number | string }>(
         'SELECT count(*)::int AS n FROM error_groups WHERE project_id = $1 AND first_deploy_id = $2 AND first_seen >= $3 AND first_seen < $4',
         [s.projectId, s.deployId, new Date(s.from), new Date(s.to)],
       ),
-      analytics.query<{ n: number | string }>(`SELECT count() AS n FROM error_occurrences FINAL WHERE ${range}`, params),
+      // An occurrence keeps the deploy id its client sent; the deploy the pipeline named (processor/environment/
+      // deploy-naming.ts) is read back by the same rule: its id or sha, its own host, or (none named) a production page
+      // while it was the live deploy, which the span is.
+      analytics.query<{ n: number | string }>(
+        `SELECT count() AS n FROM error_occurrences FINAL WHERE ${span} AND (deploy_id = {d:String}
+            OR (deploy_id = '' AND {sha:String} != '' AND lower(git_sha) = {sha:String})
+            OR (deploy_id = '' AND (lower(origin_host) = {host:String} OR startsWith(lower(origin_host), concat({host:String}, ':'))))
+            OR (deploy_id = '' AND git_sha = '' AND environment = 'production' AND origin_host != '' AND NOT match(lower(origin_host), '^dep-[0-9a-z]{1,64}[.]')))`,
+        params,
+      ),
       // Release health's counting (api/release-health/health-numbers.ts): a session once per id, aggregates summed;
       // an unhandled error counts as a crash.
       analytics.query<{ started: number | string; crashed: number | string }>(
         `SELECT uniqExactIf(session_id, kind = 'update' AND started > 0) + sumIf(started, kind = 'aggregate') AS started,
                 uniqExactIf(session_id, kind = 'update' AND (crashed > 0 OR unhandled > 0)) + sumIf(crashed + unhandled, kind = 'aggregate') AS crashed
-           FROM release_sessions FINAL WHERE ${range}`,
+           FROM release_sessions FINAL WHERE ${span} AND deploy_id = {d:String}`,
         params,
       ),
     ]);

@@ -5,7 +5,7 @@
  *                ended (a newer deploy, a manual rollback) is `superseded`: not judged. A project with the setting off
  *                is left alone
  *   2. count     its numbers since it went live (guard-repository.ts), and the previous live deploy's over the same
- *                span from its own going live (its span cut where this deploy went live)
+ *                span from its own going live (cut where the next deploy after it went live)
  *   3. judge     guard-verdict.ts: degraded as soon as a threshold is passed, healthy at the window's end, else watching
  *   4. act       degraded: the verdict recorded (once: any number of builders may sweep), then, when the project opted in
  *                to autoRollback, the previous deploy made live again by the rollback route's rule (domain/deploys/
@@ -71,13 +71,22 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
     return stopped ? 'superseded' : 'taken';
   }
 
-  // 2. count: this deploy within its window; the previous one over the same span, cut where this one went live
+  // 2. count: this deploy within its window; the previous one over the same span, cut where the next one went live
   const until = Math.min(now, d.liveAt + windowMs);
   const previous = await guardRepository.previousLive(db, d.projectId, d.id, d.liveAt);
-  const spanMs = previous ? Math.min(until - d.liveAt, d.liveAt - previous.liveAt) : 0;
+  const spanMs = previous ? Math.min(until - d.liveAt, previous.nextLiveAt - previous.liveAt) : 0;
+  const host = (id: string) => `${id.replace(/_/g, '-')}.${platform.config.SITES_DOMAIN}`.toLowerCase();
   const [current, before] = await Promise.all([
-    guardRepository.count(db, analytics, { projectId: d.projectId, deployId: d.id, from: d.liveAt, to: until }),
-    previous && guardRepository.count(db, analytics, { projectId: d.projectId, deployId: previous.id, from: previous.liveAt, to: previous.liveAt + spanMs }),
+    guardRepository.count(db, analytics, { projectId: d.projectId, deployId: d.id, gitSha: d.gitSha, host: host(d.id), from: d.liveAt, to: until }),
+    previous &&
+      guardRepository.count(db, analytics, {
+        projectId: d.projectId,
+        deployId: previous.id,
+        gitSha: previous.gitSha,
+        host: host(previous.id),
+        from: previous.liveAt,
+        to: previous.liveAt + spanMs,
+      }),
   ]);
 
   // 3. judge

@@ -66,12 +66,11 @@ describe('guarded rollout', () => {
     return { slug: p.slug, id: p.id, v1, v2, secret: ep.body.endpoint.secret as string, path: `/${p.slug}` };
   }
 
-  /** `n` error events served by `deployId`, received at `at`. */
-  async function errors(projectId: string, deployId: string, n: number, at: number, name = 'TypeError') {
-    const events = Array.from({ length: n }, () => event({ name, deployId }));
-    await t.platform.bus.publish(TOPICS.errorEvents, [
-      { key: projectId, value: encodeErrorBatchV1(batch(projectId, events, { originHost: null, receivedAt: at })) },
-    ]);
+  /** `n` error events naming `deployId` (null: from a production page naming none), received at `at`. */
+  async function errors(projectId: string, deployId: string | null, n: number, at: number, name = 'TypeError') {
+    const events = Array.from({ length: n }, () => event(deployId ? { name, deployId } : { name }));
+    const from = deployId ? { originHost: null } : {}; // else the project's production host, app.example.com
+    await t.platform.bus.publish(TOPICS.errorEvents, [{ key: projectId, value: encodeErrorBatchV1(batch(projectId, events, { ...from, receivedAt: at })) }]);
     await processed(t.platform);
   }
 
@@ -182,6 +181,18 @@ describe('guarded rollout', () => {
       verifyWebhook<Record<string, unknown>>(delivered.body, delivered.headers['service-signature'] as string, p.secret).data,
     );
     expect(data).toMatchObject({ deployId: p.v2, rolledBack: false, rolledBackTo: null });
+  });
+
+  it("events from a production page that names no deploy count for the deploy live when they came (the pipeline's rule)", async () => {
+    // v2 went live a moment ago (the pipeline names a production page's events for the live deploy built before them).
+    const liveAt = Date.now() - 5_000;
+    const p = await projectWithTwoDeploys({}, liveAt);
+    await errors(p.id, null, 11, Date.now());
+    const outcome = await sweepAt(Date.now() + 1_000);
+    expect(outcome.get(p.v2)).toBe('degraded');
+    expect(await guardOf(p.slug, p.v2)).toMatchObject({
+      evidence: { current: { errorEvents: 11, newIssues: 1 }, previous: { deployId: p.v1, errorEvents: 0 } },
+    });
   });
 
   it('a manual rollback during the window wins: the deploy is superseded, not judged, and nothing is rolled back again', async () => {
