@@ -99,6 +99,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => webhooks.stop());
       const githubStatus = startGithubStatusSweep(platform);
       stops.push(() => githubStatus.stop());
+      ops.metrics.addGithubReports(() => githubStatus.stats());
       ops.metrics.addPipeline('errors', () => errors.stats());
       ops.metrics.addPipeline('analytics', () => analytics.stats());
       ops.metrics.addPipeline('inbound', () => inbound.stats());

@@ -32,6 +32,8 @@ export interface ServiceMetrics {
   addPipeline(pipeline: string, totals: () => PipelineTotals): void;
   /** Webhook delivery attempts by outcome since start (processor/webhooks/). */
   addWebhookAttempts(counts: () => Readonly<Record<string, number>>): void;
+  /** What the processor's GitHub reports did since start, by outcome (processor/github-status/: status_set, github_failed, ...). */
+  addGithubReports(counts: () => Readonly<Record<string, number | undefined>>): void;
   /** Builds finished by this process since start (builder/). */
   addBuilds(counts: () => BuildTotals): void;
   /** Messages each consumer group of this process has yet to process (the bus port's lag). */
@@ -149,6 +151,9 @@ export function createServiceMetrics(): ServiceMetrics {
     ['pipeline', 'name'],
   );
   const webhookAttempts = countedFrom('service_webhook_attempts_total', 'Webhook delivery attempts by outcome', ['outcome']);
+  const githubReports = countedFrom('service_github_reports_total', 'Commit statuses and pull-request comments sent to GitHub (or not), by outcome', [
+    'outcome',
+  ]);
   const builds = countedFrom('service_builds_total', 'Builds this builder finished, by outcome and failure reason', ['outcome', 'reason']);
 
   return {
@@ -192,6 +197,11 @@ export function createServiceMetrics(): ServiceMetrics {
     addWebhookAttempts(counts) {
       webhookAttempts(function* () {
         for (const [outcome, n] of Object.entries(counts())) yield [{ outcome }, n];
+      });
+    },
+    addGithubReports(counts) {
+      githubReports(function* () {
+        for (const [outcome, n] of Object.entries(counts())) yield [{ outcome }, n ?? 0];
       });
     },
     addBuilds(counts) {

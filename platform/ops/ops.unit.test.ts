@@ -144,6 +144,7 @@ describe('/metrics', () => {
     const pipeline = { accepted: 5, duplicates: 1, dropped: { invalid_event: 2 } as Record<string, number>, counted: { resolved: 9, unresolved_no_map: 1 } };
     ops.metrics.addPipeline('errors', () => pipeline);
     ops.metrics.addWebhookAttempts(() => ({ succeeded: 4, dead: 1 }));
+    ops.metrics.addGithubReports(() => ({ status_set: 3, github_failed: 2 }));
     ops.metrics.addBuilds(() => ({ ready: 2, canceled: 0, failed: { timeout: 1 } }));
     ops.metrics.addBusLag(async () => [{ topic: 'errors.events.v1', group: 'error-pipeline', messages: 7 }]);
     ops.metrics.addDbPool(() => ({ total: 4, idle: 3, waiting: 0 }));
@@ -158,6 +159,7 @@ describe('/metrics', () => {
     expect(metricValue(text, 'service_pipeline_counted_total', { pipeline: 'errors', name: 'resolved' })).toBe(9);
     expect(metricValue(text, 'service_pipeline_counted_total', { pipeline: 'errors', name: 'unresolved_no_map' })).toBe(1);
     expect(metricValue(text, 'service_webhook_attempts_total', { outcome: 'dead' })).toBe(1);
+    expect(metricValue(text, 'service_github_reports_total', { outcome: 'github_failed' })).toBe(2);
     expect(metricValue(text, 'service_builds_total', { outcome: 'failed', reason: 'timeout' })).toBe(1);
     expect(metricValue(text, 'service_bus_lag_messages', { topic: 'errors.events.v1', group: 'error-pipeline' })).toBe(7);
     expect(metricValue(text, 'service_db_pool_idle_connections')).toBe(3);
