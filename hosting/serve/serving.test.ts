@@ -73,6 +73,7 @@ beforeAll(async () => {
     'hidden.html': page('hidden'),
     'existing.js.gz': 'the build wrote this one itself',
     'existing.js': js,
+    'assets/index-4PKGQX7N.js.map': JSON.stringify({ version: 3, sources: ['src/secret.ts'], sourcesContent: ['const key = 1;'.repeat(200)] }),
     '404.html': page('not found'),
     _redirects: [
       '/old /about 301',
@@ -109,7 +110,7 @@ afterAll(async () => edge?.close());
 
 describe('build end: the rules compiled and reported', () => {
   it('says how many rules it kept and which lines it ignored, with why', () => {
-    expect(notes).toContain('hosting: 7 redirect rules, 3 header rules; 9 files precompressed');
+    expect(notes).toContain('hosting: 7 redirect rules, 3 header rules; 10 files precompressed');
     expect(notes).toContain("hosting: _redirects line 7 ignored: a 200 rule must stay on the site: another origin is only a redirect's target (no proxying)");
     expect(notes).toContain('hosting: _headers line 7 ignored: Set-Cookie is set by the server, not by _headers');
   });
@@ -251,6 +252,13 @@ describe('HTTP as browsers and CDNs expect', () => {
       const res = await get('main', p);
       // The SPA fallback answers whatever has no file: the page, never the hidden bytes.
       expect(res.body.toString(), p).toContain('home');
+    }
+    // A source map's compressed siblings are no way around its opt-in.
+    for (const p of ['/assets/index-4PKGQX7N.js.map', '/assets/index-4PKGQX7N.js.map.br', '/assets/index-4PKGQX7N.js.map.gz']) {
+      const res = await get('main', p, { 'accept-encoding': 'br' });
+      const body = res.headers['content-encoding'] === 'br' ? zlib.brotliDecompressSync(res.body).toString() : res.body.toString();
+      expect(body, p).toContain('home');
+      expect(body, p).not.toContain('secret');
     }
     expect((await get('main', '/existing.js.gz')).body.toString()).toBe('the build wrote this one itself');
     expect((await get('main', '/existing.js', { 'accept-encoding': 'gzip' })).headers['content-encoding']).toBeUndefined();
