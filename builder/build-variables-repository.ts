@@ -27,9 +27,11 @@ export const buildVariablesRepository = {
    */
   async ingestKey(db: RelationalStore, projectId: string, now: number): Promise<string> {
     return db.transaction(async (tx) => {
+      // Two builds of the project at once make one key between them.
+      await tx.query('SELECT id FROM projects WHERE id = $1 FOR UPDATE', [projectId]);
       const kept = await tx.query<{ token: string }>(
         `SELECT b.token FROM project_build_ingest_key b JOIN api_keys k ON k.id = b.key_id AND k.revoked_at IS NULL
-          WHERE b.project_id = $1 FOR UPDATE OF b`,
+          WHERE b.project_id = $1`,
         [projectId],
       );
       if (kept.rows[0]) return kept.rows[0].token;
