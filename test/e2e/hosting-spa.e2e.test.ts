@@ -1,10 +1,11 @@
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileSite } from '../../hosting/build/compile-site.ts';
 import { addLiveSite, createIngestProject } from '../support/ingest-fixtures.ts';
+import { launchChromium } from './support/console-service.ts';
 import { startTestEdge, type TestEdge } from '../support/test-edge.ts';
 
 /**
@@ -13,18 +14,6 @@ import { startTestEdge, type TestEdge } from '../support/test-edge.ts';
  * `spa` option instead: a deep link `/users/42` loads, survives a reload, navigates on the client and back; its
  * hashed script arrives brotli-compressed and immutable, its HTML no-cache.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
-
 const INDEX = `<!doctype html><html><head><meta charset="utf-8"><title>app</title>
 <script type="module" src="/assets/router-1a2b3c4d.js"></script></head>
 <body><nav><a href="/about-us" data-link>about</a> <a href="/users/7" data-link>user 7</a></nav><main id="view">loading</main></body></html>`;
@@ -69,7 +58,7 @@ beforeAll(async () => {
   edge = await startTestEdge({}, { sites: true });
   await deploy('redirects', { 'index.html': INDEX, 'assets/router-1a2b3c4d.js': ROUTER, _redirects: '/* /index.html 200\n' }, false);
   await deploy('spa option', { 'index.html': INDEX, 'assets/router-1a2b3c4d.js': ROUTER }, true);
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
