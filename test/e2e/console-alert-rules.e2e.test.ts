@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../platform/tokens.ts';
-import { launchChromium, OWNER, startConsoleService, type ConsoleService } from './support/console-service.ts';
+import { launchChromium, signedInOwner, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
 /**
  * Alert rules in the console (issue 41), in a real browser against the whole service: a new project shows the default
@@ -13,31 +13,16 @@ import { launchChromium, OWNER, startConsoleService, type ConsoleService } from 
 let svc: ConsoleService;
 let browser: Browser;
 let page: Page;
-let cookie = '';
+let api: Awaited<ReturnType<typeof signedInOwner>>['api'];
 const SLUG = 'alerting';
 let projectId = '';
-
-const api = async (url: string, init: RequestInit = {}) =>
-  (await fetch(`${svc.base}${url}`, { ...init, headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' } })).json() as Promise<
-    Record<string, unknown>
-  >;
 
 beforeAll(async () => {
   svc = await startConsoleService();
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
-  const signIn = await fetch(`${svc.base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
-  cookie = signIn.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0]!)
-    .find((c) => c.startsWith('cx_session='))!;
+  ({ page, api } = await signedInOwner(svc, browser));
   const made = await api('/v1/projects', { method: 'POST', body: JSON.stringify({ name: 'Alerting', slug: SLUG }) });
   projectId = (made as { project: { id: string } }).project.id;
-  await page.goto(`${svc.base}/projects`);
-  await page.getByLabel('Email').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
 });
 
 afterEach(async (ctx) => {

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { loadConfig } from '../../../platform/config.ts';
 import { createLogger } from '../../../platform/logger.ts';
 import { start, type Running } from '../../../service/service.ts';
@@ -123,4 +123,30 @@ export async function sendErrors(
       throw new Error(`error ingest answered ${res.status}: ${await res.text()}`);
     }
   }
+}
+
+/**
+ * The owner signed in twice: a session cookie for API calls (`api`: JSON in and out, as the console sends it) and a
+ * browser page (1280×800) signed in through the form, on the projects page.
+ */
+export async function signedInOwner(
+  svc: ConsoleService,
+  browser: Browser,
+): Promise<{ page: Page; cookie: string; api: (url: string, init?: RequestInit) => Promise<Record<string, unknown>> }> {
+  const signIn = await fetch(`${svc.base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
+  const cookie = signIn.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0]!)
+    .find((c) => c.startsWith('cx_session='))!;
+  const api = async (url: string, init: RequestInit = {}) =>
+    (await fetch(`${svc.base}${url}`, { ...init, headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' } })).json() as Promise<
+      Record<string, unknown>
+    >;
+  const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await page.goto(`${svc.base}/projects`);
+  await page.getByLabel('Email').fill(OWNER.email);
+  await page.getByLabel('Password').fill(OWNER.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Projects' }).waitFor();
+  return { page, cookie, api };
 }
