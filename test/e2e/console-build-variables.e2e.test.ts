@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, OWNER, startConsoleService, type ConsoleService } from './support/console-service.ts';
+import { launchChromium, signedInOwner, startConsoleService, type ConsoleService } from './support/console-service.ts';
 
 /**
  * Build variables in the console (issue 42), in a real browser against the whole service: a production value and a
@@ -12,29 +12,14 @@ import { launchChromium, OWNER, startConsoleService, type ConsoleService } from 
 let svc: ConsoleService;
 let browser: Browser;
 let page: Page;
-let cookie = '';
+let api: Awaited<ReturnType<typeof signedInOwner>>['api'];
 const SLUG = 'variables';
-
-const api = async (url: string, init: RequestInit = {}) =>
-  (await fetch(`${svc.base}${url}`, { ...init, headers: { cookie, 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' } })).json() as Promise<
-    Record<string, unknown>
-  >;
 
 beforeAll(async () => {
   svc = await startConsoleService();
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
-  const signIn = await fetch(`${svc.base}/v1/auth/sign-in`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(OWNER) });
-  cookie = signIn.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0]!)
-    .find((c) => c.startsWith('cx_session='))!;
+  ({ page, api } = await signedInOwner(svc, browser));
   await api('/v1/projects', { method: 'POST', body: JSON.stringify({ name: 'Variables', slug: SLUG }) });
-  await page.goto(`${svc.base}/projects`);
-  await page.getByLabel('Email').fill(OWNER.email);
-  await page.getByLabel('Password').fill(OWNER.password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Projects' }).waitFor();
 });
 
 afterEach(async (ctx) => {
