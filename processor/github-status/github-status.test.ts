@@ -3,7 +3,11 @@ import { sign } from '@octokit/webhooks-methods';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Platform } from '../../platform/platform.ts';
+import { encodeErrorBatchV1 } from '../../schemas/bus/error-events.ts';
 import { TOPICS } from '../../schemas/topics.ts';
+import { processed } from '../../test/support/platform.ts';
+import { startErrorConsumer } from '../errors/error-consumer.ts';
+import { batch, event } from '../errors/error-pipeline.test-scenarios.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startGithubStandin, type GithubStandin, type StandinRepo } from '../../test/support/github-standin.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
@@ -15,7 +19,8 @@ import { startGithubStatusSweep, type GithubStatusSweep } from './github-status-
  * Commit statuses and pull-request comments (issue 41) against the GitHub stand-in on loopback (the test-only outbound
  * allowance): a signed push or pull_request delivery through `POST /v1/webhooks/code_host` queues a deploy linked to its
  * commit; the deploy's states are set here as a builder would (no build runs); the sweep is run by hand and tells the
- * stand-in, which checks the installation token's repository and permissions as GitHub does.
+ * stand-in, which checks the installation token's repository and permissions as GitHub does. Errors for a preview go
+ * through the error pipeline (its environment stamping names the deploy).
  */
 const SECRET = 'github-status-secret-0001';
 let api: Awaited<ReturnType<typeof buildTestApi>>;
@@ -24,6 +29,7 @@ let platform: Platform;
 let owner: SignedInUser;
 let gh: GithubStandin;
 let consumer: PipelineConsumer<string>;
+let errorConsumer: { stop(): Promise<void> };
 let sweeper: GithubStatusSweep;
 let nextId = 2_000_000_000 + Math.floor(Math.random() * 1_000_000_000);
 const suffix = randomUUID().slice(0, 8);
@@ -44,6 +50,7 @@ beforeAll(async () => {
   platform = api.platform;
   owner = await signUpAndSignIn(app, platform);
   consumer = await startInboundConsumer(platform);
+  errorConsumer = await startErrorConsumer(platform);
   await platform.bus.subscribe(TOPICS.deployRequests, 'builder-standin', async () => {});
   // The sweep is run by hand; its timer never fires within a test. Calls give up after 1.5 s (the hanging stand-in).
   sweeper = startGithubStatusSweep(platform, { intervalMs: 3_600_000, timeoutMs: 1_500 });
@@ -51,6 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await sweeper?.stop();
   await consumer?.stop();
+  await errorConsumer?.stop();
   await api?.close();
   await gh?.close();
 });
@@ -291,22 +299,27 @@ describe('pull-request comments', () => {
     await setState(d, 'ready');
     await sweepNow();
     expect(statusesOf(head).at(-1)).toMatchObject({ state: 'success' });
-    // Errors ingested for the preview: an issue first seen in it (preview only), and one also seen in production.
-    const now = new Date();
-    for (const [gid, env, name] of [
-      [`grp_${suffix}_1`, { preview: 3 }, 'TypeError](https://evil.example/x) <!-- cx-preview:x -->'],
-      [`grp_${suffix}_2`, { preview: 1, production: 5 }, 'Known'],
-    ] as const)
-      await platform.db.query(
-        `INSERT INTO error_groups (id, project_id, fingerprint, name, message, count, env_counts, first_seen, last_seen, first_deploy_id)
-         VALUES ($1, $2, $1, $3, 'boom', 1, $4, $5, $5, $6)`,
-        [gid, id, name, JSON.stringify(env), now, d],
-      );
+    // Errors ingested for the preview (through the error pipeline, from its own host, naming it): an issue first seen in it.
+    const hostile = 'TypeError](https://evil.example/x) <!-- cx-preview:x -->';
+    const events = Array.from({ length: 3 }, () => event({ name: hostile, deployId: d }));
+    await platform.bus.publish(TOPICS.errorEvents, [
+      { key: id, value: encodeErrorBatchV1(batch(id, events, { originHost: `${d.replace(/_/g, '-')}.${platform.config.SITES_DOMAIN}` })) },
+    ]);
+    await processed(platform);
+    const ingested = (await platform.db.query<{ id: string; env_counts: unknown }>('SELECT id, env_counts FROM error_groups WHERE first_deploy_id = $1', [d]))
+      .rows;
+    expect(ingested).toHaveLength(1);
+    // An issue of this deploy also seen in production is not "only on this preview".
+    await platform.db.query(
+      `INSERT INTO error_groups (id, project_id, fingerprint, name, message, count, env_counts, first_seen, last_seen, first_deploy_id)
+       VALUES ($1, $2, $1, 'Known', 'boom', 1, '{"preview": 1, "production": 5}', now(), now(), $3)`,
+      [`grp_${suffix}_known`, id, d],
+    );
     await sweepNow();
     expect(statusesOf(head).at(-1)).toMatchObject({ state: 'failure', description: 'Preview ready, but it introduced 1 new error' });
     const body = commentsOf(repo, 21)[0]!.body;
     expect(body).toContain('Issues seen only on this preview: 1');
-    expect(body).toContain(`/projects/${slug}/errors/grp_${suffix}_1`);
+    expect(body).toContain(`/projects/${slug}/errors/${ingested[0]!.id}`);
     expect(body).not.toContain('Known');
     expect(body).not.toContain('](https://evil');
     expect(body.match(/<!--/g)).toHaveLength(1);
