@@ -132,15 +132,34 @@ function buildServer(caller: Caller, call: Inject, now: () => number): McpServer
   );
   tool(
     'update_issue',
-    'Resolve, ignore or reopen issues; resolve with inNextDeploy=true resolves them once a newer production deploy goes live.',
+    'Resolve, ignore or reopen issues; resolve with inNextDeploy=true resolves them once a newer production deploy goes live; ignore with one of ignoreCount, ignoreUserCount, ignoreDuration (minutes), ignoreUntilEscalating ignores them until then (Sentry’s conditions), else forever.',
     {
       project,
       groupIds: z.array(z.string().min(1).max(64)).min(1).max(100),
       action: z.enum(['resolve', 'ignore', 'reopen']),
       inNextDeploy: z.boolean().optional(),
+      ignoreCount: z.number().int().min(1).max(1_000_000).optional(),
+      ignoreUserCount: z.number().int().min(1).max(1_000_000).optional(),
+      ignoreDuration: z.number().int().min(1).max(525_600).optional(),
+      ignoreUntilEscalating: z.literal(true).optional(),
     },
-    ['bulkIssues'],
+    ['bulkIssues', 'ignoreIssue'],
     async (a) => {
+      // Ignore until (issue 41): each issue through its own route, which takes the condition (and refuses two).
+      const until = {
+        ...(a.ignoreCount !== undefined ? { ignoreCount: a.ignoreCount } : {}),
+        ...(a.ignoreUserCount !== undefined ? { ignoreUserCount: a.ignoreUserCount } : {}),
+        ...(a.ignoreDuration !== undefined ? { ignoreDuration: a.ignoreDuration } : {}),
+        ...(a.ignoreUntilEscalating ? { ignoreUntilEscalating: true as const } : {}),
+      };
+      if (a.action === 'ignore' && Object.keys(until).length) {
+        const done: string[] = [];
+        for (const groupId of new Set(a.groupIds)) {
+          const r = await api.call('ignoreIssue', { params: { slug: slugOf(a.project), groupId }, body: until });
+          done.push(`${r.issue.groupId} ${r.issue.status} until ${r.issue.ignoreUntil?.condition ?? 'forever'}`);
+        }
+        return `${done.length} issue(s) now ${done.join(', ')}.`;
+      }
       const body = { action: a.action, groupIds: a.groupIds, ...(a.inNextDeploy && a.action === 'resolve' ? { inNextDeploy: true as const } : {}) };
       const r = await api.call('bulkIssues', { params: { slug: slugOf(a.project) }, body });
       return `${r.updated.length} issue(s) now ${r.updated.map((i) => `${i.groupId} ${i.status}`).join(', ')}.`;

@@ -119,6 +119,14 @@ describe('the MCP endpoint', () => {
     // Issue 41: resolve in next deploy and merge go through the same routes and answer their refusals.
     const next = await c.callTool({ name: 'update_issue', arguments: { project: slug, groupIds: ['grp_nope'], action: 'resolve', inNextDeploy: true } });
     expect(text(next)).toBe('0 issue(s) now .');
+    // Ignore until (issue 41): the condition goes to the issue's own ignore route.
+    const ignore = await c.callTool({ name: 'update_issue', arguments: { project: slug, groupIds: ['grp_nope'], action: 'ignore', ignoreCount: 100 } });
+    expect([ignore.isError, text(ignore)]).toEqual([true, expect.stringMatching(/^not_found: /)]);
+    const two = await c.callTool({
+      name: 'update_issue',
+      arguments: { project: slug, groupIds: ['grp_nope'], action: 'ignore', ignoreCount: 1, ignoreDuration: 5 },
+    });
+    expect([two.isError, text(two)]).toEqual([true, expect.stringMatching(/^invalid_request: /)]);
     const merge = await c.callTool({ name: 'merge_issues', arguments: { project: slug, groupId: 'grp_nope', groupIds: ['grp_other'] } });
     expect([merge.isError, text(merge)]).toEqual([true, expect.stringMatching(/^not_found: /)]);
     const self = await c.callTool({ name: 'merge_issues', arguments: { project: slug, groupId: 'grp_a', groupIds: ['grp_a'] } });
