@@ -65,10 +65,8 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
   if (!setting.enabled) return 'disabled';
   if (d.liveAt + windowMs <= now && d.guardStatus === null) return 'missed'; // its window passed before a sweep saw it
   if (!d.live) {
-    const note = 'no longer live before its window ended (a newer deploy or a rollback): not judged';
-    const stopped = await guardRepository.record(db, d.id, 'superseded', null, now);
-    if (stopped) await guardRepository.appendLogLine(db, analytics, d.projectId, d.id, `guarded rollout: ${note}`, now);
-    return stopped ? 'superseded' : 'taken';
+    // Its evidence so far stays; its log is left alone (nothing went wrong with it).
+    return (await guardRepository.record(db, d.id, 'superseded', null, now)) ? 'superseded' : 'taken';
   }
 
   // 2. count: this deploy within its window; the previous one over the same span, cut where the next one went live

@@ -195,6 +195,39 @@ describe('guarded rollout', () => {
     });
   });
 
+  it('crash-free sessions (release health) under the threshold degrade a deploy on their own', async () => {
+    const liveAt = Date.now() - 20 * MINUTE;
+    const p = await projectWithTwoDeploys({}, liveAt);
+    // 25 sessions of v2 as the release-health pipeline stores them (init updates, 5 of them crashed), none of v1.
+    const at = new Date(liveAt + 20_000).toISOString().replace('T', ' ').replace('Z', '');
+    await t.platform.analytics.insert(
+      'release_sessions',
+      Array.from({ length: 25 }, (_, i) => ({
+        project_id: p.id,
+        environment: 'production',
+        deploy_id: p.v2,
+        release: p.v2,
+        batch_id: `b-${p.v2}`,
+        item: i,
+        kind: 'update',
+        session_id: `s${i}`,
+        distinct_id: '',
+        started: 1,
+        crashed: i < 5 ? 1 : 0,
+        unhandled: 0,
+        errored: i < 5 ? 1 : 0,
+        abnormal: 0,
+        exited: i < 5 ? 0 : 1,
+        bucket: at.slice(0, 16) + ':00',
+        received_at: at,
+      })),
+    );
+    expect((await sweepAt(liveAt + 60_000)).get(p.v2)).toBe('degraded');
+    const guard = await guardOf(p.slug, p.v2);
+    expect(guard.evidence.current).toMatchObject({ sessions: 25, crashFreeSessions: 0.8, errorEvents: 0 });
+    expect(guard.evidence.reasons).toEqual([expect.stringMatching(/^crash-free sessions 80% of 25 \(100% in the previous deploy's same span/)]);
+  });
+
   it('a manual rollback during the window wins: the deploy is superseded, not judged, and nothing is rolled back again', async () => {
     const liveAt = Date.now() - 20 * MINUTE;
     const p = await projectWithTwoDeploys({ autoRollback: true }, liveAt);
