@@ -193,7 +193,8 @@ export type IgnoreIssueBody = z.infer<typeof IgnoreIssueBody>;
 
 export const ResolveIssueBody = z
   .strictObject({ inNextDeploy: z.boolean().optional().describe('resolve in next deploy (issue 41) rather than now') })
-  .optional();
+  // nullish: a POST without a body (spec §4.5's plain resolve) reaches the route with a null body.
+  .nullish();
 export const DeployIssuesParams = z.object({ slug: z.string(), deployId: z.string().max(64) });
 export const DeployIssuesAnswer = z.object({ introduced: z.array(IssueSummarySchema), regressed: z.array(IssueSummarySchema) });
 export type DeployIssuesAnswer = z.infer<typeof DeployIssuesAnswer>;
