@@ -60,6 +60,8 @@ describeWith(['postgres'], 'merge during a batch (Postgres)', () => {
     });
     // The merge queues on the lock the batch holds (polled, with a generous deadline).
     const deadline = Date.now() + 30_000;
+    // A failure below still lets the batch commit (no transaction left open).
+    const stuck = setTimeout(() => release(), 35_000);
     for (;;) {
       const waiting = await db.query<{ n: string }>(
         "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objid = (hashtextextended($1, 0) & 4294967295)::oid",
@@ -70,6 +72,7 @@ describeWith(['postgres'], 'merge during a batch (Postgres)', () => {
       await new Promise((r) => setTimeout(r, 20));
     }
     expect(merged).toBe(false);
+    clearTimeout(stuck);
     release();
     await batchTx;
     expect((await merge).map((m) => m.groupId)).toEqual([b]);
