@@ -114,6 +114,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       const builder = await startBuilder(platform, { leaseMs: t.buildLeaseMs });
       stops.push(() => builder.stop());
       ops.metrics.addBuilds(() => builder.stats());
+      ops.metrics.addGuardedRollout(() => builder.guard.stats());
     }
     const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { ops }) : undefined;
     if (api) stops.push(() => api.close());

@@ -27,30 +27,46 @@ type GuardPlatform = Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' | '
 /** How each deploy looked at by a sweep ended (GET /metrics-style totals for tests and logs). */
 export type GuardOutcome = 'watching' | 'healthy' | 'degraded' | 'rolled_back' | 'superseded' | 'disabled' | 'missed' | 'taken';
 
+/** Why a degraded deploy was not rolled back. */
+export type RollbackRefusal = 'not_opted_in' | 'no_previous_deploy' | 'no_longer_live';
+
+/** Verdicts this process took since start (GET /metrics `service_guarded_rollout_total`): degraded ones by why not rolled back. */
+export interface GuardTotals {
+  healthy: number;
+  rolled_back: number;
+  superseded: number;
+  degraded: Partial<Record<RollbackRefusal, number>>;
+}
+
 export interface GuardSweep {
   /** One sweep now (tests with a manual clock); resolves with each deploy's outcome. */
   sweep(): Promise<Map<string, GuardOutcome>>;
+  stats(): GuardTotals;
   stop(): void;
 }
 
 export function startGuardSweep(platform: GuardPlatform, log: Logger, intervalMs: number): GuardSweep {
+  const totals: GuardTotals = { healthy: 0, rolled_back: 0, superseded: 0, degraded: {} };
   let running: Promise<Map<string, GuardOutcome>> | undefined;
   const sweep = () => {
-    running ??= sweepOnce(platform, log).finally(() => (running = undefined));
+    running ??= sweepOnce(platform, log, totals).finally(() => (running = undefined));
     return running;
   };
   const timer = setInterval(() => void sweep().catch((err) => log.warn({ err }, 'guarded rollout sweep failed; retried')), intervalMs);
   timer.unref();
-  return { sweep, stop: () => clearInterval(timer) };
+  return { sweep, stats: () => structuredClone(totals), stop: () => clearInterval(timer) };
 }
 
-export async function sweepOnce(platform: GuardPlatform, log: Logger): Promise<Map<string, GuardOutcome>> {
+export async function sweepOnce(platform: GuardPlatform, log: Logger, totals?: GuardTotals): Promise<Map<string, GuardOutcome>> {
   const now = platform.clock.now();
   const out = new Map<string, GuardOutcome>();
   // 1. look
   for (const d of await guardRepository.watched(platform.db, now, GUARD_WINDOW_MINUTES.max * 60_000)) {
     try {
-      out.set(d.id, await guard(platform, log, d, now));
+      const judged = await guard(platform, log, d, now);
+      out.set(d.id, judged.outcome);
+      if (totals && judged.refused) totals.degraded[judged.refused] = (totals.degraded[judged.refused] ?? 0) + 1;
+      else if (totals && (judged.outcome === 'healthy' || judged.outcome === 'rolled_back' || judged.outcome === 'superseded')) totals[judged.outcome]++;
     } catch (err) {
       log.warn({ err, deployId: d.id }, 'guarding a deploy failed; retried at the next sweep');
     }
@@ -58,15 +74,15 @@ export async function sweepOnce(platform: GuardPlatform, log: Logger): Promise<M
   return out;
 }
 
-async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now: number): Promise<GuardOutcome> {
+async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now: number): Promise<{ outcome: GuardOutcome; refused?: RollbackRefusal }> {
   const { db, analytics } = platform;
   const setting = guardedRolloutOf(d.setting);
   const windowMs = setting.windowMinutes * 60_000;
-  if (!setting.enabled) return 'disabled';
-  if (d.liveAt + windowMs <= now && d.guardStatus === null) return 'missed'; // its window passed before a sweep saw it
+  if (!setting.enabled) return { outcome: 'disabled' };
+  if (d.liveAt + windowMs <= now && d.guardStatus === null) return { outcome: 'missed' }; // its window passed before a sweep saw it
   if (!d.live) {
     // Its evidence so far stays; its log is left alone (nothing went wrong with it).
-    return (await guardRepository.record(db, d.id, 'superseded', null, now)) ? 'superseded' : 'taken';
+    return { outcome: (await guardRepository.record(db, d.id, 'superseded', null, now)) ? 'superseded' : 'taken' };
   }
 
   // 2. count: this deploy within its window; the previous one over the same span, cut where the next one went live
@@ -95,12 +111,15 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
     current,
     previous: previous && before && { ...before, deployId: previous.id, spanMs },
   });
-  if (verdict !== 'degraded') return (await guardRepository.record(db, d.id, verdict, evidence, now)) ? verdict : 'taken';
+  if (verdict !== 'degraded') return { outcome: (await guardRepository.record(db, d.id, verdict, evidence, now)) ? verdict : 'taken' };
 
   // 4. act
-  if (!(await guardRepository.record(db, d.id, 'degraded', evidence, now))) return 'taken';
-  const rolledBackTo = setting.autoRollback ? await rollBack(platform, d, previous?.id, evidence) : null;
+  if (!(await guardRepository.record(db, d.id, 'degraded', evidence, now))) return { outcome: 'taken' };
+  const rollback: { to: string } | { refused: RollbackRefusal } = setting.autoRollback
+    ? await rollBack(platform, d, previous?.id, evidence)
+    : { refused: 'not_opted_in' };
   if (!setting.autoRollback) evidence.note = 'not rolled back: the project did not opt in to autoRollback';
+  const rolledBackTo = 'to' in rollback ? rollback.to : null;
   if (rolledBackTo) {
     evidence.rolledBackTo = rolledBackTo;
     await guardRepository.record(db, d.id, 'rolled_back', evidence, now, 'degraded');
@@ -121,16 +140,21 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
     evidence,
   };
   await publishProjectEvent(platform, { id: `deploy.degraded:${d.id}`, projectId: d.projectId, event: 'deploy.degraded', data });
-  return rolledBackTo ? 'rolled_back' : 'degraded';
+  return 'to' in rollback ? { outcome: 'rolled_back' } : { outcome: 'degraded', refused: rollback.refused };
 }
 
-/** The previous deploy made live again while this one still is; its id, or null with the reason in evidence.note. */
-async function rollBack(platform: GuardPlatform, d: WatchedDeploy, previousId: string | undefined, evidence: GuardEvidence): Promise<string | null> {
+/** The previous deploy made live again while this one still is; or why not (also in evidence.note). */
+async function rollBack(
+  platform: GuardPlatform,
+  d: WatchedDeploy,
+  previousId: string | undefined,
+  evidence: GuardEvidence,
+): Promise<{ to: string } | { refused: RollbackRefusal }> {
   if (!previousId) {
     evidence.note = 'not rolled back: there is no earlier production deploy to roll back to';
-    return null;
+    return { refused: 'no_previous_deploy' };
   }
-  if (await liveDeployRepository.makeLive(platform.db, d.projectId, previousId, d.id)) return previousId;
+  if (await liveDeployRepository.makeLive(platform.db, d.projectId, previousId, d.id)) return { to: previousId };
   evidence.note = `not rolled back: it is no longer the live deploy, or the output of ${previousId} was cleaned up`;
-  return null;
+  return { refused: 'no_longer_live' };
 }

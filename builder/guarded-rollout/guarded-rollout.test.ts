@@ -9,7 +9,7 @@ import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type Sign
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
 import { processed } from '../../test/support/platform.ts';
-import { sweepOnce } from './guard-sweep.ts';
+import { sweepOnce, type GuardTotals } from './guard-sweep.ts';
 
 /**
  * Guarded rollout (issue 41) through HTTP: the project setting, the sweep judged at chosen instants (an injected clock;
@@ -169,7 +169,10 @@ describe('guarded rollout', () => {
     const p = await projectWithTwoDeploys({}, liveAt);
     // Three new issues, few events each: the new-issues threshold alone.
     for (const name of ['AError', 'BError', 'CError']) await errors(p.id, p.v2, 1, liveAt + 10_000, name);
-    expect((await sweepAt(liveAt + 30_000)).get(p.v2)).toBe('degraded');
+    // The verdicts are counted (GET /metrics), a degraded one by why it was not rolled back.
+    const totals: GuardTotals = { healthy: 0, rolled_back: 0, superseded: 0, degraded: {} };
+    expect((await sweepOnce({ ...t.platform, clock: { now: () => liveAt + 30_000 } }, t.platform.logger, totals)).get(p.v2)).toBe('degraded');
+    expect(totals.degraded).toEqual({ not_opted_in: 1 });
     expect(await liveOf(p.slug)).toBe(p.v2);
     const guard = await guardOf(p.slug, p.v2);
     expect(guard).toMatchObject({ status: 'degraded', evidence: { current: { newIssues: 3, errorEvents: 3 }, rolledBackTo: null } });

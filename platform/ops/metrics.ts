@@ -36,6 +36,8 @@ export interface ServiceMetrics {
   addGithubReports(counts: () => Readonly<Record<string, number | undefined>>): void;
   /** Builds finished by this process since start (builder/). */
   addBuilds(counts: () => BuildTotals): void;
+  /** Guarded rollout's verdicts taken by this builder since start (builder/guarded-rollout/). */
+  addGuardedRollout(counts: () => GuardedRolloutTotals): void;
   /** Messages each consumer group of this process has yet to process (the bus port's lag). */
   addBusLag(lag: () => Promise<BusLag[]>): void;
   /** The relational store's connection pool (Postgres; PGlite has none). */
@@ -49,6 +51,14 @@ export interface PipelineTotals {
   duplicates: number;
   dropped: Partial<Record<string, number>>;
   counted?: Record<string, number>;
+}
+
+/** Verdicts by outcome; degraded deploys by why they were not rolled back (not_opted_in, no_previous_deploy, no_longer_live). */
+export interface GuardedRolloutTotals {
+  healthy: number;
+  rolled_back: number;
+  superseded: number;
+  degraded: Partial<Record<string, number>>;
 }
 
 export interface BuildTotals {
@@ -155,6 +165,11 @@ export function createServiceMetrics(): ServiceMetrics {
     'outcome',
   ]);
   const builds = countedFrom('service_builds_total', 'Builds this builder finished, by outcome and failure reason', ['outcome', 'reason']);
+  const guarded = countedFrom(
+    'service_guarded_rollout_total',
+    "Guarded rollout's verdicts on production deploys, by outcome; degraded ones by why they were not rolled back",
+    ['outcome', 'reason'],
+  );
 
   return {
     get contentType() {
@@ -210,6 +225,13 @@ export function createServiceMetrics(): ServiceMetrics {
         yield [{ outcome: 'ready', reason: '' }, c.ready];
         yield [{ outcome: 'canceled', reason: '' }, c.canceled];
         for (const [reason, n] of Object.entries(c.failed)) yield [{ outcome: 'failed', reason }, n ?? 0];
+      });
+    },
+    addGuardedRollout(counts) {
+      guarded(function* () {
+        const c = counts();
+        for (const outcome of ['healthy', 'rolled_back', 'superseded'] as const) yield [{ outcome, reason: '' }, c[outcome]];
+        for (const [reason, n] of Object.entries(c.degraded)) yield [{ outcome: 'degraded', reason }, n ?? 0];
       });
     },
     addBusLag(lag) {
