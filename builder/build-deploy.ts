@@ -20,6 +20,7 @@ import { probeSandbox } from './sandbox/sandbox.ts';
 import { buildsRepository, type BuildSource, type ClaimedDeploy, type FinishedDeploy } from './builds-repository.ts';
 import type { OutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
+import { compileSite } from '../hosting/build/compile-site.ts';
 import { buildVariables } from './build-variables.ts';
 import { buildVariablesRepository } from './build-variables-repository.ts';
 
@@ -175,6 +176,12 @@ async function finishBuild(
   // The output's source maps, kept privately for symbolication before the deploy turns ready (source-maps/).
   if (outcome.status === 'ready' && !signal.aborted)
     await keepDeploySourceMaps(db, { projectId: d.projectId, deployId: d.id }, path.join(dataDir, outcome.artifactDir), (t) => buildLog.line('system', t));
+  // The output prepared for serving (issue 42): `_redirects`/`_headers` compiled, ETags, text precompressed.
+  // The spa setting is read as the build ends, so a change made while it ran applies to it.
+  if (outcome.status === 'ready' && !signal.aborted) {
+    const spa = (await buildsRepository.source(db, d.projectId))?.spa === true;
+    await compileSite(path.join(dataDir, outcome.artifactDir), { spa, note: (t) => buildLog.line('system', t) });
+  }
   await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
   if (signal.aborted && !canceled()) return undefined; // stopping: the lease runs out and another builder fails it as builder_lost
   const finished = await buildsRepository.finish(db, ctx.owner, d.id, outcome, platform.clock.now(), buildLog.stored);

@@ -18,6 +18,8 @@ export interface BuildSource {
   repoUrl: string;
   buildCommand: string;
   outputDir: string;
+  /** The spa setting (issue 42): hosting/build/compile-site.ts writes the `/* /index.html 200` fallback. */
+  spa: boolean;
 }
 
 export interface FinishedDeploy {
@@ -81,12 +83,12 @@ export const buildsRepository = {
 
   async source(db: Queryable, projectId: string): Promise<BuildSource | undefined> {
     // Its variables are build-variables.ts's (per environment and branch).
-    const s = await db.query<{ repo_url: string; build_command: string; output_dir: string }>(
-      'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
+    const s = await db.query<{ repo_url: string; build_command: string; output_dir: string; spa: boolean }>(
+      'SELECT repo_url, build_command, output_dir, spa FROM project_build_settings WHERE project_id = $1',
       [projectId],
     );
     const row = s.rows[0];
-    return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir };
+    return row && { repoUrl: row.repo_url, buildCommand: row.build_command, outputDir: row.output_dir, spa: row.spa === true };
   },
 
   async recordSha(db: Queryable, deployId: string, sha: string): Promise<void> {

@@ -317,6 +317,26 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       expect((await app.inject({ url: `/v1/projects/${p.slug}`, headers: asOwner() })).json().project.deploys.previews[0]).toMatchObject({ id: preview.id });
     });
 
+    it('the spa setting (issue 42): the next build serves /index.html for every path no file answers; without it such a path is 404', async () => {
+      const p = await projectWithSource();
+      const hook = await createHook(p.slug, 'main');
+      await finished(p.slug, (await callHook(hook.token)).json().deployId);
+      const site = (url: string) => app.inject({ url, headers: { host: `${p.slug}.localhost` } });
+      expect((await site('/users/42')).statusCode).toBe(404);
+      const patched = await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { spa: true } });
+      expect(patched.json().settings).toMatchObject({ spa: true, outputDir: 'out' });
+      await finished(p.slug, (await callHook(hook.token)).json().deployId);
+      await vi.waitFor(async () => expect((await site('/users/42')).statusCode).toBe(200), { timeout: 5_000, interval: 100 });
+      const deep = await site('/users/42');
+      expect(deep.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(deep.body).toBe((await site('/')).body); // the home page, whatever this repository's commit writes there
+      // Files still answer as themselves.
+      expect((await site('/assets/app.3f9a2c1b.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+      expect(
+        (await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}/deploys/settings`, headers: asOwner(), payload: { spa: 'yes' } })).statusCode,
+      ).toBe(400);
+    });
+
     it('in the single process the edge answers site hosts itself (uWebSockets.js, files from memory), and relays the rest', async () => {
       const p = await projectWithSource();
       const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);

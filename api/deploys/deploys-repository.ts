@@ -116,8 +116,8 @@ export const deploysRepository = {
   async buildSettings(db: Queryable, projectId: string): Promise<BuildSettings> {
     const [p, s, env] = await Promise.all([
       db.query<{ default_branch: string }>('SELECT default_branch FROM projects WHERE id = $1', [projectId]),
-      db.query<{ repo_url: string; build_command: string; output_dir: string }>(
-        'SELECT repo_url, build_command, output_dir FROM project_build_settings WHERE project_id = $1',
+      db.query<{ repo_url: string; build_command: string; output_dir: string; spa: boolean }>(
+        'SELECT repo_url, build_command, output_dir, spa FROM project_build_settings WHERE project_id = $1',
         [projectId],
       ),
       db.query<{ name: string; value: string; secret: boolean }>('SELECT name, value, secret FROM project_build_env WHERE project_id = $1 ORDER BY name', [
@@ -130,6 +130,7 @@ export const deploysRepository = {
       defaultBranch: p.rows[0]?.default_branch ?? 'main',
       buildCommand: settings?.build_command ?? '',
       outputDir: settings?.output_dir ?? '.',
+      spa: settings?.spa ?? false,
       // A secret's value is write-only: a hint of its length and last characters, never the value.
       env: env.rows.map((e) => ({
         name: e.name,
@@ -143,14 +144,15 @@ export const deploysRepository = {
   async updateBuildSettings(db: RelationalStore, projectId: string, patch: BuildSettingsPatch, now: number): Promise<void> {
     await db.transaction(async (tx) => {
       if (patch.defaultBranch !== undefined) await tx.query('UPDATE projects SET default_branch = $2 WHERE id = $1', [projectId, patch.defaultBranch]);
-      if (patch.repoUrl !== undefined || patch.buildCommand !== undefined || patch.outputDir !== undefined) {
+      if (patch.repoUrl !== undefined || patch.buildCommand !== undefined || patch.outputDir !== undefined || patch.spa !== undefined) {
         const current = await tx.query<{ repo_url: string }>('SELECT repo_url FROM project_build_settings WHERE project_id = $1', [projectId]);
         if (!current.rows[0] && patch.repoUrl === undefined) throw new ServiceError('invalid_request', 'set repoUrl first: a project builds from a repository');
         await tx.query(
-          `INSERT INTO project_build_settings (project_id, repo_url, build_command, output_dir, updated_at) VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, '.'), $5)
+          `INSERT INTO project_build_settings (project_id, repo_url, build_command, output_dir, updated_at, spa) VALUES ($1, $2, COALESCE($3, ''), COALESCE($4, '.'), $5, COALESCE($6, false))
            ON CONFLICT (project_id) DO UPDATE SET repo_url = COALESCE($2, project_build_settings.repo_url),
-             build_command = COALESCE($3, project_build_settings.build_command), output_dir = COALESCE($4, project_build_settings.output_dir), updated_at = $5`,
-          [projectId, patch.repoUrl ?? current.rows[0]?.repo_url, patch.buildCommand ?? null, patch.outputDir ?? null, new Date(now)],
+             build_command = COALESCE($3, project_build_settings.build_command), output_dir = COALESCE($4, project_build_settings.output_dir), updated_at = $5,
+             spa = COALESCE($6, project_build_settings.spa)`,
+          [projectId, patch.repoUrl ?? current.rows[0]?.repo_url, patch.buildCommand ?? null, patch.outputDir ?? null, new Date(now), patch.spa ?? null],
         );
       }
       for (const [name, v] of Object.entries(patch.env ?? {})) {

@@ -70,6 +70,7 @@ export const BuildSettingsSchema = z.object({
   defaultBranch: z.string().describe('deploys of this branch are production; every other branch is a preview'),
   buildCommand: z.string(),
   outputDir: z.string(),
+  spa: z.boolean().describe('a single-page app: every path no file answers serves /index.html (200), unless the output has its own `/*` rule'),
   env: z.array(
     z.object({ name: z.string(), secret: z.boolean(), value: z.string().nullable().describe('null for secrets: write-only'), hint: z.string().nullable() }),
   ),
@@ -87,6 +88,12 @@ export const BuildSettingsPatch = z
     defaultBranch: BranchSchema.optional(),
     buildCommand: z.string().max(4096).optional().describe('run with `sh -c` in the checked-out tree; empty: no build, the tree is the output'),
     outputDir: z.string().max(1024).optional().describe("relative to the tree; kept as the deploy's artifact and served"),
+    spa: z
+      .boolean()
+      .optional()
+      .describe(
+        'a single-page app (client-side routing): the next builds serve /index.html for every path no file answers, as `/* /index.html 200` in _redirects',
+      ),
     env: z
       .record(EnvNameSchema, z.object({ value: z.string().max(65536), secret: z.boolean().optional() }).nullable())
       .optional()

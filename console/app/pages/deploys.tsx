@@ -219,7 +219,7 @@ type SourceForm = Omit<BuildSettings, 'env'>;
 
 function BuildSource({ slug }: { slug: string }) {
   const r = useResource(() => call('getDeploySettings', { params: { slug } }), [slug]);
-  const [form, setForm] = useState<SourceForm>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '' });
+  const [form, setForm] = useState<SourceForm>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '', spa: false });
   const [saved, setSaved] = useState(false);
   const act = useAction();
   useEffect(() => {
@@ -230,11 +230,11 @@ function BuildSource({ slug }: { slug: string }) {
     e.preventDefault();
     setSaved(false);
     void act.run(async () => {
-      const { repoUrl, defaultBranch, buildCommand, outputDir } = form;
+      const { repoUrl, defaultBranch, buildCommand, outputDir, spa } = form;
       r.setData(
         await call('updateDeploySettings', {
           params: { slug },
-          body: { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir },
+          body: { repoUrl: repoUrl?.trim() || undefined, defaultBranch, buildCommand, outputDir, spa },
         }),
       );
       setSaved(true);
@@ -263,6 +263,10 @@ function BuildSource({ slug }: { slug: string }) {
             <label>
               Build command <span class="muted">(run with sh -c; empty: the detected framework's, else no build)</span>
               <input name="buildCommand" maxLength={4096} value={form.buildCommand} onInput={set('buildCommand')} />
+            </label>
+            <label class="check">
+              <input type="checkbox" name="spa" checked={form.spa} onChange={(e) => setForm({ ...form, spa: e.currentTarget.checked })} />
+              Single-page app: serve <code>/index.html</code> for every path no file answers (client-side routing)
             </label>
             <ErrorNote error={act.error} />
             <SubmitRow label="Save build source" busy={act.busy} saved={saved} />
