@@ -11,7 +11,6 @@ export const PROJECT_EVENT_NAMES = [
   'deploy.succeeded',
   'deploy.failed',
   'deploy.degraded',
-  'deploy.degraded',
   'email.received',
   'uptime.down',
   'uptime.up',
