@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, it } from 'vitest';
 import { encodeErrorBatchEnvelope } from '../../schemas/bus/error-events.ts';
 import { TOPICS } from '../../schemas/topics.ts';
 import { launchChromium, OWNER, startConsoleService, type ConsoleService } from './support/console-service.ts';
