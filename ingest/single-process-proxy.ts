@@ -40,7 +40,7 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
         try {
           const found = await opts.sites.lookup(host, remoteAddress);
           if (found !== undefined) {
-            const site = await opts.sites.serve(found.dir, method, url, found, headers);
+            const site = await opts.sites.serve(found.dir, method, url, found, headers, { body: read.body, clientIp: remoteAddress });
             if ('file' in site) return sendFile(res, st, site.status, site.headers, site.file, site.size, site.start);
             // A 304 has no body, not even an empty one's length.
             return send(res, st, site.status, site.headers, site.status === 304 ? undefined : site.body);

@@ -18,10 +18,13 @@ interface ProjectRow {
   preview_domains: string[];
   serve_source_maps: boolean;
   guarded_rollout: unknown;
+  preview_protection: boolean;
+  preview_password_hash: string | null;
   created_at: Date | string;
 }
 
-const COLUMNS = 'id, slug, name, default_branch, production_domains, preview_domains, serve_source_maps, guarded_rollout, created_at';
+const COLUMNS =
+  'id, slug, name, default_branch, production_domains, preview_domains, serve_source_maps, guarded_rollout, preview_protection, preview_password_hash, created_at';
 export const toProject = (r: ProjectRow): Project => ({
   id: r.id,
   slug: r.slug,
@@ -30,8 +33,13 @@ export const toProject = (r: ProjectRow): Project => ({
   environmentHosts: { production: r.production_domains ?? [], preview: r.preview_domains ?? [] },
   serveSourceMaps: r.serve_source_maps === true,
   guardedRollout: guardedRolloutOf(typeof r.guarded_rollout === 'string' ? JSON.parse(r.guarded_rollout) : r.guarded_rollout),
+  // The hash is read, never shown: only whether there is one.
+  previewProtection: { enabled: r.preview_protection === true, passwordSet: !!r.preview_password_hash },
   createdAt: new Date(r.created_at).toISOString(),
 });
+
+/** The random key that signs a project's preview cookies (hosting/serve/preview-gate.ts). */
+const previewKey = () => randomBytes(32).toString('base64url');
 
 /** A slug from a name: lowercase a-z0-9 and hyphens, 3 to 40 characters. */
 function slugFromName(name: string): string {
@@ -75,9 +83,10 @@ export const projectsRepository = {
   async insertProject(tx: Queryable, input: CreateProjectInput, slug: string): Promise<Project | null> {
     const hosts = input.environmentHosts;
     const { rows } = await tx.query<ProjectRow>(
-      `INSERT INTO projects (id, slug, name, owner_id, default_branch, production_domains, preview_domains)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
-      [newId('prj_'), slug, input.name, input.ownerId, input.defaultBranch ?? 'main', hosts?.production ?? [], hosts?.preview ?? []],
+      // A new project's previews are protected (issue 42); projects from before 0044 keep theirs public.
+      `INSERT INTO projects (id, slug, name, owner_id, default_branch, production_domains, preview_domains, preview_protection, preview_key)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, true, $8) ON CONFLICT (slug) DO NOTHING RETURNING ${COLUMNS}`,
+      [newId('prj_'), slug, input.name, input.ownerId, input.defaultBranch ?? 'main', hosts?.production ?? [], hosts?.preview ?? [], previewKey()],
     );
     const row = rows[0];
     if (!row) return null;
@@ -101,7 +110,11 @@ export const projectsRepository = {
     return rows[0] ? toProject(rows[0]) : null;
   },
 
-  async updateProject(db: Queryable, id: string, patch: PatchProjectBody): Promise<Project> {
+  /**
+   * `previewPasswordHash`: the new password's hash (the route hashes `patch.previewProtection.password`), null to
+   * remove it, undefined to keep it. A change bumps the version, so cookies from before stop opening the previews.
+   */
+  async updateProject(db: Queryable, id: string, patch: PatchProjectBody, previewPasswordHash?: string | null): Promise<Project> {
     const hosts = patch.environmentHosts;
     const { rows } = await db.query<ProjectRow>(
       `UPDATE projects SET name = COALESCE($2, name), default_branch = COALESCE($3, default_branch),
@@ -110,7 +123,11 @@ export const projectsRepository = {
          -- guarded rollout: the fields given over the stored ones, thresholds merged one level down
          guarded_rollout = CASE WHEN $7::jsonb IS NULL THEN guarded_rollout
            ELSE guarded_rollout || ($7::jsonb - 'thresholds') || CASE WHEN $7::jsonb ? 'thresholds'
-             THEN jsonb_build_object('thresholds', COALESCE(guarded_rollout->'thresholds', '{}'::jsonb) || ($7::jsonb->'thresholds')) ELSE '{}'::jsonb END END
+             THEN jsonb_build_object('thresholds', COALESCE(guarded_rollout->'thresholds', '{}'::jsonb) || ($7::jsonb->'thresholds')) ELSE '{}'::jsonb END END,
+         preview_protection = COALESCE($8, preview_protection),
+         preview_key = COALESCE(preview_key, $9),
+         preview_password_hash = CASE WHEN $10 THEN $11 ELSE preview_password_hash END,
+         preview_password_version = preview_password_version + CASE WHEN $10 THEN 1 ELSE 0 END
        WHERE id = $1 RETURNING ${COLUMNS}`,
       [
         id,
@@ -120,6 +137,10 @@ export const projectsRepository = {
         hosts?.preview ?? null,
         patch.serveSourceMaps ?? null,
         patch.guardedRollout ? JSON.stringify(patch.guardedRollout) : null,
+        patch.previewProtection?.enabled ?? null,
+        previewKey(),
+        previewPasswordHash !== undefined,
+        previewPasswordHash ?? null,
       ],
     );
     if (!rows[0]) throw new ServiceError('not_found', 'project not found');

@@ -1,9 +1,13 @@
+import { hashPassword } from '../../platform/passwords.ts';
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import type { Platform } from '../../platform/platform.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { projectsRepository } from './projects-repository.ts';
+import { type PreviewLinkRow, previewLinksRepository } from './preview-links-repository.ts';
+import { PREVIEW_LINKS, PREVIEW_SHARE_PREFIX } from '../../schemas/api/projects.ts';
 import { deploysRepository } from '../deploys/deploys-repository.ts';
 import { servedAt } from '../deploys/deploys-routes.ts';
 import { siteUrls } from '../../platform/sites/site-urls.ts';
@@ -63,7 +67,52 @@ export function projectsRoutes(platform: Pick<Platform, 'config' | 'db'>): Fasti
     app.route({
       ...declared('updateProject'),
       config: { auth: AUTH.user },
-      handler: async (request) => ({ project: await projectsRepository.updateProject(db, projectOf(request).id, request.body) }),
+      handler: async (request) => {
+        const password = request.body.previewProtection?.password;
+        const hash = password === undefined ? undefined : password === null ? null : await hashPassword(password);
+        return { project: await projectsRepository.updateProject(db, projectOf(request).id, request.body, hash) };
+      },
+    });
+
+    // Share links of protected previews (issue 42): made and revoked like a deploy log's share link.
+    app.route({
+      ...declared('createPreviewLink'),
+      config: { auth: AUTH.project('deploys:write') },
+      handler: async (request, reply) => {
+        const project = projectOf(request);
+        const { days, deployId } = request.body;
+        if (deployId !== undefined) await deploysRepository.get(db, project.id, deployId); // 404 for another project's
+        const made = await previewLinksRepository.create(db, project.id, creatorOf(request), days, PREVIEW_LINKS.maxOpen);
+        if (!made) throw new ServiceError('conflict', `at most ${PREVIEW_LINKS.maxOpen} preview links open at once: revoke one first`);
+        const linkPath = `${PREVIEW_SHARE_PREFIX}${made.token}`;
+        const url = deployId === undefined ? null : `${siteUrls(platform.config).deploy(deployId).replace(/\/$/, '')}${linkPath}`;
+        return reply.code(201).send({ link: { ...linkOf(made.row), token: made.token, path: linkPath, url } });
+      },
+    });
+
+    app.route({
+      ...declared('listPreviewLinks'),
+      config: { auth: AUTH.project('deploys:read') },
+      handler: async (request) => ({ links: (await previewLinksRepository.list(db, projectOf(request).id, PREVIEW_LINKS.listed)).map(linkOf) }),
+    });
+
+    app.route({
+      ...declared('revokePreviewLink'),
+      config: { auth: AUTH.project('deploys:write') },
+      handler: async (request, reply) => {
+        if (!(await previewLinksRepository.revoke(db, projectOf(request).id, request.params.id))) throw new ServiceError('not_found', 'no such preview link');
+        return reply.code(204).send(null);
+      },
     });
   };
 }
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+const linkOf = (r: PreviewLinkRow) => ({
+  id: r.id,
+  createdAt: iso(r.created_at),
+  expiresAt: iso(r.expires_at),
+  revokedAt: r.revoked_at ? iso(r.revoked_at) : null,
+});
+/** Who made a link: the user, or nobody for a project key. */
+const creatorOf = (request: FastifyRequest) => (request.credential && request.credential.kind !== 'project_key' ? request.credential.userId : null);

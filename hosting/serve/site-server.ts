@@ -4,6 +4,7 @@ import type { Queryable } from '../../platform/ports/relational-store.ts';
 import { createHostLookup, type HostLookupOptions, type HostStats, type Site } from '../../platform/sites/host-lookup.ts';
 import { serviceHostRule } from '../../platform/sites/service-hosts.ts';
 import { createDeployFiles } from './deploy-files.ts';
+import { AUTH_BODY_MAX, createPreviewGate, type GateRefusal, privateAnswer } from './preview-gate.ts';
 import { type RequestHeaders, type ServeOptions, type SiteResponse, serveRequest } from './serve-request.ts';
 
 /**
@@ -19,6 +20,16 @@ export type { Site, HostStats } from '../../platform/sites/host-lookup.ts';
 export { addressKey, MISS_CACHE_MAX, SITE_CACHE_MAX, UNKNOWN_HOST_LOOKUPS } from '../../platform/sites/host-lookup.ts';
 export { isSourceMap } from './deploy-files.ts';
 export type { RequestHeaders, SiteResponse } from './serve-request.ts';
+export { AUTH_BODY_MAX, AUTH_PATH } from './preview-gate.ts';
+
+/** A site as the front doors pass it: a protected one (`protection`, a per-deploy host) goes through the gate first. */
+export type ServedSite = ServeOptions & Partial<Pick<Site, 'projectId' | 'protection'>>;
+
+/** What the gate of a protected host reads besides the headers: the form's body (at most AUTH_BODY_MAX) and who asks. */
+export interface ServeExtra {
+  body?: Buffer;
+  clientIp?: string;
+}
 
 export interface SiteServer {
   /**
@@ -28,9 +39,11 @@ export interface SiteServer {
   lookup(host: string, clientIp?: string): Promise<Site | undefined>;
   /**
    * The answer for one request to a site; a `.map` is served only when the site opted in (`site.serveSourceMaps`);
-   * a `limited` lookup is 429 rate_limited. `headers`: the request's (conditional requests, Range, Accept-Encoding).
+   * a `limited` lookup is 429 rate_limited. `headers`: the request's (conditional requests, Range, Accept-Encoding,
+   * Cookie). A protected site (`site.protection`) answers its password page unless the request's cookie opens it
+   * (preview-gate.ts); `extra.body` is read only for its password form.
    */
-  serve(root: string, method: string, url: string, site?: ServeOptions, headers?: RequestHeaders): Promise<SiteResponse>;
+  serve(root: string, method: string, url: string, site?: ServedSite, headers?: RequestHeaders, extra?: ServeExtra): Promise<SiteResponse>;
 }
 
 export type SiteServerOptions = HostLookupOptions;
@@ -61,11 +74,19 @@ export function siteServerOf(platform: Pick<Platform, 'db' | 'limiter'> & { conf
 export function createSiteServer(
   db: Queryable,
   sitesDomainOrOptions: string | SiteServerOptions,
-): SiteServer & { readonly cacheStats: { entries: number; bytes: number }; readonly hostStats: HostStats } {
+): SiteServer & {
+  readonly cacheStats: { entries: number; bytes: number };
+  readonly hostStats: HostStats;
+  readonly protectionStats: Record<GateRefusal, number>;
+} {
   const o: SiteServerOptions = typeof sitesDomainOrOptions === 'string' ? { sitesDomain: sitesDomainOrOptions } : sitesDomainOrOptions;
   const hosts = createHostLookup(db, o);
   const files = createDeployFiles();
+  const gate = createPreviewGate({ db, limiter: o.limiter });
   return {
+    get protectionStats() {
+      return gate.stats;
+    },
     get cacheStats() {
       return files.stats;
     },
@@ -75,6 +96,17 @@ export function createSiteServer(
     lookup(host, clientIp) {
       return hosts.lookup(host.toLowerCase().replace(/:\d+$/, ''), clientIp);
     },
-    serve: (root, method, url, site, headers) => serveRequest(files, root, method, url, site, headers),
+    async serve(root, method, url, site, headers = {}, extra = {}) {
+      if (site?.protection && site.projectId && !site.limited) {
+        const host = String(headers.host ?? '')
+          .toLowerCase()
+          .replace(/:\d+$/, '');
+        const body = extra.body && extra.body.length > AUTH_BODY_MAX ? extra.body.subarray(0, AUTH_BODY_MAX) : extra.body;
+        const refused = await gate.check(site.projectId, site.protection, { host, method, url, headers, body, clientIp: extra.clientIp });
+        if (refused) return refused;
+        return privateAnswer(await serveRequest(files, root, method, url, site, headers));
+      }
+      return serveRequest(files, root, method, url, site, headers);
+    },
   };
 }

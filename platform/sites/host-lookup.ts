@@ -28,8 +28,21 @@ export interface Site {
   dir: string;
   /** The project opted in to serving its `*.map` files (projects.serve_source_maps; off by default). */
   serveSourceMaps: boolean;
+  /**
+   * A per-deploy host (`dep-…`) of a project whose previews are protected (hosting/serve/preview-gate.ts); never
+   * set on a production host (the project's own or a custom domain).
+   */
+  protection?: PreviewProtection;
   /** Not looked up: the client is past its unknown-Host lookups (UNKNOWN_HOST_LOOKUPS); served as 429. */
   limited?: { retryAfterSec: number };
+}
+
+/** What guards a protected per-deploy host: the password's hash and version, the cookie key, the live share links. */
+export interface PreviewProtection {
+  passwordHash: string | null;
+  passwordVersion: number;
+  key: string;
+  linkIds: string[];
 }
 
 /** Lookups of Hosts not known as sites, per client address (IPv6: per /64) per window. */
@@ -145,6 +158,15 @@ export function createHostLookup(db: Queryable, o: HostLookupOptions) {
     projectId: row?.project_id ?? null,
     dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '',
     serveSourceMaps: row?.serve_source_maps === true,
+    ...(row?.preview_protection === true && {
+      protection: {
+        passwordHash: row.preview_password_hash ?? null,
+        passwordVersion: Number(row.preview_password_version ?? 0),
+        // No key yet (set when protection is turned on): no cookie verifies, and none is issued (the gate says so).
+        key: row.preview_key ?? '',
+        linkIds: row.preview_link_ids ?? [],
+      },
+    }),
   });
 
   /** The query that resolves a Host, or undefined when the Host is no site by rule (no query needed). */

@@ -20,6 +20,13 @@ export interface SiteRow {
   project_id: string;
   artifact_dir: string | null;
   serve_source_maps?: boolean | null;
+  /** A per-deploy host's protection (ofDeploy only; issue 42 "Previews that only the team sees"). */
+  preview_protection?: boolean | null;
+  preview_password_hash?: string | null;
+  preview_password_version?: number | null;
+  preview_key?: string | null;
+  /** The project's share links that still open its previews (unrevoked, unexpired). */
+  preview_link_ids?: string[] | null;
 }
 
 export const sitesRepository = {
@@ -40,7 +47,10 @@ export const sitesRepository = {
   /** A deploy's own host (`dep-<id>`): its project, and its output while the deploy is ready. */
   async ofDeploy(db: Queryable, deployId: string): Promise<SiteRow | undefined> {
     const r = await db.query<SiteRow>(
-      `SELECT d.project_id, CASE WHEN d.status = 'ready' THEN d.artifact_dir END AS artifact_dir, p.serve_source_maps
+      `SELECT d.project_id, CASE WHEN d.status = 'ready' THEN d.artifact_dir END AS artifact_dir, p.serve_source_maps,
+              p.preview_protection, p.preview_password_hash, p.preview_password_version, p.preview_key,
+              (SELECT array_agg(l.id) FROM preview_links l
+                WHERE l.project_id = p.id AND l.revoked_at IS NULL AND l.expires_at > now()) AS preview_link_ids
          FROM deploys d JOIN projects p ON p.id = d.project_id WHERE d.id = $1`,
       [deployId],
     );
@@ -53,6 +63,16 @@ export const sitesRepository = {
       `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM projects p
          LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready' WHERE p.slug = $1`,
       [slug],
+    );
+    return r.rows[0];
+  },
+
+  /** A share link of the project that still opens its previews, by its token's hash, with when it expires. */
+  async previewLink(db: Queryable, projectId: string, tokenHash: string): Promise<{ id: string; expires_at: Date | string } | undefined> {
+    const r = await db.query<{ id: string; expires_at: Date | string }>(
+      `SELECT id, expires_at FROM preview_links
+        WHERE project_id = $1 AND token_hash = $2 AND revoked_at IS NULL AND expires_at > now()`,
+      [projectId, tokenHash],
     );
     return r.rows[0];
   },

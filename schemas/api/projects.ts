@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BranchSchema } from '../deploys.ts';
 import { hostPatternSchema } from '../host-pattern.ts';
 import { GuardedRolloutPatch, GuardedRolloutSchema } from '../guarded-rollout.ts';
-import { errorAnswers, SlugParams } from './common.ts';
+import { errorAnswers, NoContent, SlugParams } from './common.ts';
 import { DeploySchema } from './deploys.ts';
 import { ROUTES } from './route-table.ts';
 import { routeShapes } from './route-shape.ts';
@@ -49,6 +49,11 @@ export const ProjectSchema = z.object({
   guardedRollout: GuardedRolloutSchema.describe(
     "guarded rollout (issue 41): each new production deploy is watched for `windowMinutes` after it goes live and compared with the previous deploy's same span; past a threshold it is `degraded` (deploy.degraded is sent) and, with `autoRollback`, the previous deploy is made live again",
   ),
+  previewProtection: z
+    .object({ enabled: z.boolean(), passwordSet: z.boolean() })
+    .describe(
+      `previews that only the team sees (issue 42): with \`enabled\`, the per-deploy hosts (\`dep-…\`) answer a password page until the visitor types the password (when \`passwordSet\`) or opens a share link (${ROUTES.createPreviewLink.path}); production hosts stay public. On for new projects, off for projects from before`,
+    ),
   createdAt: z.string(),
 });
 export type Project = z.infer<typeof ProjectSchema>;
@@ -80,6 +85,20 @@ export const PatchProjectBody = z
     domains: RenamedDomains,
     serveSourceMaps: z.boolean().optional().describe("serve the builds' `*.map` files on the project's sites (applies within 2 s)"),
     guardedRollout: GuardedRolloutPatch.optional().describe('the fields given replace the stored ones (thresholds one by one); applies from the next sweep'),
+    previewProtection: z
+      .object({
+        enabled: z.boolean().optional(),
+        password: z
+          .string()
+          .min(8)
+          .max(200)
+          .nullable()
+          .optional()
+          .describe('write-only (kept as a scrypt hash); a new one signs every visitor out; null removes it (share links only)'),
+      })
+      .strict()
+      .optional()
+      .describe('protect the per-deploy hosts (applies within 2 s)'),
   })
   .strict();
 export type PatchProjectBody = z.infer<typeof PatchProjectBody>;
@@ -100,6 +119,32 @@ export type ProjectRollup = z.infer<typeof ProjectRollupSchema>;
 export const ProjectRollupAnswer = z.object({ project: ProjectRollupSchema });
 export type ProjectRollupAnswer = z.infer<typeof ProjectRollupAnswer>;
 
+/** Share links of protected previews: how long one opens them, and how many may be open at once per project. */
+/** The path on a protected preview's host that a share link opens (hosting/serve/preview-gate.ts). */
+export const PREVIEW_SHARE_PREFIX = '/.cx/share/';
+export const PREVIEW_LINKS = { defaultDays: 7, maxDays: 30, maxOpen: 50, listed: 100 };
+export const CreatePreviewLinkBody = z
+  .object({
+    days: z.number().int().min(1).max(PREVIEW_LINKS.maxDays).default(PREVIEW_LINKS.defaultDays).describe('how long the link opens the previews'),
+    deployId: z.string().max(64).optional().describe("a deploy of the project: `url` is then the link on that deploy's host"),
+  })
+  .strict();
+export const PreviewLinkSchema = z.object({
+  id: z.string().describe('`pvl_...`'),
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  revokedAt: z.string().nullable(),
+});
+export const PreviewLinkAnswer = z.object({
+  link: PreviewLinkSchema.extend({
+    token: z.string().describe('shown once'),
+    path: z.string().describe("opens any of the project's per-deploy hosts: `https://<dep-host>` + path"),
+    url: z.string().nullable().describe('the link on the host of `deployId` when given'),
+  }),
+});
+export const PreviewLinkList = z.object({ links: z.array(PreviewLinkSchema) });
+const PreviewLinkParams = z.object({ slug: z.string(), id: z.string().max(64) });
+
 const tags = ['projects'];
 
 /** The family's routes (paths in route-table.ts). */
@@ -113,5 +158,25 @@ export const projectRoutes = routeShapes({
     params: SlugParams,
     body: PatchProjectBody,
     response: { 200: ProjectAnswer, ...errorAnswers(400) },
+  },
+  createPreviewLink: {
+    tags,
+    summary: "A share link that opens the project's protected previews until it expires or is revoked",
+    description: `Like a deploy log's share link: the token is shown once. At most ${PREVIEW_LINKS.maxOpen} links open at once (409 conflict past it).`,
+    params: SlugParams,
+    body: CreatePreviewLinkBody,
+    response: { 201: PreviewLinkAnswer, ...errorAnswers(400, 404, 409) },
+  },
+  listPreviewLinks: {
+    tags,
+    summary: "The project's preview share links, newest first (no tokens)",
+    params: SlugParams,
+    response: { 200: PreviewLinkList, ...errorAnswers(404) },
+  },
+  revokePreviewLink: {
+    tags,
+    summary: 'Revoke a preview share link: its cookies stop opening the previews within 2 s',
+    params: PreviewLinkParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
   },
 });

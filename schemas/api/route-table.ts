@@ -28,6 +28,10 @@ export const ROUTES = {
   listProjects: { method: 'GET', path: '/v1/projects' },
   getProject: { method: 'GET', path: '/v1/projects/:slug' },
   updateProject: { method: 'PATCH', path: '/v1/projects/:slug' },
+  /** Share links of protected previews (issue 42). */
+  createPreviewLink: { method: 'POST', path: '/v1/projects/:slug/preview-links' },
+  listPreviewLinks: { method: 'GET', path: '/v1/projects/:slug/preview-links' },
+  revokePreviewLink: { method: 'DELETE', path: '/v1/projects/:slug/preview-links/:id' },
   // custom domains
   listDomains: { method: 'GET', path: '/v1/projects/:slug/domains' },
   addDomain: { method: 'POST', path: '/v1/projects/:slug/domains' },

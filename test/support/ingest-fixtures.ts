@@ -145,6 +145,16 @@ export async function addLiveSite(platform: Platform, projectId: string, artifac
   return { deployId };
 }
 
+/** A ready preview deploy serving `artifactDir` on its own host: `host` is its label under SITES_DOMAIN (`dep-…`). */
+export async function addPreviewSite(platform: Platform, projectId: string, artifactDir: string): Promise<{ deployId: string; host: string }> {
+  const deployId = newId('dep_');
+  await platform.db.query(
+    `INSERT INTO deploys (id, project_id, branch, environment, status, artifact_dir, finished_at) VALUES ($1, $2, 'feature', 'preview', 'ready', $3, now())`,
+    [deployId, projectId, artifactDir],
+  );
+  return { deployId, host: deployId.replace(/_/g, '-') };
+}
+
 /** The project's number: the project id of its Sentry DSNs. */
 export async function projectNumberOf(platform: Platform, projectId: string): Promise<string> {
   const r = await platform.db.query<{ number: string | number }>('SELECT number FROM projects WHERE id = $1', [projectId]);
