@@ -23,6 +23,7 @@ import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
 import { compileSite } from '../hosting/build/compile-site.ts';
 import { buildVariables } from './build-variables.ts';
 import { buildVariablesRepository } from './build-variables-repository.ts';
+import { buildCacheOf } from './build-cache/build-cache-job.ts';
 
 /**
  * Steps 3 and 4 of the builder (deploy-builder.ts) for one claimed deploy:
@@ -149,6 +150,8 @@ async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedB
     onCommits: (commits) => deployCommitsRepository.save(platform.db, d.id, commits),
     signal,
     room: () => ctx.quota.room({ projectId: d.projectId, deployId: d.id }),
+    // The project's and branch's build cache (build-cache/): node_modules and the package managers' caches.
+    cache: await buildCacheOf(platform, d, dataDir, () => ctx.quota.belowFloor()),
   })
     .then((r) => ctx.quota.charge({ projectId: d.projectId, deployId: d.id, artifactDir, note: (t) => buildLog.line('system', t) }, r))
     .catch(async (err: unknown): Promise<BuildOutcome> => {

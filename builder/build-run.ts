@@ -11,6 +11,7 @@ import { COMMIT_BOUNDS, readCommits } from './commits/read-commits.ts';
 import { copyArtifact, type CopyArtifactOptions } from './artifact-copy.ts';
 import { gitShaVariables } from './build-variables.ts';
 import { buildDefaults } from './frameworks/framework-of-checkout.ts';
+import { buildCacheEnv, restoreBuildCache, saveBuildCache, type BuildCacheJob, type CacheBuild } from './build-cache/build-cache.ts';
 import { createBuildCgroup, type BuildCgroup, type CgroupHost } from './sandbox/build-cgroup.ts';
 import { runStep, type StepResult } from './sandbox/build-process.ts';
 import { startEgressProxy, type EgressProxy } from './sandbox/egress-proxy.ts';
@@ -59,6 +60,8 @@ export interface BuildJob {
   isolation: BuildIsolation;
   /** What the output may take of its project's and account's quotas and of DATA_DIR's disk (output-quota.ts). */
   room?: CopyArtifactOptions['room'];
+  /** The project's and branch's build cache (build-cache/): restored before the build command, saved after success. */
+  cache?: BuildCacheJob;
 }
 
 export interface BuildIsolation {
@@ -146,9 +149,11 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
     const inBuild = iso.sandbox ? { root: INSIDE.root, src: INSIDE.src, home: INSIDE.home } : { root, src, home: path.join(root, 'home') };
     const netEnv = iso.sandbox && proxy ? proxyEnv() : {};
     // A step that needs no network (a local repository's checkout) gets no relay and no socket.
-    const step = (argv: string[], cwd: string, env: Record<string, string>, network = true): Promise<StepResult> =>
+    const step = (argv: string[], cwd: string, env: Record<string, string>, network = true, mount?: SandboxSpec['mounts'][number]): Promise<StepResult> =>
       runStep({
-        argv: iso.sandbox ? sandboxArgv(network ? spec : { ...spec, egressSocket: undefined }, argv, cwd) : argv,
+        argv: iso.sandbox
+          ? sandboxArgv({ ...spec, egressSocket: network ? spec.egressSocket : undefined, mounts: mount ? [...spec.mounts, mount] : spec.mounts }, argv, cwd)
+          : argv,
         cwd: iso.sandbox ? job.workDir : cwd,
         env,
         log: job.log,
@@ -220,7 +225,17 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
       else job.log.line('system', `the deploy's commits could not be read (${read.reason}); the build goes on without them`);
     }
 
-    // 3. build
+    // 3. build (the build cache restored first, build-cache/)
+    const cacheBuild: CacheBuild = {
+      root,
+      src,
+      scratch: job.workDir,
+      sandboxed: iso.sandbox,
+      inside: inBuild,
+      run: (argv, mount) => step(argv, inBuild.root, { ...BASE_ENV, HOME: inBuild.home }, false, mount),
+      note: (t) => job.log.line('system', t),
+    };
+    if (job.cache) await restoreBuildCache(job.cache, cacheBuild);
     const { buildCommand, outputDir, framework } = await buildDefaults(job, src, (t) => job.log.line('system', t));
     if (framework) await job.onFramework?.(framework);
     if (buildCommand.trim()) {
@@ -229,6 +244,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
         ...BASE_ENV,
         ...netEnv,
         HOME: inBuild.home,
+        ...(job.cache ? buildCacheEnv(inBuild.root) : {}),
         ...job.env,
         ...gitShaVariables(sha),
         SERVICE_DEPLOY_ID: job.deployId,
@@ -255,6 +271,7 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
       return { ok: false, reason: copied.reason };
     }
     job.log.line('system', `build ready: ${copied.files} files, ${copied.bytes} bytes`);
+    if (job.cache) await saveBuildCache(job.cache, cacheBuild);
     return { ok: true, gitSha: sha, files: copied.files, bytes: copied.bytes };
   } finally {
     await cgroup?.killAll();

@@ -148,6 +148,14 @@ const ConfigSchema = z.object({
   BUILD_DISK_MB: z.coerce.number().int().min(1).default(8192),
   /** BUILD_TMP_MB: size of a sandboxed build's private /tmp (memory-backed, counted in BUILD_MEMORY_MB). */
   BUILD_TMP_MB: z.coerce.number().int().min(1).default(512),
+  /**
+   * BUILD_CACHE_MAX_MB: the build cache of one project and branch (builder/build-cache/: node_modules and the package
+   * managers' caches, restored before the build command, saved after a successful build); a larger one is not saved.
+   * 0 turns the build cache off. BUILD_CACHE_TOTAL_MB: every project's caches together under DATA_DIR/build-cache;
+   * past it the least recently used go.
+   */
+  BUILD_CACHE_MAX_MB: z.coerce.number().int().min(0).default(1024),
+  BUILD_CACHE_TOTAL_MB: z.coerce.number().int().min(1).default(10240),
   /** ARTIFACT_MAX_BYTES: total bytes of a deploy's output; past it: artifact_too_large. */
   ARTIFACT_MAX_BYTES: z.coerce
     .number()

@@ -1,0 +1,28 @@
+import path from 'node:path';
+import type { Platform } from '../../platform/platform.ts';
+import { deployQueueRepository } from '../../domain/deploys/deploy-queue-repository.ts';
+import type { BuildCacheJob } from './build-cache.ts';
+
+/** DATA_DIR/build-cache: every project's build caches (build-cache.ts). */
+export const buildCacheDir = (dataDir: string) => path.join(dataDir, 'build-cache');
+
+/** The build cache of a deploy's project and branch, or undefined when BUILD_CACHE_MAX_MB is 0 (no build cache). */
+export async function buildCacheOf(
+  platform: Pick<Platform, 'clock' | 'config' | 'db' | 'disk'>,
+  d: { projectId: string; branch: string },
+  dataDir: string,
+  belowFloor: () => Promise<boolean>,
+): Promise<BuildCacheJob | undefined> {
+  const { config } = platform;
+  if (config.BUILD_CACHE_MAX_MB === 0) return undefined;
+  return {
+    dir: buildCacheDir(dataDir),
+    projectId: d.projectId,
+    branch: d.branch,
+    defaultBranch: await deployQueueRepository.defaultBranch(platform.db, d.projectId),
+    maxBytes: config.BUILD_CACHE_MAX_MB * 1024 * 1024,
+    totalBytes: config.BUILD_CACHE_TOTAL_MB * 1024 * 1024,
+    diskLow: async () => platform.disk.low || (await belowFloor()),
+    now: () => platform.clock.now(),
+  };
+}

@@ -1,0 +1,234 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { gitRepoWith } from '../../test/support/git-repo.ts';
+import { buildCacheFile, evictBuildCaches } from './build-cache.ts';
+
+/**
+ * The build cache (issue 42) through the API and real sandboxed builds: the build below says what it found of the
+ * previous build's node_modules and npm cache, then leaves its own deploy id in both. Played also by a tenant who
+ * tampers with nothing but its own build, and by a poisoned archive on the builder's disk.
+ */
+type Api = Awaited<ReturnType<typeof buildTestApi>>;
+
+const REPO = gitRepoWith({
+  'build.sh': [
+    'set -e',
+    'mkdir -p out',
+    'echo "<h1>site</h1>" > out/index.html',
+    'if [ -f node_modules/marker ]; then echo "CACHED-MODULES $(cat node_modules/marker)"; else echo NO-MODULES; fi',
+    'if [ -f "$npm_config_cache/marker" ]; then echo "CACHED-NPM $(cat "$npm_config_cache/marker")"; else echo NO-NPM-CACHE; fi',
+    'mkdir -p node_modules/.bin "$npm_config_cache"',
+    'echo "$SERVICE_DEPLOY_ID" > node_modules/marker',
+    'echo "$SERVICE_DEPLOY_ID" > "$npm_config_cache/marker"',
+    'ln -sf ../marker node_modules/.bin/marker',
+    'if [ -n "$PEEK" ]; then cat "$PEEK" >/dev/null 2>&1 && echo PEEK-READ || echo PEEK-REFUSED; fi',
+    'if [ -n "$EXTRA" ]; then sh -c "$EXTRA"; fi',
+    'if [ -n "$FAIL" ]; then exit 4; fi',
+    'echo BUILD-RAN',
+  ].join('\n'),
+});
+execFileSync('git', ['branch', 'feature'], { cwd: REPO });
+
+describe('the build cache', () => {
+  let t: Api;
+  let dataDir: string;
+  let owner: SignedInUser;
+  const headers = () => sessionHeaders(owner.cookie);
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(path.join(os.tmpdir(), 'cache-data-'));
+    t = await buildTestApi({ processors: true, env: { ALLOW_LOCAL_REPOS: 'true', DATA_DIR: dataDir, BUILD_CACHE_MAX_MB: '1' } });
+    owner = await signUpAndSignIn(t.app, t.platform);
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  async function project(env: Record<string, string> = {}) {
+    const p = await createProject(t.app, owner.cookie, { defaultBranch: 'main' });
+    const get = async (id: string) => (await t.app.inject({ url: `/v1/projects/${p.slug}/deploys/${id}`, headers: headers() })).json().deploy;
+    const setEnv = async (vars: Record<string, string>) => {
+      const res = await t.app.inject({
+        method: 'PATCH',
+        url: `/v1/projects/${p.slug}/deploys/settings`,
+        headers: headers(),
+        payload: {
+          repoUrl: REPO,
+          buildCommand: 'sh build.sh',
+          outputDir: 'out',
+          env: Object.fromEntries(Object.entries(vars).map(([k, v]) => [k, { value: v }])),
+        },
+      });
+      expect(res.statusCode).toBe(200);
+    };
+    await setEnv(env);
+    return {
+      id: p.id as string,
+      slug: p.slug,
+      setEnv,
+      archive: (branch = 'main') => buildCacheFile(path.join(dataDir, 'build-cache'), p.id, branch),
+      async deploy(branch = 'main') {
+        const queued = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: headers(), payload: { branch } });
+        expect(queued.statusCode).toBe(202);
+        const id = queued.json().deploy.id as string;
+        await vi.waitFor(async () => expect(['ready', 'failed', 'canceled']).toContain((await get(id)).status), { timeout: 60_000, interval: 100 });
+        const lines = (await t.app.inject({ url: `/v1/projects/${p.slug}/deploys/${id}/logs`, headers: headers() })).json().lines as Array<{ line: string }>;
+        return { id, deploy: await get(id), log: lines.map((l) => l.line).join('\n') };
+      },
+    };
+  }
+
+  it("a second build finds the first's node_modules and npm cache; a new branch starts from the default branch's", { timeout: 180_000 }, async () => {
+    const p = await project();
+    const first = await p.deploy();
+    expect(first.deploy, first.log).toMatchObject({ status: 'ready' });
+    expect(first.log).toContain('no build cache');
+    expect(first.log).toContain('NO-MODULES');
+    expect(first.log).toMatch(/build cache saved \([\d.]+ MB\)/);
+    expect(existsSync(p.archive())).toBe(true);
+
+    const second = await p.deploy();
+    expect(second.deploy, second.log).toMatchObject({ status: 'ready' });
+    expect(second.log).toMatch(/build cache restored \([\d.]+ MB, from main\)/);
+    expect(second.log).toContain(`CACHED-MODULES ${first.id}`);
+    expect(second.log).toContain(`CACHED-NPM ${first.id}`);
+
+    // A new branch reads main's cache and saves its own; main's stays as it was.
+    const feature = await p.deploy('feature');
+    expect(feature.deploy, feature.log).toMatchObject({ status: 'ready' });
+    expect(feature.log).toContain('build cache restored');
+    expect(feature.log).toContain('from main');
+    expect(feature.log).toContain(`CACHED-MODULES ${second.id}`);
+    expect(existsSync(p.archive('feature'))).toBe(true);
+    const third = await p.deploy();
+    expect(third.log).toContain(`CACHED-MODULES ${second.id}`);
+  });
+
+  it("another project's build gets nothing of a project's cache, not even by its path", { timeout: 180_000 }, async () => {
+    const a = await project();
+    expect((await a.deploy()).deploy).toMatchObject({ status: 'ready' });
+    expect(existsSync(a.archive())).toBe(true);
+    const b = await project({ PEEK: a.archive() });
+    const r = await b.deploy();
+    expect(r.deploy, r.log).toMatchObject({ status: 'ready' });
+    expect(r.log).toContain('no build cache');
+    expect(r.log).toContain('NO-MODULES');
+    expect(r.log).toContain('PEEK-REFUSED');
+  });
+
+  it('a failed build saves nothing; a cache over BUILD_CACHE_MAX_MB is not saved, and the build still succeeds', { timeout: 180_000 }, async () => {
+    const p = await project({ FAIL: '1' });
+    const failed = await p.deploy();
+    expect(failed.deploy).toMatchObject({ status: 'failed', failureReason: 'build_failed' });
+    expect(failed.log).not.toContain('build cache saved');
+    expect(existsSync(p.archive())).toBe(false);
+
+    await p.setEnv({ FAIL: '', EXTRA: 'head -c 2000000 /dev/zero > node_modules/big' });
+    const big = await p.deploy();
+    expect(big.deploy, big.log).toMatchObject({ status: 'ready' });
+    expect(big.log).toContain('build cache not saved: over BUILD_CACHE_MAX_MB (1 MB)');
+    expect(existsSync(p.archive())).toBe(false);
+  });
+
+  describe('a poisoned cache is dropped, with a line saying why, and the build goes on without it', () => {
+    async function poisoned(make: (archive: string) => void) {
+      const p = await project();
+      expect((await p.deploy()).deploy).toMatchObject({ status: 'ready' });
+      make(p.archive());
+      const r = await p.deploy();
+      expect(r.deploy, r.log).toMatchObject({ status: 'ready' });
+      expect(r.log).toContain('NO-MODULES');
+      // Saved afresh by the build that dropped it.
+      expect(r.log).toContain('build cache saved');
+      return r.log;
+    }
+    /** A ustar archive written entry by entry (GNU tar would not write `..` names): type 0 a file, 2 a link, 5 a directory. */
+    function rawTar(archive: string, entries: Array<{ name: string; type: '0' | '2' | '5'; data?: string; link?: string }>) {
+      const blocks: Buffer[] = [];
+      for (const e of entries) {
+        const data = Buffer.from(e.data ?? '');
+        const h = Buffer.alloc(512);
+        const put = (at: number, len: number, v: string) => h.write(v.slice(0, len), at, 'utf8');
+        put(0, 100, e.name);
+        put(100, 8, e.type === '0' ? '0000644\0' : '0000755\0');
+        put(108, 8, '0000000\0');
+        put(116, 8, '0000000\0');
+        put(124, 12, `${data.length.toString(8).padStart(11, '0')}\0`);
+        put(136, 12, '00000000000\0');
+        put(148, 8, '        ');
+        put(156, 1, e.type);
+        put(157, 100, e.link ?? '');
+        put(257, 8, 'ustar\u000000');
+        const sum = h.reduce((n, b) => n + b, 0);
+        put(148, 8, `${sum.toString(8).padStart(6, '0')}\0 `);
+        blocks.push(h, data, Buffer.alloc((512 - (data.length % 512)) % 512));
+      }
+      writeFileSync(archive, Buffer.concat([...blocks, Buffer.alloc(1024)]));
+    }
+    /** A tar archive of `tree` (made under a fresh directory), with GNU tar's own options. */
+    function tarOf(archive: string, tree: (dir: string) => void, ...names: string[]) {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'poison-'));
+      tree(dir);
+      execFileSync('tar', ['-cf', archive, '-C', dir, ...names]);
+    }
+
+    it('a corrupt archive', { timeout: 120_000 }, async () => {
+      const log = await poisoned((archive) => writeFileSync(archive, 'not a tar archive at all'.repeat(100)));
+      expect(log).toContain('build cache dropped: the archive is not readable (corrupt or truncated)');
+    });
+
+    it('an archive whose link escapes node_modules (and a file written through it)', { timeout: 120_000 }, async () => {
+      const outside = mkdtempSync(path.join(os.tmpdir(), 'outside-'));
+      const log = await poisoned((archive) =>
+        rawTar(archive, [
+          { name: 'node_modules/', type: '5' },
+          { name: 'node_modules/evil', type: '2', link: outside },
+          { name: 'node_modules/evil/pwned', type: '0', data: 'pwned' },
+        ]),
+      );
+      expect(log).toMatch(/build cache dropped: (the link node_modules\/evil points outside its tree|the archive could not be extracted)/);
+      expect(existsSync(path.join(outside, 'pwned'))).toBe(false);
+      const up = await poisoned((archive) =>
+        tarOf(
+          archive,
+          (dir) => {
+            mkdirSync(path.join(dir, 'node_modules'));
+            symlinkSync('../../../..', path.join(dir, 'node_modules', 'up'));
+          },
+          'node_modules',
+        ),
+      );
+      expect(up).toContain('build cache dropped: the link node_modules/up points outside its tree (../../../..)');
+    });
+
+    it('an archive naming `..` or an absolute path, or more than node_modules and cache', { timeout: 180_000 }, async () => {
+      const outside = mkdtempSync(path.join(os.tmpdir(), 'outside-'));
+      const dotdot = await poisoned((archive) => rawTar(archive, [{ name: 'node_modules/../../../planted', type: '0', data: 'x' }]));
+      expect(dotdot).toContain('build cache dropped: the archive names a path outside the build (node_modules/../../../planted)');
+      const absolute = await poisoned((archive) => rawTar(archive, [{ name: `${outside}/planted`, type: '0', data: 'x' }]));
+      expect(absolute).toContain('build cache dropped: the archive names a path outside the build');
+      expect(existsSync(path.join(outside, 'planted'))).toBe(false);
+      const other = await poisoned((archive) => tarOf(archive, (dir) => writeFileSync(path.join(dir, 'build.sh'), 'echo PLANTED'), 'build.sh'));
+      expect(other).toContain('build cache dropped: the archive holds more than node_modules');
+      expect(other).not.toContain('PLANTED');
+    });
+  });
+});
+
+describe('build cache eviction', () => {
+  it('past the total, the least recently used archives go, never the one just saved', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'evict-'));
+    const files = ['p1', 'p2', 'p3'].map((p, i) => {
+      const f = buildCacheFile(dir, p, 'main');
+      mkdirSync(path.dirname(f), { recursive: true });
+      writeFileSync(f, Buffer.alloc(1000));
+      utimesSync(f, new Date(1000 * (i + 1)), new Date(1000 * (i + 1)));
+      return f;
+    });
+    // p1 is the oldest, but just saved: p2 goes, then the total fits.
+    expect(await evictBuildCaches(dir, 2000, files[0])).toEqual([files[1]]);
+    expect(files.map((f) => existsSync(f))).toEqual([true, false, true]);
+  });
+});
