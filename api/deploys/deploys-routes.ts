@@ -10,6 +10,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
 import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
+import { buildCacheDir, clearBuildCache } from '../../domain/deploys/build-cache-files.ts';
 import { resolveOnDeploy } from '../../domain/issue-events/resolve-on-deploy.ts';
 import { declared } from '../declared-route.ts';
 import { githubConnectionsRepository as githubConnections } from '../integrations/github-repository.ts';
@@ -97,6 +98,15 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
       config: { auth: AUTH.user },
       handler: async (request, reply) => {
         await deploys.deleteHook(db, projectOf(request).id, request.params.id, clock.now());
+        return reply.code(204).send(null);
+      },
+    });
+
+    app.route({
+      ...declared('clearBuildCache'),
+      config: { auth: AUTH.project('deploys:write') },
+      handler: async (request, reply) => {
+        await clearBuildCache(buildCacheDir(config.DATA_DIR), projectOf(request).id);
         return reply.code(204).send(null);
       },
     });

@@ -1,10 +1,7 @@
-import path from 'node:path';
 import type { Platform } from '../../platform/platform.ts';
 import { deployQueueRepository } from '../../domain/deploys/deploy-queue-repository.ts';
+import { buildCacheDir } from '../../domain/deploys/build-cache-files.ts';
 import type { BuildCacheJob } from './build-cache.ts';
-
-/** DATA_DIR/build-cache: every project's build caches (build-cache.ts). */
-export const buildCacheDir = (dataDir: string) => path.join(dataDir, 'build-cache');
 
 /** The build cache of a deploy's project and branch, or undefined when BUILD_CACHE_MAX_MB is 0 (no build cache). */
 export async function buildCacheOf(

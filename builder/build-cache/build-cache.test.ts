@@ -3,9 +3,10 @@ import { existsSync, mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileS
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { gitRepoWith } from '../../test/support/git-repo.ts';
-import { buildCacheFile, evictBuildCaches } from './build-cache.ts';
+import { buildCacheFile } from '../../domain/deploys/build-cache-files.ts';
+import { evictBuildCaches } from './build-cache.ts';
 
 /**
  * The build cache (issue 42) through the API and real sandboxed builds: the build below says what it found of the
@@ -130,6 +131,28 @@ describe('the build cache', () => {
     expect(big.deploy, big.log).toMatchObject({ status: 'ready' });
     expect(big.log).toContain('build cache not saved: over BUILD_CACHE_MAX_MB (1 MB)');
     expect(existsSync(p.archive())).toBe(false);
+  });
+
+  it('DELETE .../deploys/cache clears every branch of the project (deploys:write); the next build starts cold', { timeout: 180_000 }, async () => {
+    const p = await project();
+    const first = await p.deploy();
+    expect(first.deploy, first.log).toMatchObject({ status: 'ready' });
+    expect((await p.deploy('feature')).deploy).toMatchObject({ status: 'ready' });
+    expect([existsSync(p.archive()), existsSync(p.archive('feature'))]).toEqual([true, true]);
+    const url = `/v1/projects/${p.slug}/deploys/cache`;
+    // A read-only key may not; a stranger's session finds no such project; neither touches the cache.
+    const reader = await createKey(t.app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:read'] });
+    expect((await t.app.inject({ method: 'DELETE', url, headers: bearer(reader.token) })).statusCode).toBe(403);
+    const stranger = await signUpAndSignIn(t.app, t.platform);
+    const foreign = await t.app.inject({ method: 'DELETE', url, headers: sessionHeaders(stranger.cookie) });
+    expect(foreign.statusCode).toBe(404);
+    expect(existsSync(p.archive())).toBe(true);
+    const writer = await createKey(t.app, owner.cookie, p.slug, { kind: 'live', scopes: ['deploys:write'] });
+    expect((await t.app.inject({ method: 'DELETE', url, headers: bearer(writer.token) })).statusCode).toBe(204);
+    expect([existsSync(p.archive()), existsSync(p.archive('feature'))]).toEqual([false, false]);
+    const cold = await p.deploy();
+    expect(cold.log).toContain('no build cache');
+    expect(cold.log).toContain('NO-MODULES');
   });
 
   describe('a poisoned cache is dropped, with a line saying why, and the build goes on without it', () => {

@@ -1,9 +1,10 @@
 import { execFile } from 'node:child_process';
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { copyFile, chmod, link, lstat, mkdir, readdir, readlink, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { StepResult } from '../sandbox/build-process.ts';
+import { buildCacheFile } from '../../domain/deploys/build-cache-files.ts';
 
 /**
  * The build cache (issue 42), one per project and branch: the checkout's `node_modules` and the package managers'
@@ -68,17 +69,6 @@ const TAR_BLOCK = 512;
 export function buildCacheEnv(root: string): Record<string, string> {
   const dir = path.join(root, CACHE_DIR);
   return { npm_config_cache: path.join(dir, 'npm'), npm_config_store_dir: path.join(dir, 'pnpm'), YARN_CACHE_FOLDER: path.join(dir, 'yarn') };
-}
-
-/** The archive of a project's branch. */
-export function buildCacheFile(dir: string, projectId: string, branch: string): string {
-  if (!/^[A-Za-z0-9_-]+$/.test(projectId)) throw new Error(`not a project id: ${projectId}`);
-  return path.join(dir, projectId, `${createHash('sha256').update(branch).digest('hex').slice(0, 32)}.tar`);
-}
-
-/** Every cache of a project gone (DELETE .../deploys/cache). */
-export async function clearBuildCache(dir: string, projectId: string): Promise<void> {
-  await rm(path.dirname(buildCacheFile(dir, projectId, '')), { recursive: true, force: true });
 }
 
 const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;

@@ -201,6 +201,12 @@ export const deployRoutes = routeShapes({
     params: SlugIdParams,
     response: { 204: NoContent, ...errorAnswers(404) },
   },
+  clearBuildCache: {
+    tags,
+    summary: "Clear the project's build cache: every branch's node_modules and package-manager caches; the next build starts cold",
+    params: SlugParams,
+    response: { 204: NoContent, ...errorAnswers(404) },
+  },
   getDeployLogs: {
     tags,
     summary: "A deploy's build log; with Accept: text/event-stream, followed live until the build ends",

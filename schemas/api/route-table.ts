@@ -96,6 +96,8 @@ export const ROUTES = {
   createDeployHook: { method: 'POST', path: '/v1/projects/:slug/deploys/hooks' },
   listDeployHooks: { method: 'GET', path: '/v1/projects/:slug/deploys/hooks' },
   deleteDeployHook: { method: 'DELETE', path: '/v1/projects/:slug/deploys/hooks/:id' },
+  /** The project's build cache (issue 42): node_modules and package-manager caches, every branch's, cleared. */
+  clearBuildCache: { method: 'DELETE', path: '/v1/projects/:slug/deploys/cache' },
   /** Build variables per environment (issue 42). */
   listEnvVars: { method: 'GET', path: '/v1/projects/:slug/env' },
   createEnvVar: { method: 'POST', path: '/v1/projects/:slug/env' },
