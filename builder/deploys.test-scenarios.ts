@@ -292,7 +292,11 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
       ]);
       expect((await site(`${p.slug}.localhost`, '/nope.html')).statusCode).toBe(404);
       expect((await site(`${p.slug}.localhost`, '/../../etc/passwd')).statusCode).toBe(404);
-      expect((await site(`${first.id.replace('_', '-')}.localhost`)).body).toContain('production');
+      // A new project's per-deploy hosts are protected (issue 42): the password page until the project opens them.
+      const own = `${first.id.replace('_', '-')}.localhost`;
+      expect([(await site(own)).statusCode, (await site(own)).body]).toEqual([401, expect.stringContaining('Protected preview')]);
+      await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: asOwner(), payload: { previewProtection: { enabled: false } } });
+      await vi.waitFor(async () => expect((await site(own)).body).toContain('production'), { timeout: 5_000, interval: 100 });
 
       // A second production deploy (a new commit) goes live; rolling back serves the first output again.
       writeFileSync(

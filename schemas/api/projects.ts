@@ -142,6 +142,7 @@ export const PreviewLinkAnswer = z.object({
     url: z.string().nullable().describe('the link on the host of `deployId` when given'),
   }),
 });
+export type PreviewLinkAnswer = z.infer<typeof PreviewLinkAnswer>;
 export const PreviewLinkList = z.object({ links: z.array(PreviewLinkSchema) });
 const PreviewLinkParams = z.object({ slug: z.string(), id: z.string().max(64) });
 

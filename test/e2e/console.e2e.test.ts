@@ -431,7 +431,9 @@ describe('the console', () => {
     const open = page.locator('tr', { hasText: deployId }).getByRole('link', { name: `open ${deployId}` });
     const deployHost = (await open.getAttribute('href'))!;
     expect(deployHost).toMatch(new RegExp(`^http://${deployId.replace(/_/g, '-')}\\.localhost:\\d+/$`));
-    expect((await httpRequest(svc.base, 'GET', '/', { host: new URL(deployHost).host })).body).toContain('<h1>shop</h1>');
+    // A new project's per-deploy hosts are protected (issue 42): the password page, never the site.
+    const own = await httpRequest(svc.base, 'GET', '/', { host: new URL(deployHost).host });
+    expect([own.status, own.body.includes('Protected preview'), own.body.includes('<h1>shop</h1>')]).toEqual([401, true, false]);
     // The overview links to the live site.
     await page.goto(`${svc.base}/projects/${SLUG}`);
     expect(await page.locator('a.site-link').getAttribute('href')).toMatch(new RegExp(`^http://${SLUG}\\.localhost:\\d+/$`));

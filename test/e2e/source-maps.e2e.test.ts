@@ -231,6 +231,8 @@ describe('source maps kept from our own builds', () => {
       body: { name: 'Shop', slug: SLUG, environmentHosts: { production: ['*.localhost'], preview: [] } },
     });
     expect(project.status, JSON.stringify(project.body)).toBe(201);
+    // Every deploy host is opened below: a new project's previews are protected by default (issue 42).
+    expect((await api(`/v1/projects/${SLUG}`, { method: 'PATCH', body: { previewProtection: { enabled: false } } })).status).toBe(200);
     const ingest = await api(`/v1/projects/${SLUG}/keys`, { method: 'POST', body: { kind: 'ingest', name: 'site' } });
     expect(ingest.status).toBe(201);
     const manifest = (await (await fetch(`${svc.base}/v1/w/manifest.json`)).json()) as { files: Record<string, string> };

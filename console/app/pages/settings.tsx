@@ -4,6 +4,7 @@ import { call, projectPath } from '../api.ts';
 import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
 import type { ProjectDomain } from '../../../schemas/api/domains.ts';
 import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
+import { PreviewProtection } from './preview-protection.tsx';
 
 /**
  * Environment hosts (the project's production and preview host patterns, PATCH /v1/projects/:slug), error settings
@@ -11,7 +12,7 @@ import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
  * recipients, PATCH .../error-alerts; a test alert at most once per 15 minutes, POST .../error-alerts/test) and
  * custom domains (/v1/projects/:slug/domains) and whether the sites serve their builds' source maps (PATCH
  * /v1/projects/:slug, serveSourceMaps) and whether new errors fail a preview's GitHub commit status
- * (PATCH /v1/projects/:slug/github/settings).
+ * (PATCH /v1/projects/:slug/github/settings) and whether previews are protected (preview-protection.tsx).
  * The API validates; the console shows its message, field by field.
  */
 export function Settings() {
@@ -25,6 +26,7 @@ export function Settings() {
       <AlertSettingsForm slug={slug} />
       <CustomDomains slug={slug} />
       <SourceMapSettings slug={slug} />
+      <PreviewProtection slug={slug} />
       <GithubSettings slug={slug} />
     </div>
   );
