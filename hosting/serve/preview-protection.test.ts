@@ -12,6 +12,7 @@ import { installSiteHosting } from '../../api/sites/site-hosting.ts';
 import { hashPassword } from '../../platform/passwords.ts';
 import { addLiveSite, addPreviewSite, createIngestProject, type IngestProject } from '../../test/support/ingest-fixtures.ts';
 import { startTestEdge, type TestEdge } from '../../test/support/test-edge.ts';
+import { compileSite } from '../build/compile-site.ts';
 import { COOKIE } from './preview-gate.ts';
 import { createSiteServer, siteServerOf } from './site-server.ts';
 
@@ -176,6 +177,30 @@ describe.each([
     const freshSig = createHmac('sha256', key).update(`cx-preview.${fresh}`).digest('base64url');
     const resigned = await request(base(), host.previewA!, '/', { headers: { cookie: `${COOKIE}=${fresh}.${freshSig}` } });
     expect(resigned.status).toBe(200); // the same claims, correctly signed: the refusals above were for the forgery and the expiry
+  });
+});
+
+describe("the site's own rules", () => {
+  it('cannot take the protection off: its _headers and _redirects apply only behind the cookie, and caching stays private', async () => {
+    const dir = await siteDir();
+    await writeFile(path.join(dir, '_headers'), '/*\n  Cache-Control: public, max-age=60\n  X-Site: yes\n');
+    await writeFile(path.join(dir, '_redirects'), '/* /index.html 200\n');
+    await compileSite(dir, { note: () => undefined });
+    const p = await createIngestProject(edge.platform);
+    const h = `${(await addPreviewSite(edge.platform, p.projectId, dir)).host}.localhost`;
+    await protect(p.projectId, PASSWORD);
+    for (const base of [edge.base, apiBase]) {
+      const page = await request(base, h, '/deep/link');
+      expect([page.status, page.headers['cache-control'], page.headers['x-site'], page.body.includes(secret)]).toEqual([401, 'no-store', undefined, false]);
+      const cookie = cookieOf(await request(base, h, '/.cx/auth', form(PASSWORD)));
+      const served = await request(base, h, '/deep/link', { headers: { cookie } });
+      expect([served.status, served.headers['cache-control'], served.headers['x-site'], served.body.includes(secret)]).toEqual([
+        200,
+        'private, max-age=60',
+        'yes',
+        true,
+      ]);
+    }
   });
 });
 
