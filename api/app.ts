@@ -23,6 +23,8 @@ import { alertRuleRoutes } from './alerts/alert-rule-routes.ts';
 import { feedbackRoutes } from './feedback/feedback-routes.ts';
 import { webhookRoutes } from './webhooks/webhook-routes.ts';
 import { deploysRoutes } from './deploys/deploys-routes.ts';
+import { prebuiltRoutes } from './deploys/prebuilt-routes.ts';
+import type { DeployPrebuilt } from '../domain/deploys/prebuilt.ts';
 import { deployCommitsRoutes } from './deploys/deploy-commits-routes.ts';
 import { hookRoutes } from './deploys/hook-routes.ts';
 import { deployLogShareRoutes } from './deploys/deploy-log-share-routes.ts';
@@ -66,6 +68,8 @@ export interface BuildApiOptions {
   plugins?: FastifyPluginAsync[];
   /** `/livez`, `/readyz`, `/metrics` on the API's port, and the answer times /metrics shows (platform/ops/). */
   ops?: Ops;
+  /** Prebuilt uploads made deploys (builder/prebuilt-deploy.ts); without it, POST .../deploys/prebuilt answers 503. */
+  deployPrebuilt?: DeployPrebuilt;
 }
 
 export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}): Promise<FastifyInstance> {
@@ -160,6 +164,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(feedbackRoutes(platform));
   await app.register(webhookRoutes(platform));
   await app.register(deploysRoutes(platform));
+  await app.register(prebuiltRoutes(platform, opts.deployPrebuilt));
   await app.register(deployCommitsRoutes(platform));
   await app.register(hookRoutes(platform));
   await app.register(deployLogShareRoutes(platform));

@@ -61,23 +61,11 @@ export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutc
   if (!inside(checkout, root)) return { ok: false, reason: 'output_escapes', message: `output directory ${o.outputDir} resolves outside the checkout` };
   if (!(await lstat(root)).isDirectory()) return { ok: false, reason: 'output_missing', message: `output directory ${o.outputDir} is not a directory` };
 
-  const room = await o.room?.();
+  const budget = artifactBudget(o.limits, await o.room?.());
+  const charge = budget.charge;
   await rm(o.dest, { recursive: true, force: true });
   await mkdir(o.dest, { recursive: true });
   let files = 0;
-  let entries = 0;
-  let bytes = 0;
-
-  /** One more entry of `size` bytes, or why it cannot be kept. */
-  function charge(size: number): ArtifactOutcome | undefined {
-    if (++entries > o.limits.maxFiles)
-      return { ok: false, reason: 'too_many_files', message: `the output holds more than ${o.limits.maxFiles} files and directories (ARTIFACT_MAX_FILES)` };
-    if (bytes + size > o.limits.maxBytes)
-      return { ok: false, reason: 'artifact_too_large', message: `the output is over ${o.limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
-    if (room && bytes + size > room.maxBytes) return { ok: false, reason: room.reason, message: room.message(bytes + size) };
-    bytes += size;
-    return undefined;
-  }
 
   async function copyFile(from: string, rel: string): Promise<ArtifactOutcome | undefined> {
     const handle = await open(from, constants.O_RDONLY | constants.O_NOFOLLOW);
@@ -131,5 +119,26 @@ export async function copyArtifact(o: CopyArtifactOptions): Promise<ArtifactOutc
       } else o.note(`dropped ${rel}: not a regular file`);
     }
   }
-  return { ok: true, files, bytes };
+  return { ok: true, files, bytes: budget.bytes() };
+}
+
+/**
+ * Step 5's count, shared with a prebuilt upload (artifact-upload.ts): each entry (file or directory) charged with its
+ * bytes against the artifact limits and the room, or why it cannot be kept.
+ */
+export function artifactBudget(limits: ArtifactLimits, room: OutputRoom | undefined) {
+  let entries = 0;
+  let bytes = 0;
+  return {
+    bytes: () => bytes,
+    charge(size: number): Extract<ArtifactOutcome, { ok: false }> | undefined {
+      if (++entries > limits.maxFiles)
+        return { ok: false, reason: 'too_many_files', message: `the output holds more than ${limits.maxFiles} files and directories (ARTIFACT_MAX_FILES)` };
+      if (bytes + size > limits.maxBytes)
+        return { ok: false, reason: 'artifact_too_large', message: `the output is over ${limits.maxBytes} bytes (ARTIFACT_MAX_BYTES)` };
+      if (room && bytes + size > room.maxBytes) return { ok: false, reason: room.reason, message: room.message(bytes + size) };
+      bytes += size;
+      return undefined;
+    },
+  };
 }

@@ -166,8 +166,12 @@ async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedB
     : { status: 'failed', reason: result.reason, exitCode: result.exitCode };
 }
 
-async function finishBuild(
-  ctx: BuildContext,
+/** What finishing a deploy needs: a builder's, or the API's for a prebuilt upload (prebuilt-deploy.ts), whose lease it holds. */
+export type FinishContext = Pick<BuildContext, 'platform' | 'log' | 'owner' | 'dataDir'>;
+
+/** Step `finish` for a deploy this owner holds: shared by builds and prebuilt uploads, which run no build. */
+export async function finishBuild(
+  ctx: FinishContext,
   d: ClaimedDeploy,
   outcome: DeployOutcome,
   buildLog: BuildLog,

@@ -60,8 +60,11 @@ export interface ArtifactLimits {
 }
 export type DeployFailureReason = (typeof DEPLOY_FAILURE_REASONS)[number];
 
-/** What queued a deploy: a deploy hook, an API call, a rollback, or a push to a connected repository (/v1/webhooks/code_host). */
-export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback', 'push'] as const;
+/**
+ * What queued a deploy: a deploy hook, an API call, a rollback, a push to a connected repository (/v1/webhooks/code_host),
+ * or a prebuilt upload (`cx deploy --prebuilt`: no build ran).
+ */
+export const DEPLOY_TRIGGERS = ['hook', 'api', 'rollback', 'push', 'upload'] as const;
 export type DeployTrigger = (typeof DEPLOY_TRIGGERS)[number];
 
 /** A git branch name as git check-ref-format allows it (a subset: no `..`, no leading `-`, printable). */

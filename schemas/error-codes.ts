@@ -39,6 +39,11 @@ export const ERROR_CODES = {
   domain_unverified: 409,
   // ours: error tracking
   invalid_transition: 409,
+  // ours: deploys (issue 42)
+  /** A prebuilt upload refused for what it holds (a link, a device, a path out of it, not a .tar.gz): `reason` and `entry` say which. */
+  invalid_artifact: 400,
+  /** A deploy asked of a project without a build source: nothing was queued (set one, or upload a prebuilt directory). */
+  source_missing: 409,
   // ours: analytics
   analytics_quota_exceeded: 429,
   // ours: webhooks

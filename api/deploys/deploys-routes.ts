@@ -6,6 +6,7 @@ import type { Platform } from '../../platform/platform.ts';
 import { checkedUrl } from '../outbound-url.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
 import { routePath } from '../../schemas/api/client.ts';
+import { ROUTES } from '../../schemas/api/route-table.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
@@ -59,7 +60,14 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
       config: { auth: AUTH.project('deploys:write') },
       handler: async (request, reply) => {
         const project = projectOf(request);
-        const branch = request.body.branch ?? (await deploys.buildSettings(db, project.id)).defaultBranch;
+        const settings = await deploys.buildSettings(db, project.id);
+        // Nothing to build from: refused before a deploy exists (issue 42), rather than a deploy that fails at once.
+        if (settings.repoUrl === null)
+          throw new ServiceError(
+            'source_missing',
+            `the project has no build source: set one with \`cx link --repo <url>\` (PATCH ${ROUTES.updateDeploySettings.path}), or deploy a built directory with \`cx deploy --prebuilt <dir>\``,
+          );
+        const branch = request.body.branch ?? settings.defaultBranch;
         const credential = request.credential;
         const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
         const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() });

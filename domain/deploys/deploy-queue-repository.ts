@@ -29,6 +29,33 @@ export const deployQueueRepository = {
     return r.rows[0];
   },
 
+  /**
+   * A prebuilt upload's deploy (builder/prebuilt-deploy.ts): building at once, leased to the API process that holds its
+   * files, so the builders' lease sweep fails it (builder_lost) if that process dies before finishing it. Undefined
+   * when the production index refused it.
+   */
+  async insertUploaded(
+    db: Queryable,
+    d: {
+      projectId: string;
+      branch: string;
+      environment: 'production' | 'preview';
+      gitSha: string | null;
+      triggerId: string | null;
+      owner: string;
+      now: number;
+      leaseUntil: number;
+    },
+  ): Promise<DeployRow | undefined> {
+    const r = await db.query<DeployRow>(
+      `INSERT INTO deploys (id, project_id, branch, environment, status, git_sha, trigger_kind, trigger_id, created_at, started_at, lease_owner, lease_until)
+       VALUES ($1, $2, $3, $4, 'building', $5, 'upload', $6, $7, $7, $8, $9)
+       ON CONFLICT DO NOTHING RETURNING ${DEPLOY_COLUMNS}`,
+      [newId('dep_'), d.projectId, d.branch, d.environment, d.gitSha, d.triggerId, new Date(d.now), d.owner, new Date(d.leaseUntil)],
+    );
+    return r.rows[0];
+  },
+
   /** Remove a deploy again while it is still queued (no builder was woken for it). */
   async removeQueued(db: Queryable, deployId: string): Promise<void> {
     await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [deployId]);

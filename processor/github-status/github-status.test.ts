@@ -190,6 +190,8 @@ describe('commit statuses', () => {
 
   it('a project without a GitHub binding: its deploys make no call to GitHub', async () => {
     const p = await createProject(app, owner.cookie, { defaultBranch: 'main' });
+    // A build source of its own (a deploy needs one, issue 42), with no GitHub App connection behind it.
+    await platform.db.query('INSERT INTO project_build_settings (project_id, repo_url) VALUES ($1, $2)', [p.id, 'https://github.com/acme/unbound.git']);
     const calls = gh.calls.length;
     const queued = await app.inject({
       method: 'POST',

@@ -17,7 +17,10 @@ export const DeploySchema = z.object({
   environment: z.enum(['production', 'preview']),
   status: z.string().describe('queued -> building -> ready | failed | canceled'),
   gitSha: z.string().nullable(),
-  trigger: z.object({ kind: z.string().describe('hook, api or rollback'), id: z.string().nullable().describe('the hook id, or the user who asked') }),
+  trigger: z.object({
+    kind: z.string().describe('hook, api, rollback, push or upload (a prebuilt directory)'),
+    id: z.string().nullable().describe('the hook id, or the user who asked'),
+  }),
   createdAt: z.string(),
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
@@ -46,6 +49,18 @@ export type QueuedDeployAnswer = z.infer<typeof QueuedDeployAnswer>;
 export const LiveDeployAnswer = z.object({ live: DeploySchema });
 export type LiveDeployAnswer = z.infer<typeof LiveDeployAnswer>;
 export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe("defaults to the project's default branch") }).strict();
+/** `POST .../deploys/prebuilt?environment=&branch=&gitSha=` (issue 42): the body is the .tar.gz itself. */
+export const PrebuiltDeployQuery = z.object({
+  environment: z.enum(['production', 'preview']).optional().describe('default: production for the default branch, preview for any other'),
+  branch: BranchSchema.optional().describe("the branch it is recorded under; defaults to the project's default branch"),
+  gitSha: z
+    .string()
+    .regex(/^[0-9a-f]{7,64}$/, 'must be a hex commit sha')
+    .optional()
+    .describe('the commit it was built from, if the caller knows it'),
+});
+export const PrebuiltDeployAnswer = z.object({ deploy: DeploySchema });
+export type PrebuiltDeployAnswer = z.infer<typeof PrebuiltDeployAnswer>;
 export const DeployListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(LIMITS.deploys.listMax).default(LIMITS.deploys.listDefault),
   cursor: z.string().max(512).optional(),
@@ -182,9 +197,21 @@ export const deployRoutes = routeShapes({
   queueDeploy: {
     tags,
     summary: 'Queue a deploy of a branch (production on the default branch, preview otherwise)',
+    description:
+      'A project without a build source is 409 `source_missing`, and no deploy is made (set one with PATCH .../deploys/settings, or upload a built directory: POST .../deploys/prebuilt).',
     params: SlugParams,
     body: QueueDeployBody,
     response: { 202: QueuedDeployAnswer, ...errorAnswers(409) },
+  },
+  deployPrebuilt: {
+    tags,
+    summary: 'Deploy a built directory: the body is a .tar.gz of its contents (application/gzip), no build runs',
+    description:
+      'Streamed, never held whole. Only files and directories: a symbolic or hard link, a device or fifo, an absolute path, a `..` segment or a path over 1,024 characters refuses the whole upload (400 `invalid_artifact` with `reason` and `entry`); past ARTIFACT_MAX_FILES, ARTIFACT_MAX_FILE_BYTES, ARTIFACT_MAX_BYTES, 100 MB compressed, or the quota left, 413 `payload_too_large` with `reason`. A refused upload leaves no deploy and no file. Otherwise the deploy (trigger `upload`) ends as a build does: source maps kept, the site compiled, ready, live when production, `deploy.succeeded`. A production upload while a production deploy is queued or building is 409 `production_deploy_busy`.',
+    params: SlugParams,
+    querystring: PrebuiltDeployQuery,
+    consumes: ['application/gzip'],
+    response: { 201: PrebuiltDeployAnswer, ...errorAnswers(400, 404, 409, 413, 415) },
   },
   listDeploys: { tags, summary: 'Deploys, newest first', params: SlugParams, querystring: DeployListQuery, response: { 200: DeployPage } },
   createDeployHook: {

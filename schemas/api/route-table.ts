@@ -92,6 +92,8 @@ export const ROUTES = {
   getDeploySettings: { method: 'GET', path: '/v1/projects/:slug/deploys/settings' },
   updateDeploySettings: { method: 'PATCH', path: '/v1/projects/:slug/deploys/settings' },
   queueDeploy: { method: 'POST', path: '/v1/projects/:slug/deploys' },
+  /** A built directory uploaded as a .tar.gz becomes a deploy, no build run (issue 42, `cx deploy --prebuilt`). */
+  deployPrebuilt: { method: 'POST', path: '/v1/projects/:slug/deploys/prebuilt' },
   listDeploys: { method: 'GET', path: '/v1/projects/:slug/deploys' },
   createDeployHook: { method: 'POST', path: '/v1/projects/:slug/deploys/hooks' },
   listDeployHooks: { method: 'GET', path: '/v1/projects/:slug/deploys/hooks' },

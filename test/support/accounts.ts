@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from '../../api/auth/credentials.ts';
 import type { Scope } from '../../schemas/scopes.ts';
 import type { Project } from '../../schemas/api/projects.ts';
 import { buildApiApp } from '../../api/app.ts';
+import { prebuiltDeployer } from '../../builder/prebuilt-deploy.ts';
 import type { FastifyPluginAsync } from 'fastify';
 import { createTestPlatform, type TestPlatformOptions } from './platform.ts';
 import type { Builder, StartBuilderOptions } from '../../builder/deploy-builder.ts';
@@ -133,7 +134,7 @@ export async function buildTestApi(
       () => inbound.stop(),
     );
   }
-  const app = await buildApiApp(platform, { plugins: opts.plugins });
+  const app = await buildApiApp(platform, { plugins: opts.plugins, deployPrebuilt: prebuiltDeployer(platform) });
   return {
     app,
     platform,
