@@ -65,9 +65,11 @@ export function PreviewProtection({ slug }: { slug: string }) {
                 <ErrorNote error={act.error} />
                 <SubmitRow label="Save preview protection" busy={act.busy} saved={saved} />
                 {p.passwordSet && (
-                  <button type="button" class="secondary" disabled={act.busy} onClick={() => save({ password: null })}>
-                    Remove password
-                  </button>
+                  <div class="row">
+                    <button type="button" class="secondary" disabled={act.busy} onClick={() => save({ password: null })}>
+                      Remove password
+                    </button>
+                  </div>
                 )}
               </form>
             </div>
