@@ -22,10 +22,12 @@ const REPO = gitRepoWith({
     'echo "<h1>site</h1>" > out/index.html',
     'if [ -f node_modules/marker ]; then echo "CACHED-MODULES $(cat node_modules/marker)"; else echo NO-MODULES; fi',
     'if [ -f "$npm_config_cache/marker" ]; then echo "CACHED-NPM $(cat "$npm_config_cache/marker")"; else echo NO-NPM-CACHE; fi',
-    'mkdir -p node_modules/.bin "$npm_config_cache"',
-    'echo "$SERVICE_DEPLOY_ID" > node_modules/marker',
-    'echo "$SERVICE_DEPLOY_ID" > "$npm_config_cache/marker"',
-    'ln -sf ../marker node_modules/.bin/marker',
+    'if [ -z "$KEEP" ]; then',
+    '  mkdir -p node_modules/.bin "$npm_config_cache"',
+    '  echo "$SERVICE_DEPLOY_ID" > node_modules/marker',
+    '  echo "$SERVICE_DEPLOY_ID" > "$npm_config_cache/marker"',
+    '  ln -sf ../marker node_modules/.bin/marker',
+    'fi',
     'if [ -n "$PEEK" ]; then cat "$PEEK" >/dev/null 2>&1 && echo PEEK-READ || echo PEEK-REFUSED; fi',
     'if [ -n "$EXTRA" ]; then sh -c "$EXTRA"; fi',
     'if [ -n "$FAIL" ]; then exit 4; fi',
@@ -105,6 +107,22 @@ describe('the build cache', () => {
     expect(existsSync(p.archive('feature'))).toBe(true);
     const third = await p.deploy();
     expect(third.log).toContain(`CACHED-MODULES ${second.id}`);
+  });
+
+  it('a build that leaves the restored cache as it was keeps the archive as it is ("build cache unchanged")', { timeout: 180_000 }, async () => {
+    const p = await project();
+    const first = await p.deploy();
+    expect(first.log).toContain('build cache saved');
+    await p.setEnv({ KEEP: '1' });
+    const kept = await p.deploy();
+    expect(kept.deploy, kept.log).toMatchObject({ status: 'ready' });
+    expect(kept.log).toContain(`CACHED-MODULES ${first.id}`);
+    expect(kept.log).toMatch(/build cache unchanged \([\d.]+ MB\)/);
+    expect(kept.log).not.toContain('build cache saved');
+    await p.setEnv({ KEEP: '' });
+    const changed = await p.deploy();
+    expect(changed.log).toContain(`CACHED-MODULES ${first.id}`);
+    expect(changed.log).toContain('build cache saved');
   });
 
   it("another project's build gets nothing of a project's cache, not even by its path", { timeout: 180_000 }, async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { copyFile, chmod, link, lstat, mkdir, readdir, readlink, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -21,7 +21,8 @@ import { buildCacheFile } from '../../domain/deploys/build-cache-files.ts';
  *               project's own variables (which may point them elsewhere).
  *   3. save     after a successful build only: the tree walked (same checks; its archive size estimated against
  *               BUILD_CACHE_MAX_MB), archived by tar inside the sandbox, copied under DATA_DIR as a temporary file
- *               and renamed over the branch's archive. A save that fails or is over the cap is skipped with a line.
+ *               and renamed over the branch's archive. A save that fails or is over the cap is skipped with a line;
+ *               a tree the build left as its own branch's cache restored it is not written again ("unchanged").
  *   4. evict    every project's archives together past BUILD_CACHE_TOTAL_MB: the least recently used (a restore
  *               touches its archive) go, never the one just saved.
  */
@@ -68,7 +69,13 @@ const TAR_BLOCK = 512;
 /** The package managers' caches, under the build's /work/cache (`root` as the build sees it). */
 export function buildCacheEnv(root: string): Record<string, string> {
   const dir = path.join(root, CACHE_DIR);
-  return { npm_config_cache: path.join(dir, 'npm'), npm_config_store_dir: path.join(dir, 'pnpm'), YARN_CACHE_FOLDER: path.join(dir, 'yarn') };
+  return {
+    npm_config_cache: path.join(dir, 'npm'),
+    // npm's debug logs (one file a run) kept out of the cache, which would otherwise change on every build.
+    npm_config_logs_dir: path.join(root, 'home', '.npm-logs'),
+    npm_config_store_dir: path.join(dir, 'pnpm'),
+    YARN_CACHE_FOLDER: path.join(dir, 'yarn'),
+  };
 }
 
 const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
@@ -98,10 +105,11 @@ export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Prom
   }
   const at = new Date(job.now());
   await utimes(from.file, at, at).catch(() => undefined);
+  if (from.file === own) restoredTrees.set(b, signature(why.entries));
   b.note(`build cache restored (${mb(why.bytes)}, from ${from.branch})`);
 }
 
-async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, staging: string): Promise<string | { bytes: number }> {
+async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, staging: string): Promise<string | { bytes: number; entries: string[] }> {
   const size = (await lstat(file)).size;
   if (size > job.maxBytes) return `${mb(size)} is over BUILD_CACHE_MAX_MB (${mb(job.maxBytes)})`;
   const badName = await listingRefusal(file);
@@ -143,7 +151,7 @@ async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, stag
       continue;
     await rename(path.join(staging, name), dest);
   }
-  return { bytes: walked.bytes };
+  return walked;
 }
 
 /** The archive's names: under node_modules/ or cache/, never absolute, never through `..`. */
@@ -168,8 +176,9 @@ async function listingRefusal(file: string): Promise<string | undefined> {
  * A tree of directories, regular files and links that stay inside their top-level directory (node_modules, cache),
  * nothing else; its archive's size (tar headers and blocks), refused past `maxBytes`. Links are read, never followed.
  */
-async function walkTree(root: string, tops: readonly string[], maxBytes: number): Promise<string | { bytes: number }> {
+async function walkTree(root: string, tops: readonly string[], maxBytes: number): Promise<string | { bytes: number; entries: string[] }> {
   let bytes = 0;
+  const entries: string[] = [];
   const pending = tops.map((top) => path.join(root, top));
   while (pending.length) {
     const p = pending.pop()!;
@@ -177,6 +186,7 @@ async function walkTree(root: string, tops: readonly string[], maxBytes: number)
     const rel = path.relative(root, p);
     bytes += TAR_BLOCK + (st.isFile() ? Math.ceil(st.size / TAR_BLOCK) * TAR_BLOCK : 0) + (rel.length > 99 ? 2 * TAR_BLOCK : 0);
     if (bytes > maxBytes) return `over BUILD_CACHE_MAX_MB (${mb(maxBytes)})`;
+    entries.push(`${rel}\0${st.mode}\0${st.size}\0${st.mtimeMs}`);
     if (st.isDirectory()) for (const name of await readdir(p)) pending.push(path.join(p, name));
     else if (st.isSymbolicLink()) {
       const target = await readlink(p);
@@ -186,8 +196,13 @@ async function walkTree(root: string, tops: readonly string[], maxBytes: number)
         return `the link ${rel} points outside its tree (${target.slice(0, 100)})`;
     } else if (!st.isFile()) return `${rel} is neither a file, a directory nor a link`;
   }
-  return { bytes };
+  return { bytes, entries };
 }
+
+/** What a tree was, to tell whether a build changed what it restored: names, modes, sizes, times. */
+const signature = (entries: string[]) => createHash('sha256').update(entries.sort().join('\n')).digest('hex');
+/** The signature of what each build restored from its own branch's cache. */
+const restoredTrees = new WeakMap<CacheBuild, string>();
 
 /** 3. save, after a successful build: never throws, never fails the build. */
 export async function saveBuildCache(job: BuildCacheJob, b: CacheBuild): Promise<void> {
@@ -195,10 +210,10 @@ export async function saveBuildCache(job: BuildCacheJob, b: CacheBuild): Promise
   const why = await saveTo(job, b, saving).catch((err: unknown) => `${(err as Error).message}`);
   await rm(saving, { force: true }).catch(() => undefined);
   if (typeof why === 'string') b.note(`build cache not saved: ${why}`);
-  else b.note(`build cache saved (${mb(why.bytes)})`);
+  else b.note(`build cache ${why.unchanged ? 'unchanged' : 'saved'} (${mb(why.bytes)})`);
 }
 
-async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promise<string | { bytes: number }> {
+async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promise<string | { bytes: number; unchanged?: boolean }> {
   if (await job.diskLow()) return "DATA_DIR's disk is low on space";
   // What there is to keep, as the build left it (its processes are gone: the checks below cannot be raced).
   const parts: Array<{ dir: string; inside: string; name: string }> = [];
@@ -209,10 +224,19 @@ async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promis
     if ((await lstat(path.join(dir, name)).catch(() => undefined))?.isDirectory()) parts.push({ dir, inside, name });
   if (!parts.length) return 'no node_modules and no package manager cache to keep';
   let bytes = 0;
+  const entries: string[] = [];
   for (const p of parts) {
     const walked = await walkTree(p.dir, [p.name], job.maxBytes - bytes);
     if (typeof walked === 'string') return walked;
     bytes += walked.bytes;
+    entries.push(...walked.entries);
+  }
+  const file = buildCacheFile(job.dir, job.projectId, job.branch);
+  // The build left its branch's cache as it found it: the archive stays, marked as used.
+  if (restoredTrees.get(b) === signature(entries) && (await isFile(file))) {
+    const at = new Date(job.now());
+    await utimes(file, at, at);
+    return { bytes: (await lstat(file)).size, unchanged: true };
   }
   const insideSaving = path.join(b.inside.root, SAVING);
   const args = parts.flatMap((p) => ['-C', p.inside, p.name]);
@@ -228,7 +252,6 @@ async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promis
   const st = await lstat(saving);
   if (!st.isFile()) return 'the archive is not a file';
   if (st.size > job.maxBytes) return `${mb(st.size)} is over BUILD_CACHE_MAX_MB (${mb(job.maxBytes)})`;
-  const file = buildCacheFile(job.dir, job.projectId, job.branch);
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${randomBytes(6).toString('hex')}.tmp`;
   try {
