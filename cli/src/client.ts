@@ -27,6 +27,18 @@ export interface Client {
   api: ApiClient;
 }
 
+/**
+ * A body sent as it is, streamed (`cx deploy --prebuilt`'s .tar.gz): its media type, its bytes as they come, and their
+ * length when known.
+ */
+export class RawBody {
+  constructor(
+    readonly type: string,
+    readonly bytes: AsyncIterable<Uint8Array>,
+    readonly length?: number,
+  ) {}
+}
+
 /** Names the program and the machine's kind: the console's device-login page shows it (where a login started). */
 const USER_AGENT = `cx-cli/0.1 (${process.platform} ${process.arch}; node ${process.versions.node})`;
 
@@ -34,6 +46,7 @@ export function createClient(base: string, token: string | undefined): Client {
   const root = base.replace(/\/+$/, '');
   async function send(method: string, url: string, body: unknown): Promise<unknown> {
     const form = body instanceof FormData;
+    const raw = body instanceof RawBody ? body : undefined;
     let res: Response;
     try {
       res = await fetch(url, {
@@ -42,11 +55,14 @@ export function createClient(base: string, token: string | undefined): Client {
           accept: 'application/json',
           'user-agent': USER_AGENT,
           ...(token ? { authorization: `Bearer ${token}` } : {}),
-          ...(body === undefined || form ? {} : { 'content-type': 'application/json' }),
+          ...(body === undefined || form ? {} : { 'content-type': raw ? raw.type : 'application/json' }),
+          ...(raw?.length !== undefined ? { 'content-length': String(raw.length) } : {}),
         },
-        body: body === undefined ? undefined : form ? body : JSON.stringify(body),
-        signal: AbortSignal.timeout(form ? 120_000 : 30_000),
-      });
+        body: body === undefined ? undefined : form ? body : raw ? (raw.bytes as unknown as BodyInit) : JSON.stringify(body),
+        // A streamed body goes out as it is read (Node's fetch needs half duplex for it); an upload may take minutes.
+        ...(raw ? { duplex: 'half' } : {}),
+        signal: AbortSignal.timeout(raw ? 30 * 60_000 : form ? 120_000 : 30_000),
+      } as RequestInit);
     } catch (err) {
       throw new ApiError(0, 'unreachable', `cannot reach ${root}: ${(err as Error).message}`);
     }
