@@ -11,7 +11,8 @@ import type { RequestHeaders, SiteResponse } from './serve-request.ts';
 /**
  * Previews that only the team sees (issue 42): a protected per-deploy host answers its files only to a browser that
  * holds this host's cookie; anything else gets the password page (401). Read top to bottom:
- *   1. `POST /.cx/auth` (form: password, next): limited per client address and host (AUTH_ATTEMPTS, 429 past it);
+ *   1. `POST /.cx/auth` (form: password, next): limited per client address and host, and per address and project
+ *      (AUTH_ATTEMPTS, 429 past it);
  *      the project's password right -> the cookie and 303 to `next` (a path on this host); wrong -> 401 page;
  *   2. `GET /.cx/share/<token>`: a share link (api/projects/preview-links-routes.ts) that still opens the project's
  *      previews -> the cookie (bound to the link: revoking it ends the cookie within the site cache's 2 s) and 303
@@ -26,8 +27,11 @@ import type { RequestHeaders, SiteResponse } from './serve-request.ts';
 export const COOKIE = '__cx_preview';
 export const AUTH_PATH = '/.cx/auth';
 export const SHARE_PREFIX = PREVIEW_SHARE_PREFIX;
-/** Password tries and share-link opens per client address (IPv6: its /64) and host. */
-export const AUTH_ATTEMPTS = { perAddressHost: 10, windowMs: 60_000 };
+/**
+ * Password tries and share-link opens per client address (IPv6: its /64) and host, and per address and project (one
+ * password opens all of a project's previews: its many hosts do not multiply the tries).
+ */
+export const AUTH_ATTEMPTS = { perAddressHost: 10, perAddressProject: 30, windowMs: 60_000 };
 /** A form post to AUTH_PATH is read to at most this many bytes (the front doors stop reading past it). */
 export const AUTH_BODY_MAX = 4096;
 /** How long a password cookie lasts; a share link's lasts until the link expires, at most as long. */
@@ -70,7 +74,7 @@ export function createPreviewGate(deps: { db: Queryable; limiter?: Pick<RateLimi
 
     // 1. a password
     if (pathname === AUTH_PATH && r.method === 'POST') {
-      const limited = await overBudget(r);
+      const limited = await overBudget(r, projectId);
       if (limited) return refuse('limited', page(429, p, 'Too many tries. Wait a minute and try again.', '/', [['retry-after', String(limited)]]));
       const form = new URLSearchParams((r.body ?? Buffer.alloc(0)).subarray(0, AUTH_BODY_MAX).toString('utf8'));
       const next = safeNext(form.get('next'));
@@ -84,7 +88,7 @@ export function createPreviewGate(deps: { db: Queryable; limiter?: Pick<RateLimi
 
     // 2. a share link
     if (pathname.startsWith(SHARE_PREFIX) && (r.method === 'GET' || r.method === 'HEAD')) {
-      const limited = await overBudget(r);
+      const limited = await overBudget(r, projectId);
       if (limited) return refuse('limited', page(429, p, 'Too many tries. Wait a minute and try again.', '/', [['retry-after', String(limited)]]));
       const token = pathname.slice(SHARE_PREFIX.length);
       const link = token.length <= 200 && p.key ? await sitesRepository.previewLink(deps.db, projectId, tokenHash(token)) : undefined;
@@ -118,11 +122,18 @@ export function createPreviewGate(deps: { db: Queryable; limiter?: Pick<RateLimi
   }
 
   /** Seconds to wait when the client is past AUTH_ATTEMPTS for this host; 0 when it may try (or the limiter is away). */
-  async function overBudget(r: GateRequest): Promise<number> {
-    if (!deps.limiter) return 0;
-    const key = `preview-auth:${addressKey(r.clientIp ?? 'unknown')}:${r.host}`;
-    const d = await deps.limiter.hit(key, AUTH_ATTEMPTS.perAddressHost, AUTH_ATTEMPTS.windowMs).catch(() => undefined);
-    return d && !d.allowed ? Math.max(1, d.retryAfterSec) : 0;
+  async function overBudget(r: GateRequest, projectId: string): Promise<number> {
+    const limiter = deps.limiter;
+    if (!limiter) return 0;
+    const who = addressKey(r.clientIp ?? 'unknown');
+    for (const [key, limit] of [
+      [`preview-auth:${who}:${r.host}`, AUTH_ATTEMPTS.perAddressHost],
+      [`preview-auth:${who}:${projectId}`, AUTH_ATTEMPTS.perAddressProject],
+    ] as const) {
+      const d = await limiter.hit(key, limit, AUTH_ATTEMPTS.windowMs).catch(() => undefined);
+      if (d && !d.allowed) return Math.max(1, d.retryAfterSec);
+    }
+    return 0;
   }
 
   return {

@@ -219,6 +219,17 @@ describe('counting and limits', () => {
     expect(stats.limited).toBeGreaterThanOrEqual(2);
   });
 
+  it("caps the tries per address across a project's hosts: 30 a minute, however many previews it has", async () => {
+    const p = await createIngestProject(edge.platform);
+    const dir = await siteDir();
+    const hosts = await Promise.all([1, 2, 3, 4].map(async () => `${(await addPreviewSite(edge.platform, p.projectId, dir)).host}.localhost`));
+    await protect(p.projectId, PASSWORD);
+    const statuses: number[] = [];
+    for (const h of hosts) for (let i = 0; i < 8; i++) statuses.push((await request(edge.base, h, '/.cx/auth', form(`wrong-${i}`))).status);
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(401));
+    expect(statuses.slice(30)).toEqual([429, 429]);
+  });
+
   it('bounds the form body: a post past 4 KB is not a password', async () => {
     const g = await request(edge.base, host.previewB!, '/.cx/auth', {
       ...form(PASSWORD),
