@@ -6,7 +6,9 @@ import { sitesRepository, type SiteRow } from './sites-repository.ts';
 /**
  * Which site a Host names (issue 14 "Hosting", issue 38 row 9), for the site server (hosting/serve/site-server.ts):
  * - `<slug>.<SITES_DOMAIN>` and the project's verified custom domains: the live production deploy;
- * - `<deploy-id>.<SITES_DOMAIN>` (the id with `-` for `_`): that deploy, production or preview, once ready.
+ * - `<deploy-id>.<SITES_DOMAIN>` (the id with `-` for `_`): that deploy, production or preview, once ready; when its
+ *   project protects its previews (issue 42) the Site carries `protection`, which hosting/serve/preview-gate.ts
+ *   enforces. The production hosts above never do.
  * A Host's site is kept for SITE_CACHE_MS: a rollback or a new live deploy shows within it. A Host that is no site
  * costs nothing twice, and a stranger cannot make every request a query:
  * - the service's own hosts, IP addresses in any form, names no DNS name could be and malformed names under
