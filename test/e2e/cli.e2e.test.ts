@@ -156,6 +156,29 @@ describe('the cx CLI', () => {
     expect(json(await cx(['hooks', 'list', '-p', 'cli-shop', '--json'])).hooks).toEqual([]);
   });
 
+  it('deploys a built directory with --prebuilt, refuses a deploy without a source saying how to set one, and links one (issue 42)', async () => {
+    expect((await cx(['projects', 'create', 'CLI static', '--slug', 'cli-static'])).code).toBe(0);
+    const none = await cx(['deploy', '-p', 'cli-static']);
+    expect([none.code, none.stderr]).toEqual([1, expect.stringMatching(/cx link --repo[\s\S]*cx deploy --prebuilt/)]);
+    expect(json(await cx(['deploys', 'list', '-p', 'cli-static', '--json'])).data).toEqual([]);
+
+    const dist = await mkdtemp(path.join(os.tmpdir(), 'cx-dist-'));
+    await writeFile(path.join(dist, 'index.html'), '<h1>uploaded with cx</h1>');
+    const up = await cx(['deploy', '-p', 'cli-static', '--prebuilt', dist]);
+    expect(up.code, up.stderr).toBe(0);
+    expect(up.stderr).toMatch(/Packed 1 files[\s\S]*Uploaded/);
+    expect(up.stdout).toMatch(/Ready dep_\w+ at /);
+    const listed = json(await cx(['deploys', 'list', '-p', 'cli-static', '--json'])).data;
+    expect(listed).toMatchObject([{ status: 'ready', environment: 'production', trigger: { kind: 'upload' } }]);
+    const logs = await cx(['logs', '-p', 'cli-static', listed[0].id]);
+    expect(logs.stdout).toMatch(/prebuilt upload: 1 files/);
+
+    const linked = await cx(['link', '-p', 'cli-static', '--repo', repo, '--command', 'sh build.sh', '--output', 'out', '--json']);
+    expect(linked.code, linked.stderr).toBe(0);
+    expect(json(linked).settings).toMatchObject({ repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out' });
+    expect((await cx(['link', '-p', 'cli-static'])).stdout).toMatch(/command\s+sh build\.sh/);
+  });
+
   it('makes a key (shown once), lists it, triages errors sent with it, tests webhooks, then logs out', async () => {
     const key = await cx(['keys', 'create', '-p', 'cli-shop', '--kind', 'ingest', '--name', 'from cx', '--json']);
     expect(key.code, key.stderr).toBe(0);
