@@ -271,6 +271,7 @@ export async function evictBuildCaches(dir: string, totalBytes: number, keep?: s
   const files: Array<{ file: string; size: number; used: number }> = [];
   for (const project of await readdir(dir).catch(() => [])) {
     for (const name of await readdir(path.join(dir, project)).catch(() => [])) {
+      if (!name.endsWith('.tar')) continue; // another build's save under way
       const file = path.join(dir, project, name);
       const st = await stat(file).catch(() => undefined);
       if (st?.isFile()) files.push({ file, size: st.size, used: st.mtimeMs });
