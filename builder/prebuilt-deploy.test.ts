@@ -5,6 +5,7 @@ import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { Header, Pax } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { prebuiltRefusals } from './prebuilt-deploy.ts';
 import {
   bearer,
   buildTestApi,
@@ -156,8 +157,10 @@ describe('POST /v1/projects/:slug/deploys/prebuilt', () => {
   for (const [what, entries, reason, entry] of hostile) {
     it(`refuses ${what}: 400 invalid_artifact (${reason}), no deploy, no file`, async () => {
       const p = await createProject(t.app, owner.cookie);
+      const before = prebuiltRefusals[reason as keyof typeof prebuiltRefusals] ?? 0;
       const res = await upload(p.slug, tgz(entries));
       expect(res.statusCode, res.body).toBe(400);
+      expect(prebuiltRefusals[reason as keyof typeof prebuiltRefusals]).toBe(before + 1);
       expect(res.json()).toMatchObject({ error: 'invalid_artifact', reason, entry });
       expect(await deployCount(p.id)).toBe(0);
       expect(leftovers()).not.toContainEqual(expect.stringMatching(/^upl_/));
@@ -224,5 +227,42 @@ describe('POST /v1/projects/:slug/deploys without a build source', () => {
     expect(res.statusCode).toBe(409);
     expect(res.json()).toMatchObject({ error: 'source_missing', message: expect.stringMatching(/cx link --repo[\s\S]*--prebuilt/) });
     expect(await deployCount(p.id)).toBe(0);
+  });
+});
+
+describe('a prebuilt upload past the quota', () => {
+  let q: Api;
+  beforeAll(async () => {
+    q = await buildTestApi({
+      env: {
+        DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'prebuilt-quota-')),
+        ARTIFACT_MAX_BYTES: String(8 * 1024 * 1024),
+        ARTIFACT_MAX_FILE_BYTES: String(8 * 1024 * 1024),
+        ARTIFACTS_PROJECT_MAX_MB: '1',
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await q?.close();
+  });
+
+  it("is 413 quota_exceeded naming the project's limit, cut off before the file is written whole; no deploy", async () => {
+    const user = await signUpAndSignIn(q.app, q.platform);
+    const p = await createProject(q.app, user.cookie);
+    const token = bearer((await createCliToken(q.app, user.cookie)).token);
+    const send = (body: Buffer) =>
+      q.app.inject({
+        method: 'POST',
+        url: `/v1/projects/${p.slug}/deploys/prebuilt`,
+        headers: { ...token, 'content-type': 'application/gzip' },
+        payload: body,
+      });
+    const res = await send(tgz([{ path: 'big.bin', body: Buffer.alloc(1536 * 1024) }]));
+    expect(res.statusCode, res.body).toBe(413);
+    expect(res.json()).toMatchObject({ error: 'payload_too_large', reason: 'quota_exceeded', message: expect.stringContaining('ARTIFACTS_PROJECT_MAX_MB') });
+    const r = await q.platform.db.query<{ n: string }>('SELECT count(*) AS n FROM deploys WHERE project_id = $1', [p.id]);
+    expect(Number(r.rows[0]!.n)).toBe(0);
+    // What fits still goes.
+    expect((await send(tgz([{ path: 'index.html', body: 'small' }]))).statusCode).toBe(201);
   });
 });

@@ -23,7 +23,7 @@ import { createAlertRuleEvaluation } from '../processor/alerts/evaluate-rules.ts
 import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
-import { prebuiltDeployer } from '../builder/prebuilt-deploy.ts';
+import { prebuiltDeployer, prebuiltRefusals } from '../builder/prebuilt-deploy.ts';
 import { opsOfRole } from '../platform/ops/ops.ts';
 import { startOpsServer } from '../platform/ops/ops-server.ts';
 import { ROUTES } from '../schemas/api/route-table.ts';
@@ -118,6 +118,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       ops.metrics.addGuardedRollout(() => builder.guard.stats());
     }
     const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { ops, deployPrebuilt: prebuiltDeployer(platform) }) : undefined;
+    if (api) ops.metrics.addPrebuiltRefusals(() => prebuiltRefusals);
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {

@@ -38,6 +38,8 @@ export interface ServiceMetrics {
   addBuilds(counts: () => BuildTotals): void;
   /** Guarded rollout's verdicts taken by this builder since start (builder/guarded-rollout/). */
   addGuardedRollout(counts: () => GuardedRolloutTotals): void;
+  /** Prebuilt uploads this API process refused since start, by reason (builder/prebuilt-deploy.ts). */
+  addPrebuiltRefusals(counts: () => Readonly<Record<string, number | undefined>>): void;
   /** Messages each consumer group of this process has yet to process (the bus port's lag). */
   addBusLag(lag: () => Promise<BusLag[]>): void;
   /** The relational store's connection pool (Postgres; PGlite has none). */
@@ -171,6 +173,12 @@ export function createServiceMetrics(): ServiceMetrics {
     ['outcome', 'reason'],
   );
 
+  const prebuiltRefusals = countedFrom(
+    'service_prebuilt_refusals_total',
+    'Prebuilt uploads (POST .../deploys/prebuilt) refused, by reason: what the archive held, a limit, a busy production slot',
+    ['reason'],
+  );
+
   return {
     get contentType() {
       return registry.contentType;
@@ -232,6 +240,11 @@ export function createServiceMetrics(): ServiceMetrics {
         const c = counts();
         for (const outcome of ['healthy', 'rolled_back', 'superseded'] as const) yield [{ outcome, reason: '' }, c[outcome]];
         for (const [reason, n] of Object.entries(c.degraded)) yield [{ outcome: 'degraded', reason }, n ?? 0];
+      });
+    },
+    addPrebuiltRefusals(counts) {
+      prebuiltRefusals(function* () {
+        for (const [reason, n] of Object.entries(counts())) yield [{ reason }, n ?? 0];
       });
     },
     addBusLag(lag) {
