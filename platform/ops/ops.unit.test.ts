@@ -172,6 +172,15 @@ describe('/metrics', () => {
     expect(metricValue(text, 'service_pipeline_events_total', { pipeline: 'errors', outcome: 'accepted' })).toBe(15);
   });
 
+  it('shows prebuilt uploads refused by reason (issue 42), as counted at the scrape', async () => {
+    const ops = createOps({ ports: ports(), uses: ['relational'], logger, metricsToken: TOKEN });
+    const counts: Record<string, number> = { link: 2 };
+    ops.metrics.addPrebuiltRefusals(() => counts);
+    expect(metricValue(await scrape(ops), 'service_prebuilt_refusals_total', { reason: 'link' })).toBe(2);
+    counts.artifact_too_large = 1;
+    expect(metricValue(await scrape(ops), 'service_prebuilt_refusals_total', { reason: 'artifact_too_large' })).toBe(1);
+  });
+
   it('shows a role only the metrics it has sources for, and answer times by route', async () => {
     const ops = createOps({ ports: ports(), uses: ['relational'], logger, metricsToken: TOKEN });
     let text = await scrape(ops);
