@@ -148,8 +148,14 @@ export async function unpackUpload(input: Readable, o: UnpackOptions): Promise<U
   const parser = new Parser({ strict: true, zstd: false, maxMetaEntrySize: 4 * MAX_PATH_CHARS });
   const stop = new AbortController();
   let failed: unknown;
+  // The request itself is piped in, not made part of the pipeline: a refusal stops reading it, but does not destroy it
+  // (its socket carries the answer that says why).
+  const head = counted(o.maxUploadBytes, () =>
+    fail(new Refusal({ ok: false, reason: 'upload_too_large', message: `the upload is over ${o.maxUploadBytes} bytes` })),
+  );
   const fail = (err: unknown) => {
     failed ??= err;
+    input.unpipe(head);
     stop.abort();
   };
   let chain: Promise<void> = Promise.resolve();
@@ -169,9 +175,10 @@ export async function unpackUpload(input: Readable, o: UnpackOptions): Promise<U
     stop.signal.addEventListener('abort', () => resolve());
   });
   let first = true;
+  input.on('error', fail);
+  input.pipe(head);
   await pipeline(
-    input,
-    counted(o.maxUploadBytes, () => fail(new Refusal({ ok: false, reason: 'upload_too_large', message: `the upload is over ${o.maxUploadBytes} bytes` }))),
+    head,
     createGunzip(),
     counted(maxInflated, () =>
       fail(
