@@ -343,6 +343,8 @@ export function defineDeployScenarios(backends: { real?: TestPlatformOptions['re
 
     it('in the single process the edge answers site hosts itself (uWebSockets.js, files from memory), and relays the rest', async () => {
       const p = await projectWithSource();
+      // A new project's per-deploy hosts are protected (issue 42, hosting/serve/preview-protection.test.ts): open here.
+      await app.inject({ method: 'PATCH', url: `/v1/projects/${p.slug}`, headers: asOwner(), payload: { previewProtection: { enabled: false } } });
       const d = await finished(p.slug, (await callHook((await createHook(p.slug, 'main')).token)).json().deployId);
       const edge = await startIngestServer(platform, { port: 0, host: '127.0.0.1', forward: injectForwarder(app) });
       try {
