@@ -7,7 +7,7 @@ import { launchChromium, signedInOwner, startConsoleService, type ConsoleService
 /**
  * Preview protection in the console (issue 42), in a real browser against the whole service: a new project's Settings
  * say its previews are protected with share links only; a password set there (never shown back) turns it to
- * "password set"; a share link is made (its path shown once) and revoked. Screenshot: docs/screenshots.
+ * "password set"; a share link is made (its path shown once) and revoked. Screenshot: SCREENSHOTS_DIR when set (`SCREENSHOTS_DIR=docs/screenshots`), else the temp dir.
  */
 let svc: ConsoleService;
 let browser: Browser;
@@ -49,7 +49,7 @@ describe('preview protection in the console', () => {
     await section.getByText(/New link \(shown once\)/).waitFor();
     expect(await section.locator('code', { hasText: '/.cx/share/cxp_' }).count()).toBe(1);
     await section.getByText('open', { exact: true }).waitFor();
-    await section.screenshot({ path: 'docs/screenshots/preview-protection-settings.png' });
+    await section.screenshot({ path: path.join(process.env.SCREENSHOTS_DIR ?? os.tmpdir(), 'preview-protection-settings.png') });
     await section.getByRole('button', { name: /^Revoke pvl_/ }).click();
     await section.getByText('revoked', { exact: true }).waitFor();
 

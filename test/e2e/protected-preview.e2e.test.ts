@@ -13,7 +13,7 @@ import { launchChromium } from './support/console-service.ts';
  * Issue 42 "Previews that only the team sees" in a real browser (Debian's chromium, playwright-core): a protected
  * preview opens on its password page (401), a wrong password says so, the right one sets the host's cookie and the
  * site shows, at the path first asked for; a reload keeps it; another browser (no cookie) still gets the page.
- * Screenshots: docs/screenshots/protected-preview-*.png.
+ * Screenshots (protected-preview-*.png): SCREENSHOTS_DIR when set (`SCREENSHOTS_DIR=docs/screenshots`), else the temp dir.
  */
 const PASSWORD = 'team only preview';
 let edge: TestEdge;
@@ -45,7 +45,7 @@ describe('a protected preview in Chromium', () => {
     expect(first?.status()).toBe(401);
     await tab.getByRole('heading', { name: 'Protected preview' }).waitFor();
     expect(await tab.content()).not.toContain('Pricing preview');
-    await tab.screenshot({ path: 'docs/screenshots/protected-preview-password.png' });
+    await tab.screenshot({ path: path.join(process.env.SCREENSHOTS_DIR ?? os.tmpdir(), 'protected-preview-password.png') });
 
     await tab.getByLabel('Password').fill('not it');
     await tab.getByRole('button', { name: 'Open preview' }).click();
@@ -58,7 +58,7 @@ describe('a protected preview in Chromium', () => {
     const [cookie] = await context.cookies(preview);
     expect(cookie).toMatchObject({ name: '__cx_preview', httpOnly: true, sameSite: 'Lax' });
     expect(cookie!.domain).toBe(new URL(preview).hostname); // host-only
-    await tab.screenshot({ path: 'docs/screenshots/protected-preview-open.png' });
+    await tab.screenshot({ path: path.join(process.env.SCREENSHOTS_DIR ?? os.tmpdir(), 'protected-preview-open.png') });
 
     await tab.goto(preview);
     await tab.getByRole('heading', { name: 'The new checkout' }).waitFor();
