@@ -1,11 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, utimesSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
 import { Header, Pax } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { prebuiltRefusals } from './prebuilt-deploy.ts';
+import { prebuiltRefusals, STALE_UPLOAD_MS, sweepStaleUploads } from './prebuilt-deploy.ts';
 import {
   bearer,
   buildTestApi,
@@ -264,5 +264,19 @@ describe('a prebuilt upload past the quota', () => {
     expect(Number(r.rows[0]!.n)).toBe(0);
     // What fits still goes.
     expect((await send(tgz([{ path: 'index.html', body: 'small' }]))).statusCode).toBe(201);
+  });
+});
+
+describe('staging folders a killed process left', () => {
+  it("are removed once past any upload's time; younger ones (an upload in flight) and other names stay", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'prebuilt-stale-'));
+    const uploads = path.join(dir, 'uploads');
+    for (const name of ['upl_old', 'upl_new', 'other']) mkdirSync(path.join(uploads, name, 'assets'), { recursive: true });
+    const old = new Date(Date.now() - STALE_UPLOAD_MS - 60_000);
+    utimesSync(path.join(uploads, 'upl_old'), old, old);
+    utimesSync(path.join(uploads, 'other'), old, old);
+    expect(await sweepStaleUploads(dir, Date.now())).toBe(1);
+    expect(readdirSync(uploads).sort()).toEqual(['other', 'upl_new']);
+    expect(await sweepStaleUploads(path.join(dir, 'missing'), Date.now())).toBe(0);
   });
 });

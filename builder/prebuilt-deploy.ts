@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Logger } from '../platform/logger.ts';
@@ -43,7 +43,32 @@ type PrebuiltPlatform = Pick<Platform, 'analytics' | 'bus' | 'clock' | 'config' 
 /** The API's prebuilt uploads (domain/deploys/prebuilt.ts), given to it by the composition root. */
 export function prebuiltDeployer(platform: PrebuiltPlatform): DeployPrebuilt {
   const log = platform.logger.child({ component: 'prebuilt-uploads' });
+  // A process killed mid-upload leaves its staging folder: the next start removes the ones past any upload's time.
+  void sweepStaleUploads(path.resolve(platform.config.DATA_DIR), platform.clock.now()).catch((err) =>
+    log.warn({ err }, 'stale upload folders could not be removed'),
+  );
   return (body, req) => deployPrebuilt(platform, log, body, req);
+}
+
+/** Staging folders older than this are no upload in flight (an upload is bounded to PREBUILT_MAX_UPLOAD_BYTES). */
+export const STALE_UPLOAD_MS = 6 * 60 * 60 * 1000;
+
+/** Removes DATA_DIR/uploads/upl_* folders last changed more than STALE_UPLOAD_MS ago; answers how many went. */
+export async function sweepStaleUploads(dataDir: string, now: number): Promise<number> {
+  const dir = path.join(dataDir, 'uploads');
+  const names = await readdir(dir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names) {
+    if (!name.startsWith('upl_')) continue;
+    const at = await stat(path.join(dir, name)).then(
+      (s) => s.mtimeMs,
+      () => undefined,
+    );
+    if (at === undefined || now - at < STALE_UPLOAD_MS) continue;
+    await rm(path.join(dir, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
 }
 
 async function deployPrebuilt(platform: PrebuiltPlatform, log: Logger, body: Readable, req: PrebuiltRequest): Promise<string> {

@@ -272,4 +272,16 @@ describe('build cache eviction', () => {
     expect(await evictBuildCaches(dir, 2000, files[0])).toEqual([files[1]]);
     expect(files.map((f) => existsSync(f))).toEqual([true, false, true]);
   });
+
+  it("removes a save's temporary copy a killed process left, never one a save may still be writing", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'evict-tmp-'));
+    const f = buildCacheFile(dir, 'p1', 'main');
+    mkdirSync(path.dirname(f), { recursive: true });
+    const [left, writing] = [`${f}.aaaa.tmp`, `${f}.bbbb.tmp`];
+    writeFileSync(left, Buffer.alloc(10));
+    writeFileSync(writing, Buffer.alloc(10));
+    utimesSync(left, new Date(1000), new Date(1000));
+    expect(await evictBuildCaches(dir, 1_000_000)).toEqual([]);
+    expect([existsSync(left), existsSync(writing)]).toEqual([false, true]);
+  });
 });

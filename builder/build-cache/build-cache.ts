@@ -266,13 +266,22 @@ async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promis
   return { bytes: st.size };
 }
 
-/** 4. evict: the least recently used archives go until all of them fit `totalBytes`; `keep` stays. */
+/** A save's temporary copy older than this belongs to no save in flight (a build's time is bounded well below it). */
+const STALE_SAVE_MS = 6 * 60 * 60 * 1000;
+
+/** 4. evict: the least recently used archives go until all of them fit `totalBytes`; `keep` stays (and stale temporary copies go). */
 export async function evictBuildCaches(dir: string, totalBytes: number, keep?: string): Promise<string[]> {
   const files: Array<{ file: string; size: number; used: number }> = [];
   for (const project of await readdir(dir).catch(() => [])) {
     for (const name of await readdir(path.join(dir, project)).catch(() => [])) {
-      if (!name.endsWith('.tar')) continue; // another build's save under way
       const file = path.join(dir, project, name);
+      if (name.endsWith('.tmp')) {
+        // Another build's save under way, or one a killed process left: gone once no save could still be writing it.
+        const t = await stat(file).catch(() => undefined);
+        if (t && Date.now() - t.mtimeMs > STALE_SAVE_MS) await rm(file, { force: true }).catch(() => undefined);
+        continue;
+      }
+      if (!name.endsWith('.tar')) continue;
       const st = await stat(file).catch(() => undefined);
       if (st?.isFile()) files.push({ file, size: st.size, used: st.mtimeMs });
     }
