@@ -1,6 +1,6 @@
 import type uWS from 'uWebSockets.js';
 import type { Logger } from '../platform/logger.ts';
-import { clientIp, immediateReply, readBody, send, sendError, sendFile, watchedReply, type Headers } from './http/uws-reply.ts';
+import { clientIp, immediateReply, type ReadBody, readBody, send, sendError, sendFile, watchedReply, type Headers } from './http/uws-reply.ts';
 import type { SiteServer } from '../hosting/serve/site-server.ts';
 import type { Forwarder, ForwardResponse } from './forward.ts';
 import { LIMITS } from '../schemas/limits.ts';
@@ -9,6 +9,7 @@ import { LIMITS } from '../schemas/limits.ts';
 const FORWARD_MAX_BODY_BYTES = 1024 * 1024;
 /** A larger body is read to its end and thrown away before the 413 (LIMITS.oversizeBody), so its client reads the 413. */
 const OVERSIZE_DRAIN = { bytes: LIMITS.oversizeBody.drainBytes, ms: LIMITS.oversizeBody.drainMs };
+const NO_BODY: Promise<ReadBody> = Promise.resolve({ body: Buffer.alloc(0) });
 
 /**
  * Single-process mode: every request the edge does not serve itself is relayed to the API in the same
@@ -28,10 +29,15 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
     req.forEach((k, v) => {
       headers[k] = headers[k] === undefined ? v : `${headers[k]}, ${v}`;
     });
-    const remoteAddress = clientIp(res, opts.trustProxy ? req.getHeader('x-forwarded-for') : '', opts.trustProxy);
+    // Who asks, read from the socket only when something needs it (a cached site's GET never does).
+    const forwardedFor = opts.trustProxy ? (headers['x-forwarded-for'] ?? '') : '';
+    let ip: string | undefined;
+    const remoteAddress = () => (ip ??= st.aborted || st.done ? '' : clientIp(res, forwardedFor, opts.trustProxy));
     const tooLarge = () => sendError(res, st, 'payload_too_large', `body exceeds ${FORWARD_MAX_BODY_BYTES} bytes`, [], { close: true });
     if (headers['content-length'] && Number(headers['content-length']) > FORWARD_MAX_BODY_BYTES + OVERSIZE_DRAIN.bytes) return tooLarge();
-    const bodyP = readBody(res, st, FORWARD_MAX_BODY_BYTES, tooLarge, 0, OVERSIZE_DRAIN);
+    // A GET or HEAD that announces no body has none to read (most requests to a site).
+    const bodyless = (method === 'GET' || method === 'HEAD') && !headers['content-length'] && !headers['transfer-encoding'];
+    const bodyP = bodyless ? NO_BODY : readBody(res, st, FORWARD_MAX_BODY_BYTES, tooLarge, 0, OVERSIZE_DRAIN);
     void (async () => {
       const read = await bodyP;
       if (read === null || st.done || st.aborted) return;
@@ -39,7 +45,8 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
       if (opts.sites && host) {
         try {
           const found = await opts.sites.lookup(host, remoteAddress);
-          if (found !== undefined) {
+          // A custom domain of a status page (found.statusSlug) is the API's to answer: relayed below.
+          if (found !== undefined && !found.statusSlug) {
             const site = await opts.sites.serve(found.dir, method, url, found, headers, { body: read.body, clientIp: remoteAddress });
             if ('file' in site) return sendFile(res, st, site.status, site.headers, site.file, site.size, site.start);
             // A 304 has no body, not even an empty one's length.
@@ -52,7 +59,7 @@ export function registerSingleProcessProxy(app: uWS.TemplatedApp, opts: { forwar
       }
       let out: ForwardResponse;
       try {
-        out = await forward({ method, url, headers, body: read.body, remoteAddress });
+        out = await forward({ method, url, headers, body: read.body, remoteAddress: remoteAddress() });
       } catch (err) {
         opts.log.error({ err }, 'forwarded request failed');
         return sendError(res, st, 'internal', 'internal error');

@@ -28,32 +28,55 @@ export function loadRules(redirects: RedirectRule[], headers: HeaderRule[]): Sit
   };
 }
 
-/**
- * The first redirect rule matching a request path (its decoded, normalized segments), with its target filled in.
- * A redirect's Location has the bound values percent-encoded (a path's CR/LF can never reach a header) and keeps
- * the request's query string unless the target has its own.
- */
-export function matchRedirect(rules: SiteRules, segs: string[], query: string): RuleAction | undefined {
-  for (const r of rules.redirects) {
-    const params = matchPattern(r.pattern, segs);
-    if (!params) continue;
-    if (r.status === 200 || r.status === 404) return { kind: 'rewrite', status: r.status, path: fill(r.to, params, false), force: r.force };
-    let location = fill(r.to, params, true);
-    if (query && !location.includes('?')) location += `?${query}`;
-    return { kind: 'redirect', status: r.status, location, force: r.force };
+/** The first redirect rule a path matches and what it bound, before its target is filled in (see actionOf). */
+export interface RedirectMatch {
+  rule: SiteRules['redirects'][number];
+  params: Record<string, string>;
+}
+
+/** The first redirect rule matching a request path (its decoded, normalized segments), in file order. */
+export function firstRedirect(rules: SiteRules, segs: string[]): RedirectMatch | undefined {
+  for (const rule of rules.redirects) {
+    const params = matchPattern(rule.pattern, segs);
+    if (params) return { rule, params };
   }
   return undefined;
 }
 
+/**
+ * What a matched rule does, its target filled in: filled only when the rule applies (a rule that is not forced
+ * applies only when no file answers, so a site's `/* /index.html 200` fallback costs nothing for its assets).
+ * A redirect's Location has the bound values percent-encoded (a path's CR/LF can never reach a header) and keeps
+ * the request's query string unless the target has its own.
+ */
+export function actionOf({ rule: r, params }: RedirectMatch, query: string): RuleAction {
+  if (r.status === 200 || r.status === 404) return { kind: 'rewrite', status: r.status, path: fill(r.to, params, false), force: r.force };
+  let location = fill(r.to, params, true);
+  if (query && !location.includes('?')) location += `?${query}`;
+  return { kind: 'redirect', status: r.status, location, force: r.force };
+}
+
+/** The first redirect rule matching a request path, with its target filled in. */
+export function matchRedirect(rules: SiteRules, segs: string[], query: string): RuleAction | undefined {
+  const hit = firstRedirect(rules, segs);
+  return hit && actionOf(hit, query);
+}
+
 /** The headers of every header rule matching the path, in file order (a later one replaces an earlier one's name). */
-export function matchHeaders(rules: SiteRules, segs: string[]): Array<[string, string]> {
+export function matchHeaders(rules: SiteRules, segs: string[]): ReadonlyArray<readonly [string, string]> {
+  let only: HeaderRule | undefined;
   let out: Map<string, string> | undefined;
   for (const r of rules.headers) {
     if (!matchPattern(r.pattern, segs)) continue;
-    out ??= new Map();
+    // One matching rule (the common case) is its own answer; several are merged, a later name replacing an earlier.
+    if (!only) {
+      only = r;
+      continue;
+    }
+    out ??= new Map(only.headers);
     for (const [k, v] of r.headers) out.set(k, v);
   }
-  return out ? [...out] : [];
+  return out ? [...out] : (only?.headers ?? []);
 }
 
 function fill(target: string, params: Record<string, string>, encode: boolean): string {

@@ -27,6 +27,8 @@ const DEPLOY_CACHE_BYTES = 64 * 1024 * 1024;
 export interface SiteFile {
   /** Its real path (opened again with O_NOFOLLOW to stream). */
   target: string;
+  /** Its path in the artifact as asked for (`/`-separated): its siblings are this with `.br`/`.gz`. */
+  rel: string;
   size: number;
   type: string;
   /** Quoted, as sent: strong from the manifest (or the bytes read), weak from size and mtime for a large old file. */
@@ -36,6 +38,8 @@ export interface SiteFile {
   /** Encodings the build kept beside it (from the manifest). */
   enc: Encoding[];
   body?: Buffer;
+  /** Its answers' headers per encoding, built on first use (serve-request.ts headersOf). */
+  answers?: Record<string, Array<[string, string]>>;
 }
 
 /** What a deploy's `.cx/site.json` gave the server; none (a deploy from before it): no rules, no siblings. */
@@ -122,7 +126,7 @@ export function createDeployFiles() {
    * The file at `rel` (relative to the artifact, `/`-separated, normalized), or 'dir' when it is a directory, or
    * null. A directory is never a file here: the request path decides what of it serves (serve-request.ts).
    */
-  async function fileAt(root: string, rel: string, m: DeployMeta, serveSourceMaps: boolean): Promise<SiteFile | 'dir' | null> {
+  function fileAt(root: string, rel: string, m: DeployMeta, serveSourceMaps: boolean): Promise<SiteFile | 'dir' | null> | SiteFile | 'dir' | null {
     if (hidden(rel, m, serveSourceMaps)) return null;
     return lookup(root, rel, m);
   }
@@ -160,6 +164,7 @@ export function createDeployFiles() {
       const mtimeSec = Math.floor(st.mtimeMs / 1000);
       return {
         target,
+        rel,
         size: st.size,
         type: typeOf(target),
         etag,

@@ -1,7 +1,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Encoding } from '../compress/precompress.ts';
-import { matchHeaders, matchRedirect } from '../rules/match.ts';
+import { actionOf, firstRedirect, matchHeaders, type RuleAction } from '../rules/match.ts';
 import { pathSegments } from '../rules/pattern.ts';
 import { type DeployFiles, type DeployMeta, isSourceMap, type SiteFile } from './deploy-files.ts';
 
@@ -52,6 +52,7 @@ export const REVALIDATE = 'public, max-age=0, must-revalidate';
  */
 const HASHED_NAME = /[.-](?=[A-Za-z0-9_-]*\d)(?:[A-Za-z0-9_]{8,}|[A-Za-z0-9_-]{8})\.[A-Za-z0-9]+$/;
 const MAX_PATH = 4096;
+const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
 
 export function cacheControlOf(f: Pick<SiteFile, 'target' | 'type'>): string {
   // A served source map (opted in) is revalidated whatever its name: opting out must not wait for a year of caches.
@@ -110,16 +111,17 @@ export async function serveRequest(
   const normalized = path.posix.normalize(`/${pathname}`);
   const serveMaps = site.serveSourceMaps === true;
 
-  // 2. the deploy's rules
-  const m = await files.meta(root);
+  // 2. the deploy's rules (kept in memory after the first request: no await then)
+  const known = files.meta(root);
+  const m = known instanceof Promise ? await known : known;
   const segs = pathSegments(normalized);
-  const rule = m.rules && m.rules.redirects.length > 0 ? matchRedirect(m.rules, segs, query) : undefined;
-  const extra = m.rules && m.rules.headers.length > 0 ? matchHeaders(m.rules, segs) : [];
+  const rule = m.rules && m.rules.redirects.length > 0 ? firstRedirect(m.rules, segs) : undefined;
+  const extra = m.rules && m.rules.headers.length > 0 ? matchHeaders(m.rules, segs) : NO_HEADERS;
   const answerFile = (status: number, f: SiteFile) => answer(files, root, m, status, f, req, extra);
 
   // 3. a forced rule
-  if (rule?.force) {
-    const applied = await applyRule(rule);
+  if (rule?.rule.force) {
+    const applied = await applyRule(actionOf(rule, query));
     if (applied) return applied;
   }
 
@@ -129,15 +131,15 @@ export async function serveRequest(
   if (found) return redirect(308, query ? `${found.redirect}?${query}` : found.redirect);
 
   // 5. the rule, now that no file answered
-  if (rule && !rule.force) {
-    const applied = await applyRule(rule);
+  if (rule && !rule.rule.force) {
+    const applied = await applyRule(actionOf(rule, query));
     if (applied) return applied;
   }
 
   // 6. nothing
   return notFound();
 
-  async function applyRule(r: NonNullable<typeof rule>): Promise<SiteResponse | undefined> {
+  async function applyRule(r: RuleAction): Promise<SiteResponse | undefined> {
     if (r.kind === 'redirect') return redirect(r.status, r.location);
     const target = path.posix.normalize(`/${r.path.split(/[?#]/)[0]}`);
     const f = await fileOf(files, root, target, m, serveMaps);
@@ -198,7 +200,7 @@ async function answer(
   status: number,
   f: SiteFile,
   req: RequestHeaders,
-  extra: Array<[string, string]>,
+  extra: ReadonlyArray<readonly [string, string]>,
 ): Promise<SiteResponse> {
   const range = status === 200 ? header(req, 'range') : undefined;
   // The encoding: never for a Range (parts are of the identity bytes).
@@ -207,27 +209,20 @@ async function answer(
   if (f.enc.length && !range) {
     encoding = chooseEncoding(header(req, 'accept-encoding'), f.enc);
     if (encoding) {
-      const rel = path.relative(root, f.target).split(path.sep).join('/');
-      const sib = await files.sibling(root, rel, encoding, m);
+      const sib = await files.sibling(root, f.rel, encoding, m);
       if (sib && sib !== 'dir') chosen = sib;
       else encoding = undefined;
     }
   }
-  const etag = encoding ? `${f.etag.slice(0, -1)}-${encoding === 'br' ? 'br' : 'gz'}"` : f.etag;
-  const headers: Array<[string, string]> = [
-    ['content-type', f.type],
-    ['cache-control', cacheControlOf(f)],
-    ['etag', etag],
-    ['last-modified', f.lastModified],
-    ['x-content-type-options', 'nosniff'],
-  ];
-  if (f.enc.length) headers.push(['vary', 'Accept-Encoding']);
-  if (encoding) headers.push(['content-encoding', encoding]);
-  if (status === 200) headers.push(['accept-ranges', 'bytes']);
-  for (const [k, v] of extra) {
-    const i = headers.findIndex(([name]) => name === k);
-    if (i === -1) headers.push([k, v]);
-    else headers[i] = [k, v];
+  const etag = encoding ? encodedEtag(f.etag, encoding) : f.etag;
+  let headers = headersOf(f, encoding, status);
+  if (extra.length) {
+    headers = headers.slice();
+    for (const [k, v] of extra) {
+      const i = headers.findIndex(([name]) => name === k);
+      if (i === -1) headers.push([k, v]);
+      else headers[i] = [k, v];
+    }
   }
 
   // Validators: If-None-Match wins over If-Modified-Since (RFC 9110 §13.2.2).
@@ -235,7 +230,11 @@ async function answer(
     const inm = header(req, 'if-none-match');
     const ims = inm === undefined ? header(req, 'if-modified-since') : undefined;
     if ((inm !== undefined && etagMatches(inm, etag)) || (ims !== undefined && Date.parse(ims) >= f.mtimeSec * 1000))
-      return { status: 304, headers: headers.filter(([k]) => k !== 'content-type' && k !== 'accept-ranges'), body: Buffer.alloc(0) };
+      return {
+        status: 304,
+        headers: extra.length ? headers.filter(([k]) => k !== 'content-type' && k !== 'accept-ranges') : headersOf(f, encoding, 304),
+        body: EMPTY,
+      };
   }
 
   // A single byte range of the identity bytes; an If-Range that is not this ETag asks for the whole file.
@@ -251,7 +250,7 @@ async function answer(
       return { status: 416, headers: h, body: Buffer.from('range not satisfiable') };
     }
     if (part) {
-      headers.push(['content-range', `bytes ${part.start}-${part.end}/${f.size}`]);
+      headers = [...headers, ['content-range', `bytes ${part.start}-${part.end}/${f.size}`]];
       const length = part.end - part.start + 1;
       if (f.body) return { status: 206, headers, body: f.body.subarray(part.start, part.end + 1) };
       return { status: 206, headers, file: await files.openStream(f), size: length, start: part.start };
@@ -260,6 +259,39 @@ async function answer(
   // HEAD too: the front door sends the length and no body (a streamed file's descriptor is closed unread).
   if (chosen.body) return { status, headers, body: chosen.body };
   return { status, headers, file: await files.openStream(chosen), size: chosen.size };
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** An encoded answer's ETag: the identity's with the encoding named (`"abc"` -> `"abc-br"`), as the bytes differ. */
+const encodedEtag = (etag: string, encoding: Encoding) => `${etag.slice(0, -1)}-${encoding === 'br' ? 'br' : 'gz'}"`;
+
+/**
+ * The headers every answer of a file carries in one encoding, built once per file and encoding and kept with it
+ * (a deploy's files never change): type, caching, validators, `Vary` when it has encodings, `Accept-Ranges` on 200s;
+ * a 304's are the 200's without type and ranges.
+ * Shared between answers: whoever adds to them copies first.
+ */
+function headersOf(f: SiteFile, encoding: Encoding | undefined, status: number): Array<[string, string]> {
+  const key = `${encoding ?? 'identity'}${status === 200 || status === 304 ? status : ''}`;
+  const memo = (f.answers ??= {});
+  let headers = memo[key];
+  if (!headers) {
+    headers = [
+      ['content-type', f.type],
+      ['cache-control', cacheControlOf(f)],
+      ['etag', encoding ? encodedEtag(f.etag, encoding) : f.etag],
+      ['last-modified', f.lastModified],
+      ['x-content-type-options', 'nosniff'],
+    ];
+    if (f.enc.length) headers.push(['vary', 'Accept-Encoding']);
+    if (encoding) headers.push(['content-encoding', encoding]);
+    if (status === 200) headers.push(['accept-ranges', 'bytes']);
+    // A 304 carries the validators and caching of the 200 it stands for, not its type.
+    if (status === 304) headers = headers.filter(([k]) => k !== 'content-type');
+    memo[key] = headers;
+  }
+  return headers;
 }
 
 function header(req: RequestHeaders, name: string): string | undefined {

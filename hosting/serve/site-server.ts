@@ -1,7 +1,7 @@
 import { publicBaseUrl, type Config } from '../../platform/config.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { Queryable } from '../../platform/ports/relational-store.ts';
-import { createHostLookup, type HostLookupOptions, type HostStats, type Site } from '../../platform/sites/host-lookup.ts';
+import { type ClientAddress, createHostLookup, type HostLookupOptions, type HostStats, type Site } from '../../platform/sites/host-lookup.ts';
 import { serviceHostRule } from '../../platform/sites/service-hosts.ts';
 import { createDeployFiles } from './deploy-files.ts';
 import { AUTH_BODY_MAX, createPreviewGate, type GateRefusal, privateAnswer } from './preview-gate.ts';
@@ -16,7 +16,7 @@ import { type RequestHeaders, type ServeOptions, type SiteResponse, serveRequest
  * proxy (api/sites/). In the single process the edge and the API share one site server (siteServerOf), so a Host
  * the edge found no site is not looked up again when the request is relayed.
  */
-export type { Site, HostStats } from '../../platform/sites/host-lookup.ts';
+export type { ClientAddress, Site, HostStats } from '../../platform/sites/host-lookup.ts';
 export { addressKey, MISS_CACHE_MAX, SITE_CACHE_MAX, UNKNOWN_HOST_LOOKUPS } from '../../platform/sites/host-lookup.ts';
 export { isSourceMap } from './deploy-files.ts';
 export type { RequestHeaders, SiteResponse } from './serve-request.ts';
@@ -28,7 +28,8 @@ export type ServedSite = ServeOptions & Partial<Pick<Site, 'projectId' | 'protec
 /** What the gate of a protected host reads besides the headers: the form's body (at most AUTH_BODY_MAX) and who asks. */
 export interface ServeExtra {
   body?: Buffer;
-  clientIp?: string;
+  /** Read only for a protected site (its gate limits password tries per address). */
+  clientIp?: ClientAddress;
 }
 
 export interface SiteServer {
@@ -36,7 +37,7 @@ export interface SiteServer {
    * The site a Host names, or undefined when the Host is not a site. `clientIp`: who asks; a query for a Host not
    * known as a site costs it one of UNKNOWN_HOST_LOOKUPS (without one, nothing is counted: internal callers).
    */
-  lookup(host: string, clientIp?: string): Promise<Site | undefined>;
+  lookup(host: string, clientIp?: ClientAddress): Promise<Site | undefined>;
   /**
    * The answer for one request to a site; a `.map` is served only when the site opted in (`site.serveSourceMaps`);
    * a `limited` lookup is 429 rate_limited. `headers`: the request's (conditional requests, Range, Accept-Encoding,
@@ -102,7 +103,14 @@ export function createSiteServer(
           .toLowerCase()
           .replace(/:\d+$/, '');
         const body = extra.body && extra.body.length > AUTH_BODY_MAX ? extra.body.subarray(0, AUTH_BODY_MAX) : extra.body;
-        const refused = await gate.check(site.projectId, site.protection, { host, method, url, headers, body, clientIp: extra.clientIp });
+        const refused = await gate.check(site.projectId, site.protection, {
+          host,
+          method,
+          url,
+          headers,
+          body,
+          clientIp: typeof extra.clientIp === 'function' ? extra.clientIp() : extra.clientIp,
+        });
         if (refused) return refused;
         return privateAnswer(await serveRequest(files, root, method, url, site, headers));
       }

@@ -37,6 +37,11 @@ export interface Site {
   protection?: PreviewProtection;
   /** Not looked up: the client is past its unknown-Host lookups (UNKNOWN_HOST_LOOKUPS); served as 429. */
   limited?: { retryAfterSec: number };
+  /**
+   * A custom domain that serves its project's status page (issue 43), not files: the project's slug. The API answers
+   * it (api/sites/site-hosting.ts); the edge relays it there.
+   */
+  statusSlug?: string;
 }
 
 /** What guards a protected per-deploy host: the password's hash and version, the cookie key, the live share links. */
@@ -113,6 +118,9 @@ export function boundedCache<V>(maxEntries: number, maxBytes: number) {
   };
 }
 
+/** Who asks: an address, or how to read it when needed (reading a socket's address costs a few microseconds). */
+export type ClientAddress = string | (() => string);
+
 export interface HostLookupOptions {
   sitesDomain: string;
   /** Hosts that are the service's own (service-hosts.ts): never a site, whatever the database says. */
@@ -160,6 +168,7 @@ export function createHostLookup(db: Queryable, o: HostLookupOptions) {
     projectId: row?.project_id ?? null,
     dir: row?.artifact_dir ? path.resolve(dataDir, row.artifact_dir) : '',
     serveSourceMaps: row?.serve_source_maps === true,
+    ...(row?.status_slug && { statusSlug: row.status_slug }),
     ...(row?.preview_protection === true && {
       protection: {
         passwordHash: row.preview_password_hash ?? null,
@@ -198,8 +207,11 @@ export function createHostLookup(db: Queryable, o: HostLookupOptions) {
     return row && site(row);
   }
 
-  /** A Host's site: from the caches while fresh, else one query (charged to `clientIp` unless the Host is known). */
-  async function lookupHost(hostname: string, clientIp: string | undefined): Promise<Site | undefined> {
+  /**
+   * A Host's site: from the caches while fresh, else one query (charged to `clientIp` unless the Host is known).
+   * `clientIp` may be a function: the address is then read only when a lookup is charged (a cached Host never asks).
+   */
+  async function lookupHost(hostname: string, clientIp: ClientAddress | undefined): Promise<Site | undefined> {
     const query = plan(hostname);
     if (!query) return undefined;
     const now = Date.now();
@@ -209,7 +221,11 @@ export function createHostLookup(db: Queryable, o: HostLookupOptions) {
     if (pending !== undefined) return pending;
     if (!cached?.site?.projectId && clientIp !== undefined && o.limiter) {
       const decision = await o.limiter
-        .hit(`site-host-lookups:${addressKey(clientIp)}`, UNKNOWN_HOST_LOOKUPS.perAddress, UNKNOWN_HOST_LOOKUPS.windowMs)
+        .hit(
+          `site-host-lookups:${addressKey(typeof clientIp === 'function' ? clientIp() : clientIp)}`,
+          UNKNOWN_HOST_LOOKUPS.perAddress,
+          UNKNOWN_HOST_LOOKUPS.windowMs,
+        )
         .catch(() => {
           // The limiter away (Redis): the site still serves; the query goes ahead, counted.
           counts.limiterErrors++;
