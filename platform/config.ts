@@ -289,6 +289,13 @@ const ConfigSchema = z.object({
   RESEND_API_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
   /** RESEND_API_URL: Resend's API; https only, through the outbound guard. */
   RESEND_API_URL: z.string().default('https://api.resend.com'),
+  /**
+   * PIPELINE_LINGER_MS: how long the processor's pipelines (errors, analytics, client items) let a small batch wait
+   * for more before handling it (SubscribeOptions.lingerMs). At a trickle of events each handling is one database
+   * transaction and one analytical insert for many events instead of one each (issue 44: a small site's errors
+   * should cost almost nothing); under load batches fill and go at once. 0 hands every delivery over at once.
+   */
+  PIPELINE_LINGER_MS: z.coerce.number().int().min(0).max(5000).default(250),
   /** ANALYTICS_RETENTION_DAYS: analytics events older than this (by event time) are deleted by ClickHouse's TTL. */
   ANALYTICS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(365),
   /**

@@ -24,6 +24,8 @@ export interface PipelineSpec<Batch, Reason extends string> {
   group: string;
   /** Deliveries handled at once. */
   maxInFlight: number;
+  /** How long a small delivery waits for more (SubscribeOptions.lingerMs, PIPELINE_LINGER_MS); default 0. */
+  lingerMs?: number;
   /** undefined: the message is no batch of the topic. `countDrop` counts events the decoding itself drops. */
   decode(value: Buffer, countDrop: (reason: Reason) => void): Batch | undefined;
   handle(batches: Batch[]): Promise<BatchSummary<Reason>>;
@@ -69,7 +71,7 @@ export async function startPipelineConsumer<Batch, Reason extends string>(
       totals = addSummaries(totals, summary);
       logger.debug(summary, 'batch processed');
     },
-    { maxInFlight: spec.maxInFlight },
+    { maxInFlight: spec.maxInFlight, lingerMs: spec.lingerMs },
   );
 
   let logged = totals;

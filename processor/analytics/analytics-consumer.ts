@@ -50,6 +50,7 @@ export async function startAnalyticsConsumer(platform: Pick<Platform, 'analytics
       topic: analyticsEvents.TOPIC,
       group: CONSUMER_GROUPS.analyticsPipeline,
       maxInFlight: BATCHES_IN_FLIGHT,
+      lingerMs: platform.config.PIPELINE_LINGER_MS,
       decode: (value) => analyticsEvents.decode(value),
       handle: pipeline,
       prune: { intervalMs: PRUNE_MS, run: () => pruneAnalyticsLedger(platform.db, platform.clock.now()) },

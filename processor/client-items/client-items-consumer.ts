@@ -35,6 +35,7 @@ export async function startClientItemsConsumer(platform: ClientItemsPlatform): P
       topic: clientItems.TOPIC,
       group: CONSUMER_GROUPS.clientItems,
       maxInFlight: IN_FLIGHT,
+      lingerMs: platform.config.PIPELINE_LINGER_MS,
       decode: (value) => clientItems.decode(value),
       async handle(messages) {
         let summary = emptySummary();

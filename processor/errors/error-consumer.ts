@@ -86,6 +86,7 @@ export async function startErrorConsumer(
       topic: errorEvents.TOPIC,
       group: CONSUMER_GROUPS.errorPipeline,
       maxInFlight: opts.batchesInFlight ?? BATCHES_IN_FLIGHT,
+      lingerMs: platform.config.PIPELINE_LINGER_MS,
       decode: (value, countDrop) => errorEvents.decodeErrorBatch(value, () => countDrop('invalid_event')),
       handle: (batches) => handleIsolatingPoison(isolation, batches),
       prune: pruneMs === false ? undefined : { intervalMs: pruneMs, run: () => pruneConsumedLedger(platform.db) },

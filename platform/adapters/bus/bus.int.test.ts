@@ -181,6 +181,35 @@ describe('bus contract: in-process with its log on disk', () => {
     await bus.close();
   });
 
+  it('a subscription with lingerMs gets a trickle of publishes as one batch: after lingerMs, or at once for drained() or a full batch', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    const calls: string[][] = [];
+    await bus.subscribe('t', 'lingering', async (ms) => void calls.push(ms.map(text)), { lingerMs: 60_000 });
+    for (const v of ['a', 'b', 'c']) await bus.publish('t', [msg('k', v)]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(calls).toEqual([]);
+    // Someone waits for the group: what lingers goes now, in one call.
+    expect(await bus.drained!()).toBe(true);
+    expect(calls).toEqual([['a', 'b', 'c']]);
+    // A full batch (MAX_BATCH messages) does not wait.
+    await bus.publish(
+      't',
+      Array.from({ length: 1_000 }, (_, i) => msg('k', `m${i}`)),
+    );
+    await until(() => calls.length === 2, 'the full batch without drained()');
+    expect(calls[1]).toHaveLength(1_000);
+    await bus.close();
+  });
+
+  it('a lingering batch goes by itself once its oldest message is lingerMs old', async () => {
+    const bus = createInProcessBus({ logDir: logDir() });
+    const calls: string[][] = [];
+    await bus.subscribe('t', 'short', async (ms) => void calls.push(ms.map(text)), { lingerMs: 200 });
+    await Promise.all(['a', 'b'].map((v) => bus.publish('t', [msg('k', v)])));
+    await until(() => calls.flat().length === 2, 'both messages without drained()');
+    await bus.close();
+  });
+
   it('drained() rejects when the group stops before it caught up, and when the bus closes', async () => {
     const bus = createInProcessBus({ logDir: logDir() });
     let release!: () => void;

@@ -41,6 +41,11 @@ export interface GroupCommitConsumerOptions {
    */
   maxInFlight?: number;
   /**
+   * How long a batch short of maxBatchBytes waits for more before the handler gets it (default 0: at once); see
+   * SubscribeOptions.lingerMs. Offsets are still committed only after the handler, so nothing is lost by waiting.
+   */
+  lingerMs?: number;
+  /**
    * Whether this member still owns a partition (default: always). After a rebalance moved a partition
    * away, a batch that held its messages may finish after the new owner committed further; committing
    * it then would move the group's offset back (and replay what the new owner handled). Skipped.
@@ -66,6 +71,9 @@ export class GroupCommitConsumer {
   /** Highest offset committed per topic/partition, so a re-fetched older message never moves it back. */
   private readonly committed = new Map<string, bigint>();
   private readonly roomWaiters = new Set<() => void>();
+  /** When the oldest pending message arrived (performance.now()), for the linger. */
+  private pendingSince = 0;
+  private lingerTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: GroupCommitConsumerOptions) {}
 
@@ -75,6 +83,7 @@ export class GroupCommitConsumer {
    */
   async add(messages: ConsumedMessage[], heartbeat: () => Promise<void>): Promise<void> {
     if (this.stopping || !messages.length) return;
+    if (!this.pending.length) this.pendingSince = performance.now();
     this.pending.push(...messages);
     for (const m of messages) this.pendingBytes += m.value.length;
     this.start();
@@ -98,9 +107,12 @@ export class GroupCommitConsumer {
    */
   async drain(): Promise<void> {
     this.draining = true;
+    // A lingering batch goes now (draining ends every linger).
+    this.start();
     while (this.inFlight.length || this.running) await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     await this.committing;
     this.stopping = true;
+    clearTimeout(this.lingerTimer);
     this.pending = [];
     this.pendingBytes = 0;
     this.wakeWaiters();
@@ -110,7 +122,7 @@ export class GroupCommitConsumer {
     const max = this.opts.maxInFlight ?? 1;
     // Finished batches wait in inFlight for an earlier one to finish too; at most `max` more than
     // run, so a batch that keeps failing does not let finished-but-uncommitted ones pile up.
-    while (this.running < max && this.inFlight.length < 2 * max && this.pending.length && !this.stopping) {
+    while (this.running < max && this.inFlight.length < 2 * max && this.pending.length && !this.stopping && !this.lingers()) {
       const entry = { batch: this.take(), done: false };
       this.inFlight.push(entry);
       this.running++;
@@ -134,6 +146,19 @@ export class GroupCommitConsumer {
         this.start();
       });
     }
+  }
+
+  /** Whether the pending messages, short of a full batch, wait for more (lingerMs; a timer starts them). */
+  private lingers(): boolean {
+    const linger = this.opts.lingerMs ?? 0;
+    if (!linger || this.draining || this.pendingBytes >= this.opts.maxBatchBytes) return false;
+    const left = this.pendingSince + linger - performance.now();
+    if (left <= 0) return false;
+    this.lingerTimer ??= setTimeout(() => {
+      this.lingerTimer = undefined;
+      this.start();
+    }, Math.ceil(left));
+    return true;
   }
 
   /** The oldest pending messages, up to maxBatchBytes (at least one). */

@@ -307,3 +307,62 @@ describe('group-commit consumer', () => {
     });
   });
 });
+
+describe('group-commit consumer: linger', () => {
+  // The linger reads performance.now(): faked too, so the test's clock decides what is old enough.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'Date', 'performance'] }));
+  const lingering = (lingerMs: number, maxBatchBytes = 1_000) => {
+    const calls: ConsumedMessage[][] = [];
+    const commits: PartitionOffset[][] = [];
+    const c = new GroupCommitConsumer({
+      handler: async (b) => void calls.push(b),
+      commit: async (o) => void commits.push(o),
+      maxBatchBytes,
+      lingerMs,
+      retry: { initialMs: 1, maxMs: 2 },
+      log,
+    });
+    return { c, calls, commits };
+  };
+
+  it('a trickle of fetches waits lingerMs from its first message, then goes to the handler as one batch, committed after it', async () => {
+    const { c, calls, commits } = lingering(100);
+    await c.add(msgs(0, 0, 1), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(40);
+    await c.add(msgs(0, 1, 1), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(40);
+    await c.add(msgs(1, 0, 1), noHeartbeat);
+    expect(calls).toHaveLength(0);
+    expect(commits).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(25);
+    expect(calls.map((b) => b.length)).toEqual([3]);
+    await until(() => commits.length === 1, 'the commit');
+    expect(commits[0]).toEqual(
+      expect.arrayContaining([
+        { topic: 't', partition: 0, offset: '2' },
+        { topic: 't', partition: 1, offset: '1' },
+      ]),
+    );
+  });
+
+  it('without a linger every fetch goes at once', async () => {
+    const { c, calls } = lingering(0);
+    await c.add(msgs(0, 0, 1), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(0);
+    await c.add(msgs(0, 1, 1), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.map((b) => b.length)).toEqual([1, 1]);
+  });
+
+  it('a full batch does not wait, and drain() hands a lingering one over at once', async () => {
+    const { c, calls } = lingering(60_000, 100);
+    await c.add(msgs(0, 0, 10, 10), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(calls.map((b) => b.length)).toEqual([10]);
+    await c.add(msgs(0, 10, 2, 10), noHeartbeat);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(calls).toHaveLength(1);
+    await c.drain();
+    expect(calls.map((b) => b.length)).toEqual([10, 2]);
+  });
+});

@@ -23,7 +23,8 @@ import { openTopicLog, topicLogDir, type TopicLog } from './local-log.ts';
  * - One partition per topic (0), offsets count up from 0 per topic across restarts, so order is publish order.
  * - A group runs up to its subscription's `maxInFlight` batches at once (default 1: its handler never runs twice at
  *   once); commits stay in offset order. Waiting messages are handed to the handler together (up to MAX_BATCH
- *   messages and MAX_BATCH_BYTES) to keep the embedded hot path cheap.
+ *   messages and MAX_BATCH_BYTES) to keep the embedded hot path cheap, and with a `lingerMs` a batch short of that
+ *   waits up to lingerMs for more (lingers()).
  * - A group outlives its subscription: while a group has no active member (stopped, restarting), messages for it
  *   wait. A topic with no group yet keeps its messages in its log; a group that never committed starts at the oldest
  *   message on disk. A group's first subscription in a process reads back what it has not committed (in chunks,
@@ -57,6 +58,8 @@ const MAX_WAITING_BYTES = 256 * 1024 * 1024;
 interface Job {
   messages: ConsumedMessage[];
   bytes: number;
+  /** When it was published (performance.now()); a read-back or given-back job has none and never lingers. */
+  at?: number;
   /** A batch given back unprocessed (its member left): it runs again alone, in its old place in the commit order. */
   run?: Run;
 }
@@ -83,6 +86,10 @@ interface Group {
   waitingBytes: number;
   /** Batches the handler may work on at once (the first subscription's maxInFlight). */
   maxInFlight: number;
+  /** How long a small batch waits for more before it is handed over (the first subscription's lingerMs; 0: never). */
+  lingerMs: number;
+  /** The wake-up of a lingering batch. */
+  lingerTimer?: NodeJS.Timeout;
   running: number;
   /** The batches in flight; stop() waits on them. */
   inFlight: Set<Promise<void>>;
@@ -163,7 +170,26 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
   }
 
   function drain(group: Group): void {
-    while (group.running < group.maxInFlight && group.members.length && group.queue.length) startBatch(group);
+    while (group.running < group.maxInFlight && group.members.length && group.queue.length && !lingers(group)) startBatch(group);
+  }
+
+  /**
+   * Linger (SubscribeOptions.lingerMs): a batch smaller than the largest a handler takes waits until its oldest message
+   * is lingerMs old, so a trickle of publishes reaches the handler as one call (one database write) per lingerMs
+   * rather than one each. Never when a drained() call waits on the group, for a batch given back or read back from
+   * the log, or once the batch is full. Publish is not delayed: its messages are in the log already.
+   */
+  function lingers(group: Group): boolean {
+    const first = group.queue[0]!;
+    if (!group.lingerMs || first.at === undefined || group.waiters.length) return false;
+    if (group.waiting >= MAX_BATCH || group.waitingBytes >= MAX_BATCH_BYTES) return false;
+    const left = first.at + group.lingerMs - performance.now();
+    if (left <= 0) return false;
+    group.lingerTimer ??= setTimeout(() => {
+      group.lingerTimer = undefined;
+      drain(group);
+    }, Math.ceil(left));
+    return true;
   }
 
   /** Hand the next waiting messages (up to MAX_BATCH and MAX_BATCH_BYTES) to the group's first member. */
@@ -259,7 +285,8 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
     }
     const batch = consumed(topicName, messages, first);
     // A group that started after the append was written reads it back from the log instead.
-    for (const g of topic.groups.values()) if (first >= g.liveFrom) deliver(g, { messages: batch, bytes });
+    const at = performance.now();
+    for (const g of topic.groups.values()) if (first >= g.liveFrom) deliver(g, { messages: batch, bytes, at });
     if (!topic.groups.size) {
       topic.orphanCount += batch.length;
       topic.orphanBytes += bytes;
@@ -271,7 +298,7 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
    * never committed, from the oldest message on disk), in chunks, queued as they come; what is published meanwhile
    * is held behind the read-back.
    */
-  function createGroup(topic: Topic, groupId: string, maxInFlight: number): Group {
+  function createGroup(topic: Topic, groupId: string, maxInFlight: number, lingerMs: number): Group {
     const log = topic.log;
     const committed = log.committed(groupId);
     const from = committed ?? log.startOffset;
@@ -285,6 +312,7 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
       waiting: 0,
       waitingBytes: 0,
       maxInFlight,
+      lingerMs,
       running: 0,
       inFlight: new Set(),
       runs: [],
@@ -324,7 +352,8 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
   async function subscribe(topicName: string, groupId: string, handler: BatchHandler, subscribeOpts?: SubscribeOptions): Promise<Subscription> {
     if (closed) throw new BusUnavailableError('bus closed');
     const topic = topics.get(topicName) ?? (await openTopic(topicName));
-    const g = topic.groups.get(groupId) ?? createGroup(topic, groupId, Math.max(1, subscribeOpts?.maxInFlight ?? 1));
+    const g =
+      topic.groups.get(groupId) ?? createGroup(topic, groupId, Math.max(1, subscribeOpts?.maxInFlight ?? 1), Math.max(0, subscribeOpts?.lingerMs ?? 0));
     g.members.push(handler);
     drain(g);
     await g.ready;
@@ -357,6 +386,8 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
         for (const g of topic.groups.values()) {
           if (!g.members.length || (topic.log.committed(g.id) ?? topic.log.startOffset) >= end) continue;
           waits.push(new Promise<void>((resolve, reject) => g.waiters.push({ end, resolve, reject })));
+          // Someone waits for this group: a lingering batch goes now.
+          drain(g);
         }
       }
       await Promise.all(waits);
@@ -394,6 +425,7 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
       const err = new BusUnavailableError('bus closed');
       for (const topic of topics.values()) {
         for (const group of topic.groups.values()) {
+          clearTimeout(group.lingerTimer);
           group.members = [];
           await Promise.all(group.inFlight);
           group.queue = [];

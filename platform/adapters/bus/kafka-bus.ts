@@ -190,6 +190,7 @@ export async function createKafkaBus(opts: KafkaBusOptions): Promise<Bus> {
       owns: (t, p) => !assigned || (assigned.get(t)?.has(p) ?? false),
       maxBatchBytes: opts.maxBatchBytes ?? MAX_BATCH_BYTES,
       maxInFlight: subOpts.maxInFlight,
+      lingerMs: subOpts.lingerMs,
       retry: { initialMs: HANDLER_RETRY_MS.initial, maxMs: HANDLER_RETRY_MS.max },
       log: sublog,
     });
