@@ -352,8 +352,7 @@ export function createInProcessBus(opts: InProcessBusOptions): Bus {
   async function subscribe(topicName: string, groupId: string, handler: BatchHandler, subscribeOpts?: SubscribeOptions): Promise<Subscription> {
     if (closed) throw new BusUnavailableError('bus closed');
     const topic = topics.get(topicName) ?? (await openTopic(topicName));
-    const g =
-      topic.groups.get(groupId) ?? createGroup(topic, groupId, Math.max(1, subscribeOpts?.maxInFlight ?? 1), Math.max(0, subscribeOpts?.lingerMs ?? 0));
+    const g = topic.groups.get(groupId) ?? createGroup(topic, groupId, Math.max(1, subscribeOpts?.maxInFlight ?? 1), Math.max(0, subscribeOpts?.lingerMs ?? 0));
     g.members.push(handler);
     drain(g);
     await g.ready;
