@@ -154,6 +154,24 @@ export const LIMITS = {
       httpPerMonitorPerMinute: 30,
     },
   },
+  /**
+   * Status page subscribers (issue 43). Sign-ups: per caller IP an hour, confirmation mails per page (project) an hour,
+   * one confirmation mail per address and page every `addressEveryHours`, and at most `addressPerDay` to one address
+   * from every page together (so a page cannot be used to mail-bomb a stranger). A confirmation link lasts
+   * `confirmHours`; a page keeps at most `perProject` e-mail subscribers and `webhooksPerProject` webhook ones; each
+   * notification goes out to `mailConcurrency` subscribers at a time.
+   */
+  statusSubscribers: {
+    perIpPerHour: 10,
+    perProjectPerHour: 100,
+    addressEveryHours: 6,
+    addressPerDay: 3,
+    confirmHours: 48,
+    perProject: 5000,
+    webhooksPerProject: 10,
+    emailMaxChars: 254,
+    mailConcurrency: 4,
+  },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

@@ -22,4 +22,6 @@ export const CONSUMER_GROUPS = {
   builder: 'builder-deploys',
   inboundPipeline: 'processor-inbound',
   clientItems: 'processor-client-items',
+  /** Mail of incident and maintenance events to status page subscribers (issue 43; the project events topic). */
+  statusSubscriberMail: 'processor-status-subscribers',
 } as const;

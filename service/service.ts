@@ -18,6 +18,7 @@ import { startWebhookDispatcher } from '../processor/webhooks/webhook-dispatcher
 import { startInboundConsumer } from '../processor/inbound/inbound-consumer.ts';
 import { startGithubStatusSweep } from '../processor/github-status/github-status-sweep.ts';
 import { startUptimeMonitor } from '../processor/uptime/uptime-monitor.ts';
+import { startSubscriberMailConsumer } from '../processor/status-subscribers/subscriber-mail-consumer.ts';
 import { startIssueTriageSweep } from '../processor/errors/issue-triage-sweep.ts';
 import { createAlertRuleEvaluation } from '../processor/alerts/evaluate-rules.ts';
 import { startIngestServer } from '../ingest/ingest-server.ts';
@@ -98,6 +99,10 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
       stops.push(() => analytics.stop());
       const webhooks = await startWebhookDispatcher(platform, { sweepIntervalMs: t.webhookSweepIntervalMs });
       stops.push(() => webhooks.stop());
+      // Mail of incident and maintenance events to status page subscribers (issue 43).
+      const subscriberMail = await startSubscriberMailConsumer(platform);
+      stops.push(() => subscriberMail.stop());
+      ops.metrics.addPipeline('status_subscriber_mail', () => subscriberMail.stats());
       const githubStatus = startGithubStatusSweep(platform);
       stops.push(() => githubStatus.stop());
       ops.metrics.addGithubReports(() => githubStatus.stats());

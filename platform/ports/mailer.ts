@@ -7,6 +7,8 @@ export interface MailMessage {
   subject: string;
   text: string;
   html?: string;
+  /** Extra header fields (e.g. List-Unsubscribe, List-Unsubscribe-Post); names and values are the caller's own, never a visitor's. */
+  headers?: Record<string, string>;
 }
 
 export interface Mailer {

@@ -22,6 +22,7 @@ import { keyRoutes } from './keys.ts';
 import { billingRoutes } from './billing.ts';
 import { feedbackRoutes } from './feedback.ts';
 import { releaseHealthRoutes } from './release-health.ts';
+import { statusSubscriberRoutes } from './status-subscribers.ts';
 
 /**
  * Every family's route shapes, gathered: with the route table (route-table.ts) what the API registers with
@@ -53,6 +54,7 @@ export const ROUTE_SHAPES = {
   ...billingRoutes,
   ...feedbackRoutes,
   ...releaseHealthRoutes,
+  ...statusSubscriberRoutes,
 };
 export type RouteShapes = typeof ROUTE_SHAPES;
 export type ShapedRouteId = keyof RouteShapes;

@@ -157,6 +157,14 @@ export const ROUTES = {
   deleteInbox: { method: 'DELETE', path: '/v1/projects/:slug/email/inboxes/:id' },
   listInboxMessages: { method: 'GET', path: '/v1/projects/:slug/email/inboxes/:id/messages' },
   getRawInboxMessage: { method: 'GET', path: '/v1/projects/:slug/email/inboxes/:id/messages/:messageId/raw' },
+  // status page subscribers (issue 43): public sign-up, confirm and unsubscribe; the project's list and webhook subscribers
+  subscribeToStatus: { method: 'POST', path: '/v1/status/:slug/subscribers' },
+  confirmStatusSubscription: { method: 'GET', path: '/v1/status/:slug/subscribers/confirm' },
+  statusUnsubscribePage: { method: 'GET', path: '/v1/status/:slug/unsubscribe' },
+  statusUnsubscribe: { method: 'POST', path: '/v1/status/:slug/unsubscribe' },
+  listStatusSubscribers: { method: 'GET', path: '/v1/projects/:slug/uptime/subscribers' },
+  createStatusWebhookSubscriber: { method: 'POST', path: '/v1/projects/:slug/uptime/subscribers' },
+  deleteStatusSubscriber: { method: 'DELETE', path: '/v1/projects/:slug/uptime/subscribers/:subscriberId' },
   // uptime and status
   listMonitors: { method: 'GET', path: '/v1/projects/:slug/uptime' },
   createMonitor: { method: 'POST', path: '/v1/projects/:slug/uptime' },

@@ -17,7 +17,14 @@ export function createFileMailer(dir: string, from: string, logger: Logger): Mai
   return {
     adapter: 'file',
     async send(message: MailMessage): Promise<void> {
-      const info = await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      const info = await transport.sendMail({
+        from,
+        to: message.to,
+        subject: message.subject,
+        text: message.text,
+        html: message.html,
+        headers: message.headers,
+      });
       await ready;
       // Sortable by time, unique without coordination.
       const name = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.eml`;

@@ -18,7 +18,7 @@ export function createSmtpMailer(url: string, from: string): Mailer {
   return {
     adapter: 'smtp',
     async send(message: MailMessage): Promise<void> {
-      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html });
+      await transport.sendMail({ from, to: message.to, subject: message.subject, text: message.text, html: message.html, headers: message.headers });
     },
     async close() {
       transport.close();
