@@ -235,8 +235,8 @@ export async function runBuild(job: BuildJob): Promise<BuildOutcome> {
       run: (argv, mount) => step(argv, inBuild.root, { ...BASE_ENV, HOME: inBuild.home }, false, mount),
       note: (t) => job.log.line('system', t),
     };
-    if (job.cache) await restoreBuildCache(job.cache, cacheBuild);
-    const { buildCommand, outputDir, framework } = await buildDefaults(job, src, (t) => job.log.line('system', t));
+    const restored = job.cache ? await restoreBuildCache(job.cache, cacheBuild) : undefined;
+    const { buildCommand, outputDir, framework } = await buildDefaults(job, src, (t) => job.log.line('system', t), restored);
     if (framework) await job.onFramework?.(framework);
     if (buildCommand.trim()) {
       job.log.line('system', `running: ${buildCommand}`);

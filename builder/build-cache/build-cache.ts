@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, chmod, link, lstat, mkdir, readdir, readlink, rename, rm, stat, utimes } from 'node:fs/promises';
+import { copyFile, chmod, link, lstat, mkdir, readdir, readFile, readlink, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { StepResult } from '../sandbox/build-process.ts';
@@ -23,6 +23,9 @@ import { buildCacheFile } from '../../domain/deploys/build-cache-files.ts';
  *               BUILD_CACHE_MAX_MB), archived by tar inside the sandbox, copied under DATA_DIR as a temporary file
  *               and renamed over the branch's archive. A save that fails or is over the cap is skipped with a line;
  *               a tree the build left as its own branch's cache restored it is not written again ("unchanged").
+ *   install     the digest of the `package.json` and npm lockfile a saved `node_modules` was installed from is kept in
+ *               the archive (cache/install-digest); restore returns it, and a detected `npm ci` becomes an install that
+ *               keeps the restored tree when the checkout's digest is the same (frameworks/detect-framework.ts).
  *   4. evict    every project's archives together past BUILD_CACHE_TOTAL_MB: the least recently used (a restore
  *               touches its archive) go, never the one just saved.
  */
@@ -65,6 +68,39 @@ const SAVING = '.build-cache-save.tar';
 const MOUNTED = 'build-cache.tar';
 const ARCHIVE_INSIDE = '/sandbox/build-cache.tar';
 const TAR_BLOCK = 512;
+/** cache/install-digest: what the archive's node_modules was installed from (installDigest). */
+const INSTALL_DIGEST = 'install-digest';
+/** The npm lockfiles a digest covers with package.json (the first that is there), and the largest read. */
+const NPM_LOCKFILES = ['package-lock.json', 'npm-shrinkwrap.json'];
+const LOCKFILE_MAX_BYTES = 64 * 1024 * 1024;
+
+/** What a restore found: the digest of the install its node_modules came from, when it restored one and knew it. */
+export interface RestoredCache {
+  installedFrom?: string;
+}
+
+/**
+ * sha256 of a checkout's `package.json` and npm lockfile (regular files only, never a link, within
+ * LOCKFILE_MAX_BYTES): undefined without both. Two checkouts with the same digest install the same tree.
+ */
+export async function installDigest(src: string): Promise<string | undefined> {
+  const h = createHash('sha256');
+  const pkg = await smallFile(path.join(src, 'package.json'), LOCKFILE_MAX_BYTES);
+  if (pkg === undefined) return undefined;
+  for (const name of NPM_LOCKFILES) {
+    const lock = await smallFile(path.join(src, name), LOCKFILE_MAX_BYTES);
+    if (lock === undefined) continue;
+    h.update(`package.json\0${pkg.length}\0`).update(pkg).update(`${name}\0${lock.length}\0`).update(lock);
+    return h.digest('hex');
+  }
+  return undefined;
+}
+
+async function smallFile(file: string, max: number): Promise<Buffer | undefined> {
+  const st = await lstat(file).catch(() => undefined);
+  if (!st?.isFile() || st.size > max) return undefined;
+  return readFile(file).catch(() => undefined);
+}
 
 /** The package managers' caches, under the build's /work/cache (`root` as the build sees it). */
 export function buildCacheEnv(root: string): Record<string, string> {
@@ -82,7 +118,7 @@ const mb = (bytes: number) => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB
 const failedStep = (r: StepResult) => r.timedOut || r.aborted || r.limit !== undefined || r.exitCode !== 0;
 
 /** 1. restore: never throws, never fails the build. */
-export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Promise<void> {
+export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Promise<RestoredCache | undefined> {
   const own = buildCacheFile(job.dir, job.projectId, job.branch);
   const fallback = job.defaultBranch && job.defaultBranch !== job.branch ? buildCacheFile(job.dir, job.projectId, job.defaultBranch) : undefined;
   const from = (await isFile(own))
@@ -92,7 +128,7 @@ export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Prom
       : undefined;
   if (!from) {
     b.note('no build cache');
-    return;
+    return undefined;
   }
   const staging = path.join(b.root, STAGING);
   const why = await restoreFrom(job, b, from.file, staging).catch((err: unknown) => `${(err as Error).message}`);
@@ -101,15 +137,23 @@ export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Prom
   if (typeof why === 'string') {
     await rm(from.file, { force: true }).catch(() => undefined);
     b.note(`build cache dropped: ${why}`);
-    return;
+    return undefined;
   }
   const at = new Date(job.now());
   await utimes(from.file, at, at).catch(() => undefined);
   if (from.file === own) restoredTrees.set(b, signature(why.entries));
   b.note(`build cache restored (${mb(why.bytes)}, from ${from.branch})`);
+  if (!why.movedModules) return {};
+  const digest = (await smallFile(path.join(b.root, CACHE_DIR, INSTALL_DIGEST), 128))?.toString('utf8');
+  return { installedFrom: digest && /^[0-9a-f]{64}$/.test(digest) ? digest : undefined };
 }
 
-async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, staging: string): Promise<string | { bytes: number; entries: string[] }> {
+async function restoreFrom(
+  job: BuildCacheJob,
+  b: CacheBuild,
+  file: string,
+  staging: string,
+): Promise<string | { bytes: number; entries: string[]; movedModules: boolean }> {
   const size = (await lstat(file)).size;
   if (size > job.maxBytes) return `${mb(size)} is over BUILD_CACHE_MAX_MB (${mb(job.maxBytes)})`;
   const badName = await listingRefusal(file);
@@ -140,6 +184,7 @@ async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, stag
   const walked = await walkTree(staging, names, job.maxBytes);
   if (typeof walked === 'string') return walked;
   // The package managers' caches next to the checkout; node_modules into it, unless the repository has its own.
+  let movedModules = false;
   for (const name of names) {
     const dest = name === CACHE_DIR ? path.join(b.root, CACHE_DIR) : path.join(b.src, name);
     if (
@@ -150,8 +195,9 @@ async function restoreFrom(job: BuildCacheJob, b: CacheBuild, file: string, stag
     )
       continue;
     await rename(path.join(staging, name), dest);
+    if (name === 'node_modules') movedModules = true;
   }
-  return walked;
+  return { ...walked, movedModules };
 }
 
 /** The archive's names: under node_modules/ or cache/, never absolute, never through `..`. */
@@ -215,6 +261,7 @@ export async function saveBuildCache(job: BuildCacheJob, b: CacheBuild): Promise
 
 async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promise<string | { bytes: number; unchanged?: boolean }> {
   if (await job.diskLow()) return "DATA_DIR's disk is low on space";
+  await recordInstall(b);
   // What there is to keep, as the build left it (its processes are gone: the checks below cannot be raced).
   const parts: Array<{ dir: string; inside: string; name: string }> = [];
   for (const [dir, inside, name] of [
@@ -264,6 +311,28 @@ async function saveTo(job: BuildCacheJob, b: CacheBuild, saving: string): Promis
   }
   await evictBuildCaches(job.dir, job.totalBytes, file);
   return { bytes: st.size };
+}
+
+/**
+ * cache/install-digest says what the build's node_modules was installed from (installDigest), rewritten only when it
+ * changed (an unchanged tree stays "unchanged"), removed when there is no node_modules or no npm lockfile.
+ */
+async function recordInstall(b: CacheBuild): Promise<void> {
+  // The build's processes are gone; a cache directory it replaced with a link (or a file) is left as it is.
+  const dir = await lstat(path.join(b.root, CACHE_DIR)).catch(() => undefined);
+  if (dir && !dir.isDirectory()) return;
+  const file = path.join(b.root, CACHE_DIR, INSTALL_DIGEST);
+  const modules = (await lstat(path.join(b.src, 'node_modules')).catch(() => undefined))?.isDirectory();
+  const digest = modules ? await installDigest(b.src) : undefined;
+  const current = await lstat(file).catch(() => undefined);
+  if (!digest) {
+    if (current) await rm(file, { force: true });
+    return;
+  }
+  if (current?.isFile() && (await smallFile(file, 128))?.toString('utf8') === digest) return;
+  await rm(file, { recursive: true, force: true });
+  await mkdir(path.join(b.root, CACHE_DIR), { recursive: true, mode: 0o755 });
+  await writeFile(file, digest, { mode: 0o644, flag: 'wx' });
 }
 
 /** A save's temporary copy older than this belongs to no save in flight (a build's time is bounded well below it). */

@@ -7,7 +7,10 @@
  *
  * The builder has no install step of its own: a detected command installs first, with the package manager the
  * lockfile names (`npm ci`, `pnpm install --frozen-lockfile`, `yarn install --frozen-lockfile`; `npm install` without
- * one), then runs the package's `build` script, or the framework's own build when there is no script.
+ * one), then runs the package's `build` script, or the framework's own build when there is no script. `npm ci` deletes
+ * `node_modules` first, which would throw away what the build cache restored: when the cache kept a `node_modules`
+ * installed from this very `package.json` and lockfile (`keptModules`), the install is NPM_KEEP_INSTALL instead, which
+ * checks the restored tree and installs only what is missing. pnpm and yarn keep `node_modules` on their own.
  */
 export interface DetectedFramework {
   /** `vite`, `astro`, `sveltekit`, `nextjs`, `create-react-app`, `static`. */
@@ -48,17 +51,21 @@ export const LOCKFILES: ReadonlyArray<readonly [file: string, install: string]> 
   ['npm-shrinkwrap.json', 'npm ci'],
 ];
 
+/** npm's install over a restored `node_modules` whose `package.json` and lockfile are those it was installed from. */
+export const NPM_KEEP_INSTALL = 'npm install --prefer-offline --no-audit --no-fund';
+
 /**
  * What a checkout builds as: `pkg` is its parsed `package.json` (undefined when there is none), `files` the names at
  * its root (for the lockfile). Undefined when a `package.json` names no known framework (or is no object).
  */
-export function detectFramework(pkg: unknown, files: readonly string[] = []): DetectedFramework | undefined {
+export function detectFramework(pkg: unknown, files: readonly string[] = [], keptModules = false): DetectedFramework | undefined {
   if (pkg === undefined) return STATIC_SITE;
   if (!isObject(pkg)) return undefined;
   const deps = new Set([...Object.keys(objectAt(pkg, 'dependencies')), ...Object.keys(objectAt(pkg, 'devDependencies'))]);
   const row = FRAMEWORKS.find((f) => f.dependencies.some((d) => deps.has(d)));
   if (!row) return undefined;
-  const install = LOCKFILES.find(([file]) => files.includes(file))?.[1] ?? 'npm install';
+  const locked = LOCKFILES.find(([file]) => files.includes(file))?.[1] ?? 'npm install';
+  const install = locked === 'npm ci' && keptModules ? NPM_KEEP_INSTALL : locked;
   const hasBuildScript = typeof objectAt(pkg, 'scripts').build === 'string';
   const run = hasBuildScript ? (install.startsWith('pnpm') ? 'pnpm run build' : install.startsWith('yarn') ? 'yarn build' : 'npm run build') : row.build;
   return { id: row.id, name: row.name, buildCommand: `${install} && ${run}`, outputDir: row.outputDir };

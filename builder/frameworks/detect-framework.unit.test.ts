@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectFramework } from './detect-framework.ts';
+import { installDigest } from '../build-cache/build-cache.ts';
+import { detectFramework, NPM_KEEP_INSTALL } from './detect-framework.ts';
 import { buildDefaults, frameworkOfCheckout, PACKAGE_JSON_MAX_BYTES } from './framework-of-checkout.ts';
 
 /** Framework detection (issue 42) from fixture package.json objects: each framework listed, and what detects nothing. */
@@ -67,6 +68,38 @@ describe('buildDefaults, on a checkout', () => {
     expect(await buildDefaults({ buildCommand: 'make site', outputDir: 'public' }, dir, () => {})).toEqual({ buildCommand: 'make site', outputDir: 'public' });
     // Explicitly none: a command that does nothing, the tree itself as `./`.
     expect(await buildDefaults({ buildCommand: 'true', outputDir: './' }, dir, () => {})).toEqual({ buildCommand: 'true', outputDir: './' });
+  });
+
+  it('over a node_modules the build cache restored from this very package.json and lockfile, npm install instead of npm ci', async () => {
+    const dir = tree({ 'package.json': vite, 'package-lock.json': '{"lockfileVersion": 3}' });
+    const digest = await installDigest(dir);
+    expect(digest).toMatch(/^[0-9a-f]{64}$/);
+    const notes: string[] = [];
+    const unset = { buildCommand: '', outputDir: '.' };
+    expect((await buildDefaults(unset, dir, (t) => notes.push(t), { installedFrom: digest })).buildCommand).toBe(`${NPM_KEEP_INSTALL} && npm run build`);
+    expect(notes.join('\n')).toContain('build cache: node_modules kept');
+    // Another lockfile, another package.json, or a restored tree of unknown origin: npm ci, said as well.
+    for (const [files, cache] of [
+      [{ 'package.json': vite, 'package-lock.json': '{"lockfileVersion": 2}' }, { installedFrom: digest }],
+      [{ 'package.json': vite.replace('"5"', '"6"'), 'package-lock.json': '{"lockfileVersion": 3}' }, { installedFrom: digest }],
+      [{ 'package.json': vite, 'package-lock.json': '{"lockfileVersion": 3}' }, {}],
+    ] as const) {
+      const said: string[] = [];
+      expect((await buildDefaults(unset, tree(files), (t) => said.push(t), cache)).buildCommand).toBe('npm ci && npm run build');
+      expect(said.join('\n')).toContain('build cache: node_modules not kept');
+    }
+    // No cache at all: npm ci, nothing said of a cache; a command the settings set is never rewritten.
+    expect((await buildDefaults(unset, dir, (t) => notes.push(t))).buildCommand).toBe('npm ci && npm run build');
+    expect((await buildDefaults({ buildCommand: 'npm ci && vite build', outputDir: '.' }, dir, () => {}, { installedFrom: digest })).buildCommand).toBe(
+      'npm ci && vite build',
+    );
+    // pnpm and yarn keep node_modules by themselves: their commands stay.
+    const pnpm = tree({ 'package.json': vite, 'pnpm-lock.yaml': '' });
+    expect((await buildDefaults(unset, pnpm, () => {}, { installedFrom: digest })).buildCommand).toBe('pnpm install --frozen-lockfile && pnpm run build');
+    // A lockfile that is a link is no lockfile.
+    const linked = tree({ 'package.json': vite });
+    symlinkSync(path.join(dir, 'package-lock.json'), path.join(linked, 'package-lock.json'));
+    expect(await installDigest(linked)).toBeUndefined();
   });
 
   it('never follows a package.json link out of the tree, nor reads a huge or broken one', async () => {

@@ -1,6 +1,7 @@
 import { lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { detectFramework, type DetectedFramework } from './detect-framework.ts';
+import { installDigest, type RestoredCache } from '../build-cache/build-cache.ts';
+import { detectFramework, NPM_KEEP_INSTALL, type DetectedFramework } from './detect-framework.ts';
 
 /** The largest `package.json` read (a real one is a few KB); a larger one detects nothing. */
 export const PACKAGE_JSON_MAX_BYTES = 1024 * 1024;
@@ -10,7 +11,7 @@ export const PACKAGE_JSON_MAX_BYTES = 1024 * 1024;
  * when it is a regular file (never a link followed out of the tree) within PACKAGE_JSON_MAX_BYTES, and the names at
  * its root for the lockfile. Undefined when it names no known framework, is too large or is no JSON (`note` says why).
  */
-export async function frameworkOfCheckout(src: string, note: (text: string) => void): Promise<DetectedFramework | undefined> {
+export async function frameworkOfCheckout(src: string, note: (text: string) => void, keptModules = false): Promise<DetectedFramework | undefined> {
   const file = path.join(src, 'package.json');
   const st = await lstat(file).catch(() => undefined);
   const files = await readdir(src).catch(() => [] as string[]);
@@ -29,7 +30,7 @@ export async function frameworkOfCheckout(src: string, note: (text: string) => v
     await h.close();
   }
   try {
-    return detectFramework(JSON.parse(text), files);
+    return detectFramework(JSON.parse(text), files, keptModules);
   } catch {
     note('package.json is not valid JSON: no framework detected');
     return undefined;
@@ -42,18 +43,28 @@ const UNSET_OUTPUT = new Set(['', '.']);
 /**
  * The build command and output directory a build runs with: the settings' own, and where they leave one unset (an
  * empty command, the output `.`), the detected framework's, said in the build log ("Detected Vite: npm ci && npm run
- * build → dist"). `framework` is the detected one's id when it supplied either.
+ * build → dist"). `framework` is the detected one's id when it supplied either. `cache` is what the build cache
+ * restored: a `node_modules` installed from this checkout's very `package.json` and npm lockfile is kept (the detected
+ * `npm ci`, which would delete it, becomes NPM_KEEP_INSTALL), said in the log.
  */
 export async function buildDefaults(
   settings: { buildCommand: string; outputDir: string },
   src: string,
   note: (text: string) => void,
+  cache?: RestoredCache,
 ): Promise<{ buildCommand: string; outputDir: string; framework?: string }> {
   const unsetCommand = !settings.buildCommand.trim();
   const unsetOutput = UNSET_OUTPUT.has(settings.outputDir);
   if (!unsetCommand && !unsetOutput) return settings;
-  const f = await frameworkOfCheckout(src, note);
+  const kept = unsetCommand && cache?.installedFrom !== undefined && cache.installedFrom === (await installDigest(src));
+  const f = await frameworkOfCheckout(src, note, kept);
   if (!f) return settings;
+  if (unsetCommand && f.buildCommand.startsWith(NPM_KEEP_INSTALL))
+    note('build cache: node_modules kept (package.json and the lockfile are those it was installed from), npm install instead of npm ci');
+  else if (unsetCommand && cache && f.buildCommand.startsWith('npm ci'))
+    note(
+      `build cache: node_modules not kept (${cache.installedFrom ? 'package.json or the lockfile changed since it was saved' : 'no node_modules whose install is known was restored'}), npm ci`,
+    );
   const buildCommand = unsetCommand ? f.buildCommand : settings.buildCommand;
   const outputDir = unsetOutput ? f.outputDir : settings.outputDir;
   note(`Detected ${f.name}: ${buildCommand || 'no build command'} → ${outputDir} (set buildCommand or outputDir in the deploy settings to override)`);
