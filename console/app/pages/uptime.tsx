@@ -4,6 +4,7 @@ import { routePath } from '../../../schemas/api/client.ts';
 import type { CheckIn, Heartbeat, Monitor } from '../../../schemas/api/uptime.ts';
 import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
+import { StatusSubscribers } from './status-subscribers.tsx';
 
 /**
  * Uptime (issue 26): the project's monitors (/v1/projects/:slug/uptime) with their state and last check, a new monitor,
@@ -274,6 +275,7 @@ export function Uptime() {
           }
         </Loaded>
       </section>
+      <StatusSubscribers slug={slug} />
       <section aria-labelledby="new-monitor" class="panel">
         <h2 id="new-monitor">New monitor</h2>
         <form onSubmit={create} class="stack">
