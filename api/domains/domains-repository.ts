@@ -7,6 +7,7 @@ export const CHALLENGE_PREFIX = '_service-challenge';
 
 interface Row {
   domain: string;
+  serves: 'site' | 'status';
   token: string;
   created_at: Date | string;
   verified_at: Date | string | null;
@@ -15,6 +16,7 @@ interface Row {
 const iso = (v: Date | string) => new Date(v).toISOString();
 const toDomain = (r: Row): ProjectDomain => ({
   domain: r.domain,
+  serves: r.serves,
   verified: r.verified_at !== null,
   verifiedAt: r.verified_at === null ? null : iso(r.verified_at),
   createdAt: iso(r.created_at),
@@ -23,12 +25,14 @@ const toDomain = (r: Row): ProjectDomain => ({
 
 export const domainsRepository = {
   async list(db: Queryable, projectId: string): Promise<ProjectDomain[]> {
-    const r = await db.query<Row>('SELECT domain, token, created_at, verified_at FROM project_domains WHERE project_id = $1 ORDER BY domain', [projectId]);
+    const r = await db.query<Row>('SELECT domain, serves, token, created_at, verified_at FROM project_domains WHERE project_id = $1 ORDER BY domain', [
+      projectId,
+    ]);
     return r.rows.map(toDomain);
   },
 
   async get(db: Queryable, projectId: string, domain: string): Promise<ProjectDomain | undefined> {
-    const r = await db.query<Row>('SELECT domain, token, created_at, verified_at FROM project_domains WHERE project_id = $1 AND domain = $2', [
+    const r = await db.query<Row>('SELECT domain, serves, token, created_at, verified_at FROM project_domains WHERE project_id = $1 AND domain = $2', [
       projectId,
       domain,
     ]);
@@ -41,14 +45,13 @@ export const domainsRepository = {
     return r.rows[0]?.project_id;
   },
 
-  /** A pending claim (or the existing one: adding twice changes nothing). */
-  async claim(db: Queryable, projectId: string, domain: string): Promise<ProjectDomain> {
+  /** A pending claim (or the existing one: adding twice changes only what it serves, migration 0047). */
+  async claim(db: Queryable, projectId: string, domain: string, serves: 'site' | 'status' = 'site'): Promise<ProjectDomain> {
     const token = `service-verify=${randomBytes(16).toString('hex')}`;
-    await db.query('INSERT INTO project_domains (project_id, domain, token) VALUES ($1, $2, $3) ON CONFLICT (project_id, domain) DO NOTHING', [
-      projectId,
-      domain,
-      token,
-    ]);
+    await db.query(
+      'INSERT INTO project_domains (project_id, domain, token, serves) VALUES ($1, $2, $3, $4) ON CONFLICT (project_id, domain) DO UPDATE SET serves = EXCLUDED.serves',
+      [projectId, domain, token, serves],
+    );
     return (await this.get(db, projectId, domain))!;
   },
 

@@ -39,7 +39,7 @@ export function domainsRoutes(platform: Pick<Platform, 'clock' | 'config' | 'db'
         if (why) throw new ServiceError('domain_reserved', `${domain} cannot be a project's domain: ${why}`);
         const owner = await domainsRepository.verifiedOwner(db, domain);
         if (owner && owner !== project.id) throw new ServiceError('domain_taken', `${domain} is already served by another project`);
-        return reply.code(201).send({ domain: await domainsRepository.claim(db, project.id, domain) });
+        return reply.code(201).send({ domain: await domainsRepository.claim(db, project.id, domain, request.body.serves) });
       },
     });
 

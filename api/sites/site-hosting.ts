@@ -1,7 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Platform } from '../../platform/platform.ts';
 import type { IncomingMessage } from 'node:http';
 import { AUTH_BODY_MAX, siteServerOf, type SiteServer } from '../../hosting/serve/site-server.ts';
+import { routePath } from '../../schemas/api/client.ts';
+import { ifNoneMatchOf, sendAnswer, statusRendererOf } from '../uptime/status-page-routes.ts';
+import { statusSourceOf } from '../uptime/status-route.ts';
 
 /**
  * Sites behind a reverse proxy: a request whose Host is a site (hosting/serve/site-server.ts) is answered with
@@ -17,6 +20,7 @@ export function installSiteHosting(app: FastifyInstance, platform: Platform, sit
     // request.ip: the socket's address, or the proxy's X-Forwarded-For entry under TRUST_PROXY (a 429 past the limit).
     const site = await sites.lookup(host, request.ip);
     if (site === undefined) return; // not a site: the API answers
+    if (site.statusSlug && !site.limited) return statusDomain(platform, request, reply, site.statusSlug);
     const body = request.method === 'POST' && site.protection ? await readSmallBody(request.raw) : undefined;
     const res = await sites.serve(site.dir, request.method, request.url, site, request.headers, { body, clientIp: request.ip });
     for (const [k, v] of res.headers) reply.header(k, v);
@@ -27,6 +31,22 @@ export function installSiteHosting(app: FastifyInstance, platform: Platform, sit
     }
     return reply.code(res.status).send(res.body);
   });
+}
+
+/**
+ * A custom domain that serves a status page (issue 43): `/` is the page (as `GET /status/:slug`), the page's own
+ * public routes under the status JSON's path (its feed, badge, JSON, the subscribe form's post) answer as on the
+ * service's host; anything else is 404.
+ */
+async function statusDomain(platform: Platform, request: FastifyRequest, reply: FastifyReply, slug: string) {
+  const path = request.url.split('?')[0]!;
+  const own = routePath('publicStatus', { slug });
+  if (path === own || path.startsWith(`${own}/`)) return; // the API's public status routes answer
+  if (path !== '/' || (request.method !== 'GET' && request.method !== 'HEAD'))
+    return reply.code(404).send({ error: 'not_found', message: 'a status domain serves its page at / only' });
+  const source = statusSourceOf(platform);
+  await source.limit(request.ip);
+  return sendAnswer(reply, await statusRendererOf(platform, source).page(slug, ifNoneMatchOf(request.headers['if-none-match'])));
 }
 
 /** The first AUTH_BODY_MAX bytes of a body; the rest is read and dropped (the answer does not wait for a slow client's). */

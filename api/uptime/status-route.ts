@@ -7,6 +7,7 @@ import { LIMITS } from '../../schemas/limits.ts';
 import type { CheckError } from '../../schemas/uptime.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { declared } from '../declared-route.ts';
+import { statusPageRoutes } from './status-page-routes.ts';
 import { type HourRow, type IncidentRow, type PublicMonitorRow, uptimeRepository } from './uptime-repository.ts';
 
 /**
@@ -20,13 +21,24 @@ import { type HourRow, type IncidentRow, type PublicMonitorRow, uptimeRepository
  * Nothing else about the project is shown: no project name, no URL unless the owner shows it, no ids but the monitors'.
  */
 const DAY_MS = 86_400_000;
+const HOUR_MS = 3_600_000;
 const MAX_CACHED = 1000;
 
-/** A slug's answer until `until`: its bytes and ETag, or none (404). */
+/** A slug's computed status: the object every renderer reads (JSON, page, badge, feed), its JSON bytes and ETag. */
+export interface StatusAnswer {
+  status: StatusPage;
+  body: string;
+  etag: string;
+}
+
+/** A slug's answer until `until`, or none (404). */
 interface Cached {
   until: number;
-  page: { etag: string; body: string } | undefined;
+  page: StatusAnswer | undefined;
 }
+
+/** A strong ETag of some bytes. */
+export const etagOf = (body: string) => `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 
 /** The first UTC day the status JSON covers. */
 const firstDay = (now: number) => Math.floor(now / DAY_MS) * DAY_MS - (LIMITS.uptime.statusDays - 1) * DAY_MS;
@@ -45,7 +57,13 @@ function statusPageOf(monitors: PublicMonitorRow[], hourly: HourRow[], incidents
     monitors: monitors.map((m) => {
       const mine = hourly
         .filter((h) => h.monitor_id === m.id)
-        .map((h) => ({ at: new Date(h.hour).getTime(), checks: Number(h.checks), failures: Number(h.failures) }));
+        .map((h) => ({
+          at: new Date(h.hour).getTime(),
+          checks: Number(h.checks),
+          failures: Number(h.failures),
+          msSum: Number(h.ms_sum ?? 0),
+          msChecks: Number(h.ms_checks ?? 0),
+        }));
       const over = (sinceMs: number) => {
         const s = sum(mine.filter((h) => h.at >= now - sinceMs));
         return pct(s.checks, s.failures);
@@ -62,6 +80,11 @@ function statusPageOf(monitors: PublicMonitorRow[], hourly: HourRow[], incidents
         state: m.paused ? ('paused' as const) : m.state,
         uptime: { '24h': over(DAY_MS), '7d': over(7 * DAY_MS), '90d': over(days * DAY_MS) },
         daily,
+        // The last 24 hours (this one and the 23 before), from the rollups' response times (migration 0047).
+        responseTimes24h: mine
+          .filter((h) => h.at >= Math.floor(now / HOUR_MS) * HOUR_MS - 23 * HOUR_MS && h.msChecks > 0)
+          .sort((a, b) => a.at - b.at)
+          .map((h) => ({ at: new Date(h.at).toISOString(), ms: Math.round(h.msSum / h.msChecks) })),
       };
     }),
     incidents: incidents.map((i) => ({
@@ -79,18 +102,41 @@ function statusPageOf(monitors: PublicMonitorRow[], hourly: HourRow[], incidents
   return page;
 }
 
-export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>): FastifyPluginAsyncZod {
+export interface StatusSource {
+  /** A slug's status (computed at most once per LIMITS.uptime.statusCacheMs), or undefined: no such page. */
+  get(slug: string): Promise<StatusAnswer | undefined>;
+  /** Step 1 of every status route: one hit of the caller IP's budget; 429 rate_limited past it. */
+  limit(ip: string): Promise<void>;
+}
+
+type SourcePlatform = Pick<Platform, 'db' | 'clock' | 'limiter'>;
+const perPlatform = new WeakMap<object, StatusSource>();
+
+/**
+ * The status of a platform's slugs, one per platform: the JSON route, the page, the badge, the feed and a custom
+ * domain's page all read the same computed object from the same cache.
+ */
+export function statusSourceOf(platform: SourcePlatform): StatusSource {
+  let source = perPlatform.get(platform);
+  if (!source) {
+    source = createStatusSource(platform);
+    perPlatform.set(platform, source);
+  }
+  return source;
+}
+
+function createStatusSource(platform: SourcePlatform): StatusSource {
   const { db, clock, limiter } = platform;
   const cache = new Map<string, Cached>();
 
-  async function compute(slug: string, now: number): Promise<string | undefined> {
+  async function compute(slug: string, now: number): Promise<StatusPage | undefined> {
     const monitors = await uptimeRepository.publicMonitors(db, slug);
     if (!monitors.length) return undefined;
     const ids = monitors.map((m) => m.id);
     const hourly = await uptimeRepository.hours(db, ids, new Date(firstDay(now)));
     const since = new Date(now - LIMITS.uptime.statusDays * DAY_MS);
     const incidents = await uptimeRepository.incidents(db, monitors[0]!.project_id, { publicOnly: true, since, limit: 20 });
-    return JSON.stringify(statusPageOf(monitors, hourly, incidents, now));
+    return statusPageOf(monitors, hourly, incidents, now);
   }
 
   /** Bounded: when full, expired answers go first, then the oldest (a Map keeps insertion order). */
@@ -101,27 +147,38 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
     cache.set(slug, entry);
   }
 
+  return {
+    async limit(ip) {
+      const rate = await limiter.hit(`status:ip:${ip}`, LIMITS.uptime.statusPerIpPerMinute, 60_000);
+      if (!rate.allowed) throw new ServiceError('rate_limited', 'too many status requests from this address', { retryAfterSec: rate.retryAfterSec });
+    },
+    async get(rawSlug) {
+      const slug = rawSlug.toLowerCase();
+      const now = clock.now();
+      let hit = cache.get(slug);
+      if (!hit || hit.until <= now) {
+        const status = await compute(slug, now);
+        const body = status && JSON.stringify(status);
+        hit = { until: now + LIMITS.uptime.statusCacheMs, page: status && body !== undefined ? { status, body, etag: etagOf(body) } : undefined };
+        remember(slug, hit, now);
+      }
+      return hit.page;
+    },
+  };
+}
+
+export function statusRoute(platform: SourcePlatform & Pick<Platform, 'config'>): FastifyPluginAsyncZod {
+  const source = statusSourceOf(platform);
   return async (app) => {
     app.route({
       ...declared('publicStatus'),
       config: { auth: AUTH.public },
       handler: async (request, reply) => {
         // 1. rate limit
-        const rate = await limiter.hit(`status:ip:${request.ip}`, LIMITS.uptime.statusPerIpPerMinute, 60_000);
-        if (!rate.allowed) throw new ServiceError('rate_limited', 'too many status requests from this address', { retryAfterSec: rate.retryAfterSec });
+        await source.limit(request.ip);
         reply.header('access-control-allow-origin', '*');
-        const slug = request.params.slug.toLowerCase();
-        const now = clock.now();
-        // 2. cache
-        let hit = cache.get(slug);
-        if (!hit || hit.until <= now) {
-          // 3. compute
-          const body = await compute(slug, now);
-          const page = body === undefined ? undefined : { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
-          hit = { until: now + LIMITS.uptime.statusCacheMs, page };
-          remember(slug, hit, now);
-        }
-        const page = hit.page;
+        // 2. cache, 3. compute
+        const page = await source.get(request.params.slug);
         if (!page) throw new ServiceError('not_found', 'no such status page');
         // 4. answer
         reply.header('cache-control', `public, max-age=${LIMITS.uptime.statusCacheMs / 1000}`).header('etag', page.etag);
@@ -129,5 +186,7 @@ export function statusRoute(platform: Pick<Platform, 'db' | 'clock' | 'limiter'>
         return reply.type('application/json; charset=utf-8').send(page.body as never);
       },
     });
+    // The page, the badge and the feed: the same object, rendered (status-page-routes.ts).
+    await app.register(statusPageRoutes(platform, source));
   };
 }

@@ -159,6 +159,9 @@ export interface HourRow {
   hour: Date;
   checks: number;
   failures: number;
+  /** The hour's successful checks' response times: their sum and count (migration 0047; 0 before it). */
+  ms_sum: number | string;
+  ms_checks: number;
 }
 
 const MONITOR_COLUMNS = `name, url, method, interval_sec, timeout_ms, expected_min, expected_max, body_contains, failures_to_down, public, show_url, paused`;
@@ -313,10 +316,10 @@ export const uptimeRepository = {
   /** The hourly rollups of these monitors since `from`. */
   async hours(db: Queryable, monitorIds: string[], from: Date): Promise<HourRow[]> {
     return (
-      await db.query<HourRow>('SELECT monitor_id, hour, checks, failures FROM uptime_hourly WHERE monitor_id = ANY($1::text[]) AND hour >= $2', [
-        monitorIds,
-        from,
-      ])
+      await db.query<HourRow>(
+        'SELECT monitor_id, hour, checks, failures, ms_sum, ms_checks FROM uptime_hourly WHERE monitor_id = ANY($1::text[]) AND hour >= $2',
+        [monitorIds, from],
+      )
     ).rows;
   },
 };

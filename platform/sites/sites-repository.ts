@@ -27,6 +27,8 @@ export interface SiteRow {
   preview_key?: string | null;
   /** The project's share links that still open its previews (unrevoked, unexpired). */
   preview_link_ids?: string[] | null;
+  /** A custom domain that serves the project's status page (ofDomain only; issue 43): the project's slug. */
+  status_slug?: string | null;
 }
 
 export const sitesRepository = {
@@ -77,12 +79,17 @@ export const sitesRepository = {
     return r.rows[0];
   },
 
-  /** A verified custom domain whose project has a ready live deploy. */
+  /**
+   * A verified custom domain whose project has a ready live deploy, or that serves the project's status page
+   * (`serves = 'status'`, migration 0047: no files, its slug).
+   */
   async ofDomain(db: Queryable, domain: string): Promise<SiteRow | undefined> {
     const r = await db.query<SiteRow>(
-      `SELECT p.id AS project_id, d.artifact_dir, p.serve_source_maps FROM project_domains pd JOIN projects p ON p.id = pd.project_id
-         JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
-        WHERE pd.domain = $1 AND pd.verified_at IS NOT NULL LIMIT 1`,
+      `SELECT p.id AS project_id, CASE WHEN pd.serves = 'status' THEN NULL ELSE d.artifact_dir END AS artifact_dir, p.serve_source_maps,
+              CASE WHEN pd.serves = 'status' THEN p.slug END AS status_slug
+         FROM project_domains pd JOIN projects p ON p.id = pd.project_id
+         LEFT JOIN deploys d ON d.id = p.live_deploy_id AND d.status = 'ready'
+        WHERE pd.domain = $1 AND pd.verified_at IS NOT NULL AND (pd.serves = 'status' OR d.id IS NOT NULL) LIMIT 1`,
       [domain],
     );
     return r.rows[0];

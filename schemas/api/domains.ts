@@ -14,8 +14,11 @@ const DomainNameSchema = z
   })
   .pipe(hostPatternSchema({ wildcard: false, message: 'a hostname (no port, no wildcard)' }).refine((d) => !d.includes(':'), 'a hostname without a port'));
 
+/** What a verified domain serves: the project's live site, or its status page at `/` (issue 43). */
+export const DOMAIN_SERVES = ['site', 'status'] as const;
 export const ProjectDomainSchema = z.object({
   domain: z.string(),
+  serves: z.enum(DOMAIN_SERVES).describe("`site`: the live deploy; `status`: the project's status page (GET /status/:slug) at `/`"),
   verified: z.boolean(),
   verifiedAt: z.string().nullable(),
   createdAt: z.string(),
@@ -28,7 +31,9 @@ export const ProjectDomainAnswer = z.object({ domain: ProjectDomainSchema });
 export type ProjectDomainAnswer = z.infer<typeof ProjectDomainAnswer>;
 export const ProjectDomainList = z.object({ domains: z.array(ProjectDomainSchema) });
 export type ProjectDomainList = z.infer<typeof ProjectDomainList>;
-export const ClaimDomainBody = z.object({ domain: DomainNameSchema }).strict();
+export const ClaimDomainBody = z
+  .object({ domain: DomainNameSchema, serves: z.enum(DOMAIN_SERVES).default('site').describe('adding a claimed domain again changes what it serves') })
+  .strict();
 
 const tags = ['domains'];
 

@@ -177,6 +177,10 @@ export const ROUTES = {
   listMonitorChecks: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/checks' },
   listMonitorCheckIns: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/check-ins' },
   publicStatus: { method: 'GET', path: '/v1/status/:slug' },
+  /** The status page people read (issue 43): HTML, a README badge, an Atom feed of incidents and maintenance. */
+  statusPage: { method: 'GET', path: '/status/:slug' },
+  statusBadge: { method: 'GET', path: '/v1/status/:slug/badge.svg' },
+  statusFeed: { method: 'GET', path: '/v1/status/:slug/feed.atom' },
   // MCP and its OAuth
   mcpResourceMetadata: { method: 'GET', path: '/.well-known/oauth-protected-resource/v1/mcp' },
   mcpPost: { method: 'POST', path: '/v1/mcp' },

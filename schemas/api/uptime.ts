@@ -199,6 +199,10 @@ export const StatusPage = z.object({
         .object({ '24h': z.number().nullable(), '7d': z.number().nullable(), '90d': z.number().nullable() })
         .describe('percent of checks up; null without checks'),
       daily: z.array(z.object({ date: z.string(), uptime: z.number().nullable(), checks: z.number().int() })).describe('the last 90 UTC days, oldest first'),
+      responseTimes24h: z
+        .array(z.object({ at: z.string(), ms: z.number().int() }))
+        .optional()
+        .describe('the average response time of successful checks per hour over the last 24 hours, oldest first; hours without one are left out'),
     }),
   ),
   incidents: z.array(
@@ -208,6 +212,13 @@ export const StatusPage = z.object({
 });
 export type StatusPage = z.infer<typeof StatusPage>;
 export const StatusParams = z.object({ slug: z.string().max(100) });
+/** A badge: the overall state, or (`monitor`) one public monitor's uptime over `window`. */
+export const StatusBadgeQuery = z.object({
+  monitor: z.string().max(64).optional(),
+  window: z.enum(['24h', '7d', '90d']).default('24h'),
+  /** A cache-buster a README or widget may add; not read. */
+  _: z.string().max(64).optional(),
+});
 
 const tags = ['uptime'];
 
@@ -261,5 +272,32 @@ export const uptimeRoutes = routeShapes({
     // passed through unread, not refused.
     querystring: z.object({}).passthrough(),
     response: { 200: StatusPage, 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
+  },
+  statusPage: {
+    tags,
+    summary: "A project's status page (HTML, no script): overall state, public monitors, incidents, maintenance, a subscribe form",
+    description:
+      'Rendered from the status JSON, cached as it is (5 s) with an ETag of its own. A verified custom domain marked `serves: status` answers the same page at `/`.',
+    params: StatusParams,
+    querystring: z.object({}).passthrough(),
+    response: { 200: z.string().describe('text/html'), 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
+  },
+  statusBadge: {
+    tags,
+    summary: "A badge (SVG) of the overall state, or of one public monitor's uptime over a window (`?monitor=<id>&window=24h|7d|90d`)",
+    params: StatusParams,
+    querystring: StatusBadgeQuery,
+    response: {
+      200: z.string().describe('image/svg+xml'),
+      304: NoContent.describe('the ETag of If-None-Match still holds'),
+      ...errorAnswers(400, 404, 429),
+    },
+  },
+  statusFeed: {
+    tags,
+    summary: "An Atom feed of the status page's incidents (with their updates) and maintenance",
+    params: StatusParams,
+    querystring: z.object({}).passthrough(),
+    response: { 200: z.string().describe('application/atom+xml'), 304: NoContent.describe('the ETag of If-None-Match still holds'), ...errorAnswers(404, 429) },
   },
 });

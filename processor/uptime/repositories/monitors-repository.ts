@@ -125,9 +125,11 @@ export const monitorsRepository = {
         [monitorId, state, failures, new Date(at), c.ok, c.status, c.ms, c.error],
       );
       await tx.query(
-        `INSERT INTO uptime_hourly (monitor_id, hour, checks, failures) VALUES ($1, $2, 1, $3)
-         ON CONFLICT (monitor_id, hour) DO UPDATE SET checks = uptime_hourly.checks + 1, failures = uptime_hourly.failures + EXCLUDED.failures`,
-        [monitorId, new Date(Math.floor(at / HOUR_MS) * HOUR_MS), c.ok ? 0 : 1],
+        // A successful check's response time joins the hour's sum (migration 0047): the status page's 24-hour chart.
+        `INSERT INTO uptime_hourly (monitor_id, hour, checks, failures, ms_sum, ms_checks) VALUES ($1, $2, 1, $3, $4, $5)
+         ON CONFLICT (monitor_id, hour) DO UPDATE SET checks = uptime_hourly.checks + 1, failures = uptime_hourly.failures + EXCLUDED.failures,
+           ms_sum = uptime_hourly.ms_sum + EXCLUDED.ms_sum, ms_checks = uptime_hourly.ms_checks + EXCLUDED.ms_checks`,
+        [monitorId, new Date(Math.floor(at / HOUR_MS) * HOUR_MS), c.ok ? 0 : 1, c.ok ? Math.max(0, Math.round(c.ms)) : 0, c.ok ? 1 : 0],
       );
       return transition;
     });
