@@ -194,9 +194,13 @@ const ConfigSchema = z.object({
    */
   GUARDED_ROLLOUT_SWEEP_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
   /**
-   * ALLOW_LOCAL_WEBHOOKS: a developer's switch to try webhooks on one machine: `http://` and loopback receivers are
-   * accepted (private ranges and metadata addresses stay refused). Refused at start when PUBLIC_BASE_URL is https.
+   * ALLOW_LOCAL_OUTBOUND: a developer's switch to try, on one machine, what the service dials for a tenant: webhook
+   * endpoints and uptime monitors may be `http://` and loopback (127.0.0.0/8, ::1, `localhost` and `*.localhost`);
+   * private ranges and metadata addresses stay refused, and repositories and builds' egress stay public-only.
+   * Refused at start when PUBLIC_BASE_URL is https. ALLOW_LOCAL_WEBHOOKS (issue 23's name) is its alias: either turns
+   * it on, and loadConfig sets both to the outcome.
    */
+  ALLOW_LOCAL_OUTBOUND: bool.default(false),
   ALLOW_LOCAL_WEBHOOKS: bool.default(false),
   /** ALLOW_LOCAL_REPOS: accept local paths and file:// as a project's repository (tests, one machine). */
   ALLOW_LOCAL_REPOS: bool.default(false),
@@ -317,10 +321,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
   }
-  if (parsed.data.ALLOW_LOCAL_WEBHOOKS && parsed.data.PUBLIC_BASE_URL?.startsWith('https:')) {
-    throw new ConfigError(
-      'invalid configuration: ALLOW_LOCAL_WEBHOOKS is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)',
-    );
+  // One switch under two names: either turns it on, and both then read the same.
+  const named = parsed.data.ALLOW_LOCAL_OUTBOUND ? 'ALLOW_LOCAL_OUTBOUND' : 'ALLOW_LOCAL_WEBHOOKS';
+  const local = parsed.data.ALLOW_LOCAL_OUTBOUND || parsed.data.ALLOW_LOCAL_WEBHOOKS;
+  parsed.data.ALLOW_LOCAL_OUTBOUND = parsed.data.ALLOW_LOCAL_WEBHOOKS = local;
+  if (local && parsed.data.PUBLIC_BASE_URL?.startsWith('https:')) {
+    throw new ConfigError(`invalid configuration: ${named} is a development switch and cannot be set on a public https deployment (PUBLIC_BASE_URL is https)`);
   }
   if (!parsed.data.STRIPE_CONNECT_CLIENT_ID !== !parsed.data.STRIPE_SECRET_KEY) {
     throw new ConfigError('invalid configuration: Stripe Connect needs STRIPE_CONNECT_CLIENT_ID and STRIPE_SECRET_KEY together');

@@ -158,7 +158,7 @@ export async function createPlatform(config: Config, logger: Logger, overrides: 
       limiter,
       mailer,
       txt: overrides.txt ?? systemTxtResolver,
-      outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocalWebhooks: config.ALLOW_LOCAL_WEBHOOKS }),
+      outbound: overrides.outbound ?? createPublicInternetGuard({ allowLocal: config.ALLOW_LOCAL_OUTBOUND }),
       disk,
       async close() {
         disk.close();

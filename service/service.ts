@@ -74,7 +74,8 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     // A builder keeps artifacts under DATA_DIR even when every port is on its server.
     writesDataDir: role === 'all' || role === 'builder',
   });
-  if (config.ALLOW_LOCAL_WEBHOOKS) logger.warn('ALLOW_LOCAL_WEBHOOKS is on: webhook endpoints may be http:// and loopback receivers (development only)');
+  if (config.ALLOW_LOCAL_OUTBOUND)
+    logger.warn('ALLOW_LOCAL_OUTBOUND is on: webhook endpoints and uptime monitors may be http:// and loopback (development only)');
   const stops: Array<() => Promise<void>> = [];
   let port: number | undefined;
   // /livez, /readyz and /metrics on the role's port (the edge's in npm start); one registry for every role started here.

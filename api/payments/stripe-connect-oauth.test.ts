@@ -23,7 +23,7 @@ describe('Stripe Connect OAuth client', () => {
   it("production's guard never lets the token exchange reach loopback, even with the developer's ALLOW_LOCAL_WEBHOOKS", async () => {
     const before = stand.requests.length;
     answer = { status: 200, body: JSON.stringify({ stripe_user_id: 'acct_1Loopback' }) };
-    for (const guard of [createPublicInternetGuard(), createPublicInternetGuard({ allowLocalWebhooks: true })]) {
+    for (const guard of [createPublicInternetGuard(), createPublicInternetGuard({ allowLocal: true })]) {
       const out = await stripeConnectOAuth({ ...opts(), guard }).exchange('ac_1');
       expect(out).toMatchObject({ ok: false, reason: 'exchange_failed' });
       expect(await stripeConnectOAuth({ ...opts(), guard }).deauthorize('acct_1Loopback')).toMatchObject({ ok: false });

@@ -5,10 +5,10 @@ import type { Attempt } from '../../schemas/api/webhooks.ts';
  * pending delivery's next attempt is due.
  */
 
-/** The URL field's hint: loopback receivers are refused unless the deployment says it takes them (ALLOW_LOCAL_WEBHOOKS). */
+/** The URL field's hint: loopback receivers are refused unless the deployment says it takes them (ALLOW_LOCAL_OUTBOUND). */
 export function receiverRule(localReceiversAllowed: boolean): string {
   return localReceiversAllowed
-    ? 'https, or http:// and loopback receivers on this development setup (ALLOW_LOCAL_WEBHOOKS); private ranges are refused'
+    ? 'https, or http:// and loopback receivers on this development setup (ALLOW_LOCAL_OUTBOUND); private ranges are refused'
     : 'https; private and loopback hosts are refused';
 }
 

@@ -18,12 +18,12 @@ export const siteMonitorRepository = {
     return Number(r.rows[0]!.n);
   },
 
-  /** Add the project's site monitor; false when it has one already (the partial unique index on `site` decides). */
+  /** Add the project's site monitor, public with its URL hidden; false when it has one already (the partial unique index on `site` decides). */
   async insert(db: Queryable, m: { projectId: string; url: string; intervalSec: number; timeoutMs: number; now: number }): Promise<boolean> {
     const now = new Date(m.now);
     const r = await db.query(
-      `INSERT INTO uptime_monitors (id, project_id, name, url, method, interval_sec, timeout_ms, site, next_check_at, created_at, updated_at)
-       VALUES ($1, $2, 'Live site', $3, 'GET', $4, $5, true, $6, $6, $6) ON CONFLICT (project_id) WHERE site DO NOTHING RETURNING id`,
+      `INSERT INTO uptime_monitors (id, project_id, name, url, method, interval_sec, timeout_ms, site, public, next_check_at, created_at, updated_at)
+       VALUES ($1, $2, 'Live site', $3, 'GET', $4, $5, true, true, $6, $6, $6) ON CONFLICT (project_id) WHERE site DO NOTHING RETURNING id`,
       [newId('mon_'), m.projectId, m.url, m.intervalSec, m.timeoutMs, now],
     );
     return r.rows.length > 0;

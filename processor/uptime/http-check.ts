@@ -1,3 +1,4 @@
+import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import tls from 'node:tls';
@@ -7,7 +8,8 @@ import { LIMITS } from '../../schemas/limits.ts';
 import type { CheckError } from '../../schemas/uptime.ts';
 
 /**
- * One uptime check: an HTTPS request to a tenant's URL, safe the way webhook sends are. The guard checks the URL's form,
+ * One uptime check: an HTTPS request to a tenant's URL, safe the way webhook sends are (plain HTTP only where the guard
+ * takes http://: ALLOW_LOCAL_OUTBOUND, a developer's machine). The guard checks the URL's form,
  * and every address inside the dial (a name that rebinds to a private address is refused). Redirects are not followed:
  * a 3xx is judged by the expected range. One deadline covers the whole check. At most LIMITS.uptime.bodyReadBytes of
  * the body is read, and only when a text is expected. Connections are kept alive per host and reused by the next
@@ -33,6 +35,8 @@ export interface CheckResult {
 
 export interface CheckAgent {
   agent: https.Agent;
+  /** For the http:// URLs the guard takes on a developer's machine (ALLOW_LOCAL_OUTBOUND). */
+  plain: http.Agent;
   /** Shared (platform/outbound-tls.ts): a context per request would cost more CPU than the check itself. */
   secureContext?: tls.SecureContext;
 }
@@ -40,6 +44,7 @@ export interface CheckAgent {
 export function createCheckAgent(guard: OutboundUrlGuard): CheckAgent {
   return {
     agent: new https.Agent({ keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 60_000 }),
+    plain: new http.Agent({ keepAlive: true, maxSockets: 4, maxFreeSockets: 2, timeout: 60_000 }),
     secureContext: extraCaContext(guard.extraCa),
   };
 }
@@ -59,8 +64,9 @@ export function runCheck(target: CheckTarget, deps: { guard: OutboundUrlGuard; a
   const elapsed = () => Math.round(performance.now() - started);
   let url: URL;
   try {
+    // http:// gets past the guard only where it takes it (ALLOW_LOCAL_OUTBOUND); anything else is refused there.
     url = deps.guard.parseUrl(target.url, 'uptime');
-    if (url.protocol !== 'https:') throw new OutboundUrlError('url_not_https', 'url must use https');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundUrlError('url_not_https', 'url must use https');
   } catch (err) {
     return Promise.resolve({ ok: false, status: null, ms: 0, error: 'dns', detail: `refused: ${(err as Error).message}` });
   }
@@ -73,48 +79,55 @@ export function runCheck(target: CheckTarget, deps: { guard: OutboundUrlGuard; a
       clearTimeout(timer);
       resolve({ ...r, ms: elapsed() });
     };
-    const request = https.request(
-      {
-        method: target.method,
-        host,
-        port: url.port ? Number(url.port) : 443,
-        path: url.pathname + url.search,
-        headers: { 'user-agent': 'Service-Uptime/1.0', accept: '*/*' },
-        lookup: deps.guard.lookup('uptime'),
-        servername: net.isIP(host) ? undefined : host,
-        agent: deps.agent.agent,
-        ...(deps.agent.secureContext ? { secureContext: deps.agent.secureContext } : {}),
-      },
-      (res) => {
-        const status = res.statusCode ?? 0;
-        if (status < target.expectedMin || status > target.expectedMax) {
-          res.resume();
-          return done({ ok: false, status, error: 'status', detail: `HTTP ${status}, expected ${target.expectedMin}-${target.expectedMax}` });
+    const common = {
+      method: target.method,
+      host,
+      path: url.pathname + url.search,
+      headers: { 'user-agent': 'Service-Uptime/1.0', accept: '*/*' },
+      lookup: deps.guard.lookup('uptime'),
+    };
+    const onResponse = (res: http.IncomingMessage) => {
+      const status = res.statusCode ?? 0;
+      if (status < target.expectedMin || status > target.expectedMax) {
+        res.resume();
+        return done({ ok: false, status, error: 'status', detail: `HTTP ${status}, expected ${target.expectedMin}-${target.expectedMax}` });
+      }
+      const wanted = target.bodyContains;
+      if (!wanted || target.method === 'HEAD') {
+        res.resume(); // read to the end, so the connection can serve the next check
+        return done({ ok: true, status, error: null, detail: null });
+      }
+      // Look for the text in the first bodyReadBytes; a match ends the read there.
+      let seen = '';
+      let bytes = 0;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        bytes += Buffer.byteLength(chunk);
+        seen = (seen + chunk).slice(-(LIMITS.uptime.bodyReadBytes + wanted.length));
+        if (seen.includes(wanted)) {
+          done({ ok: true, status, error: null, detail: null });
+          res.destroy();
+        } else if (bytes >= LIMITS.uptime.bodyReadBytes) {
+          done({ ok: false, status, error: 'body', detail: `"${wanted}" not in the first ${LIMITS.uptime.bodyReadBytes} bytes` });
+          res.destroy();
         }
-        const wanted = target.bodyContains;
-        if (!wanted || target.method === 'HEAD') {
-          res.resume(); // read to the end, so the connection can serve the next check
-          return done({ ok: true, status, error: null, detail: null });
-        }
-        // Look for the text in the first bodyReadBytes; a match ends the read there.
-        let seen = '';
-        let bytes = 0;
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          bytes += Buffer.byteLength(chunk);
-          seen = (seen + chunk).slice(-(LIMITS.uptime.bodyReadBytes + wanted.length));
-          if (seen.includes(wanted)) {
-            done({ ok: true, status, error: null, detail: null });
-            res.destroy();
-          } else if (bytes >= LIMITS.uptime.bodyReadBytes) {
-            done({ ok: false, status, error: 'body', detail: `"${wanted}" not in the first ${LIMITS.uptime.bodyReadBytes} bytes` });
-            res.destroy();
-          }
-        });
-        res.on('end', () => done({ ok: false, status, error: 'body', detail: `"${wanted}" not in the body` }));
-        res.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, status, ...classify(err) }));
-      },
-    );
+      });
+      res.on('end', () => done({ ok: false, status, error: 'body', detail: `"${wanted}" not in the body` }));
+      res.on('error', (err: NodeJS.ErrnoException) => done({ ok: false, status, ...classify(err) }));
+    };
+    const request =
+      url.protocol === 'http:'
+        ? http.request({ ...common, port: url.port ? Number(url.port) : 80, agent: deps.agent.plain }, onResponse)
+        : https.request(
+            {
+              ...common,
+              port: url.port ? Number(url.port) : 443,
+              servername: net.isIP(host) ? undefined : host,
+              agent: deps.agent.agent,
+              ...(deps.agent.secureContext ? { secureContext: deps.agent.secureContext } : {}),
+            },
+            onResponse,
+          );
     const timer = setTimeout(() => {
       done({ ok: false, status: null, error: 'timeout', detail: `no answer within ${target.timeoutMs / 1000} s` });
       request.destroy();

@@ -164,6 +164,7 @@ export async function startUptimeMonitor(
       if (alerting.size) log.info({ alerts: alerting.size }, 'waiting up to 10 s for uptime alerts to go out');
       await idle(10_000);
       agent.agent.destroy();
+      agent.plain.destroy();
     },
   };
 }

@@ -141,7 +141,10 @@ export function Uptime() {
                 ])}
             </Table>
           ) : (
-            <p class="muted">No monitor yet. The live site gets one when its first production deploy goes live.</p>
+            <p class="muted">
+              No monitor yet. The live site gets one, shown on the public status, when its first production deploy goes live (on one machine, start the service
+              with <code>ALLOW_LOCAL_OUTBOUND=true</code> so it can check <code>localhost</code> sites).
+            </p>
           )
         }
       </Loaded>

@@ -18,12 +18,29 @@ describe('the outbound guard adapters', () => {
     expect(await refusal(guard.checkUrl('http://93.184.216.34/hook', 'webhook'))).toBe('url_not_https');
   });
 
-  it('ALLOW_LOCAL_WEBHOOKS relaxes webhooks alone: repositories and builds stay public-only', async () => {
-    const guard = createPublicInternetGuard({ allowLocalWebhooks: true });
+  it('ALLOW_LOCAL_OUTBOUND relaxes webhooks and monitors alone: repositories, builds and provider APIs stay public-only', async () => {
+    const guard = createPublicInternetGuard({ allowLocal: true, resolve: async () => [{ address: '10.1.2.3', family: 4 }] });
     expect(await refusal(guard.checkUrl('http://127.0.0.1:9/hook', 'webhook'))).toBe('allowed');
+    expect(await refusal(guard.checkUrl('http://127.0.0.1:9/health', 'uptime'))).toBe('allowed');
+    expect(await refusal(guard.checkUrl('http://demo.localhost:8080/', 'uptime'))).toBe('allowed');
     expect(await refusal(guard.checkUrl('https://10.0.0.1/hook', 'webhook'))).toBe('url_private_host');
+    expect(await refusal(guard.checkUrl('http://169.254.169.254/latest', 'uptime'))).toBe('url_private_host');
+    expect(await refusal(guard.checkUrl('http://rebinds.example/', 'uptime'))).toBe('url_private_host');
     expect(await refusal(guard.checkUrl('https://127.0.0.1/app.git', 'repository'))).toBe('url_private_host');
     expect(await refusal(guard.resolveHost('127.0.0.1', 'build_egress'))).toBe('url_private_host');
+    expect(await refusal(guard.resolveHost('demo.localhost', 'build_egress'))).toBe('url_private_host');
+    expect(await refusal(guard.checkUrl('http://127.0.0.1:9/api', 'provider_api'))).toBe('url_not_https');
+  });
+
+  it('localhost names are loopback, never asked of DNS (RFC 6761), and refused as such without the switch', async () => {
+    const asked: string[] = [];
+    const resolve = async (host: string) => (asked.push(host), [{ address: '93.184.216.34', family: 4 }]);
+    const local = createPublicInternetGuard({ allowLocal: true, resolve });
+    expect(await local.resolveHost('app.localhost', 'uptime')).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    const production = createPublicInternetGuard({ resolve });
+    expect(await refusal(production.resolveHost('app.localhost', 'uptime'))).toBe('url_private_host');
+    expect(await refusal(production.resolveHost('localhost', 'webhook'))).toBe('url_private_host');
+    expect(asked).toEqual([]);
   });
 
   it("the tests' guard lets only the named uses reach loopback, and nothing else private", async () => {

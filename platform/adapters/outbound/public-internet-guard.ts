@@ -3,14 +3,16 @@ import { checkResolvedHost, guardedLookup, parseWebhookUrl, systemResolver, type
 import { hostOf } from '../../ports/outbound-url-guard.ts';
 
 /**
- * The guard production runs: only globally routable unicast, for every use. `allowLocalWebhooks`
- * (ALLOW_LOCAL_WEBHOOKS, a developer trying webhooks on one machine) lets webhook endpoints be http:// and loopback
- * receivers; private ranges and link-local metadata addresses stay refused, and repositories and builds' egress
- * stay public-only.
+ * The guard production runs: only globally routable unicast, for every use. `allowLocal` (ALLOW_LOCAL_OUTBOUND, or its
+ * alias ALLOW_LOCAL_WEBHOOKS: a developer trying the service on one machine) lets the targets a tenant names and a
+ * developer tries locally, webhook endpoints and uptime monitors, be http:// and loopback; private ranges and
+ * link-local metadata addresses stay refused, and repositories, builds' egress and provider APIs stay public-only.
  */
-export function createPublicInternetGuard(opts: { allowLocalWebhooks?: boolean; resolve?: Resolver } = {}): OutboundUrlGuard {
-  const local = opts.allowLocalWebhooks === true;
-  return guardWith((use) => (use === 'webhook' && local ? { allowLoopback: true, allowHttp: true } : {}), opts.resolve ?? systemResolver);
+export const LOCAL_USES: readonly OutboundUse[] = ['webhook', 'uptime'];
+
+export function createPublicInternetGuard(opts: { allowLocal?: boolean; resolve?: Resolver } = {}): OutboundUrlGuard {
+  const local = opts.allowLocal === true;
+  return guardWith((use) => (local && LOCAL_USES.includes(use) ? { allowLoopback: true, allowHttp: true } : {}), opts.resolve ?? systemResolver);
 }
 
 /** A guard from the relaxations each use gets (the rules themselves are url-rules.ts). */

@@ -139,6 +139,9 @@ export function blockedReason(ip: string, opts: GuardOptions = {}): string | nul
   return 'not an IP address';
 }
 
+/** `localhost` or a name under it (RFC 6761): loopback, never asked of DNS. */
+const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
+
 /** Parse and check the form of a webhook URL (no DNS). Returns the canonical URL. */
 export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
   let url: URL;
@@ -155,7 +158,7 @@ export function parseWebhookUrl(raw: string, opts: GuardOptions = {}): URL {
   if (net.isIP(host)) {
     const why = blockedReason(host, opts);
     if (why) throw new OutboundUrlError('url_private_host', `url host ${host} is not a public address (${why})`);
-  } else if (host === 'localhost' || host.endsWith('.localhost')) {
+  } else if (isLocalhostName(host)) {
     if (!opts.allowLoopback) throw new OutboundUrlError('url_private_host', `url host ${host} is loopback`);
   }
   return url;
@@ -167,6 +170,13 @@ export async function checkResolvedHost(host: string, opts: GuardOptions & { res
     const why = blockedReason(host, opts);
     if (why) throw new OutboundUrlError('url_private_host', `${host} is not a public address (${why})`);
     return [{ address: host, family: net.isIP(host) }];
+  }
+  // `localhost` and its subdomains are loopback by definition (RFC 6761 §6.3), as browsers and curl read them, whatever
+  // this machine's resolver says: `http://demo.localhost:8080/` is a site `npm start` serves. Loopback is then judged.
+  if (isLocalhostName(host)) {
+    const why = blockedReason('127.0.0.1', opts);
+    if (why) throw new OutboundUrlError('url_private_host', `url host ${host} is loopback`);
+    return [{ address: '127.0.0.1', family: 4 }];
   }
   let addrs: LookupAddress[];
   try {
