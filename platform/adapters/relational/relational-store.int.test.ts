@@ -221,6 +221,18 @@ describe('relational store: PGlite on its own thread, in a data dir (the embedde
     await expectMigrationsAppliedOnce(await createPgliteWorkerStore(await dataDir()));
   });
 
+  it('runs with small shared buffers (16 MB, issue 44: a small process), on a new data dir and on a reopened one', async () => {
+    const dir = await dataDir();
+    for (let open = 0; open < 2; open++) {
+      const db = await createPgliteWorkerStore(dir);
+      try {
+        expect((await db.query('SHOW shared_buffers')).rows).toEqual([{ shared_buffers: '16MB' }]);
+      } finally {
+        await db.close();
+      }
+    }
+  });
+
   it('keeps what was committed across a close and a reopen of the same data dir', async () => {
     const dir = await dataDir();
     const first = await createPgliteWorkerStore(dir);
