@@ -11,7 +11,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { projectOf, userIdOf } from '../auth/auth-plugin.ts';
 import { sourceMapsRepository } from '../../domain/source-maps/source-maps-repository.ts';
 import { queueDeploy } from '../../domain/deploys/queue-deploy.ts';
-import { buildCacheDir, clearBuildCache } from '../../domain/deploys/build-cache-files.ts';
+import { buildCacheDir, clearBuildCache, markCacheSkipped, unmarkCacheSkipped } from '../../domain/deploys/build-cache-files.ts';
 import { resolveOnDeploy } from '../../domain/issue-events/resolve-on-deploy.ts';
 import { declared } from '../declared-route.ts';
 import { githubConnectionsRepository as githubConnections } from '../integrations/github-repository.ts';
@@ -67,10 +67,16 @@ export function deploysRoutes(platform: Pick<Platform, 'analytics' | 'bus' | 'cl
             'source_missing',
             `the project has no build source: set one with \`cx link --repo <url>\` (PATCH ${ROUTES.updateDeploySettings.path}), or deploy a built directory with \`cx deploy --prebuilt <dir>\``,
           );
-        const branch = request.body.branch ?? settings.defaultBranch;
+        const branch = request.body?.branch ?? settings.defaultBranch;
         const credential = request.credential;
         const triggerId = credential?.kind === 'project_key' ? credential.keyId : credential ? userIdOf(request) : null;
-        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now() });
+        // "Redeploy without cache" (issue 42): marked before the deploy exists, so whichever builder claims it sees it.
+        const skipCache = (request.query.cache === 'false' || request.body?.cache === false) && config.BUILD_CACHE_MAX_MB > 0;
+        const cacheDir = buildCacheDir(config.DATA_DIR);
+        const prepare = skipCache
+          ? { before: (id: string) => markCacheSkipped(cacheDir, project.id, id), undo: (id: string) => unmarkCacheSkipped(cacheDir, project.id, id) }
+          : undefined;
+        const queued = await queueDeploy(db, bus, { projectId: project.id, branch, trigger: 'api', triggerId, now: clock.now(), prepare });
         return reply.code(202).send({ ...queued, deploy: served(queued.deploy) });
       },
     });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -72,8 +72,13 @@ describe('the build cache', () => {
       slug: p.slug,
       setEnv,
       archive: (branch = 'main') => buildCacheFile(path.join(dataDir, 'build-cache'), p.id, branch),
-      async deploy(branch = 'main') {
-        const queued = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys`, headers: headers(), payload: { branch } });
+      async deploy(branch = 'main', how: { query?: string; body?: Record<string, unknown> } = {}) {
+        const queued = await t.app.inject({
+          method: 'POST',
+          url: `/v1/projects/${p.slug}/deploys${how.query ?? ''}`,
+          headers: headers(),
+          payload: { branch, ...how.body },
+        });
         expect(queued.statusCode).toBe(202);
         const id = queued.json().deploy.id as string;
         await vi.waitFor(async () => expect(['ready', 'failed', 'canceled']).toContain((await get(id)).status), { timeout: 60_000, interval: 100 });
@@ -107,6 +112,41 @@ describe('the build cache', () => {
     expect(existsSync(p.archive('feature'))).toBe(true);
     const third = await p.deploy();
     expect(third.log).toContain(`CACHED-MODULES ${second.id}`);
+  });
+
+  it('a deploy queued with ?cache=false (or "cache": false) restores nothing, says "build cache skipped", and saves afresh', { timeout: 180_000 }, async () => {
+    const p = await project();
+    const first = await p.deploy();
+    expect(first.log).toContain('build cache saved');
+    const skipped = await p.deploy('main', { query: '?cache=false' });
+    expect(skipped.deploy, skipped.log).toMatchObject({ status: 'ready' });
+    expect(skipped.log).toContain('build cache skipped');
+    expect(skipped.log).not.toContain('build cache restored');
+    expect(skipped.log).toContain('NO-MODULES');
+    expect(skipped.log).toContain('NO-NPM-CACHE');
+    expect(skipped.log).toContain('build cache saved');
+    // The mark is the deploy's only: the next build restores what the skipped one saved.
+    const next = await p.deploy();
+    expect(next.log).toContain(`CACHED-MODULES ${skipped.id}`);
+    const byBody = await p.deploy('main', { body: { cache: false } });
+    expect(byBody.log).toContain('build cache skipped');
+    expect(byBody.log).toContain('NO-MODULES');
+    // ?cache=true is the default; anything else is a 400 with a spec code, and no deploy.
+    expect((await p.deploy('main', { query: '?cache=true' })).log).toContain(`CACHED-MODULES ${byBody.id}`);
+    const bad = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys?cache=no`, headers: headers(), payload: {} });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json().error).toBe('invalid_request');
+    // A bodyless POST is a deploy of the default branch.
+    const bodyless = await t.app.inject({ method: 'POST', url: `/v1/projects/${p.slug}/deploys?cache=false`, headers: headers() });
+    expect(bodyless.statusCode).toBe(202);
+    await vi.waitFor(
+      async () => {
+        const d = (await t.app.inject({ url: `/v1/projects/${p.slug}/deploys/${bodyless.json().deploy.id}`, headers: headers() })).json().deploy;
+        expect(d.status).toBe('ready');
+      },
+      { timeout: 60_000, interval: 100 },
+    );
+    expect(readdirSync(path.dirname(p.archive())).filter((n) => n.endsWith('.skip'))).toEqual([]);
   });
 
   it('a build that leaves the restored cache as it was keeps the archive as it is ("build cache unchanged")', { timeout: 180_000 }, async () => {

@@ -40,6 +40,8 @@ export interface BuildCacheJob {
   defaultBranch: string | undefined;
   maxBytes: number;
   totalBytes: number;
+  /** The deploy was queued with `cache=false`: nothing is restored ("build cache skipped"); the save runs as ever. */
+  skipRestore?: boolean;
   /** True when DATA_DIR's disk is low: nothing is saved. */
   diskLow(): Promise<boolean>;
   now(): number;
@@ -119,6 +121,10 @@ const failedStep = (r: StepResult) => r.timedOut || r.aborted || r.limit !== und
 
 /** 1. restore: never throws, never fails the build. */
 export async function restoreBuildCache(job: BuildCacheJob, b: CacheBuild): Promise<RestoredCache | undefined> {
+  if (job.skipRestore) {
+    b.note('build cache skipped (queued with cache=false): this build starts without it and saves a fresh one');
+    return undefined;
+  }
   const own = buildCacheFile(job.dir, job.projectId, job.branch);
   const fallback = job.defaultBranch && job.defaultBranch !== job.branch ? buildCacheFile(job.dir, job.projectId, job.defaultBranch) : undefined;
   const from = (await isFile(own))
@@ -346,6 +352,12 @@ export async function evictBuildCaches(dir: string, totalBytes: number, keep?: s
       const file = path.join(dir, project, name);
       if (name.endsWith('.tmp')) {
         // Another build's save under way, or one a killed process left: gone once no save could still be writing it.
+        const t = await stat(file).catch(() => undefined);
+        if (t && Date.now() - t.mtimeMs > STALE_SAVE_MS) await rm(file, { force: true }).catch(() => undefined);
+        continue;
+      }
+      if (name.endsWith('.skip')) {
+        // A deploy queued with cache=false that no build took (canceled while queued, or lost).
         const t = await stat(file).catch(() => undefined);
         if (t && Date.now() - t.mtimeMs > STALE_SAVE_MS) await rm(file, { force: true }).catch(() => undefined);
         continue;

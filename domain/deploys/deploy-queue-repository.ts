@@ -18,13 +18,13 @@ export const deployQueueRepository = {
   /** A new queued deploy, or undefined when an index refused it (a deploy it conflicts with is queued or building). */
   async insertQueued(
     db: Queryable,
-    d: { projectId: string; branch: string; environment: 'production' | 'preview'; trigger: DeployTrigger; triggerId: string | null; now: number },
+    d: { id?: string; projectId: string; branch: string; environment: 'production' | 'preview'; trigger: DeployTrigger; triggerId: string | null; now: number },
   ): Promise<DeployRow | undefined> {
     const r = await db.query<DeployRow>(
       `INSERT INTO deploys (id, project_id, branch, environment, status, trigger_kind, trigger_id, created_at)
        VALUES ($1, $2, $3, $4, 'queued', $5, $6, $7)
        ON CONFLICT DO NOTHING RETURNING ${DEPLOY_COLUMNS}`,
-      [newId('dep_'), d.projectId, d.branch, d.environment, d.trigger, d.triggerId, new Date(d.now)],
+      [d.id ?? newId('dep_'), d.projectId, d.branch, d.environment, d.trigger, d.triggerId, new Date(d.now)],
     );
     return r.rows[0];
   },

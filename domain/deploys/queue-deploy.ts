@@ -4,6 +4,7 @@ import type { StoredDeploy } from '../../schemas/api/deploys.ts';
 import * as deployRequests from '../../schemas/bus/deploy-requests.ts';
 import type { DeployTrigger } from '../../schemas/deploys.ts';
 import { ServiceError } from '../../schemas/error-codes.ts';
+import { newId } from '../../platform/tokens.ts';
 import { deployQueueRepository } from './deploy-queue-repository.ts';
 import { toDeploy } from './deploy-row.ts';
 
@@ -19,6 +20,12 @@ export interface QueueRequest {
   /** The hook's id, or the user's for an API call. */
   triggerId: string | null;
   now: number;
+  /**
+   * Done with a new deploy's id before it is inserted, so before any builder can claim it (the build cache's "skip"
+   * mark, `?cache=false`), and undone when the insert is refused. Also done for the queued preview deploy a request
+   * is deduplicated into.
+   */
+  prepare?: { before(deployId: string): Promise<void>; undo(deployId: string): Promise<void> };
 }
 
 /**
@@ -34,13 +41,17 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
   if (defaultBranch === undefined) throw new ServiceError('not_found', 'no such project');
   const environment = req.branch === defaultBranch ? 'production' : 'preview';
   for (let attempt = 0; attempt < 3; attempt++) {
-    const row = await deployQueueRepository.insertQueued(db, { ...req, environment });
+    const id = newId('dep_');
+    await req.prepare?.before(id);
+    const row = await deployQueueRepository.insertQueued(db, { ...req, id, environment });
+    if (!row) await req.prepare?.undo(id);
     if (row) {
       try {
         // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
         await bus.publish(deployRequests.TOPIC, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
       } catch (err) {
         await deployQueueRepository.removeQueued(db, row.id);
+        await req.prepare?.undo(row.id);
         throw err;
       }
       return { deploy: toDeploy(row), deduplicated: false };
@@ -51,7 +62,10 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
         throw new ServiceError('production_deploy_busy', 'a production deploy of this project is already queued or building', { body: { activeDeployId: id } });
     } else {
       const queued = await deployQueueRepository.queuedPreview(db, req.projectId, req.branch);
-      if (queued) return { deploy: toDeploy(queued), deduplicated: true };
+      if (queued) {
+        await req.prepare?.before(queued.id);
+        return { deploy: toDeploy(queued), deduplicated: true };
+      }
     }
     // The conflicting deploy moved on between the insert and the read: try again.
   }

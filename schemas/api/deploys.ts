@@ -48,7 +48,20 @@ export const QueuedDeployAnswer = z.object({ deploy: DeploySchema, deduplicated:
 export type QueuedDeployAnswer = z.infer<typeof QueuedDeployAnswer>;
 export const LiveDeployAnswer = z.object({ live: DeploySchema });
 export type LiveDeployAnswer = z.infer<typeof LiveDeployAnswer>;
-export const QueueDeployBody = z.object({ branch: BranchSchema.optional().describe("defaults to the project's default branch") }).strict();
+export const QueueDeployBody = z
+  .object({
+    branch: BranchSchema.optional().describe("defaults to the project's default branch"),
+    cache: z.boolean().optional().describe('false: build without restoring the build cache (as `?cache=false`)'),
+  })
+  .strict()
+  .nullish();
+/** `POST .../deploys?cache=false`: "redeploy without cache" (issue 42). */
+export const QueueDeployQuery = z.object({
+  cache: z
+    .enum(['true', 'false'])
+    .optional()
+    .describe('false: the build restores no build cache (its log says "build cache skipped") and saves a fresh one; default true'),
+});
 /** `POST .../deploys/prebuilt?environment=&branch=&gitSha=` (issue 42): the body is the .tar.gz itself. */
 export const PrebuiltDeployQuery = z.object({
   environment: z.enum(['production', 'preview']).optional().describe('default: production for the default branch, preview for any other'),
@@ -198,8 +211,9 @@ export const deployRoutes = routeShapes({
     tags,
     summary: 'Queue a deploy of a branch (production on the default branch, preview otherwise)',
     description:
-      'A project without a build source is 409 `source_missing`, and no deploy is made (set one with PATCH .../deploys/settings, or upload a built directory: POST .../deploys/prebuilt).',
+      'A project without a build source is 409 `source_missing`, and no deploy is made (set one with PATCH .../deploys/settings, or upload a built directory: POST .../deploys/prebuilt). `?cache=false` (or `"cache": false` in the body) builds without restoring the build cache, as "Redeploy without cache": the build log says "build cache skipped", and the build saves a fresh cache when it succeeds; a preview request deduplicated into an already queued deploy marks that deploy so. Deploy hooks take no query parameter and always use the cache (DELETE .../deploys/cache clears it).',
     params: SlugParams,
+    querystring: QueueDeployQuery,
     body: QueueDeployBody,
     response: { 202: QueuedDeployAnswer, ...errorAnswers(409) },
   },
