@@ -32,14 +32,14 @@ const checkUrl = (platform: Pick<Platform, 'outbound'>, url: string) => checkedU
 
 /**
  * A Slack or Discord endpoint posts to that service's incoming-webhook host (issue 41): their message shape means
- * nothing elsewhere. A loopback receiver is taken too where the outbound guard already took it (ALLOW_LOCAL_WEBHOOKS, a
+ * nothing elsewhere. A loopback receiver is taken too where the outbound guard already took it (ALLOW_LOCAL_OUTBOUND, a
  * development switch, or tests), so the formats can be tried against a local stand-in.
  */
 function checkFormatHost(url: string, format: WebhookFormat): void {
   if (format === 'standard') return;
   const host = new URL(url).hostname.toLowerCase();
   if (CHAT_HOSTS[format].includes(host)) return;
-  // A loopback host got past the guard's check only where the guard takes local stand-ins (ALLOW_LOCAL_WEBHOOKS, tests).
+  // A loopback host got past the guard's check only where the guard takes local stand-ins (ALLOW_LOCAL_OUTBOUND, tests).
   if (host === 'localhost' || host === '127.0.0.1' || host === '[::1]') return;
   throw new ServiceError('invalid_request', `url: a ${format} endpoint posts to ${CHAT_HOSTS[format].join(' or ')}, not ${host}`);
 }

@@ -6,7 +6,7 @@ import type { ErrorCode } from '../../schemas/error-codes.ts';
  * Every address the service dials on a tenant's behalf passes this guard (spec §2.1, §9: https only, private and
  * loopback hosts refused): webhook endpoints when they are saved and at every attempt's dial, repository URLs, and
  * the destinations of a build's egress proxy. Adapters: the public-internet guard production runs
- * (adapters/outbound/public-internet-guard.ts, with ALLOW_LOCAL_WEBHOOKS for a developer's machine), and the tests'
+ * (adapters/outbound/public-internet-guard.ts, with ALLOW_LOCAL_OUTBOUND for a developer's machine), and the tests'
  * guard that also lets loopback stand-ins through (adapters/outbound/test-guard.ts), which no configuration can choose.
  */
 /** provider_api: a provider's API the service calls for itself (Resend's received-mail API). uptime: a monitor's checks. */

@@ -88,7 +88,7 @@ export function sendWebhook(req: SendRequest, opts: SenderOptions): Promise<Send
       secureContext: extraCaContext(opts.guard.extraCa),
       agent: opts.agents ? (secure ? opts.agents.https : opts.agents.http) : false,
     };
-    // http:// only gets here when the guard allowed it (ALLOW_LOCAL_WEBHOOKS).
+    // http:// only gets here when the guard allowed it (ALLOW_LOCAL_OUTBOUND).
     const request = (secure ? https : http).request(options, (res) => {
       const status = res.statusCode ?? 0;
       const retryAfter = typeof res.headers['retry-after'] === 'string' ? res.headers['retry-after'] : undefined;

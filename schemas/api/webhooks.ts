@@ -58,7 +58,7 @@ export const EndpointList = z.object({
   localReceiversAllowed: z
     .boolean()
     .describe(
-      'whether this deployment accepts http:// and loopback receivers (ALLOW_LOCAL_WEBHOOKS, a development switch); otherwise https and public hosts only',
+      'whether this deployment accepts http:// and loopback receivers (ALLOW_LOCAL_OUTBOUND, a development switch; ALLOW_LOCAL_WEBHOOKS its alias); otherwise https and public hosts only',
     ),
 });
 export type EndpointList = z.infer<typeof EndpointList>;

@@ -16,11 +16,11 @@ import { hostOf, OutboundUrlError } from '../../ports/outbound-url-guard.ts';
  * parser to dotted quads before any check, and node's resolver would read them the same way.
  */
 
-/** The relaxations an adapter may apply: ALLOW_LOCAL_WEBHOOKS (loopback and http://), or the tests' loopback stand-ins. */
+/** The relaxations an adapter may apply: ALLOW_LOCAL_OUTBOUND (loopback and http://), or the tests' loopback stand-ins. */
 export interface GuardOptions {
   /** Let loopback addresses (127.0.0.0/8, ::1) through: the tests' local receiver. Nothing else private. */
   allowLoopback?: boolean;
-  /** Let `http://` URLs through (ALLOW_LOCAL_WEBHOOKS, a developer's machine). */
+  /** Let `http://` URLs through (ALLOW_LOCAL_OUTBOUND, a developer's machine). */
   allowHttp?: boolean;
 }
 
