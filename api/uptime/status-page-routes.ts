@@ -92,7 +92,7 @@ export function createStatusRenderer(platform: RendererConfig, source: StatusSou
       const slug = rawSlug.toLowerCase();
       const found = await statusOf(slug);
       const links = {
-        subscribe: `${routePath('publicStatus', { slug })}/subscribers`,
+        subscribe: routePath('subscribeToStatus', { slug }),
         feed: routePath('statusFeed', { slug }),
         json: routePath('publicStatus', { slug }),
       };
