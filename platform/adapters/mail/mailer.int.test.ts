@@ -49,6 +49,21 @@ function mailerContract(start: () => Promise<Harness>) {
     expect(mail!.raw).toMatch(/multipart\/alternative/);
     expect(mail!.raw).toContain('<b>words</b>');
   });
+
+  it('carries the extra header fields it is given (one-click unsubscribe, issue 43)', async () => {
+    const subject = `headers ${Date.now()}`;
+    const unsubscribe = '<https://status.example.test/v1/status/shop/unsubscribe?token=cxunsub_abc>';
+    await h.mailer.send({
+      to: ['ann@example.test'],
+      subject,
+      text: 'x',
+      headers: { 'List-Unsubscribe': unsubscribe, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+    });
+    const mail = (await h.delivered()).find((m) => m.subject === subject);
+    const headers = parseMessage(mail!.raw).headers;
+    expect(headers['list-unsubscribe']).toBe(unsubscribe);
+    expect(headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
+  });
 }
 
 describe('mailer contract: smtp (through a real SMTP receiver)', () => {
