@@ -43,6 +43,7 @@ import { billingRoutes } from './billing/billing-routes.ts';
 import { inboxRoutes } from './email/inbox-routes.ts';
 import { monitorRoutes } from './uptime/monitor-routes.ts';
 import { statusRoute } from './uptime/status-route.ts';
+import { writtenStatusRoutes } from './status/written-status-routes.ts';
 import { statusSubscriberRoutes } from './status-subscribers/status-subscriber-routes.ts';
 import { mcpRoutes } from './mcp/mcp-route.ts';
 import { oauthRoutes } from './oauth/oauth-routes.ts';
@@ -181,6 +182,7 @@ export async function buildApiApp(platform: Platform, opts: BuildApiOptions = {}
   await app.register(inboxRoutes(platform));
   await app.register(monitorRoutes(platform));
   await app.register(statusRoute(platform));
+  await app.register(writtenStatusRoutes(platform));
   await app.register(statusSubscriberRoutes(platform));
   await app.register(mcpRoutes(platform, () => app));
   await app.register(oauthRoutes(platform));

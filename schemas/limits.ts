@@ -172,6 +172,25 @@ export const LIMITS = {
     emailMaxChars: 254,
     mailConcurrency: 4,
   },
+  /**
+   * Incidents and maintenance people write (issue 43): sizes, how many a project may have open or upcoming at once,
+   * updates per incident; what the status JSON shows of them (incidents resolved and maintenance ended within
+   * `shownDays`, the newest `updatesShown` updates of each); how often the uptime monitor looks for maintenance that
+   * started or ended (its uptime.maintenance.started / .completed events).
+   */
+  statusIncidents: {
+    titleChars: 200,
+    messageChars: 5_000,
+    openPerProject: 50,
+    updatesPerIncident: 100,
+    upcomingMaintenancePerProject: 50,
+    maintenanceMaxDays: 31,
+    maintenanceAheadDays: 366,
+    shown: 20,
+    updatesShown: 10,
+    maintenanceShownDays: 14,
+    maintenanceSweepMs: 15_000,
+  },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,
   /** A client timestamp is kept within [received - past, received + future]; outside, it is the receive time. */

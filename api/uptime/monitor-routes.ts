@@ -7,6 +7,7 @@ import { projectOf } from '../auth/auth-plugin.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { declared } from '../declared-route.ts';
 import { checkedUrl } from '../outbound-url.ts';
+import { writtenStatusRepository } from '../status/written-status-repository.ts';
 import { toIncident, toMonitor, uptimeRepository } from './uptime-repository.ts';
 import { changedHeartbeatValues, changedMonitorValues, misplacedFields, newHeartbeatValues, newMonitorValues } from './uptime-rules.ts';
 
@@ -80,7 +81,13 @@ export function monitorRoutes(platform: Pick<Platform, 'db' | 'analytics' | 'clo
     app.route({
       ...declared('listIncidents'),
       config: read,
-      handler: async (request) => ({ incidents: (await uptimeRepository.incidents(db, projectOf(request).id, { limit: 100 })).map(toIncident) }),
+      handler: async (request) => {
+        const projectId = projectOf(request).id;
+        return {
+          incidents: (await uptimeRepository.incidents(db, projectId, { limit: 100 })).map(toIncident),
+          written: await writtenStatusRepository.incidents(db, projectId, { limit: 100, updates: LIMITS.statusIncidents.updatesPerIncident }),
+        };
+      },
     });
 
     app.route({

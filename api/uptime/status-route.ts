@@ -7,6 +7,7 @@ import { LIMITS } from '../../schemas/limits.ts';
 import type { CheckError } from '../../schemas/uptime.ts';
 import { AUTH } from '../auth/route-auth.ts';
 import { declared } from '../declared-route.ts';
+import { withWrittenStatus } from '../status/written-status-page.ts';
 import { statusPageRoutes } from './status-page-routes.ts';
 import { type HourRow, type IncidentRow, type PublicMonitorRow, uptimeRepository } from './uptime-repository.ts';
 
@@ -136,7 +137,14 @@ function createStatusSource(platform: SourcePlatform): StatusSource {
     const hourly = await uptimeRepository.hours(db, ids, new Date(firstDay(now)));
     const since = new Date(now - LIMITS.uptime.statusDays * DAY_MS);
     const incidents = await uptimeRepository.incidents(db, monitors[0]!.project_id, { publicOnly: true, since, limit: 20 });
-    return statusPageOf(monitors, hourly, incidents, now);
+    // What people wrote: maintenance states and windows, annotations, manual incidents (issue 43).
+    return withWrittenStatus(
+      db,
+      monitors[0]!.project_id,
+      statusPageOf(monitors, hourly, incidents, now),
+      incidents.map((i) => i.id),
+      now,
+    );
   }
 
   /** Bounded: when full, expired answers go first, then the oldest (a Map keeps insertion order). */

@@ -4,6 +4,7 @@ import { chTime } from '../time-text.ts';
 import { sweepHeartbeats } from './heartbeat-sweep.ts';
 import { createCheckAgent, runCheck, type CheckResult } from './http-check.ts';
 import { monitorsRepository, type DueCheck } from './repositories/monitors-repository.ts';
+import { sweepMaintenance } from './maintenance-sweep.ts';
 import { sendUptimeAlert } from './uptime-alerts.ts';
 
 /**
@@ -22,6 +23,9 @@ import { sendUptimeAlert } from './uptime-alerts.ts';
  *   6. heartbeats  the cron monitors that check in rather than being checked (heartbeat-sweep.ts): check-ins past
  *               their maximum runtime time out, expected check-ins that did not come are missed, and their incidents'
  *               alerts go out as in 4
+ *   7. maintenance  windows that started or ended get their uptime.maintenance.started / .completed events
+ *               (maintenance-sweep.ts), at most every 15 s; a window's monitors open no incident while it is in
+ *               progress (3 and 6 read its times themselves)
  * Stats count checks by outcome, and how late each check started after it was due.
  */
 export interface UptimeMonitorOptions {
@@ -41,6 +45,7 @@ export interface UptimeMonitor {
     transitions: number;
     lateMs: { max: number; over1s: number };
     heartbeats: { timeouts: number; missed: number; transitions: number; alerts: number };
+    maintenance: { started: number; completed: number };
   };
   stop(): Promise<void>;
 }
@@ -64,7 +69,14 @@ export async function startUptimeMonitor(
   let rows: Array<Record<string, unknown>> = [];
   let stopped = false;
   let ticking: Promise<void> | undefined;
-  const stats = { checks: 0, failures: 0, transitions: 0, lateMs: { max: 0, over1s: 0 }, heartbeats: { timeouts: 0, missed: 0, transitions: 0, alerts: 0 } };
+  const stats = {
+    checks: 0,
+    failures: 0,
+    transitions: 0,
+    lateMs: { max: 0, over1s: 0 },
+    heartbeats: { timeouts: 0, missed: 0, transitions: 0, alerts: 0 },
+    maintenance: { started: 0, completed: 0 },
+  };
 
   async function checkOne(due: DueCheck): Promise<void> {
     const startedAt = clock.now();
@@ -91,6 +103,7 @@ export async function startUptimeMonitor(
 
   let flushedAt = 0;
   let sweptAt = 0;
+  let maintenanceSweptAt = 0;
   /** Check rows go out in batches: at least a second apart unless 500 are waiting (ClickHouse favours few, larger inserts). */
   async function flushRows(force = false): Promise<void> {
     if (!rows.length || (!force && rows.length < FLUSH_ROWS && clock.now() - flushedAt < FLUSH_MS && clock.now() >= flushedAt)) return;
@@ -122,6 +135,13 @@ export async function startUptimeMonitor(
       sweptAt = now;
       const h = await sweepHeartbeats(platform, now);
       for (const k of ['timeouts', 'missed', 'transitions', 'alerts'] as const) stats.heartbeats[k] += h[k];
+    }
+    // 7. maintenance, at most every 15 s on the timer
+    if (opts.tickMs === false || now - maintenanceSweptAt >= LIMITS.statusIncidents.maintenanceSweepMs || now < maintenanceSweptAt) {
+      maintenanceSweptAt = now;
+      const w = await sweepMaintenance(platform, now);
+      stats.maintenance.started += w.started;
+      stats.maintenance.completed += w.completed;
     }
   }
 
@@ -156,7 +176,7 @@ export async function startUptimeMonitor(
   return {
     tick: guardedTick,
     idle: () => idle(),
-    stats: () => ({ ...stats, lateMs: { ...stats.lateMs }, heartbeats: { ...stats.heartbeats } }),
+    stats: () => ({ ...stats, lateMs: { ...stats.lateMs }, heartbeats: { ...stats.heartbeats }, maintenance: { ...stats.maintenance } }),
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);

@@ -12,6 +12,7 @@ import { integrationRoutes } from './integrations.ts';
 import { paymentRoutes } from './payments.ts';
 import { emailRoutes } from './email.ts';
 import { uptimeRoutes } from './uptime.ts';
+import { statusIncidentRoutes } from './status-incidents.ts';
 import { inboundRoutes } from './inbound.ts';
 import { oauthRoutes } from './oauth.ts';
 import { metaRoutes } from './meta.ts';
@@ -44,6 +45,7 @@ export const ROUTE_SHAPES = {
   ...paymentRoutes,
   ...emailRoutes,
   ...uptimeRoutes,
+  ...statusIncidentRoutes,
   ...inboundRoutes,
   ...oauthRoutes,
   ...metaRoutes,

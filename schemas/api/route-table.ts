@@ -177,6 +177,15 @@ export const ROUTES = {
   listMonitorChecks: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/checks' },
   listMonitorCheckIns: { method: 'GET', path: '/v1/projects/:slug/uptime/:id/check-ins' },
   publicStatus: { method: 'GET', path: '/v1/status/:slug' },
+  /** Incidents and maintenance people write for the status page (issue 43). */
+  createStatusIncident: { method: 'POST', path: '/v1/projects/:slug/uptime/incidents' },
+  getStatusIncident: { method: 'GET', path: '/v1/projects/:slug/uptime/incidents/:incidentId' },
+  updateStatusIncident: { method: 'PATCH', path: '/v1/projects/:slug/uptime/incidents/:incidentId' },
+  addStatusIncidentUpdate: { method: 'POST', path: '/v1/projects/:slug/uptime/incidents/:incidentId/updates' },
+  listMaintenance: { method: 'GET', path: '/v1/projects/:slug/uptime/maintenance' },
+  scheduleMaintenance: { method: 'POST', path: '/v1/projects/:slug/uptime/maintenance' },
+  updateMaintenance: { method: 'PATCH', path: '/v1/projects/:slug/uptime/maintenance/:maintenanceId' },
+  cancelMaintenance: { method: 'DELETE', path: '/v1/projects/:slug/uptime/maintenance/:maintenanceId' },
   /** The status page people read (issue 43): HTML, a README badge, an Atom feed of incidents and maintenance. */
   statusPage: { method: 'GET', path: '/status/:slug' },
   statusBadge: { method: 'GET', path: '/v1/status/:slug/badge.svg' },

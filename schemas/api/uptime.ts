@@ -3,6 +3,7 @@ import { LIMITS } from '../limits.ts';
 import { CHECK_ERRORS, CHECK_IN_STATUSES, MONITOR_KINDS, MONITOR_STATES } from '../uptime.ts';
 import { errorAnswers, NoContent, SlugParams } from './common.ts';
 import { routeShapes } from './route-shape.ts';
+import { INCIDENT_IMPACTS, INCIDENT_STATUSES, MAINTENANCE_STATES, StatusIncidentSchema } from './status-incidents.ts';
 import { ROUTES } from './route-table.ts';
 
 /**
@@ -179,7 +180,10 @@ export const IncidentSchema = z.object({
   cause: z.object({ error: z.enum(CHECK_ERRORS), status: z.number().int().nullable(), detail: z.string().nullable() }),
 });
 export type Incident = z.infer<typeof IncidentSchema>;
-export const IncidentList = z.object({ incidents: z.array(IncidentSchema) });
+export const IncidentList = z.object({
+  incidents: z.array(IncidentSchema).describe('the incidents monitors opened'),
+  written: z.array(StatusIncidentSchema).describe('the incidents people wrote and their annotations of automatic ones (issue 43), open ones first'),
+});
 export type IncidentList = z.infer<typeof IncidentList>;
 
 export const UptimeSettings = z.object({ siteMonitor: z.boolean().describe('give the live site a monitor when its first production deploy goes live') });
@@ -188,13 +192,15 @@ export const UpdateUptimeSettings = UptimeSettings.strict();
 
 /** `GET /v1/status/:slug`: the project's public monitors and nothing else about the project. */
 export const StatusPage = z.object({
-  status: z.enum(['up', 'down', 'partial', 'pending']).describe('down: every public monitor is down; partial: some are'),
+  status: z
+    .enum(['up', 'down', 'partial', 'pending', 'maintenance'])
+    .describe('down: every public monitor is down; partial: some are; maintenance: every one not paused is under maintenance'),
   monitors: z.array(
     z.object({
       id: z.string(),
       name: z.string(),
       url: z.string().optional().describe('only when the owner shows it'),
-      state: z.enum(MONITOR_STATES),
+      state: z.enum([...MONITOR_STATES, 'maintenance']).describe('maintenance: a maintenance window covering it is in progress'),
       uptime: z
         .object({ '24h': z.number().nullable(), '7d': z.number().nullable(), '90d': z.number().nullable() })
         .describe('percent of checks up; null without checks'),
@@ -206,8 +212,39 @@ export const StatusPage = z.object({
     }),
   ),
   incidents: z.array(
-    z.object({ monitorId: z.string(), monitor: z.string(), startedAt: z.string(), endedAt: z.string().nullable(), cause: z.enum(CHECK_ERRORS) }),
+    z.object({
+      monitorId: z.string().describe("a written incident: its first affected public monitor's, or '' when it names none"),
+      monitor: z.string().describe("a written incident: its affected public monitors' names, comma-separated"),
+      startedAt: z.string(),
+      endedAt: z.string().nullable(),
+      cause: z.enum(CHECK_ERRORS).optional().describe('automatic incidents only'),
+      // Issue 43: what people wrote. A manual incident carries all of these; an annotated automatic one too.
+      id: z.string().optional(),
+      kind: z.enum(['automatic', 'manual']).optional(),
+      title: z.string().optional(),
+      impact: z.enum(INCIDENT_IMPACTS).optional(),
+      status: z.enum(INCIDENT_STATUSES).optional(),
+      monitorIds: z.array(z.string()).optional().describe('the affected public monitors'),
+      updates: z
+        .array(z.object({ status: z.enum(INCIDENT_STATUSES), message: z.string(), at: z.string() }))
+        .optional()
+        .describe('the newest 10, oldest first'),
+    }),
   ),
+  maintenance: z
+    .array(
+      z.object({
+        id: z.string(),
+        title: z.string(),
+        message: z.string(),
+        monitorIds: z.array(z.string()).describe('the covered public monitors'),
+        startsAt: z.string(),
+        endsAt: z.string(),
+        state: z.enum(MAINTENANCE_STATES.filter((s) => s !== 'cancelled') as ['scheduled', 'in_progress', 'completed']),
+      }),
+    )
+    .optional()
+    .describe('maintenance windows upcoming, in progress and ended in the last 14 days (not cancelled ones)'),
   updatedAt: z.string(),
 });
 export type StatusPage = z.infer<typeof StatusPage>;

@@ -2,6 +2,7 @@ import type { Queryable } from '../../../platform/ports/relational-store.ts';
 import { newId } from '../../../platform/tokens.ts';
 import type { MonitorSchedule } from '../../../schemas/bus/client-items.ts';
 import type { CheckError, CheckInStatus, MonitorState } from '../../../schemas/uptime.ts';
+import { maintenanceRepository } from './maintenance-repository.ts';
 
 /**
  * The processor's side of heartbeat monitors (migration 0033): their rows in uptime_monitors, their check-ins
@@ -262,7 +263,13 @@ export const heartbeatsRepository = {
         new Date(at),
       ]);
       if (closed.rows[0]) transition = { kind: 'up', incidentId: closed.rows[0].id };
-    } else if (!outcome.ok && m.state !== 'down' && failures >= m.failures_to_down) {
+    } else if (
+      !outcome.ok &&
+      m.state !== 'down' &&
+      failures >= m.failures_to_down &&
+      // During maintenance its failures open no incident (and so send no alert): issue 43.
+      !(await maintenanceRepository.underMaintenance(tx, m.project_id, m.id, at))
+    ) {
       state = 'down';
       const incidentId = newId('inc_');
       const opened = await tx.query(

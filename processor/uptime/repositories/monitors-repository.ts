@@ -2,6 +2,7 @@ import type { Queryable, RelationalStore } from '../../../platform/ports/relatio
 import { newId } from '../../../platform/tokens.ts';
 import type { CheckError, MonitorState } from '../../../schemas/uptime.ts';
 import type { CheckResult, CheckTarget } from '../http-check.ts';
+import { maintenanceRepository } from './maintenance-repository.ts';
 
 /** The monitor role's side of uptime_monitors, uptime_incidents and uptime_hourly (migration 0023). */
 export interface DueCheck extends CheckTarget {
@@ -72,7 +73,8 @@ export const monitorsRepository = {
    * Record a check, in one transaction: the monitor's last check and consecutive failures, its hour's rollup, and its
    * state. It goes down after `failures_to_down` consecutive failures (an incident opens with the failure as its cause)
    * and up after one success (the open incident ends). Answers the change, if there was one. A monitor deleted or
-   * paused since the claim records nothing.
+   * paused since the claim records nothing. Under a maintenance window in progress it does not go down (its failures
+   * still count, so one still failing when the window ends goes down at its next failure).
    */
   async record(db: RelationalStore, monitorId: string, at: number, c: CheckResult): Promise<Transition | undefined> {
     return db.transaction(async (tx) => {
@@ -108,7 +110,13 @@ export const monitorsRepository = {
             endedAt: at,
             cause: { error: i.cause_error, status: i.cause_status, detail: i.cause_detail },
           };
-      } else if (!c.ok && m.state !== 'down' && failures >= m.failures_to_down) {
+      } else if (
+        !c.ok &&
+        m.state !== 'down' &&
+        failures >= m.failures_to_down &&
+        // During maintenance its failures open no incident (and so send no alert): issue 43.
+        !(await maintenanceRepository.underMaintenance(tx, m.project_id, monitorId, at))
+      ) {
         state = 'down';
         const incidentId = newId('inc_');
         const cause = { error: c.error ?? 'connect', status: c.status, detail: c.detail };
