@@ -136,11 +136,17 @@ export function statusRendererOf(platform: RendererConfig, source: StatusSource)
 export const ifNoneMatchOf = (h: string | string[] | undefined) => (Array.isArray(h) ? h[0] : h);
 
 /** Step 4 on the wire: the answer's status, headers and body (none with a 304). */
-export const sendAnswer = (reply: FastifyReply, a: PageAnswer) =>
-  reply
-    .code(a.status)
+export function sendAnswer(reply: FastifyReply, a: PageAnswer) {
+  if (a.status === 304) {
+    // No body, so no type: the validators and caching only (a type with an empty body would be serialized).
+    const { 'content-type': _type, ...validators } = a.headers;
+    return reply.code(304).headers(validators).send();
+  }
+  return reply
+    .code(200)
     .headers(a.headers)
-    .send((a.status === 304 ? null : a.body) as never);
+    .send(a.body as never);
+}
 
 export function statusPageRoutes(platform: RendererConfig, source: StatusSource): FastifyPluginAsyncZod {
   const renderer = statusRendererOf(platform, source);
