@@ -44,74 +44,85 @@ describe('ALLOW_LOCAL_OUTBOUND', () => {
     let page: http.Server;
     let pagePort: number;
     const clock = new ManualClock(Date.UTC(2026, 10, 27, 6, 0, 0));
-    const open: Array<{ close(): Promise<void> } | UptimeMonitor> = [];
     beforeAll(async () => {
       page = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('all systems go'));
       await new Promise<void>((r) => page.listen(0, '127.0.0.1', r));
       pagePort = (page.address() as net.AddressInfo).port;
     });
     afterAll(async () => {
-      for (const x of open.reverse()) 'stop' in x ? await x.stop() : await x.close();
       page.closeAllConnections();
       await new Promise((r) => page.close(r));
     });
 
-    async function withApi(env: Record<string, string>): Promise<{ t: Api; owner: SignedInUser; slug: string }> {
-      const t = await buildTestApi({ env, overrides: { clock } });
-      open.push(t);
-      const owner = await signUpAndSignIn(t.app, t.platform);
-      return { t, owner, slug: (await createProject(t.app, owner.cookie)).slug };
+    /** A service with `env`, its owner and a project, made in the suite's beforeAll (slow under load). */
+    function withApi(env: Record<string, string>) {
+      const s = {} as { t: Api; owner: SignedInUser; slug: string; monitor: UptimeMonitor };
+      beforeAll(async () => {
+        s.t = await buildTestApi({ env, overrides: { clock } });
+        s.owner = await signUpAndSignIn(s.t.app, s.t.platform);
+        s.slug = (await createProject(s.t.app, s.owner.cookie)).slug;
+        s.monitor = await startUptimeMonitor(s.t.platform, { tickMs: false });
+      });
+      afterAll(async () => {
+        await s.monitor?.stop();
+        await s.t?.close();
+      });
+      return s;
     }
-    const createMonitor = (t: Api, owner: SignedInUser, slug: string, url: string) =>
-      t.app.inject({
+    const createMonitor = (s: { t: Api; owner: SignedInUser; slug: string }, url: string) =>
+      s.t.app.inject({
         method: 'POST',
-        url: `/v1/projects/${slug}/uptime`,
-        headers: sessionHeaders(owner.cookie),
+        url: `/v1/projects/${s.slug}/uptime`,
+        headers: sessionHeaders(s.owner.cookie),
         payload: { name: 'Local page', url, intervalSec: 30, failuresToDown: 1, bodyContains: 'systems go' },
       });
 
-    it('on: a loopback http:// page (by address or a localhost name) is taken and checked, up and then down when it stops answering', async () => {
-      const { t, owner, slug } = await withApi({ ALLOW_LOCAL_OUTBOUND: 'true' });
-      const monitor = await startUptimeMonitor(t.platform, { tickMs: false });
-      open.push(monitor);
-      const round = async (ms: number) => {
-        clock.advance(ms);
-        await monitor.tick();
-        await monitor.idle();
-      };
-      const byName = await createMonitor(t, owner, slug, `http://app.localhost:${pagePort}/health`);
-      expect(byName.statusCode, byName.body).toBe(201);
-      const created = await createMonitor(t, owner, slug, `http://127.0.0.1:${pagePort}/health`);
-      expect(created.statusCode, created.body).toBe(201);
-      const read = async () =>
-        ((await t.app.inject({ url: `/v1/projects/${slug}/uptime`, headers: sessionHeaders(owner.cookie) })).json().monitors as Monitor[]).map((m) => m.state);
-      await round(0);
-      expect(await read()).toEqual(['up', 'up']);
+    describe('on', () => {
+      const s = withApi({ ALLOW_LOCAL_OUTBOUND: 'true' });
+      it('a loopback http:// page (by address or a localhost name) is taken and checked, up and then down when it stops answering', async () => {
+        const round = async (ms: number) => {
+          clock.advance(ms);
+          await s.monitor.tick();
+          await s.monitor.idle();
+        };
+        const byName = await createMonitor(s, `http://app.localhost:${pagePort}/health`);
+        expect(byName.statusCode, byName.body).toBe(201);
+        const created = await createMonitor(s, `http://127.0.0.1:${pagePort}/health`);
+        expect(created.statusCode, created.body).toBe(201);
+        const read = async () =>
+          ((await s.t.app.inject({ url: `/v1/projects/${s.slug}/uptime`, headers: sessionHeaders(s.owner.cookie) })).json().monitors as Monitor[]).map(
+            (m) => m.state,
+          );
+        await round(0);
+        expect(await read()).toEqual(['up', 'up']);
 
-      page.closeAllConnections();
-      await new Promise((r) => page.close(r));
-      await round(30_000);
-      expect(await read()).toEqual(['down', 'down']);
+        page.closeAllConnections();
+        await new Promise((r) => page.close(r));
+        await round(30_000);
+        expect(await read()).toEqual(['down', 'down']);
 
-      // Private ranges and metadata addresses stay refused.
-      for (const url of ['http://10.0.0.7/', 'http://169.254.169.254/latest/meta-data', 'http://192.168.1.1/']) {
-        const refused = await createMonitor(t, owner, slug, url);
-        expect(refused.statusCode, url).toBe(400);
-        expect(refused.json().error, url).toBe('url_private_host');
-      }
+        // Private ranges and metadata addresses stay refused.
+        for (const url of ['http://10.0.0.7/', 'http://169.254.169.254/latest/meta-data', 'http://192.168.1.1/']) {
+          const refused = await createMonitor(s, url);
+          expect(refused.statusCode, url).toBe(400);
+          expect(refused.json().error, url).toBe('url_private_host');
+        }
+      });
     });
 
-    it('off (the default): refused as before, url_not_https for http://, url_private_host for loopback', async () => {
-      const { t, owner, slug } = await withApi({});
-      for (const [url, code] of [
-        ['http://127.0.0.1:9/health', 'url_not_https'],
-        ['https://127.0.0.1:9/health', 'url_private_host'],
-        ['https://app.localhost/health', 'url_private_host'],
-      ]) {
-        const res = await createMonitor(t, owner, slug, url);
-        expect(res.statusCode, url).toBe(400);
-        expect(res.json().error, url).toBe(code);
-      }
+    describe('off (the default)', () => {
+      const s = withApi({});
+      it('refused as before: url_not_https for http://, url_private_host for loopback', async () => {
+        for (const [url, code] of [
+          ['http://127.0.0.1:9/health', 'url_not_https'],
+          ['https://127.0.0.1:9/health', 'url_private_host'],
+          ['https://app.localhost/health', 'url_private_host'],
+        ]) {
+          const res = await createMonitor(s, url);
+          expect(res.statusCode, url).toBe(400);
+          expect(res.json().error, url).toBe(code);
+        }
+      });
     });
   });
 });
