@@ -21,6 +21,7 @@ import { buildsRepository, type BuildSource, type ClaimedDeploy, type FinishedDe
 import type { OutputQuota } from './output-quota.ts';
 import { keepDeploySourceMaps } from './source-maps/collect-source-maps.ts';
 import { compileSite } from '../hosting/build/compile-site.ts';
+import { compressedBound } from '../hosting/compress/precompress.ts';
 import { buildVariables } from './build-variables.ts';
 import { buildVariablesRepository } from './build-variables-repository.ts';
 import { buildCacheOf } from './build-cache/build-cache-job.ts';
@@ -167,7 +168,7 @@ async function buildOutcome(ctx: BuildContext, d: ClaimedDeploy, opened: OpenedB
 }
 
 /** What finishing a deploy needs: a builder's, or the API's for a prebuilt upload (prebuilt-deploy.ts), whose lease it holds. */
-export type FinishContext = Pick<BuildContext, 'platform' | 'log' | 'owner' | 'dataDir'>;
+export type FinishContext = Pick<BuildContext, 'platform' | 'log' | 'owner' | 'dataDir' | 'quota'>;
 
 /** Step `finish` for a deploy this owner holds: shared by builds and prebuilt uploads, which run no build. */
 export async function finishBuild(
@@ -187,7 +188,17 @@ export async function finishBuild(
   // The spa setting is read as the build ends, so a change made while it ran applies to it.
   if (outcome.status === 'ready' && !signal.aborted) {
     const spa = (await buildsRepository.source(db, d.projectId))?.spa === true;
-    await compileSite(path.join(dataDir, outcome.artifactDir), { spa, note: (t) => buildLog.line('system', t) });
+    // What it writes beside the output is charged to it too: compressed copies only as far as the quotas leave room.
+    const own = { projectId: d.projectId, deployId: d.id };
+    const reserve = await ctx.quota.reserveServing(own, compressedBound);
+    let written = 0;
+    await compileSite(path.join(dataDir, outcome.artifactDir), {
+      spa,
+      roomBytes: reserve.extra,
+      written: (bytes) => (written = bytes),
+      note: (t) => buildLog.line('system', t),
+    });
+    await ctx.quota.settleServing(own, reserve, written);
   }
   await buildLog.close().catch((err) => log.warn({ err, deployId: d.id }, 'writing the build log failed'));
   if (signal.aborted && !canceled()) return undefined; // stopping: the lease runs out and another builder fails it as builder_lost

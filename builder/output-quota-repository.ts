@@ -58,6 +58,15 @@ export const outputQuotaRepository = {
     return r.rowCount > 0;
   },
 
+  /** What a building deploy's output is charged; undefined when it is no longer building or not charged. */
+  async charged(db: Queryable, deployId: string): Promise<number | undefined> {
+    const r = await db.query<{ bytes: string | number | null }>(`SELECT artifact_bytes AS bytes FROM deploys WHERE id = $1 AND status = 'building'`, [
+      deployId,
+    ]);
+    const bytes = r.rows[0]?.bytes;
+    return bytes === null || bytes === undefined ? undefined : Number(bytes);
+  },
+
   /** Ready outputs under DATA_DIR/artifacts kept from before sizes were recorded. */
   async unmeasured(db: Queryable, batch: number): Promise<Array<{ id: string; artifactDir: string }>> {
     const r = await db.query<{ id: string; artifact_dir: string }>(

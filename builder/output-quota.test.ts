@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -155,6 +155,46 @@ describe('output quotas', () => {
     const stranger = tenant(t, dataDir);
     await stranger.signUp();
     expect((await (await stranger.project(3)).deploy()).deploy).toMatchObject({ status: 'ready' });
+  });
+
+  it('the compressed copies written beside an output are charged to it, and only as far as the quotas leave room', { timeout: 180_000 }, async () => {
+    // Text that compresses to about three quarters (base64 of random bytes): each copy is kept (under 0.9 of the file).
+    const text = (files: number, kb: number) => `for i in $(seq 1 ${files}); do head -c ${kb * 768} /dev/urandom | base64 -w 76 > out/t$i.js; done`;
+    const apparent = (id: string) => {
+      let sum = 0;
+      const walk = (dir: string) => {
+        for (const e of readdirSync(dir, { withFileTypes: true })) {
+          const p = path.join(dir, e.name);
+          if (e.isDirectory()) walk(p);
+          else sum += statSync(p).size;
+        }
+      };
+      walk(path.join(dataDir, 'artifacts', id));
+      return sum;
+    };
+    const owner = tenant(t, dataDir);
+    await owner.signUp();
+    // Room enough: every copy is written, and charged with the output.
+    const roomy = await (await owner.project(1, text(4, 100))).deploy();
+    expect(roomy.deploy, roomy.log).toMatchObject({ status: 'ready' });
+    expect(readdirSync(path.join(dataDir, 'artifacts', roomy.id)).filter((n) => /\.js\.(br|gz)$/.test(n))).toHaveLength(8);
+    expect(await chargedBytes(t, roomy.id)).toBeGreaterThanOrEqual(apparent(roomy.id));
+
+    // 1 MB of sparse zeros and 6 MB of text in an 8 MB project (another account: this one's first output stays):
+    // the copies (about 9 MB) would take the project past its limit. Those that fit are written; the others' files
+    // are served uncompressed, and the charge stays within the limit.
+    const other = tenant(t, dataDir);
+    await other.signUp();
+    const tight = await (await other.project(1, text(6, 1024))).deploy();
+    expect(tight.deploy, tight.log).toMatchObject({ status: 'ready' });
+    expect(tight.log).toContain('the output quota left no room for some compressed copies');
+    const charged = (await chargedBytes(t, tight.id))!;
+    expect(charged).toBeGreaterThanOrEqual(apparent(tight.id));
+    expect(charged).toBeLessThanOrEqual(8 * MB);
+    expect(apparent(tight.id)).toBeLessThanOrEqual(8 * MB);
+    const copies = readdirSync(path.join(dataDir, 'artifacts', tight.id)).filter((n) => /\.js\.(br|gz)$/.test(n));
+    expect(copies.length).toBeGreaterThan(0);
+    expect(copies.length).toBeLessThan(12);
   });
 
   it('leaves no copy of a refused output anywhere under DATA_DIR/artifacts', () => {

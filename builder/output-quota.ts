@@ -21,6 +21,12 @@ import { outputQuotaRepository, type KeptOutput } from './output-quota-repositor
  *               project's first, then the account's other projects'; if it still does not fit, nothing is released
  *               and it fails quota_exceeded. Otherwise its size is recorded on the deploy, which holds the room while
  *               the deploy finishes (deploys.artifact_bytes)
+ *   4. served   the files written beside the output once it is charged, at the end of the build (hosting/build/:
+ *               brotli and gzip copies of text files, .cx/site.json): `reserveServing` adds to the deploy's charge
+ *               what the copies may take, at most the room left under both limits (and the disk's) with nothing
+ *               released for them, and compression stops where that room ends (those files are served
+ *               uncompressed); `settleServing` then charges what was written. The manifest is charged as written
+ *               (one line a file: bounded by ARTIFACT_MAX_FILES), even past the room
  * Kept outputs are ready deploys' outputs on disk plus outputs charged to deploys still finishing; the sweep
  * (artifact-sweep.ts) measures outputs kept from before sizes were recorded.
  */
@@ -31,6 +37,16 @@ export interface OutputQuota {
   room(d: { projectId: string; deployId: string }): Promise<OutputRoom>;
   /** Charge a built output (3): a ready outcome stays ready, or becomes quota_exceeded with its copy removed. */
   charge(d: { projectId: string; deployId: string; artifactDir: string; note(text: string): void }, outcome: BuildOutcome): Promise<BuildOutcome>;
+  /** Reserve up to `wanted(its charge)` bytes more on the charged output's deploy for what serving writes beside it (4). */
+  reserveServing(d: { projectId: string; deployId: string }, wanted: (charged: number) => number): Promise<ServingReserve>;
+  /** Charge the output plus the `written` bytes that serving wrote beside it (4). */
+  settleServing(d: { deployId: string }, reserve: ServingReserve, written: number): Promise<void>;
+}
+
+/** What reserveServing found: the output's own charge, and the bytes reserved beyond it (0: no room, or not charged). */
+export interface ServingReserve {
+  base: number | undefined;
+  extra: number;
 }
 
 export interface QuotaLimits {
@@ -118,6 +134,30 @@ export function createOutputQuota(platform: Pick<Platform, 'config' | 'db' | 'di
             `the output (at least ${size(bytes)}) does not fit in the service's free disk space, less the ${size(floorBytes)} kept free for its databases (BUILD_MIN_FREE_MB). Nothing was deployed; redeploy once space is freed`,
         });
       return rooms.reduce((a, b) => (b.maxBytes < a.maxBytes ? b : a));
+    },
+
+    async reserveServing(d, wanted) {
+      const disk = await spare();
+      return db.transaction(async (tx) => {
+        await outputQuotaRepository.lockAccount(tx, d.projectId);
+        const base = await outputQuotaRepository.charged(tx, d.deployId);
+        if (base === undefined) return { base, extra: 0 };
+        let project = 0;
+        let account = 0;
+        for (const k of await outputQuotaRepository.kept(tx, d.projectId, d.deployId)) {
+          account += k.bytes;
+          if (k.projectId === d.projectId) project += k.bytes;
+        }
+        const room = Math.min(quota.projectBytes - project - base, quota.accountBytes - account - base, disk ?? Number.POSITIVE_INFINITY);
+        const extra = Math.max(0, Math.min(wanted(base), Math.floor(room)));
+        if (extra > 0) await outputQuotaRepository.charge(tx, d.deployId, base + extra);
+        return { base, extra };
+      });
+    },
+
+    async settleServing(d, reserve, written) {
+      if (reserve.base === undefined) return;
+      await outputQuotaRepository.charge(db, d.deployId, reserve.base + written);
     },
 
     async charge(d, outcome) {

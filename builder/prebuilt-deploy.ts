@@ -161,7 +161,7 @@ async function deployPrebuilt(platform: PrebuiltPlatform, log: Logger, body: Rea
       : { status: 'failed', reason: charged.reason };
     // 4. finish
     const claimed = { id: row.id, projectId: req.projectId, projectSlug: '', branch, environment, createdAt: now };
-    await finishBuild({ platform, log, owner, dataDir }, claimed, outcome, buildLog, new AbortController().signal, () => false);
+    await finishBuild({ platform, log, owner, dataDir, quota }, claimed, outcome, buildLog, new AbortController().signal, () => false);
   } finally {
     clearInterval(renew);
     await rm(staging, { recursive: true, force: true });

@@ -35,28 +35,37 @@ export interface SiteManifest {
 export interface CompileSiteOptions {
   /** The project's `spa` setting: a client-routed app whose every unknown path serves `/index.html`. */
   spa?: boolean;
+  /** What the compressed copies may take in all (the room the output quota leaves); unbounded when absent. */
+  roomBytes?: number;
+  /** The bytes written beside the output (compressed copies and the manifest), told once done, failed or not. */
+  written?(bytes: number): void;
   note(text: string): void;
   now?: () => number;
 }
 
 export async function compileSite(dir: string, o: CompileSiteOptions): Promise<SiteManifest | undefined> {
+  const now = o.now ?? Date.now;
+  const budget: CompressBudget = { bytes: COMPRESS_BUDGET.bytes, deadline: now() + COMPRESS_BUDGET.ms, room: o.roomBytes, written: 0 };
+  let manifestBytes = 0;
   try {
-    return await compile(dir, o);
+    const { manifest, bytes } = await compile(dir, o, budget);
+    manifestBytes = bytes;
+    return manifest;
   } catch (err) {
     o.note(`hosting: the site's rules and compressed files could not be prepared (${(err as Error).message}); it is served without them`);
     await rm(path.join(dir, SITE_DIR), { recursive: true, force: true }).catch(() => undefined);
     return undefined;
+  } finally {
+    o.written?.(budget.written + manifestBytes);
   }
 }
 
-async function compile(dir: string, o: CompileSiteOptions): Promise<SiteManifest> {
-  const now = o.now ?? Date.now;
+async function compile(dir: string, o: CompileSiteOptions, budget: CompressBudget): Promise<{ manifest: SiteManifest; bytes: number }> {
   // 1. the files
   await rm(path.join(dir, SITE_DIR), { recursive: true, force: true });
   const rels = await listFiles(dir);
   const names = new Set(rels);
   const files: SiteManifest['files'] = {};
-  const budget: CompressBudget = { bytes: COMPRESS_BUDGET.bytes, deadline: now() + COMPRESS_BUDGET.ms };
   let compressed = 0;
   for (const rel of rels) {
     const size = (await stat(path.join(dir, rel))).size;
@@ -71,6 +80,10 @@ async function compile(dir: string, o: CompileSiteOptions): Promise<SiteManifest
     files[rel] = { etag: etagOf(body), size: body.length, ...(enc.length ? { enc } : {}) };
   }
   if (budget.spent) o.note('hosting: the compression budget ran out; the remaining text files are served uncompressed');
+  if (budget.roomOut)
+    o.note(
+      'hosting: the output quota left no room for some compressed copies (ARTIFACTS_PROJECT_MAX_MB, ARTIFACTS_ACCOUNT_MAX_MB); those files are served uncompressed',
+    );
 
   // 3. the rules
   const redirects = parseRedirects(await ruleFile(dir, '_redirects', names, o.note));
@@ -83,11 +96,12 @@ async function compile(dir: string, o: CompileSiteOptions): Promise<SiteManifest
   // 4. written and reported
   const manifest: SiteManifest = { version: 1, files, redirects: redirects.rules, headers: headers.rules };
   await mkdir(path.join(dir, SITE_DIR), { recursive: true });
-  await writeFile(path.join(dir, SITE_FILE), JSON.stringify(manifest), { mode: 0o644 });
+  const json = Buffer.from(JSON.stringify(manifest));
+  await writeFile(path.join(dir, SITE_FILE), json, { mode: 0o644 });
   o.note(`hosting: ${redirects.rules.length} redirect rules, ${headers.rules.length} header rules; ${compressed} files precompressed`);
   report('_redirects', redirects.ignored, o.note);
   report('_headers', headers.ignored, o.note);
-  return manifest;
+  return { manifest, bytes: json.length };
 }
 
 /** A strong ETag's value from a file's bytes: the first 128 bits of its sha256. */
