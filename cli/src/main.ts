@@ -8,6 +8,7 @@ import { errors } from './commands/errors.ts';
 import { hooks } from './commands/hooks.ts';
 import { env } from './commands/env.ts';
 import { keys } from './commands/keys.ts';
+import { previews } from './commands/previews.ts';
 import { projects } from './commands/projects.ts';
 import { sourcemaps } from './commands/sourcemaps.ts';
 import { webhooks } from './commands/webhooks.ts';
@@ -23,7 +24,7 @@ import { createOut } from './output.ts';
 export { EXIT };
 
 /** In the order `cx --help` lists them. */
-export const FAMILIES: Family[] = [account, projects, deploys, hooks, env, errors, keys, webhooks, sourcemaps];
+export const FAMILIES: Family[] = [account, projects, deploys, hooks, env, previews, errors, keys, webhooks, sourcemaps];
 
 /** The process's own terminal, environment, network and browser. */
 export function processIo(): Io {

@@ -12,7 +12,7 @@ const ALL = FAMILIES.flatMap((f) => f.commands.map((c) => c.name));
 describe('cx, the dispatcher', () => {
   it('has each command once, and each answers --help', async () => {
     expect(new Set(ALL).size).toBe(ALL.length);
-    expect(ALL.length).toBe(31);
+    expect(ALL.length).toBe(38);
     for (const name of ALL) {
       const r = await cx([...name.split(' '), '--help']);
       expect([name, r.code, r.calls]).toEqual([name, 0, []]);
@@ -23,7 +23,7 @@ describe('cx, the dispatcher', () => {
   it('lists the families, groups their verbs, and knows its version', async () => {
     const help = await cx(['--help']);
     expect(help.code).toBe(0);
-    for (const word of ['login', 'projects', 'deploy', 'deploys', 'logs', 'hooks', 'env', 'errors', 'keys', 'webhooks', 'sourcemaps'])
+    for (const word of ['login', 'projects', 'deploy', 'deploys', 'logs', 'hooks', 'env', 'previews', 'errors', 'keys', 'webhooks', 'sourcemaps'])
       expect(help.stdout).toMatch(new RegExp(`\\n  ${word} `));
     expect((await cx(['errors', '--help'])).stdout).toMatch(/list[\s\S]*show[\s\S]*resolve[\s\S]*ignore[\s\S]*reopen/);
     expect((await cx(['--version'])).stdout).toBe('0.1.0\n');
