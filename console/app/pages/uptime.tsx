@@ -4,6 +4,7 @@ import { routePath } from '../../../schemas/api/client.ts';
 import type { CheckIn, Heartbeat, Monitor } from '../../../schemas/api/uptime.ts';
 import { call } from '../api.ts';
 import { Badge, ErrorNote, Loaded, PageHead, Table, Time, useAction, useResource } from '../ui.tsx';
+import { WrittenStatus } from './status-incidents.tsx';
 import { StatusSubscribers } from './status-subscribers.tsx';
 
 /**
@@ -278,6 +279,7 @@ export function Uptime() {
           }
         </Loaded>
       </section>
+      <WrittenStatus slug={slug} monitors={r.data?.monitors ?? []} />
       <StatusSubscribers slug={slug} />
       <section aria-labelledby="new-monitor" class="panel">
         <h2 id="new-monitor">New monitor</h2>
