@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSubscriberMailConsumer } from '../../processor/status-subscribers/subscriber-mail-consumer.ts';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
-import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { buildTestApi, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { processed } from '../../test/support/platform.ts';
 import { parseMessage, startSmtpReceiver, type ReceivedMail } from '../../test/support/smtp-receiver.ts';
+import { publicStatusPage, statusTestGuard } from '../../test/support/status-page.ts';
 
 /**
  * End to end (issue 43): what a person writes on the incidents and maintenance routes reaches the status page's
@@ -17,8 +17,7 @@ let owner: SignedInUser;
 let stopMail: () => Promise<void>;
 
 beforeAll(async () => {
-  const outbound = steerableGuard({ unknownNames: 'fail' });
-  outbound.table['status-target.example'] = ['93.184.215.14'];
+  const outbound = statusTestGuard();
   smtp = await startSmtpReceiver();
   t = await buildTestApi({ processors: true, env: { SMTP_URL: smtp.url }, overrides: { outbound: outbound.guard } });
   const mail = await startSubscriberMailConsumer(t.platform);
@@ -35,16 +34,8 @@ const tokenIn = (m: ReceivedMail, path: string) => new RegExp(`${path}\\?token=(
 
 describe('incidents and maintenance people write reach subscribers', () => {
   it('sign-up → confirm → a mail per incident change and scheduled maintenance → one-click unsubscribe → no more mail', async () => {
-    const { slug } = await createProject(t.app, owner.cookie);
     const session = sessionHeaders(owner.cookie);
-    const monitor = await t.app.inject({
-      method: 'POST',
-      url: `/v1/projects/${slug}/uptime`,
-      headers: session,
-      payload: { name: 'Checkout', url: 'https://status-target.example/', public: true, paused: true },
-    });
-    expect(monitor.statusCode).toBe(201);
-    const monitorId = monitor.json().monitor.id;
+    const { slug, monitorId } = await publicStatusPage(t.app, owner.cookie);
 
     const email = `customer-${slug}@example.com`;
     const mails = () => smtp.messages.filter((m) => m.to.includes(email));

@@ -4,9 +4,9 @@ import { ManualClock } from '../../platform/clock.ts';
 import type { Mailer, MailMessage } from '../../platform/ports/mailer.ts';
 import { startSubscriberMailConsumer } from '../../processor/status-subscribers/subscriber-mail-consumer.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
-import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { buildTestApi, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { processed } from '../../test/support/platform.ts';
+import { publicStatusPage, statusTestGuard } from '../../test/support/status-page.ts';
 import { signupOutcomes } from './status-subscriber-routes.ts';
 
 /**
@@ -38,9 +38,7 @@ let stopMail: () => Promise<void>;
 let ip = 0;
 
 beforeAll(async () => {
-  const outbound = steerableGuard({ unknownNames: 'fail' });
-  outbound.table['status-target.example'] = ['93.184.215.14'];
-  outbound.table['hooks.example'] = ['93.184.215.15'];
+  const outbound = statusTestGuard({ more: { 'hooks.example': ['93.184.215.15'] } });
   t = await buildTestApi({ overrides: { outbound: outbound.guard, clock, mailer } });
   const consumer = await startSubscriberMailConsumer(t.platform);
   stopMail = () => consumer.stop();
@@ -51,17 +49,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function statusPage(): Promise<{ slug: string; id: string }> {
-  const project = await createProject(t.app, owner.cookie);
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/projects/${project.slug}/uptime`,
-    headers: sessionHeaders(owner.cookie),
-    payload: { name: 'API', url: 'https://status-target.example/', public: true, paused: true },
-  });
-  expect(res.statusCode).toBe(201);
-  return { slug: project.slug, id: project.id };
-}
+const statusPage = () => publicStatusPage(t.app, owner.cookie);
 const signUp = (slug: string, email: string) =>
   t.app.inject({ method: 'POST', url: `/v1/status/${slug}/subscribers`, payload: { email }, remoteAddress: `192.0.2.${++ip % 250}` });
 const mailsTo = (email: string) => sent.filter((m) => m.to.includes(email));

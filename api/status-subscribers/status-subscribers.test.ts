@@ -4,11 +4,12 @@ import { alertRecipientsRepository } from '../../domain/alert-recipients-reposit
 import { publishProjectEvent } from '../../domain/project-event-publisher.ts';
 import { startSubscriberMailConsumer } from '../../processor/status-subscribers/subscriber-mail-consumer.ts';
 import { LIMITS } from '../../schemas/limits.ts';
-import { bearer, buildTestApi, createKey, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
+import { bearer, buildTestApi, createKey, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
-import { steerableGuard, type SteerableGuard } from '../../test/support/outbound-guard.ts';
+import type { SteerableGuard } from '../../test/support/outbound-guard.ts';
 import { processed } from '../../test/support/platform.ts';
 import { parseMessage, startSmtpReceiver, type ReceivedMail } from '../../test/support/smtp-receiver.ts';
+import { publicStatusPage, statusTestGuard } from '../../test/support/status-page.ts';
 import { signupOutcomes } from './status-subscriber-routes.ts';
 
 /**
@@ -29,8 +30,7 @@ const freshIp = () => `203.0.113.${++ipSeq % 250}`;
 
 beforeAll(async () => {
   receiver = await startHttpsReceiver();
-  outbound = steerableGuard({ ca: receiver.cert, unknownNames: 'fail' });
-  outbound.table['status-target.example'] = ['93.184.215.14'];
+  outbound = statusTestGuard({ ca: receiver.cert });
   smtp = await startSmtpReceiver();
   t = await buildTestApi({ processors: true, env: { SMTP_URL: smtp.url }, overrides: { outbound: outbound.guard } });
   const mail = await startSubscriberMailConsumer(t.platform);
@@ -44,18 +44,7 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** A project with a public (paused) monitor: it has a status page. */
-async function statusPage(): Promise<{ slug: string; id: string }> {
-  const project = await createProject(t.app, owner.cookie);
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/projects/${project.slug}/uptime`,
-    headers: sessionHeaders(owner.cookie),
-    payload: { name: 'API', url: 'https://status-target.example/', public: true, paused: true },
-  });
-  expect(res.statusCode).toBe(201);
-  return { slug: project.slug, id: project.id };
-}
+const statusPage = () => publicStatusPage(t.app, owner.cookie);
 
 const signUp = (slug: string, email: string, ip = freshIp()) =>
   t.app.inject({ method: 'POST', url: `/v1/status/${slug}/subscribers`, payload: { email }, remoteAddress: ip });
