@@ -6,6 +6,7 @@ import { createCheckAgent, runCheck, type CheckResult } from './http-check.ts';
 import { monitorsRepository, type DueCheck } from './repositories/monitors-repository.ts';
 import { sweepMaintenance } from './maintenance-sweep.ts';
 import { sendUptimeAlert } from './uptime-alerts.ts';
+import { idleBackoff } from '../../platform/idle-backoff.ts';
 
 /**
  * The uptime monitor (issue 26), run by the processor role (and `npm start`), as many processes as there are, top to
@@ -27,6 +28,11 @@ import { sendUptimeAlert } from './uptime-alerts.ts';
  *               (maintenance-sweep.ts), at most every 15 s; a window's monitors open no incident while it is in
  *               progress (3 and 6 read its times themselves)
  * Stats count checks by outcome, and how late each check started after it was due.
+ *
+ * At rest (issue 44) the timer's claim backs off: after a claim that found nothing due (and no check running), the
+ * next is made 2 ticks later, then every 3 (CLAIM_IDLE_CAP_MS, 750 ms on the 250 ms tick), and at every tick again
+ * once a claim finds work; a check so starts at most ~750 ms after it is due, under the 1 s that `lateMs.over1s`
+ * counts. Heartbeats (6) and maintenance (7) keep their own schedules; `tick()` called by hand always claims.
  */
 export interface UptimeMonitorOptions {
   /** How often to look for due checks; false: only when `tick()` is called (tests with a manual clock). */
@@ -55,6 +61,8 @@ const MAX_BUFFERED_ROWS = 20_000;
 const FLUSH_ROWS = 500;
 const FLUSH_MS = 1000;
 const SWEEP_MS = 1000;
+/** The longest wait between two claims while none finds anything due (platform/idle-backoff.ts). */
+export const CLAIM_IDLE_CAP_MS = 750;
 
 export async function startUptimeMonitor(
   platform: Pick<Platform, 'db' | 'analytics' | 'bus' | 'clock' | 'mailer' | 'outbound' | 'logger' | 'config'>,
@@ -118,10 +126,11 @@ export async function startUptimeMonitor(
     }
   }
 
-  async function tick(): Promise<void> {
+  async function tick(claim = true): Promise<void> {
     if (stopped) return;
-    // 1. claim
-    const due = await monitorsRepository.claimDue(db, clock.now(), concurrency - inFlight.size);
+    // 1. claim (skipped by the timer while claims find nothing: see the top)
+    const due = claim ? await monitorsRepository.claimDue(db, clock.now(), concurrency - inFlight.size) : [];
+    if (claim) claims.looked(due.length > 0 || inFlight.size > 0, performance.now());
     for (const d of due) {
       const p: Promise<void> = checkOne(d)
         .catch((err) => log.error({ err, monitorId: d.id }, 'uptime check could not be recorded'))
@@ -145,14 +154,15 @@ export async function startUptimeMonitor(
     }
   }
 
-  const guardedTick = () => {
+  const claims = idleBackoff(typeof opts.tickMs === 'number' ? opts.tickMs : 250, CLAIM_IDLE_CAP_MS);
+  const guardedTick = (claim = true) => {
     if (ticking !== undefined) return ticking;
-    ticking = tick()
+    ticking = tick(claim)
       .catch((err) => log.error({ err }, 'uptime tick failed; retried'))
       .finally(() => (ticking = undefined));
     return ticking;
   };
-  const timer = opts.tickMs === false ? undefined : setInterval(guardedTick, opts.tickMs ?? 250);
+  const timer = opts.tickMs === false ? undefined : setInterval(() => guardedTick(claims.due(performance.now())), opts.tickMs ?? 250);
   timer?.unref();
   const pruneTimer = setInterval(() => {
     monitorsRepository.pruneRollups(db, clock.now() - LIMITS.uptime.rollupKeepDays * 86_400_000).catch((err) => log.warn({ err }, 'pruning rollups failed'));
@@ -174,7 +184,7 @@ export async function startUptimeMonitor(
   }
 
   return {
-    tick: guardedTick,
+    tick: () => guardedTick(),
     idle: () => idle(),
     stats: () => ({ ...stats, lateMs: { ...stats.lateMs }, heartbeats: { ...stats.heartbeats }, maintenance: { ...stats.maintenance } }),
     async stop() {
