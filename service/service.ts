@@ -25,6 +25,7 @@ import { startIngestServer } from '../ingest/ingest-server.ts';
 import { injectForwarder } from '../ingest/forward.ts';
 import { startBuilder } from '../builder/deploy-builder.ts';
 import { prebuiltDeployer, prebuiltRefusals } from '../builder/prebuilt-deploy.ts';
+import { signupOutcomes } from '../api/status-subscribers/status-subscriber-routes.ts';
 import { opsOfRole } from '../platform/ops/ops.ts';
 import { startOpsServer } from '../platform/ops/ops-server.ts';
 import { ROUTES } from '../schemas/api/route-table.ts';
@@ -125,6 +126,7 @@ export async function start(role: Role, config: Config, logger: Logger, opts: St
     }
     const api = role === 'all' || role === 'api' ? await buildApiApp(platform, { ops, deployPrebuilt: prebuiltDeployer(platform) }) : undefined;
     if (api) ops.metrics.addPrebuiltRefusals(() => prebuiltRefusals);
+    if (api) ops.metrics.addStatusSignups(() => signupOutcomes(platform));
     if (api) stops.push(() => api.close());
     if (role === 'all' || role === 'ingest') {
       const edge = await startIngestServer(platform, {

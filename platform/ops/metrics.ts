@@ -40,6 +40,8 @@ export interface ServiceMetrics {
   addGuardedRollout(counts: () => GuardedRolloutTotals): void;
   /** Prebuilt uploads this API process refused since start, by reason (builder/prebuilt-deploy.ts). */
   addPrebuiltRefusals(counts: () => Readonly<Record<string, number | undefined>>): void;
+  /** Status page sign-ups this API process answered since start, by outcome (api/status-subscribers/). */
+  addStatusSignups(counts: () => Readonly<Record<string, number | undefined>>): void;
   /** Messages each consumer group of this process has yet to process (the bus port's lag). */
   addBusLag(lag: () => Promise<BusLag[]>): void;
   /** The relational store's connection pool (Postgres; PGlite has none). */
@@ -178,6 +180,11 @@ export function createServiceMetrics(): ServiceMetrics {
     'Prebuilt uploads (POST .../deploys/prebuilt) refused, by reason: what the archive held, a limit, a busy production slot',
     ['reason'],
   );
+  const statusSignups = countedFrom(
+    'service_status_signups_total',
+    'Sign-ups on status pages (their public subscribe route), by outcome: mailed, or why not (a limit, suppressed, subscribed already, ...)',
+    ['outcome'],
+  );
 
   return {
     get contentType() {
@@ -245,6 +252,11 @@ export function createServiceMetrics(): ServiceMetrics {
     addPrebuiltRefusals(counts) {
       prebuiltRefusals(function* () {
         for (const [reason, n] of Object.entries(counts())) yield [{ reason }, n ?? 0];
+      });
+    },
+    addStatusSignups(counts) {
+      statusSignups(function* () {
+        for (const [outcome, n] of Object.entries(counts())) yield [{ outcome }, n ?? 0];
       });
     },
     addBusLag(lag) {

@@ -181,6 +181,15 @@ describe('/metrics', () => {
     expect(metricValue(await scrape(ops), 'service_prebuilt_refusals_total', { reason: 'artifact_too_large' })).toBe(1);
   });
 
+  it('shows status page sign-ups by outcome (issue 43), as counted at the scrape', async () => {
+    const ops = createOps({ ports: ports(), uses: ['relational'], logger, metricsToken: TOKEN });
+    const counts: Record<string, number> = { mailed: 3, address_limited: 1 };
+    ops.metrics.addStatusSignups(() => counts);
+    expect(metricValue(await scrape(ops), 'service_status_signups_total', { outcome: 'mailed' })).toBe(3);
+    counts.ip_limited = 2;
+    expect(metricValue(await scrape(ops), 'service_status_signups_total', { outcome: 'ip_limited' })).toBe(2);
+  });
+
   it('shows a role only the metrics it has sources for, and answer times by route', async () => {
     const ops = createOps({ ports: ports(), uses: ['relational'], logger, metricsToken: TOKEN });
     let text = await scrape(ops);
