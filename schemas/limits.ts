@@ -176,7 +176,7 @@ export const LIMITS = {
    * Incidents and maintenance people write (issue 43): sizes, how many a project may have open or upcoming at once,
    * updates per incident; what the status JSON shows of them (incidents resolved and maintenance ended within
    * `shownDays`, the newest `updatesShown` updates of each); how often the uptime monitor looks for maintenance that
-   * started or ended (its uptime.maintenance.started / .completed events).
+   * started or ended (its uptime.maintenance.started / .completed events); changes a minute per project.
    */
   statusIncidents: {
     titleChars: 200,
@@ -190,6 +190,7 @@ export const LIMITS = {
     updatesShown: 10,
     maintenanceShownDays: 14,
     maintenanceSweepMs: 15_000,
+    writesPerProjectPerMinute: 60,
   },
   /** Events a project may store in a UTC calendar month; past it 429 analytics_quota_exceeded until the month ends. */
   analyticsMonthlyQuota: 10_000_000,

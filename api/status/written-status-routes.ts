@@ -26,7 +26,7 @@ import { writtenStatusRepository as repo } from './written-status-repository.ts'
  * Every change publishes its `uptime.incident.*` / `uptime.maintenance.*` event (domain/uptime/written-status.ts);
  * `uptime.maintenance.started` / `.completed` come from the uptime monitor's sweep (processor/uptime/maintenance-sweep.ts).
  * Bounds (LIMITS.statusIncidents): sizes, open incidents and upcoming windows per project, updates per incident,
- * how long and how far ahead a window may be. Reads need `uptime:read`, changes `uptime:write`.
+ * how long and how far ahead a window may be, changes a minute per project (429 rate_limited past it). Reads need `uptime:read`, changes `uptime:write`.
  */
 const S = LIMITS.statusIncidents;
 const DAY_MS = 86_400_000;
@@ -43,10 +43,19 @@ function windowProblem(startsAt: number, endsAt: number, now: number): { path: s
   return undefined;
 }
 
-export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clock'>): FastifyPluginAsyncZod {
+export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clock' | 'limiter'>): FastifyPluginAsyncZod {
   const { db, clock } = platform;
   const read = { auth: AUTH.project('uptime:read') };
   const write = { auth: AUTH.project('uptime:write') };
+
+  /** Step 1 of every change: one hit of the project's budget of writes a minute (each one is an event to every subscriber). */
+  async function budget(project: ProjectRef): Promise<void> {
+    const rate = await platform.limiter.hit(`status-writes:${project.id}`, S.writesPerProjectPerMinute, 60_000);
+    if (!rate.allowed)
+      throw new ServiceError('rate_limited', `at most ${S.writesPerProjectPerMinute} incident and maintenance changes a minute per project`, {
+        retryAfterSec: rate.retryAfterSec,
+      });
+  }
 
   /** Every id names a monitor of the project (400 naming the first that does not), without repeats. */
   async function ownMonitors(project: ProjectRef, ids: string[]): Promise<string[]> {
@@ -103,6 +112,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request, reply) => {
         const project = projectOf(request);
+        await budget(project);
         const body = request.body;
         // 1. what it annotates, if anything
         const automatic = body.automaticIncidentId === undefined ? undefined : await repo.automaticIncident(db, project.id, body.automaticIncidentId);
@@ -139,6 +149,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request) => {
         const project = projectOf(request);
+        await budget(project);
         const was = await incidentOf(project, request.params.incidentId);
         const monitorIds = request.body.monitorIds === undefined ? undefined : await ownMonitors(project, request.body.monitorIds);
         if (!(await repo.changeIncident(db, project.id, was.id, { ...request.body, monitorIds }))) throw noIncident();
@@ -153,9 +164,12 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request, reply) => {
         const project = projectOf(request);
+        await budget(project);
         const was = await incidentOf(project, request.params.incidentId);
         if ((await repo.countUpdates(db, was.id)) >= S.updatesPerIncident)
           throw new ServiceError('conflict', `an incident has at most ${S.updatesPerIncident} updates`);
+        if (was.status === 'resolved' && request.body.status !== 'resolved' && (await repo.countOpen(db, project.id)) >= S.openPerProject)
+          throw new ServiceError('conflict', `a project has at most ${S.openPerProject} open incidents: resolve one first`);
         await repo.addUpdate(db, was.id, request.body.status, request.body.message, clock.now());
         const incident = await incidentOf(project, was.id);
         const update = incident.updates.at(-1)!;
@@ -181,6 +195,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request, reply) => {
         const project = projectOf(request);
+        await budget(project);
         const body = request.body;
         const now = clock.now();
         const [startsAt, endsAt] = [Date.parse(body.startsAt), Date.parse(body.endsAt)];
@@ -200,6 +215,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request) => {
         const project = projectOf(request);
+        await budget(project);
         const now = clock.now();
         const was = await openWindowOf(project, request.params.maintenanceId, now);
         const b = request.body;
@@ -224,6 +240,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       config: write,
       handler: async (request) => {
         const project = projectOf(request);
+        await budget(project);
         const now = clock.now();
         const was = await openWindowOf(project, request.params.maintenanceId, now);
         const row = await repo.cancelMaintenance(db, was.id, now);

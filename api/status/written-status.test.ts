@@ -193,6 +193,22 @@ describe('incidents people write', () => {
       }),
     ]);
   });
+  it('limits changes to 60 a minute per project (each is an event to every subscriber), with Retry-After', async () => {
+    const p = await createProject(app, owner.cookie);
+    const base = `/v1/projects/${p.slug}/uptime/incidents`;
+    const { incident } = (await call('POST', base, { title: 'Flaky', message: 'looking' })).json();
+    for (let i = 1; i < 60; i++) expect((await call('PATCH', `${base}/${incident.id}`, { title: `Flaky ${i}` })).statusCode).toBe(200);
+    const over = await call('PATCH', `${base}/${incident.id}`, { title: 'one too many' });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error).toBe('rate_limited');
+    expect(Number(over.headers['retry-after'])).toBeGreaterThan(0);
+    // Reads, and another project, are not held back.
+    expect((await call('GET', `${base}/${incident.id}`)).json().incident.title).toBe('Flaky 59');
+    const q = await createProject(app, owner.cookie);
+    expect((await call('POST', `/v1/projects/${q.slug}/uptime/incidents`, { title: 'Other', message: 'fine' })).statusCode).toBe(201);
+    clock.advance(61_000);
+    expect((await call('PATCH', `${base}/${incident.id}`, { title: 'later' })).statusCode).toBe(200);
+  });
 });
 
 describe('maintenance windows', () => {
