@@ -161,10 +161,17 @@ describe("the demo's live site", () => {
     });
     expect(deploy.statusCode, deploy.body).toBe(201);
     const site = `http://demo.localhost:${port}/`;
-    await expect.poll(async () => (await fetch(`http://127.0.0.1:${port}/`, { headers: { host: `demo.localhost:${port}` } })).status).toBe(200);
 
     const list = (await t.app.inject({ url: '/v1/projects/demo/uptime', headers: key })).json().monitors as Monitor[];
     expect(list).toEqual([expect.objectContaining({ name: 'Live site', url: site, site: true, public: true, showUrl: false })]);
+    // The check must read the demo's page, not whatever else answers on the port.
+    const patched = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/projects/demo/uptime/${list[0]!.id}`,
+      headers: key,
+      payload: { bodyContains: '<h1>demo</h1>' },
+    });
+    expect(patched.statusCode, patched.body).toBe(200);
     await monitor.tick();
     await monitor.idle();
     expect((await t.app.inject({ url: `/v1/projects/demo/uptime/${list[0]!.id}`, headers: key })).json().monitor).toMatchObject({
