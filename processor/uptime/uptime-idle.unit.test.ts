@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../platform/logger.ts';
 import { systemClock } from '../../platform/clock.ts';
+import { heartbeatsRepository } from './repositories/heartbeats-repository.ts';
 import { monitorsRepository } from './repositories/monitors-repository.ts';
-import { CLAIM_IDLE_CAP_MS, startUptimeMonitor } from './uptime-monitor.ts';
+import { CLAIM_IDLE_CAP_MS, HEARTBEAT_IDLE_CAP_MS, startUptimeMonitor } from './uptime-monitor.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -10,9 +11,10 @@ afterEach(() => {
 });
 
 describe('the uptime monitor at rest (issue 44: nothing polls when nothing happens)', () => {
-  it('claims due checks less often while claims find nothing, and always when tick() is called', async () => {
+  it('claims due checks and sweeps heartbeats less often while they find nothing, and claims whenever tick() is called', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'performance', 'Date'] });
     const claimDue = vi.spyOn(monitorsRepository, 'claimDue').mockResolvedValue([]);
+    const heartbeatSweeps = vi.spyOn(heartbeatsRepository, 'overdueRunning').mockResolvedValue([]);
     // Every other query (heartbeats, maintenance) finds nothing.
     const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
     const platform = {
@@ -30,6 +32,11 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
       expect(claimDue.mock.calls.length).toBeGreaterThanOrEqual(Math.floor(6_000 / CLAIM_IDLE_CAP_MS));
       expect(claimDue.mock.calls.length).toBeLessThanOrEqual(Math.ceil(6_000 / CLAIM_IDLE_CAP_MS) + 2);
       expect(claimDue.mock.calls.length).toBeLessThan(ticks / 2);
+      // The heartbeat sweep: every second before; now 1 s, 2 s, then every HEARTBEAT_IDLE_CAP_MS (0.25, 2.25, 6.25 s).
+      await vi.advanceTimersByTimeAsync(6_000);
+      expect(heartbeatSweeps.mock.calls.length).toBeGreaterThanOrEqual(Math.floor(12_000 / HEARTBEAT_IDLE_CAP_MS));
+      expect(heartbeatSweeps.mock.calls.length).toBeLessThanOrEqual(Math.ceil(12_000 / HEARTBEAT_IDLE_CAP_MS) + 2);
+      expect(heartbeatSweeps.mock.calls.length).toBeLessThan(12 / 2);
       const before = claimDue.mock.calls.length;
       await monitor.tick();
       expect(claimDue.mock.calls.length).toBe(before + 1);

@@ -32,7 +32,9 @@ import { idleBackoff } from '../../platform/idle-backoff.ts';
  * At rest (issue 44) the timer's claim backs off: after a claim that found nothing due (and no check running), the
  * next is made 2 ticks later, then every 3 (CLAIM_IDLE_CAP_MS, 750 ms on the 250 ms tick), and at every tick again
  * once a claim finds work; a check so starts at most ~750 ms after it is due, under the 1 s that `lateMs.over1s`
- * counts. Heartbeats (6) and maintenance (7) keep their own schedules; `tick()` called by hand always claims.
+ * counts. The heartbeat sweep (6) backs off the same way, from every second to every 4 s (HEARTBEAT_IDLE_CAP_MS) while
+ * it finds nothing to time out, miss or alert: a check-in's times are minutes, so a missed one is judged at most 4 s
+ * after its grace ends instead of 1 s. Maintenance (7) keeps its 15 s; `tick()` called by hand always does both.
  */
 export interface UptimeMonitorOptions {
   /** How often to look for due checks; false: only when `tick()` is called (tests with a manual clock). */
@@ -63,6 +65,8 @@ const FLUSH_MS = 1000;
 const SWEEP_MS = 1000;
 /** The longest wait between two claims while none finds anything due (platform/idle-backoff.ts). */
 export const CLAIM_IDLE_CAP_MS = 750;
+/** The longest wait between two heartbeat sweeps while none finds anything (a check-in's times are minutes). */
+export const HEARTBEAT_IDLE_CAP_MS = 4_000;
 
 export async function startUptimeMonitor(
   platform: Pick<Platform, 'db' | 'analytics' | 'bus' | 'clock' | 'mailer' | 'outbound' | 'logger' | 'config'>,
@@ -126,8 +130,10 @@ export async function startUptimeMonitor(
     }
   }
 
-  async function tick(claim = true): Promise<void> {
+  /** `fromTimer`: a tick of the timer, whose claim and heartbeat sweep back off at rest (see the top). */
+  async function tick(fromTimer = false): Promise<void> {
     if (stopped) return;
+    const claim = !fromTimer || claims.due(performance.now());
     // 1. claim (skipped by the timer while claims find nothing: see the top)
     const due = claim ? await monitorsRepository.claimDue(db, clock.now(), concurrency - inFlight.size) : [];
     if (claim) claims.looked(due.length > 0 || inFlight.size > 0, performance.now());
@@ -140,9 +146,10 @@ export async function startUptimeMonitor(
     await flushRows();
     // 6. heartbeats, at most once a second on the timer (a check-in's times are minutes)
     const now = clock.now();
-    if (opts.tickMs === false || now - sweptAt >= SWEEP_MS || now < sweptAt) {
+    if ((opts.tickMs === false || now - sweptAt >= SWEEP_MS || now < sweptAt) && (!fromTimer || beats.due(performance.now()))) {
       sweptAt = now;
       const h = await sweepHeartbeats(platform, now);
+      if (fromTimer) beats.looked(h.timeouts + h.missed + h.transitions + h.alerts > 0, performance.now());
       for (const k of ['timeouts', 'missed', 'transitions', 'alerts'] as const) stats.heartbeats[k] += h[k];
     }
     // 7. maintenance, at most every 15 s on the timer
@@ -155,14 +162,15 @@ export async function startUptimeMonitor(
   }
 
   const claims = idleBackoff(typeof opts.tickMs === 'number' ? opts.tickMs : 250, CLAIM_IDLE_CAP_MS);
-  const guardedTick = (claim = true) => {
+  const beats = idleBackoff(SWEEP_MS, HEARTBEAT_IDLE_CAP_MS);
+  const guardedTick = (fromTimer = false) => {
     if (ticking !== undefined) return ticking;
-    ticking = tick(claim)
+    ticking = tick(fromTimer)
       .catch((err) => log.error({ err }, 'uptime tick failed; retried'))
       .finally(() => (ticking = undefined));
     return ticking;
   };
-  const timer = opts.tickMs === false ? undefined : setInterval(() => guardedTick(claims.due(performance.now())), opts.tickMs ?? 250);
+  const timer = opts.tickMs === false ? undefined : setInterval(() => guardedTick(true), opts.tickMs ?? 250);
   timer?.unref();
   const pruneTimer = setInterval(() => {
     monitorsRepository.pruneRollups(db, clock.now() - LIMITS.uptime.rollupKeepDays * 86_400_000).catch((err) => log.warn({ err }, 'pruning rollups failed'));
