@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../platform/clock.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
 
@@ -10,6 +11,7 @@ import { steerableGuard } from '../../test/support/outbound-guard.ts';
  * attacker with markup in its monitors' names.
  */
 const HOUR = 3_600_000;
+const clock = new ManualClock(Date.now());
 const EVIL = `<script>alert("x")</script><img src=x onerror=alert(1)> & 'quotes'`;
 let t: Awaited<ReturnType<typeof buildTestApi>>;
 let base: string;
@@ -23,7 +25,7 @@ const get = (path: string, headers: Record<string, string> = {}) => fetch(`${bas
 beforeAll(async () => {
   const outbound = steerableGuard({ unknownNames: 'fail' });
   outbound.table['status-page.example'] = ['93.184.215.14']; // paused at creation: checked at save, never dialled
-  t = await buildTestApi({ overrides: { outbound: outbound.guard } });
+  t = await buildTestApi({ overrides: { outbound: outbound.guard, clock } });
   owner = await signUpAndSignIn(t.app, t.platform);
   slug = (await createProject(t.app, owner.cookie)).slug;
   projectId = (await t.platform.db.query<{ id: string }>('SELECT id FROM projects WHERE slug = $1', [slug])).rows[0]!.id;
@@ -119,6 +121,27 @@ describe('the status page', () => {
     const unknown = await get(`/status/no-such-${slug}`);
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error).toBe('not_found');
+  });
+
+  it("computes a slug's status once when its answer expires, however many ask at once; the others get the answer it replaces", async () => {
+    const before = await (await get(`/v1/status/${slug}`)).json();
+    clock.advance(6_000); // past LIMITS.uptime.statusCacheMs
+    const db = t.platform.db;
+    const query = db.query.bind(db);
+    let computations = 0;
+    db.query = ((sql: string, params?: unknown[]) => {
+      if (sql.includes('FROM uptime_hourly')) computations++;
+      return query(sql, params);
+    }) as typeof db.query;
+    try {
+      const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => get(i % 2 ? `/status/${slug}` : `/v1/status/${slug}`)));
+      expect(answers.map((a) => a.status)).toEqual(Array(12).fill(200));
+      expect(computations).toBe(1);
+      // the first asker waited for the new answer
+      expect((await answers[0]!.json()).updatedAt).not.toBe(before.updatedAt);
+    } finally {
+      db.query = query;
+    }
   });
 
   it('counts against the caller IP status budget, as the JSON does', async () => {

@@ -17,7 +17,8 @@ import { type HourRow, type IncidentRow, type PublicMonitorRow, uptimeRepository
  *   1. rate limit  per caller IP, like every §4.2 route                                  429 rate_limited
  *   2. cache       the answer of the last few seconds (LIMITS.uptime.statusCacheMs), per slug, bytes and ETag kept
  *   3. compute     the public monitors (none, or no such project: 404, the same answer), uptime over 24 h, 7 d and
- *                  90 d and a daily series from the hourly rollups (never from raw checks), open and recent incidents
+ *                  90 d and a daily series from the hourly rollups (never from raw checks), open and recent incidents;
+ *                  once per slug at a time (the caller who starts it waits; meanwhile others get the previous answer)
  *   4. answer      `If-None-Match` with the same ETag: 304; CORS open (`*`); `Cache-Control: public, max-age=5`
  * Nothing else about the project is shown: no project name, no URL unless the owner shows it, no ids but the monitors'.
  */
@@ -129,6 +130,7 @@ export function statusSourceOf(platform: SourcePlatform): StatusSource {
 function createStatusSource(platform: SourcePlatform): StatusSource {
   const { db, clock, limiter } = platform;
   const cache = new Map<string, Cached>();
+  const inflight = new Map<string, Promise<Cached>>();
 
   async function compute(slug: string, now: number): Promise<StatusPage | undefined> {
     const monitors = await uptimeRepository.publicMonitors(db, slug);
@@ -163,14 +165,24 @@ function createStatusSource(platform: SourcePlatform): StatusSource {
     async get(rawSlug) {
       const slug = rawSlug.toLowerCase();
       const now = clock.now();
-      let hit = cache.get(slug);
-      if (!hit || hit.until <= now) {
-        const status = await compute(slug, now);
-        const body = status && JSON.stringify(status);
-        hit = { until: now + LIMITS.uptime.statusCacheMs, page: status && body !== undefined ? { status, body, etag: etagOf(body) } : undefined };
-        remember(slug, hit, now);
+      const hit = cache.get(slug);
+      if (hit && hit.until > now) return hit.page;
+      // One computation per slug at a time (no stampede): whoever starts it waits for it; while it runs, others get
+      // the answer it replaces (at most one computation older), or wait for it when there is none.
+      let pending = inflight.get(slug);
+      if (pending && hit) return hit.page;
+      if (!pending) {
+        pending = compute(slug, now)
+          .then((status) => {
+            const body = status && JSON.stringify(status);
+            const entry = { until: now + LIMITS.uptime.statusCacheMs, page: status && body !== undefined ? { status, body, etag: etagOf(body) } : undefined };
+            remember(slug, entry, now);
+            return entry;
+          })
+          .finally(() => inflight.delete(slug));
+        inflight.set(slug, pending);
       }
-      return hit.page;
+      return (await pending).page;
     },
   };
 }
