@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 import type uWS from 'uWebSockets.js';
 import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 import { immediateReply, send, sendError, type Headers } from './http/uws-reply.ts';
+import { fromSourceRoot } from '../platform/source-root.ts';
 
 /**
  * Public widget assets (§4.2 `/v1/w/*`): the browser client cx.js (sdk/browser/cx.ts) and its sessions add-on
@@ -24,9 +23,8 @@ export interface WidgetAsset {
   gzip: Buffer;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const CX_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx.ts');
-export const CX_SESSIONS_SOURCE = path.join(here, '..', 'sdk', 'browser', 'cx-sessions.ts');
+export const CX_SOURCE = fromSourceRoot('sdk', 'browser', 'cx.ts');
+export const CX_SESSIONS_SOURCE = fromSourceRoot('sdk', 'browser', 'cx-sessions.ts');
 export const WIDGET_PREFIX = EDGE_SUPPORT_PATHS.widgetPrefix;
 
 /** The minified bundle of a browser entry point (also what the size test reads). */

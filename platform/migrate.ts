@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import type { RelationalStore } from './ports/relational-store.ts';
 import type { AnalyticalStore } from './ports/analytical-store.ts';
 import type { Logger } from './logger.ts';
+import { fromSourceRoot } from './source-root.ts';
 
 /**
  * Versioned migrations, applied at start. Relational: files platform/migrations/relational/NNNN_*.sql,
@@ -11,7 +11,7 @@ import type { Logger } from './logger.ts';
  * starting at once apply each version exactly once. Analytical: platform/migrations/analytical/NNNN_*.sql,
  * written idempotently (IF NOT EXISTS) and recorded in a schema_migrations table of their own.
  */
-const here = path.dirname(fileURLToPath(import.meta.url));
+const here = fromSourceRoot('platform');
 const MIGRATION_LOCK = 727_001;
 
 async function migrationFiles(kind: 'relational' | 'analytical'): Promise<Array<{ version: string; sql: string }>> {

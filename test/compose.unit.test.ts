@@ -61,8 +61,9 @@ describe('docker-compose.yml', () => {
     expect(service, `service "${role}"`).toBeDefined();
     const context = typeof service.build === 'string' ? service.build : service.build?.context;
     expect(context).toBe('.');
-    // node runs the service itself: a stop's SIGTERM reaches it (npx and tsx in between did not pass it on).
-    expect(service.command).toEqual(['node', '--import', 'tsx', 'service/main.ts', role]);
+    // node runs the compiled service itself (the image builds it): a stop's SIGTERM reaches it (npx and tsx in
+    // between did not pass it on).
+    expect(service.command).toEqual(['node', '--enable-source-maps', 'dist/service/main.js', role]);
   });
 
   it.each(roles)('role %s sets every variable DISTRIBUTED_REQUIRED lists, with values the config accepts', (role) => {
@@ -134,10 +135,11 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('builds from a Dockerfile on Node 20 that starts a role with tsx, and checks its liveness on /livez', () => {
+  it('builds from a Dockerfile on Node 20 that compiles the service and starts a role from it, and checks its liveness on /livez', () => {
     const dockerfile = readFileSync(path.join(root, 'Dockerfile'), 'utf8');
     expect(dockerfile).toMatch(/^FROM node:20/m);
-    expect(dockerfile).toMatch(/CMD \["node", "--import", "tsx", "service\/main\.ts"\]/);
+    expect(dockerfile).toMatch(/^RUN node service\/build\.mjs$/m);
+    expect(dockerfile).toMatch(/CMD \["node", "--enable-source-maps", "dist\/service\/main\.js"\]/);
     const probe = /^HEALTHCHECK [^\n]*\\\n\s*CMD (\[.*\])$/m.exec(dockerfile)?.[1];
     expect(probe, 'a HEALTHCHECK in exec form').toBeDefined();
     expect(probeUrl(['CMD', ...JSON.parse(probe!)])).toBe('/livez');

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
 import { Redis } from 'ioredis';
@@ -37,6 +39,8 @@ export default async function setup(project: TestProject) {
 
 async function startBackends(): Promise<{ backends: Backends; stop(): Promise<void> }> {
   const ci = process.env.CI === 'true' || process.env.CI === '1';
+  // What `npm start` runs is the compiled service (service/build.mjs): built once here, before any test starts it.
+  await promisify(execFile)(process.execPath, ['service/build.mjs'], { cwd: path.resolve(import.meta.dirname, '..') });
   const missing: string[] = [];
   const stops: Array<() => Promise<void>> = [];
 

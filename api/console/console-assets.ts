@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { fromSourceRoot } from '../../platform/source-root.ts';
 
 /**
  * The web console (console/app/, Preact + TSX) bundled once when the API starts: esbuild, in memory, in well under a
@@ -24,8 +24,7 @@ export interface ConsoleBundle {
   entryScript: ConsoleAsset;
 }
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-export const CONSOLE_ENTRY = path.join(here, '..', '..', 'console', 'app', 'main.tsx');
+export const CONSOLE_ENTRY = fromSourceRoot('console', 'app', 'main.tsx');
 export const CONSOLE_ASSET_PREFIX = '/console/assets/';
 
 const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };

@@ -2,8 +2,8 @@ import { execFile } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
 import { chmod, chown, copyFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { fromSourceRoot } from '../../platform/source-root.ts';
 
 /**
  * The build sandbox: bubblewrap (Debian's `bwrap`), no container runtime and no image. A sandboxed step sees
@@ -35,7 +35,7 @@ export const INSIDE = {
   proxyPort: 3128,
 } as const;
 
-const INIT_SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'sandbox-init.mjs');
+const INIT_SCRIPT = fromSourceRoot('builder', 'sandbox', 'sandbox-init.mjs');
 /** The most a build's /dev/shm holds (POSIX shared memory, semaphores: Chromium, Python's multiprocessing). */
 const SHM_BYTES = 64 * 1024 * 1024;
 const ETC_FROM_HOST = ['/etc/ssl', '/etc/ca-certificates', '/etc/alternatives', '/etc/ld.so.cache', '/etc/localtime', '/etc/mime.types'];

@@ -3,13 +3,14 @@ import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { SOURCE_ROOT } from '../source-root.ts';
 
 export interface ServiceBuild {
   version?: string;
   commit?: string;
 }
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
+const ROOT = SOURCE_ROOT;
 
 export async function serviceBuild(): Promise<ServiceBuild> {
   const out: ServiceBuild = {};

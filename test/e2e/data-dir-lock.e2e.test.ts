@@ -5,11 +5,11 @@ import { afterAll, expect, it } from 'vitest';
 import { freePort } from './support/console-service.ts';
 import { gitRepoWith } from '../support/git-repo.ts';
 import { eventually } from './support/http-client.ts';
-import { json, killStarted, npmRun, OWNER, run, signIn, startService } from './support/service-process.ts';
+import { json, killStarted, npmRun, OWNER, run, runService, signIn, startService } from './support/service-process.ts';
 import { lockDataDir } from '../../platform/data-dir/data-dir-lock.ts';
 
 /**
- * One owner per data directory (issue 36), with the real command `npm start` runs (`node --import tsx service/main.ts`): a second
+ * One owner per data directory (issue 36), with the real command `npm start` runs (`node dist/service/main.js`, compiled by service/build.mjs): a second
  * start on a data directory in use is refused, names the holder and touches nothing; the first keeps serving; after a
  * normal stop and after a SIGKILL of the holder, the next start opens the same data (an issue, a deploy, a key).
  * Before the lock, the refused second start had opened PGlite beside the first and every later start died with
@@ -85,7 +85,7 @@ it('a second start on a data directory in use is refused and the data survives e
   const expected = { issueId, deployId, keyId: key.body.key.id as string };
 
   // A second start on the same directory (another port): refused at once, naming the holder.
-  const second = run(['service/main.ts'], { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' });
+  const second = runService([], { DATA_DIR: dataDir, PORT: String(await freePort()), HOST: '127.0.0.1' });
   expect(await second.exited).toBe(75);
   expect(second.stderr()).toContain(`is in use by pid ${first.child.pid}`);
   expect(second.stderr()).toContain('npm start (every role');

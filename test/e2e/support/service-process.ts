@@ -5,7 +5,7 @@ import { freePort } from './console-service.ts';
 import { eventually } from './http-client.ts';
 
 /**
- * The real command `npm start` runs (`node --import tsx service/main.ts`), and the other commands of the repository, as child
+ * The real command `npm start` runs (`node dist/service/main.js`, compiled by service/build.mjs), and the other commands of the repository, as child
  * processes: for the tests of the data directory (its lock, backups and restore). `killStarted()` in an afterAll
  * kills whatever is still running.
  */
@@ -25,6 +25,16 @@ const children: ChildProcess[] = [];
 export function killStarted(): void {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 }
+
+/**
+ * What `npm start` runs once its build is done: the compiled service, `node dist/service/main.js <args>`
+ * (service/build.mjs; test/global-setup.ts builds it once per test run, as `npm start` would).
+ */
+export function runService(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
+  return spawnTracked(process.execPath, ['--enable-source-maps', SERVICE_ENTRY, ...args], env);
+}
+
+export const SERVICE_ENTRY = 'dist/service/main.js';
 
 /** `node --import tsx <args>` from the repository's root, with the environment given on top of this one. */
 export function run(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
@@ -55,7 +65,7 @@ function spawnTracked(command: string, args: string[], env: Record<string, strin
 export async function startService(dataDir: string, env: Record<string, string> = {}): Promise<Started> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const s = run(['service/main.ts'], {
+  const s = runService([], {
     DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
