@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import {
   incidentItem,
@@ -48,13 +49,15 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
   const read = { auth: AUTH.project('uptime:read') };
   const write = { auth: AUTH.project('uptime:write') };
 
-  /** Step 1 of every change: one hit of the project's budget of writes a minute (each one is an event to every subscriber). */
-  async function budget(project: ProjectRef): Promise<void> {
+  /** Step 1 of every change: its project, after one hit of the project's budget of changes a minute (each one is an event to every subscriber). */
+  async function changing(request: FastifyRequest): Promise<ProjectRef> {
+    const project = projectOf(request);
     const rate = await platform.limiter.hit(`status-writes:${project.id}`, S.writesPerProjectPerMinute, 60_000);
     if (!rate.allowed)
       throw new ServiceError('rate_limited', `at most ${S.writesPerProjectPerMinute} incident and maintenance changes a minute per project`, {
         retryAfterSec: rate.retryAfterSec,
       });
+    return project;
   }
 
   /** Every id names a monitor of the project (400 naming the first that does not), without repeats. */
@@ -111,8 +114,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('createStatusIncident'),
       config: write,
       handler: async (request, reply) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const body = request.body;
         // 1. what it annotates, if anything
         const automatic = body.automaticIncidentId === undefined ? undefined : await repo.automaticIncident(db, project.id, body.automaticIncidentId);
@@ -148,8 +150,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('updateStatusIncident'),
       config: write,
       handler: async (request) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const was = await incidentOf(project, request.params.incidentId);
         const monitorIds = request.body.monitorIds === undefined ? undefined : await ownMonitors(project, request.body.monitorIds);
         if (!(await repo.changeIncident(db, project.id, was.id, { ...request.body, monitorIds }))) throw noIncident();
@@ -163,8 +164,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('addStatusIncidentUpdate'),
       config: write,
       handler: async (request, reply) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const was = await incidentOf(project, request.params.incidentId);
         if ((await repo.countUpdates(db, was.id)) >= S.updatesPerIncident)
           throw new ServiceError('conflict', `an incident has at most ${S.updatesPerIncident} updates`);
@@ -194,8 +194,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('scheduleMaintenance'),
       config: write,
       handler: async (request, reply) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const body = request.body;
         const now = clock.now();
         const [startsAt, endsAt] = [Date.parse(body.startsAt), Date.parse(body.endsAt)];
@@ -214,8 +213,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('updateMaintenance'),
       config: write,
       handler: async (request) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const now = clock.now();
         const was = await openWindowOf(project, request.params.maintenanceId, now);
         const b = request.body;
@@ -239,8 +237,7 @@ export function writtenStatusRoutes(platform: Pick<Platform, 'db' | 'bus' | 'clo
       ...declared('cancelMaintenance'),
       config: write,
       handler: async (request) => {
-        const project = projectOf(request);
-        await budget(project);
+        const project = await changing(request);
         const now = clock.now();
         const was = await openWindowOf(project, request.params.maintenanceId, now);
         const row = await repo.cancelMaintenance(db, was.id, now);
