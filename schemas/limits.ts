@@ -155,9 +155,9 @@ export const LIMITS = {
     },
   },
   /**
-   * Status page subscribers (issue 43). Sign-ups: per caller IP an hour, confirmation mails per page (project) an hour,
-   * one confirmation mail per address and page every `addressEveryHours`, and at most `addressPerDay` to one address
-   * from every page together (so a page cannot be used to mail-bomb a stranger). A confirmation link lasts
+   * Status page subscribers (issue 43). Sign-ups: per caller IP an hour, per page (project) an hour, one confirmation
+   * mail per address and page every `addressEveryHours`, and at most `addressPerDay` to one address from every page
+   * together (so a page cannot be used to mail-bomb a stranger). A confirmation link lasts
    * `confirmHours`; a page keeps at most `perProject` e-mail subscribers and `webhooksPerProject` webhook ones; each
    * notification goes out to `mailConcurrency` subscribers at a time.
    */

@@ -20,9 +20,10 @@ import { pageOrJson, sendPage, smallPage } from './status-subscriber-pages.ts';
  *     1. rate limit   the caller IP's sign-ups an hour                                        429 rate_limited
  *     2. page         a project with a public monitor (else 404, as the status JSON)          404 not_found
  *     3. address      one plain address, lower-cased                                          400 invalid_request
- *     4. quiet cases  suppressed by a bounce or complaint, subscribed already, the page full: no mail, the same answer
- *     5. limits       one confirmation mail per address and page every few hours and a few a day to one address from
- *                     every page (no mail, the same answer); the page's confirmation mails an hour (429 rate_limited)
+ *     4. page limit   the page's sign-ups an hour, whatever the address (429 rate_limited)
+ *     5. quiet cases  suppressed by a bounce or complaint, subscribed already, the page full, or past the address's
+ *                     limits (one confirmation mail per address and page every few hours, a few a day to one address
+ *                     from every page): no mail, the same answer
  *     6. mail         a pending sign-up with a fresh random token (kept as its hash); the confirmation mail is sent
  *                     after the answer, so new, pending and subscribed addresses answer alike and as fast
  *   GET /v1/status/:slug/subscribers/confirm?token=   the link in that mail: confirmed (HTML or JSON)
@@ -117,27 +118,27 @@ export function statusSubscriberRoutes(
       count('invalid_address');
       throw new ServiceError('invalid_request', 'email: not an e-mail address', { fields: [{ path: 'email', message: 'not an e-mail address' }] });
     }
-    // 4. quiet cases
+    // 4. the page's sign-ups an hour, counted for every address alike (a 429 must not tell a subscribed address apart)
+    const perPage = await limiter.hit(`status-subscribe:page:${page.id}`, S.perProjectPerHour, HOUR_MS);
+    if (!perPage.allowed) {
+      count('page_limited');
+      throw new ServiceError('rate_limited', 'this status page has taken too many sign-ups this hour; try again later', {
+        retryAfterSec: perPage.retryAfterSec,
+      });
+    }
+    // 5. quiet cases, and the address's limits: a refused key spends none of the other
     if (await statusSubscribersRepository.suppressed(db, email)) return 'suppressed';
     const now = clock.now();
     const existing = await statusSubscribersRepository.byEmail(db, page.id, email);
     if (existing?.status === 'confirmed') return 'already_subscribed';
     await statusSubscribersRepository.forgetExpired(db, page.id, now);
     if (!existing && (await statusSubscribersRepository.emailCount(db, page.id)) >= S.perProject) return 'page_full';
-    // 5. limits: a refused key spends none of the others (an address over its limit does not spend its page's)
     const who = tokenHash(email).slice(0, 32);
-    const [perAddress, perAddressAnyPage, perPage] = await limiter.hitAll([
+    const [perAddress, perAddressAnyPage] = await limiter.hitAll([
       { key: `status-subscribe:address:${page.id}:${who}`, limit: 1, windowMs: S.addressEveryHours * HOUR_MS },
       { key: `status-subscribe:address:${who}`, limit: S.addressPerDay, windowMs: 24 * HOUR_MS },
-      { key: `status-subscribe:page:${page.id}`, limit: S.perProjectPerHour, windowMs: HOUR_MS },
     ]);
     if (!perAddress!.allowed || !perAddressAnyPage!.allowed) return 'address_limited';
-    if (!perPage!.allowed) {
-      count('page_limited');
-      throw new ServiceError('rate_limited', 'this status page has taken too many sign-ups this hour; try again later', {
-        retryAfterSec: perPage!.retryAfterSec,
-      });
-    }
     // 6. mail
     const token = newToken('cxsub_');
     const stored = await statusSubscribersRepository.upsertPending(

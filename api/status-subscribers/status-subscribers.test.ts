@@ -220,15 +220,21 @@ describe('limits on sign-up: the attacker cannot mail-bomb a stranger', () => {
     expect(mailsTo(victim)).toHaveLength(LIMITS.statusSubscribers.addressPerDay);
   });
 
-  it('one page: at most LIMITS.statusSubscribers.perProjectPerHour confirmation mails an hour, then 429', async () => {
+  it('one page: at most LIMITS.statusSubscribers.perProjectPerHour sign-ups an hour, then 429 for every address alike', async () => {
     const page = await statusPage();
+    const member = `member-${page.slug}@example.com`;
+    await subscribed(page.slug, member);
     const before = smtp.messages.length;
-    for (let i = 0; i < LIMITS.statusSubscribers.perProjectPerHour; i++)
+    for (let i = 1; i < LIMITS.statusSubscribers.perProjectPerHour; i++)
       expect((await signUp(page.slug, `many${i}-${page.slug}@example.com`)).statusCode).toBe(202);
     const over = await signUp(page.slug, `last-${page.slug}@example.com`);
     expect(over.statusCode).toBe(429);
     expect(over.json().error).toBe('rate_limited');
-    await expect.poll(() => smtp.messages.length - before).toBe(LIMITS.statusSubscribers.perProjectPerHour);
+    // a subscribed address is told the same: the limit tells nothing about who is on the list
+    const known = await signUp(page.slug, member);
+    expect(known.statusCode).toBe(429);
+    expect(known.body).toBe(over.body);
+    await expect.poll(() => smtp.messages.length - before).toBe(LIMITS.statusSubscribers.perProjectPerHour - 1);
     expect(signupOutcomes(t.platform).page_limited).toBeGreaterThan(0);
   });
 });
