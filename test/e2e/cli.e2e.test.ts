@@ -1,4 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
+import http from 'node:http';
 import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -178,6 +179,36 @@ describe('the cx CLI', () => {
     expect(json(linked).settings).toMatchObject({ repoUrl: repo, buildCommand: 'sh build.sh', outputDir: 'out' });
     expect((await cx(['link', '-p', 'cli-static'])).stdout).toMatch(/command\s+sh build\.sh/);
   });
+
+  it("opens the uploaded deploy's protected host with cx previews: a share link, a password, revoked, then off (issue 42)", async () => {
+    const listed = json(await cx(['deploys', 'list', '-p', 'cli-static', '--json'])).data;
+    // Its own host is protected (new projects are) until cx previews opens it: a share link, then off.
+    expect((await cx(['previews', 'status', '-p', 'cli-static'])).stdout).toBe('Previews are protected: share links only\n');
+    const share = await cx(['previews', 'share', '-p', 'cli-static', '--deploy', listed[0].id, '--json']);
+    expect(share.code, share.stderr).toBe(0);
+    const link = new URL(json(share).link.url);
+    // fetch sends no Host of its own choosing: node:http does.
+    const onDeployHost = (p: string, headers: Record<string, string> = {}) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
+        const req = http.get(`${svc.base}${p}`, { headers: { host: link.host, ...headers } }, (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, headers: res.headers });
+        });
+        req.on('error', reject);
+      });
+    expect((await onDeployHost('/')).status).toBe(401);
+    const opened = await onDeployHost(link.pathname);
+    expect(opened.status).toBe(303);
+    const withCookie = { cookie: opened.headers['set-cookie']![0]!.split(';')[0]! };
+    expect((await onDeployHost('/', withCookie)).status).toBe(200);
+    const pw = await cx(['previews', 'password', '-p', 'cli-static'], { env: { CX_PREVIEW_PASSWORD: 'correct horse battery' } });
+    expect([pw.code, pw.stdout]).toEqual([0, expect.stringContaining('the password or a share link opens them')]);
+    expect((await cx(['previews', 'links', '-p', 'cli-static'])).stdout).toContain(json(share).link.id);
+    expect((await cx(['previews', 'revoke', '-p', 'cli-static', json(share).link.id])).code).toBe(0);
+    await expect.poll(async () => (await onDeployHost('/', withCookie)).status).toBe(401);
+    expect((await cx(['previews', 'off', '-p', 'cli-static'])).stdout).toBe('Previews are public\n');
+    await expect.poll(async () => (await onDeployHost('/')).status).toBe(200);
+  }, 180_000);
 
   it('makes a key (shown once), lists it, triages errors sent with it, tests webhooks, then logs out', async () => {
     const key = await cx(['keys', 'create', '-p', 'cli-shop', '--kind', 'ingest', '--name', 'from cx', '--json']);
