@@ -31,7 +31,7 @@ export function renderStatusFeed(status: StatusView, slug: string, links: FeedLi
   const affected = (ids: string[] | undefined) => (ids ?? []).map((id) => names.get(id)).filter((x): x is string => x !== undefined);
   const entries: Entry[] = [
     ...status.incidents.map((i): Entry => {
-      const updates = [...(i.updates ?? [])].sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+      const updates = [...(i.updates ?? [])].reverse().sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
       const state = i.status ? words(i.status) : isOpen(i) ? 'Ongoing' : 'Resolved';
       const on = affected(i.monitorIds ?? [i.monitorId]);
       const lines = [

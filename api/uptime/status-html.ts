@@ -133,7 +133,8 @@ function incidentItem(i: IncidentView, names: Map<string, string>): string {
   const meta = [i.impact ? `Impact: ${esc(words(i.impact))}` : '', `Started ${esc(utc(i.startedAt))}`, i.endedAt ? `ended ${esc(utc(i.endedAt))}` : ''].filter(
     Boolean,
   );
-  const updates = [...(i.updates ?? [])].sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
+  // Newest first: the JSON lists them oldest first, so updates of the same instant are reversed too.
+  const updates = [...(i.updates ?? [])].reverse().sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
   const list = updates.length
     ? `<ol class="u" aria-label="Updates, newest first">${updates
         .map(

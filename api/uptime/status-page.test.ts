@@ -42,6 +42,7 @@ beforeAll(async () => {
     });
     expect(res.statusCode, res.body).toBe(201);
     ids[key] = res.json().monitor.id;
+    clock.advance(1_000); // the page lists monitors in the order they were made
   }
   // What the monitor role would have written: states, hourly rollups with response times, an incident.
   await t.platform.db.query(`UPDATE uptime_monitors SET paused = false, state = 'up' WHERE project_id = $1`, [projectId]);
@@ -156,6 +157,43 @@ describe('the status page', () => {
   });
 });
 
+describe('what people write, through the incidents routes', () => {
+  it('shows a written incident with its updates and scheduled maintenance on the page and in the feed, escaped', async () => {
+    const write = (url: string, payload: object) => t.app.inject({ method: 'POST', url, headers: sessionHeaders(owner.cookie), payload });
+    const created = await write(`/v1/projects/${slug}/uptime/incidents`, {
+      title: 'Checkout <script>alert(3)</script> fails',
+      impact: 'major',
+      monitorIds: [ids.web],
+      message: 'Looking into <b>it</b>.',
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    const incidentId = created.json().incident.id;
+    const update = await write(`/v1/projects/${slug}/uptime/incidents/${incidentId}/updates`, { status: 'identified', message: 'Found & fixing.' });
+    expect(update.statusCode, update.body).toBeLessThan(300);
+    const maintenance = await write(`/v1/projects/${slug}/uptime/maintenance`, {
+      title: 'Database <upgrade>',
+      message: 'Writes pause.',
+      monitorIds: [ids.web],
+      startsAt: new Date(clock.now() + HOUR).toISOString(),
+      endsAt: new Date(clock.now() + 2 * HOUR).toISOString(),
+    });
+    expect(maintenance.statusCode, maintenance.body).toBe(201);
+    clock.advance(6_000); // past the cached answer
+    const html = await (await get(`/status/${slug}`)).text();
+    expect(html).not.toMatch(/<script|<b>|<upgrade>/);
+    expect(html).toMatch(/<h2 id="maintenance">Maintenance<\/h2>.*Database &lt;upgrade&gt;.*Scheduled/s);
+    expect(html).toMatch(/<h2 id="current">Current incidents<\/h2>.*Checkout &lt;script&gt;alert\(3\)&lt;\/script&gt; fails.*Identified/s);
+    expect(html.indexOf('Found &amp; fixing.')).toBeLessThan(html.indexOf('Looking into &lt;b&gt;it&lt;/b&gt;.')); // newest first
+    const xml = await (await get(`/v1/status/${slug}/feed.atom`)).text();
+    expect(XMLValidator.validate(xml)).toBe(true);
+    const feed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: '', htmlEntities: true, isArray: (n) => n === 'entry' }).parse(xml).feed;
+    const titles = feed.entry.map((e: { title: { '#text': string } }) => e.title['#text']);
+    expect(titles).toEqual(expect.arrayContaining(['Checkout <script>alert(3)</script> fails', '[Maintenance, scheduled] Database <upgrade>']));
+    const written = feed.entry.find((e: { id: string }) => e.id.endsWith(`#incident-${incidentId}`));
+    expect(written.content['#text']).toMatch(/Identified · .*\nFound & fixing\.[\s\S]*Investigating · .*\nLooking into <b>it<\/b>\./);
+  });
+});
+
 describe('the badge', () => {
   const parse = (svg: string) => {
     expect(XMLValidator.validate(svg)).toBe(true);
@@ -210,8 +248,7 @@ describe('the Atom feed', () => {
     expect(Date.parse(feed.updated)).toBeGreaterThan(0);
     expect(feed.author.name).toBe(slug);
     expect(feed.link.map((l: { rel: string }) => l.rel).sort()).toEqual(['alternate', 'self']);
-    expect(feed.entry).toHaveLength(1);
-    const [entry] = feed.entry;
+    const entry = feed.entry.find((e: { id: string }) => e.id.includes(`#incident-${ids.evil}-`));
     // an automatic incident's id: its monitor and start (the JSON carries no incident id)
     expect(entry.id).toMatch(new RegExp(`^${feed.id}#incident-${ids.evil}-\\d+$`));
     expect(entry.title['#text']).toBe(`${EVIL} is down (an unexpected status)`);
