@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { PREVIEW_LINKS, type PatchProjectBody } from '../../../schemas/api/projects.ts';
+import type { PatchProjectBody } from '../../../schemas/api/projects.ts';
 import type { Client } from '../client.ts';
 import { CliExit, type CommandDef, EXIT, type Family } from './command.ts';
 
@@ -15,7 +15,7 @@ const protection = async (client: Client, slug: string) => (await client.api.cal
 const patchProtection = async (client: Client, slug: string, previewProtection: NonNullable<PatchProjectBody['previewProtection']>) =>
   (await client.api.call('updateProject', { params: { slug }, body: { previewProtection } })).project.previewProtection;
 const listLinks = (client: Client, slug: string) => client.api.call('listPreviewLinks', { params: { slug } });
-const createLink = (client: Client, slug: string, body: { days: number; deployId?: string }) =>
+const createLink = (client: Client, slug: string, body: { days?: number; deployId?: string }) =>
   client.api.call('createPreviewLink', { params: { slug }, body });
 const revokeLink = (client: Client, slug: string, id: string) => client.api.call('revokePreviewLink', { params: { slug, id } });
 
@@ -85,18 +85,17 @@ export const previews: Family = {
     },
     {
       name: 'previews share',
-      description: `make a share link that opens the previews (${PREVIEW_LINKS.defaultDays} days unless --days; the link is shown once)`,
+      description: 'make a share link that opens the previews (7 days unless --days; the link is shown once)',
       project: true,
       options: () => [
-        new Option('--days <days>', `how long it opens them (1-${PREVIEW_LINKS.maxDays})`),
+        new Option('--days <days>', 'how long it opens them (the service takes 1 to 30)'),
         new Option('--deploy <deployId>', "print the link on this deploy's host"),
       ],
       async run({ client, out, project }, _args, opts) {
-        const days = opts.days === undefined ? PREVIEW_LINKS.defaultDays : Number(opts.days);
-        if (!Number.isInteger(days) || days < 1 || days > PREVIEW_LINKS.maxDays)
-          throw new CliExit(EXIT.usage, `--days is a whole number from 1 to ${PREVIEW_LINKS.maxDays}`);
+        const days = opts.days === undefined ? undefined : Number(opts.days);
+        if (days !== undefined && !Number.isInteger(days)) throw new CliExit(EXIT.usage, '--days is a whole number of days');
         const deployId = opts.deploy as string | undefined;
-        const r = await createLink(client, project(), { days, ...(deployId ? { deployId } : {}) });
+        const r = await createLink(client, project(), { ...(days === undefined ? {} : { days }), ...(deployId ? { deployId } : {}) });
         if (out.json) return out.data(r);
         out.print(`Share link ${r.link.id}, until ${r.link.expiresAt} (shown once):`);
         out.print(r.link.url ?? `on any preview's host (https://dep-….<sites domain>): ${r.link.path}`);
