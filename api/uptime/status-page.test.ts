@@ -3,7 +3,9 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { createIngestProject } from '../../test/support/ingest-fixtures.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { startTestEdge } from '../../test/support/test-edge.ts';
 
 /**
  * The status page people read (issue 43 "The page", "Subscribing"), over HTTP: the HTML page, the badge, the Atom
@@ -308,5 +310,35 @@ describe('a custom domain for the status page', () => {
     }
     const list = await t.app.inject({ url: `/v1/projects/${slug}/domains`, headers: sessionHeaders(owner.cookie) });
     expect(list.json().domains).toEqual([expect.objectContaining({ domain: 'status.example.com', serves: 'status', verified: true })]);
+  });
+});
+
+describe('a custom status domain at the edge (the single process front door)', () => {
+  it('relays the domain to the API instead of serving files', async () => {
+    const edge = await startTestEdge({}, { sites: true });
+    try {
+      const p = await createIngestProject(edge.platform);
+      await edge.platform.db.query(
+        `INSERT INTO project_domains (project_id, domain, token, serves, verified_at) VALUES ($1, 'status.edge.example', 't', $2, now()), ($1, 'site.edge.example', 't2', 'site', now())`,
+        [p.projectId, 'status'],
+      );
+      const at = (host: string) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = http.request(`${edge.base}/`, { headers: { host } }, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve({ status: res.statusCode!, body }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      // the test edge's API stand-in answers what is relayed
+      const relayed = await at('status.edge.example');
+      expect(relayed.body).toContain('the API is not part of this test');
+      // a site domain without a live deploy is no site: relayed too; the status domain never reaches the files
+      expect((await at('site.edge.example')).body).toContain('the API is not part of this test');
+    } finally {
+      await edge.close();
+    }
   });
 });
