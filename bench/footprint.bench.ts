@@ -32,6 +32,7 @@ import path from 'node:path';
 import { freePort } from '../test/e2e/support/console-service.ts';
 import { numberArg } from './support/cli-args.ts';
 import { machine } from './support/edge-bench.ts';
+import { browserEventEnvelope } from './support/sentry-browser-event.ts';
 
 const argv = process.argv.slice(2);
 const stringArg = (name: string): string | undefined => {
@@ -207,46 +208,9 @@ function rssSampler(root: number) {
 
 // ---- the load: one Sentry error event per envelope ----
 
-const FRAMES = Array.from({ length: 12 }, (_, i) => ({
-  filename: `https://app.example.com/assets/chunk-${i.toString(16)}a1b2c3.js`,
-  function: `handler${i}`,
-  lineno: 100 + i,
-  colno: 20 + i,
-  in_app: true,
-}));
-
-/** An error event as @sentry/browser sends one (as bench/sentry-envelope.bench.ts), its event id the n-th. */
-function eventEnvelope(n: number, url: string): string {
-  const id = (n + 1).toString(16).padStart(32, '0');
-  const now = Date.now() / 1000;
-  const event = {
-    event_id: id,
-    timestamp: now,
-    platform: 'javascript',
-    level: 'error',
-    release: '0123456789abcdef0123456789abcdef01234567',
-    environment: 'production',
-    sdk: { name: 'sentry.javascript.browser', version: '11.12.0', integrations: ['InboundFilters', 'BrowserSession', 'Breadcrumbs'] },
-    exception: {
-      values: [
-        {
-          type: 'TypeError',
-          value: "Cannot read properties of undefined (reading 'id')",
-          stacktrace: { frames: FRAMES },
-          mechanism: { type: 'onerror', handled: false },
-        },
-      ],
-    },
-    request: { url, headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0' } },
-    contexts: { trace: { trace_id: 'b'.repeat(32), span_id: 'c'.repeat(16) } },
-    breadcrumbs: Array.from({ length: 8 }, (_, i) => ({ timestamp: now - 8 + i, category: 'ui.click', message: `button#save-${i}` })),
-  };
-  return [
-    JSON.stringify({ event_id: id, sent_at: new Date().toISOString(), sdk: { name: 'sentry.javascript.browser', version: '11.12.0' } }),
-    '{"type":"event"}',
-    JSON.stringify(event),
-  ].join('\n');
-}
+/** One error event as @sentry/browser sends one (bench/support/sentry-browser-event.ts), its event id the n-th. */
+const eventEnvelope = (n: number, url: string): string =>
+  browserEventEnvelope({ id: (n + 1).toString(16).padStart(32, '0'), timestamp: Date.now() / 1000, url, sentAt: new Date().toISOString() });
 
 interface Key {
   slug: string;

@@ -19,51 +19,21 @@ import { recordSdkEnvelopes } from '../ingest/sentry/fixtures/sdk-envelopes.ts';
 import { dsnPublicKey } from '../platform/sentry-dsn.ts';
 import { createIngestProject, createRecordingBus, projectNumberOf } from '../test/support/ingest-fixtures.ts';
 import { flagArg, numberArg } from './support/cli-args.ts';
+import { browserEventEnvelope, FRAMES } from './support/sentry-browser-event.ts';
 import { edgePlatform, jsonFromChild, log, machine, pinThisProcess, settingsStore, type CannonResult } from './support/edge-bench.ts';
 
 const DURATION = numberArg('duration', 8);
 const CONNECTIONS = numberArg('connections', 50);
 if (flagArg('pin')) pinThisProcess();
 
-const FRAMES = Array.from({ length: 12 }, (_, i) => ({
-  filename: `https://app.example.com/assets/chunk-${i.toString(16)}a1b2c3.js`,
-  function: `handler${i}`,
-  lineno: 100 + i,
-  colno: 20 + i,
-  in_app: true,
-}));
-
-/** An error event as @sentry/browser 11 sends one: the exception, frames, request, contexts, a few breadcrumbs. */
-function browserEvent(): string {
-  const id = 'a'.repeat(32);
-  const event = {
-    event_id: id,
+/** An error event as @sentry/browser 11 sends one (bench/support/sentry-browser-event.ts), the same bytes every time. */
+const browserEvent = (): string =>
+  browserEventEnvelope({
+    id: 'a'.repeat(32),
     timestamp: 1_795_000_000.123,
-    platform: 'javascript',
-    level: 'error',
-    release: '0123456789abcdef0123456789abcdef01234567',
-    environment: 'production',
-    sdk: { name: 'sentry.javascript.browser', version: '11.12.0', integrations: ['InboundFilters', 'BrowserSession', 'Breadcrumbs'] },
-    exception: {
-      values: [
-        {
-          type: 'TypeError',
-          value: "Cannot read properties of undefined (reading 'id')",
-          stacktrace: { frames: FRAMES },
-          mechanism: { type: 'onerror', handled: false },
-        },
-      ],
-    },
-    request: { url: 'https://app.example.com/dashboard/projects/7', headers: { 'User-Agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0' } },
-    contexts: { trace: { trace_id: 'b'.repeat(32), span_id: 'c'.repeat(16) } },
-    breadcrumbs: Array.from({ length: 8 }, (_, i) => ({ timestamp: 1_795_000_000 + i, category: 'ui.click', message: `button#save-${i}` })),
-  };
-  return [
-    JSON.stringify({ event_id: id, sent_at: '2026-11-26T10:00:00.000Z', sdk: { name: 'sentry.javascript.browser', version: '11.12.0' } }),
-    '{"type":"event"}',
-    JSON.stringify(event),
-  ].join('\n');
-}
+    url: 'https://app.example.com/dashboard/projects/7',
+    sentAt: '2026-11-26T10:00:00.000Z',
+  });
 
 /** cx.js's batch of one error. */
 function errorsBatch(): string {
