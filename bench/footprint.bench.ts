@@ -2,7 +2,8 @@
  * The footprint of `npm start`'s embedded default at rest and at low volume (issue 44): CPU at rest, CPU per event
  * at a few steady rates, and the peak memory of the whole process tree, to set beside Bugsink's (bench/README.md).
  *
- * The service is spawned as `npm start` runs it (`node --import tsx service/main.ts`, package.json's start script)
+ * The service is spawned as `npm start` runs it (service/build.mjs, then `node --enable-source-maps dist/service/main.js`;
+ * `--tsx`: the source under tsx, as `npm start` ran it before issue 44)
  * with its own DATA_DIR in a temporary directory, PORT on 127.0.0.1, the owner's password set so the bench can sign
  * in, and TRUST_PROXY so X-Forwarded-For spreads the per key-and-IP limit. Through the API: `--projects` projects,
  * `--keys` ingest keys in all (each answer carries the key's DSN), so that no per-key limit bites
@@ -19,12 +20,13 @@
  * busiest of them).
  *
  *   npx tsx bench/footprint.bench.ts [--rates 10,40,200] [--seconds 10] [--rest 20] [--settle 5] [--projects 4]
- *     [--keys 200] [--env KEY=VALUE]... [--label text]
+ *     [--keys 200] [--env KEY=VALUE]... [--label text] [--tsx]
  * `--rates ''` (or `--rates 0`) measures rest only. `--env` (repeatable) is passed to the service's environment,
  * e.g. `--env BUS_LINGER_MS=0` against `--env BUS_LINGER_MS=250`. Prints one JSON document on stdout (progress on
  * stderr). Linux only (/proc).
  */
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
@@ -49,6 +51,7 @@ const SETTLE = numberArg('settle', 5);
 const PROJECTS = numberArg('projects', 4);
 const KEYS = numberArg('keys', 200);
 const VISIBLE_WITHIN_MS = 10_000;
+const TSX = argv.includes('--tsx');
 /** Past this the bench stops waiting for the counts to add up (and says so). */
 const GIVE_UP_MS = 60_000;
 const LABEL = stringArg('label');
@@ -234,9 +237,13 @@ async function main(): Promise<void> {
     TRUST_PROXY: 'true',
     ...EXTRA_ENV,
   };
-  // package.json's start script: `exec node --import tsx service/main.ts`.
+  // package.json's start script: the build, then the compiled service (or the source under tsx with --tsx).
+  if (!TSX) await promisify(execFile)(process.execPath, ['service/build.mjs']);
   const startedAt = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'service/main.ts'], { env: serviceEnv, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, TSX ? ['--import', 'tsx', 'service/main.ts'] : ['--enable-source-maps', 'dist/service/main.js'], {
+    env: serviceEnv,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const pid = child.pid!;
   const rss = rssSampler(pid);
   try {
@@ -411,7 +418,7 @@ async function main(): Promise<void> {
           label: LABEL,
           date: new Date().toISOString(),
           machine: machine(),
-          command: 'node --import tsx service/main.ts (npm start)',
+          command: TSX ? 'node --import tsx service/main.ts (npm start before issue 44)' : 'node --enable-source-maps dist/service/main.js (npm start)',
           env: EXTRA_ENV,
           settings: { rates: RATES, seconds: SECONDS, restSeconds: REST, settleSeconds: SETTLE, projects: slugs.length, keys: keys.length },
           startSeconds,
