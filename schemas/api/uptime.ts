@@ -75,7 +75,12 @@ export type Monitor = z.infer<typeof MonitorSchema>;
 
 const fields = {
   name: z.string().trim().min(1).max(100),
-  url: z.string().max(2048).describe('https only; the outbound URL guard applies at save and at every check'),
+  url: z
+    .string()
+    .max(2048)
+    .describe(
+      'https only (http:// and loopback too on a developer machine with ALLOW_LOCAL_OUTBOUND); the outbound URL guard applies at save and at every check',
+    ),
   method: z.enum(['GET', 'HEAD']),
   intervalSec: z.number().int().min(U.intervalSec.min).max(U.intervalSec.max),
   timeoutMs: z.number().int().min(U.timeoutMs.min).max(U.timeoutMs.max),
