@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { bundleAtRuntime } from '../platform/bundle-at-runtime.ts';
 import type uWS from 'uWebSockets.js';
 import { EDGE_SUPPORT_PATHS } from '../schemas/api/route-table.ts';
 import { immediateReply, send, sendError, type Headers } from './http/uws-reply.ts';
@@ -29,7 +29,7 @@ export const WIDGET_PREFIX = EDGE_SUPPORT_PATHS.widgetPrefix;
 
 /** The minified bundle of a browser entry point (also what the size test reads). */
 export async function bundleBrowserScript(entry: string): Promise<Buffer> {
-  const out = await build({
+  const out = await bundleAtRuntime({
     entryPoints: [entry],
     bundle: true,
     minify: true,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { build } from 'esbuild';
+import { bundleAtRuntime } from '../../platform/bundle-at-runtime.ts';
 import { fromSourceRoot } from '../../platform/source-root.ts';
 
 /**
@@ -41,7 +41,7 @@ export function consoleBundle(): Promise<ConsoleBundle> {
 }
 
 export async function buildConsole(): Promise<ConsoleBundle> {
-  const out = await build({
+  const out = await bundleAtRuntime({
     entryPoints: { console: CONSOLE_ENTRY },
     bundle: true,
     minify: true,
