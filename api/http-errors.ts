@@ -137,6 +137,10 @@ function drainBody(raw: Readable, bounds: { drainBytes: number; drainMs: number 
 function holdsUnstorableText(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
   if (depth > 64 || !value || typeof value !== 'object') return false;
+  // A parsed JSON body is plain objects and arrays only. Anything else (a streamed upload's request, whose socket
+  // leads to the whole server: walking it never ended over a real socket) holds no text of the client's to store.
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return false;
   if (Array.isArray(value)) return value.some((v) => holdsUnstorableText(v, depth + 1));
   for (const [k, v] of Object.entries(value)) if (holdsUnstorableText(k) || holdsUnstorableText(v, depth + 1)) return true;
   return false;

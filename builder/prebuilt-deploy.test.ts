@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Header, Pax } from 'tar';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prebuiltRefusals, STALE_UPLOAD_MS, sweepStaleUploads } from './prebuilt-deploy.ts';
@@ -99,6 +101,85 @@ const leftovers = () => [
   ...(existsSync(path.join(dataDir, 'uploads')) ? readdirSync(path.join(dataDir, 'uploads')) : []),
   ...(existsSync(path.join(dataDir, 'artifacts')) ? readdirSync(path.join(dataDir, 'artifacts')) : []),
 ];
+
+/**
+ * One POST over a real socket to the listening service: the body written in chunks as a client streams a large file
+ * (the server may answer before it has read them all). Resolves with the answer; a write the server no longer reads
+ * (EPIPE, ECONNRESET after its answer) is not the test's failure, the answer is what counts.
+ */
+function postOverSocket(port: number, url: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: url, headers: { ...headers, 'content-length': String(body.length) } }, (res) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', (err) => {
+      if (!answered) reject(err);
+    });
+    let at = 0;
+    const writeMore = () => {
+      while (at < body.length) {
+        const chunk = body.subarray(at, at + 64 * 1024);
+        at += chunk.length;
+        if (!req.write(chunk)) return void req.once('drain', writeMore);
+      }
+      req.end();
+    };
+    writeMore();
+  });
+}
+
+describe('POST /v1/projects/:slug/deploys/prebuilt over a real socket (the Fastify service listening on 127.0.0.1)', () => {
+  let port: number;
+  beforeAll(async () => {
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.server.address() as AddressInfo).port;
+  });
+
+  it('a tarball with a link inside, then megabytes the server never reads, gets the JSON refusal; the service keeps serving', async () => {
+    const p = await createProject(t.app, owner.cookie);
+    // The link first, then 4 MB of incompressible files: the refusal comes while the client is still sending.
+    const after = Array.from({ length: 40 }, (_, i) => ({ path: `pad${i}.bin`, body: randomBytes(100 * 1024) }));
+    const hostile = tgz(site([{ path: './passwd', type: 'SymbolicLink', linkpath: '/etc/passwd' }, ...after]));
+    expect(hostile.length).toBeGreaterThan(4_000_000);
+    const before = prebuiltRefusals.link ?? 0;
+    const url = `/v1/projects/${p.slug}/deploys/prebuilt`;
+    const refused = await postOverSocket(port, url, { ...cli, 'content-type': 'application/gzip' }, hostile);
+    expect(refused.status, refused.text).toBe(400);
+    expect(JSON.parse(refused.text)).toMatchObject({ error: 'invalid_artifact', reason: 'link', entry: 'passwd' });
+    expect(prebuiltRefusals.link).toBe(before + 1);
+    expect(await deployCount(p.id)).toBe(0);
+    await expect.poll(() => leftovers().filter((n) => n.startsWith('upl_'))).toEqual([]);
+    // A hard link, the same way.
+    const hard = await postOverSocket(
+      port,
+      url,
+      { ...cli, 'content-type': 'application/gzip' },
+      tgz(site([{ path: 'hard', type: 'Link', linkpath: 'index.html' }])),
+    );
+    expect([hard.status, JSON.parse(hard.text).reason]).toEqual([400, 'link']);
+
+    // The service keeps serving, over new connections: a good upload is a ready deploy, and its site is served.
+    const good = await postOverSocket(port, url, { ...cli, 'content-type': 'application/gzip' }, tgz(site()));
+    expect(good.status, good.text).toBe(201);
+    expect(JSON.parse(good.text).deploy).toMatchObject({ status: 'ready' });
+    const home = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/', headers: { host: `${p.slug}.localhost` } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        })
+        .on('error', reject);
+    });
+    expect([home.status, home.text]).toEqual([200, expect.stringContaining('<h1>prebuilt</h1>')]);
+    expect(await deployCount(p.id)).toBe(1);
+  });
+});
 
 describe('POST /v1/projects/:slug/deploys/prebuilt', () => {
   it('a good tarball becomes a ready production deploy served live at the project host; a preview is not live', async () => {
