@@ -23,7 +23,7 @@ function esbuildChildren(): number[] {
 it("stops esbuild's service process once the last bundle in flight is done (it stayed behind for the service's life)", async () => {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'bundle-'));
   await writeFile(path.join(dir, 'a.ts'), 'export const a: number = 1;\nconsole.log(a);\n');
-  const options = { entryPoints: [path.join(dir, 'a.ts')], bundle: true, write: false, logLevel: 'silent' } as const;
+  const options = { entryPoints: [path.join(dir, 'a.ts')], bundle: true, write: false as const, logLevel: 'silent' as const };
   const both = Promise.all([bundleAtRuntime(options), bundleAtRuntime(options)]);
   expect(bundlesInFlight()).toBe(2);
   const [one, two] = await both;
