@@ -300,7 +300,9 @@ export function defineUptimeScenarios(name: string, opts: TestPlatformOptions = 
       expect(await ensureSiteMonitor({ ...platform, config: { ...platform.config, SITES_DOMAIN: 'localhost' } }, projectId)).toBe('not_first');
       expect(await live()).toBe('created');
       const list = (await app.inject({ url: `/v1/projects/${p.slug}/uptime`, headers: session() })).json().monitors as Monitor[];
-      expect(list).toEqual([expect.objectContaining({ name: 'Live site', url: `https://${p.slug}.sites.example.com/`, site: true, public: true, showUrl: false })]);
+      expect(list).toEqual([
+        expect.objectContaining({ name: 'Live site', url: `https://${p.slug}.sites.example.com/`, site: true, public: true, showUrl: false }),
+      ]);
       await app.inject({ method: 'DELETE', url: `/v1/projects/${p.slug}/uptime/${list[0]!.id}`, headers: session() });
       expect(await live()).toBe('not_first');
 
