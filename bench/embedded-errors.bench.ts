@@ -14,7 +14,6 @@
  * bench/.tmp/.
  */
 import { spawn } from 'node:child_process';
-import http from 'node:http';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,6 +21,7 @@ import { errorBatchBody } from './support/error-load.ts';
 import { flagArg, numberArg } from './support/cli-args.ts';
 import { freePort } from '../test/e2e/support/console-service.ts';
 import { machine } from './support/edge-bench.ts';
+import { keepAliveRequester } from './support/http-request.ts';
 
 const RATE = numberArg('rate', 10_000);
 const DURATION = numberArg('duration', 20);
@@ -31,25 +31,7 @@ const EVENTS_PER_BATCH = 10;
 const OWNER = { email: 'bench@example.com', password: 'bench-password-embedded' };
 const log = (m: string) => process.stderr.write(`[bench] ${m}\n`);
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-function request(
-  base: string,
-  method: string,
-  p: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${p}`, { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = keepAliveRequester(256);
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -207,7 +189,7 @@ async function main(): Promise<void> {
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
-    agent.destroy();
+    request.destroy();
     await rm(dataDir, { recursive: true, force: true });
   }
 }

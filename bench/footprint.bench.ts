@@ -28,13 +28,13 @@
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readdir, readFile, mkdtemp, rm } from 'node:fs/promises';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../test/e2e/support/console-service.ts';
 import { numberArg } from './support/cli-args.ts';
 import { machine } from './support/edge-bench.ts';
 import { browserEventEnvelope } from './support/sentry-browser-event.ts';
+import { keepAliveRequester } from './support/http-request.ts';
 
 const argv = process.argv.slice(2);
 const stringArg = (name: string): string | undefined => {
@@ -69,25 +69,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** USER_HZ: Linux reports utime/stime in 1/100 s on every architecture node runs on. */
 const TICKS_PER_S = 100;
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function request(
-  base: string,
-  method: string,
-  p: string,
-  headers: Record<string, string>,
-  body?: string,
-): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${p}`, { method, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), headers: res.headers }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+const request = keepAliveRequester(64);
 
 // ---- /proc: the process tree, its CPU and memory, the service's threads ----
 
@@ -441,7 +423,7 @@ async function main(): Promise<void> {
     await rss.stop();
     child.kill('SIGTERM');
     if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
-    agent.destroy();
+    request.destroy();
     await rm(dataDir, { recursive: true, force: true });
   }
 }
