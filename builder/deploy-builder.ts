@@ -2,9 +2,9 @@
  * The builder role: takes queued deploys and builds them.
  *
  *   1. wake       on a bus message (schemas/bus/deploy-requests.ts) naming a queued deploy, when a build ends, and
- *                 every POLL_MS (backing off to POLL_IDLE_CAP_MS while polls find nothing). Postgres holds the
- *                 queue: a repeated message changes nothing, and a deploy whose message was lost (or taken by a
- *                 builder that died) is found by the poll once it has waited ORPHAN_AFTER_MS
+ *                 every POLL_MS. Postgres holds the queue: a repeated message changes nothing, and a deploy
+ *                 whose message was lost (or taken by a builder that died) is found by the poll once it has
+ *                 waited ORPHAN_AFTER_MS
  *   2. claim      under a lease (FOR UPDATE SKIP LOCKED: builders in several processes split the queue),
  *                 while fewer than BUILDS_PER_BUILDER builds run here: the deploys this builder was told
  *                 of first, then, when a build of its own ends, the oldest queued
@@ -38,16 +38,9 @@ import { buildsRepository, type ClaimedDeploy, type FinishedDeploy } from './bui
 import { createOutputQuota } from './output-quota.ts';
 import { announceDeploy, buildDeploy, type BuildContext, type DeployOutcome } from './build-deploy.ts';
 import { buildIsolationOf, reportBuildEnvironment } from './build-environment.ts';
-import { idleBackoff } from '../platform/idle-backoff.ts';
 import { startGuardSweep, type GuardSweep } from './guarded-rollout/guard-sweep.ts';
 
 const POLL_MS = 2_000;
-/**
- * While polls claim nothing and nothing builds here, the poll's claim backs off to at most this (issue 44; platform/
- * idle-backoff.ts): a deploy request on the bus or a build ending wakes the builder at once whatever the back-off, so
- * only an orphan (queued with no builder told) waits longer: up to ORPHAN_AFTER_MS + this instead of + POLL_MS.
- */
-export const POLL_IDLE_CAP_MS = 16_000;
 /** A queued deploy nobody took for this long is taken by whichever builder polls next. */
 const ORPHAN_AFTER_MS = 5_000;
 /** How often a builder checks whether one of its running builds was canceled. */
@@ -126,14 +119,12 @@ export async function startBuilder(
     else totals[o.status]++;
   };
 
-  const polls = idleBackoff(POLL_MS, POLL_IDLE_CAP_MS);
   // 1-2. wake and claim while there is room
   function wake(): Promise<void> {
     if (waking !== undefined) {
       wakeAgain = true;
       return waking;
     }
-    let found = false;
     waking = (async () => {
       do {
         wakeAgain = false;
@@ -147,17 +138,13 @@ export async function startBuilder(
           }
           claimed ??= await buildsRepository.claim(db, owner, now, now + leaseMs, { queuedBefore: takeAny ? now + 1 : now - ORPHAN_AFTER_MS });
           if (!claimed) break;
-          found = true;
           start(claimed);
         }
         takeAny = false;
       } while (wakeAgain && !stopped);
     })()
       .catch((err) => log.warn({ err }, 'claiming queued deploys failed; retried at the next poll'))
-      .finally(() => {
-        waking = undefined;
-        polls.looked(found || building.size > 0, performance.now());
-      });
+      .finally(() => (waking = undefined));
     return waking;
   }
 
@@ -186,9 +173,7 @@ export async function startBuilder(
   });
   // 6. guard
   const guard = startGuardSweep(platform, log.child({ component: 'guarded-rollout' }), opts.guardSweepMs ?? config.GUARDED_ROLLOUT_SWEEP_MS);
-  const pollTimer = setInterval(() => {
-    if (polls.due(performance.now())) void wake();
-  }, POLL_MS);
+  const pollTimer = setInterval(() => void wake(), POLL_MS);
   pollTimer.unref();
 
   const sub = await platform.bus.subscribe(deployRequests.TOPIC, CONSUMER_GROUPS.builder, async (messages) => {

@@ -177,7 +177,16 @@ describe('the console', () => {
       event('SyntaxError', 'bad JSON in profile', 'readProfile'),
     ]);
     await page.goto(`${svc.base}/projects/${SLUG}/errors`);
-    await expectRows(['TypeError', 'RangeError', 'SyntaxError']);
+    // The processor handles the events shortly after (PIPELINE_LINGER_MS): the list shows them after a reload.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          return (await issueRows()).sort();
+        },
+        { timeout: 15_000 },
+      )
+      .toEqual(['RangeError', 'SyntaxError', 'TypeError']);
     expect((await issueRows())[0]).toBe('TypeError'); // sorted by count
 
     // The detail: in-app frames apart from library frames, the hint labelled as one, a sample with its fields.
@@ -604,7 +613,11 @@ describe('the console', () => {
   it('creates an uptime monitor that goes up, shows its checks, pauses it, and publishes it on the status JSON', async () => {
     receiver.respond = () => ({ status: 200, body: 'ok' });
     await page.goto(`${svc.base}/projects/${SLUG}/uptime`);
-    await page.getByText(/No monitor yet/).waitFor();
+    // The Uptime panel and the Incidents panel both say so.
+    await page
+      .getByText(/No monitor yet/)
+      .first()
+      .waitFor();
     await page.getByLabel('Name', { exact: true }).fill('Storefront API');
     await page.getByLabel(/^URL/).fill('http://example.com/');
     await page.getByRole('button', { name: 'Create monitor' }).click();
