@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn } from '../../test/support/accounts.ts';
-import { steerableGuard } from '../../test/support/outbound-guard.ts';
+import { buildTestApi, signUpAndSignIn } from '../../test/support/accounts.ts';
+import { publicStatusPage, statusTestGuard } from '../../test/support/status-page.ts';
 import { prng } from '../../test/support/prng.ts';
 
 /**
@@ -13,18 +13,9 @@ let base: string;
 let slug: string;
 
 beforeAll(async () => {
-  const outbound = steerableGuard({ unknownNames: 'fail' });
-  outbound.table['status-target.example'] = ['93.184.215.14']; // paused: checked at save, never dialled
-  t = await buildTestApi({ overrides: { outbound: outbound.guard } });
+  t = await buildTestApi({ overrides: { outbound: statusTestGuard().guard } });
   const owner = await signUpAndSignIn(t.app, t.platform);
-  slug = (await createProject(t.app, owner.cookie)).slug;
-  const res = await t.app.inject({
-    method: 'POST',
-    url: `/v1/projects/${slug}/uptime`,
-    headers: sessionHeaders(owner.cookie),
-    payload: { name: 'Public', url: 'https://status-target.example/', public: true, paused: true },
-  });
-  expect(res.statusCode).toBe(201);
+  ({ slug } = await publicStatusPage(t.app, owner.cookie, 'Public'));
   base = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {

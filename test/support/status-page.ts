@@ -13,14 +13,14 @@ export function statusTestGuard(opts: { ca?: string; more?: Record<string, strin
   return outbound;
 }
 
-/** A new project with one public, paused monitor: it has a status page. */
-export async function publicStatusPage(app: FastifyInstance, cookie: string): Promise<{ slug: string; id: string; monitorId: string }> {
+/** A new project with one public, paused monitor (named `name`): it has a status page. */
+export async function publicStatusPage(app: FastifyInstance, cookie: string, name = 'API'): Promise<{ slug: string; id: string; monitorId: string }> {
   const project = await createProject(app, cookie);
   const res = await app.inject({
     method: 'POST',
     url: `/v1/projects/${project.slug}/uptime`,
     headers: sessionHeaders(cookie),
-    payload: { name: 'API', url: STATUS_TARGET, public: true, paused: true },
+    payload: { name, url: STATUS_TARGET, public: true, paused: true },
   });
   if (res.statusCode !== 201) throw new Error(`create monitor: ${res.statusCode} ${res.body}`);
   return { slug: project.slug, id: project.id, monitorId: res.json().monitor.id };
