@@ -124,16 +124,18 @@ export const writtenStatusRepository = {
   async countUpdates(db: Queryable, incidentId: string): Promise<number> {
     return Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM status_incident_updates WHERE incident_id = $1', [incidentId])).rows[0]!.n);
   },
-  /** An update, and the incident's status with it: `resolved` resolves it, any other reopens it. */
+  /**
+   * An update, and the incident's status with it: `resolved` resolves it, any other reopens it. An update written in
+   * the same millisecond as the one before it is stamped a millisecond later, so newest-first never ties.
+   */
   async addUpdate(db: Queryable, incidentId: string, status: StatusIncident['status'], message: string, now: number): Promise<void> {
     const at = new Date(now);
-    await db.query('INSERT INTO status_incident_updates (id, incident_id, status, message, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      newId('upd_'),
-      incidentId,
-      status,
-      message,
-      at,
-    ]);
+    await db.query(
+      `INSERT INTO status_incident_updates (id, incident_id, status, message, created_at)
+       SELECT $1, $2, $3, $4, GREATEST($5::timestamptz, max(created_at) + interval '1 millisecond')
+         FROM status_incident_updates WHERE incident_id = $2`,
+      [newId('upd_'), incidentId, status, message, at],
+    );
     await db.query(
       `UPDATE status_incidents SET status = $2, resolved_at = CASE WHEN $2::text = 'resolved' THEN COALESCE(resolved_at, $3) ELSE NULL END WHERE id = $1`,
       [incidentId, status, at],

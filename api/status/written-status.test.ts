@@ -193,6 +193,17 @@ describe('incidents people write', () => {
       }),
     ]);
   });
+  it('keeps updates written in the same instant in the order they were written', async () => {
+    const p = await createProject(app, owner.cookie);
+    const base = `/v1/projects/${p.slug}/uptime/incidents`;
+    const { incident } = (await call('POST', base, { title: 'Busy', message: 'update 0' })).json();
+    // The clock stands still: every update has the same time, and random ids would order them by chance.
+    for (let i = 1; i <= 8; i++)
+      expect((await call('POST', `${base}/${incident.id}/updates`, { status: 'identified', message: `update ${i}` })).statusCode).toBe(201);
+    const written = (await call('GET', `${base}/${incident.id}`)).json().incident.updates as { message: string; at: string }[];
+    expect(written.map((u) => u.message)).toEqual(Array.from({ length: 9 }, (_, i) => `update ${i}`));
+    expect(new Set(written.map((u) => u.at)).size).toBe(9);
+  });
   it('limits changes to 60 a minute per project (each is an event to every subscriber), with Retry-After', async () => {
     const p = await createProject(app, owner.cookie);
     const base = `/v1/projects/${p.slug}/uptime/incidents`;
