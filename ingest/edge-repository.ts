@@ -1,8 +1,9 @@
 import type { Queryable } from '../platform/ports/relational-store.ts';
 
 /**
- * What the edge reads of the relational store, whole and in the background (project-cache.ts, flag-cache.ts), and the
- * one thing it writes: when ingest keys were last used (key-usage.ts). No request waits on any of it.
+ * What the edge reads of the relational store, in the background (project-cache.ts, flag-cache.ts): every tick the
+ * change stamp and the month's usage, and whole only when the stamp moved (edge-change-gate.ts); and the one thing it
+ * writes: when ingest keys were last used (key-usage.ts). No request waits on any of it.
  */
 export interface IngestKeyRow {
   key_id: string;
@@ -30,6 +31,15 @@ export interface FlaggedDeployRow {
 }
 
 export const edgeRepository = {
+  /**
+   * The `edge` change stamp (migration 0048): it moves with every committed change to what ingestKeys, platformHosts,
+   * flagDefinitions and flaggedDeploys read. Null if its row is gone.
+   */
+  async changeStamp(db: Queryable): Promise<string | null> {
+    const r = await db.query<{ stamp: string | number }>("SELECT stamp FROM change_stamps WHERE name = 'edge'");
+    return r.rows[0] ? String(r.rows[0].stamp) : null;
+  },
+
   /** Live ingest keys with their project's settings, oldest key first. */
   async ingestKeys(db: Queryable): Promise<IngestKeyRow[]> {
     const r = await db.query<IngestKeyRow>(

@@ -2,13 +2,15 @@ import { hash } from 'node:crypto';
 import type { Platform } from '../platform/platform.ts';
 import { FlagDefinitionSchema, type FlagDefinition } from '../schemas/flags.ts';
 import type { Environment } from '../schemas/error-event.ts';
+import { createChangeGate, startRefreshes } from './edge-change-gate.ts';
 import { edgeRepository } from './edge-repository.ts';
 
 /**
  * The edge's copy of every project's feature flags, and of the newest ready deploys of projects that have flags
- * (so a server's call naming its deploy is evaluated in that deploy's environment, §7.4). Reloaded whole every
- * SETTINGS_REFRESH_MS, so evaluation does no I/O and an API change shows within a few seconds; a failed refresh
- * keeps the last good copy.
+ * (so a server's call naming its deploy is evaluated in that deploy's environment, §7.4). Every SETTINGS_REFRESH_MS a
+ * refresh reads the `edge` change stamp and reloads whole only when it moved or the last load is
+ * LIMITS.edgeFullReloadMs old (edge-change-gate.ts), so evaluation does no I/O, an API change shows within a few
+ * seconds, and at rest a refresh is one small read; a failed refresh keeps the last good copy.
  */
 /** One project's flags; the same object until something of the project's flags or deploys changes. */
 export interface ProjectFlags {
@@ -20,7 +22,10 @@ export interface ProjectFlags {
 export interface FlagCache {
   of(projectId: string): ProjectFlags | undefined;
   environmentOfDeploy(projectId: string, deployIdOrSha: string): Environment | undefined;
+  /** Reload now, whatever the stamp says (after a refresh under way). */
   refresh(): Promise<void>;
+  /** Successful loads of the flags and deploys so far (the first, then when the stamp moved, it was old or refresh()). */
+  readonly fullLoads: number;
   stop(): void;
 }
 
@@ -56,22 +61,34 @@ interface Loaded {
   projects: Map<string, ProjectFlags>;
 }
 
-export async function startFlagCache(platform: Pick<Platform, 'config' | 'db' | 'logger'>): Promise<FlagCache> {
+export async function startFlagCache(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>): Promise<FlagCache> {
   const log = platform.logger.child({ component: 'ingest-flag-cache' });
-  let snapshot = await load(platform);
-  const refresh = async () => {
-    snapshot = await load(platform, snapshot);
+  const gate = createChangeGate(platform);
+  let fullLoads = 0;
+  const reload = async (stamp: string | null, previous?: Loaded) => {
+    const loaded = await load(platform, previous);
+    gate.loaded(stamp);
+    fullLoads++;
+    return loaded;
   };
-  const timer = setInterval(
-    () => refresh().catch((err) => log.error({ err }, 'flag refresh failed; keeping the last good copy')),
-    platform.config.SETTINGS_REFRESH_MS,
-  );
-  timer.unref();
+  let snapshot = await reload(await gate.read());
+  /** One refresh: the stamp, and the flags too when the gate says so (or `full`). */
+  const refreshOnce = async (full: boolean) => {
+    const stamp = await gate.read();
+    if (full || gate.due(stamp)) snapshot = await reload(stamp, snapshot);
+  };
+  const refreshes = startRefreshes(refreshOnce, platform.config.SETTINGS_REFRESH_MS, {
+    ok: () => undefined,
+    failed: (err) => log.error({ err }, 'flag refresh failed; keeping the last good copy'),
+  });
   return {
     of: (projectId) => snapshot.projects.get(projectId),
     environmentOfDeploy: (projectId, ref) =>
       snapshot.projects.get(projectId)?.deploys.get(ref.toLowerCase()) ?? snapshot.projects.get(projectId)?.deploys.get(ref),
-    refresh,
-    stop: () => clearInterval(timer),
+    refresh: () => refreshes.run(true),
+    get fullLoads() {
+      return fullLoads;
+    },
+    stop: refreshes.stop,
   };
 }

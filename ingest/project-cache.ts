@@ -5,13 +5,18 @@ import { LIMITS } from '../schemas/limits.ts';
 import { tokenHash } from '../platform/tokens.ts';
 import { ENVIRONMENTS } from '../schemas/error-event.ts';
 import { monthlyCapFor, usageMonth } from '../domain/usage-month.ts';
+import { createChangeGate, startRefreshes } from './edge-change-gate.ts';
 import { edgeRepository } from './edge-repository.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
- * database I/O. A background refresh reloads the whole snapshot every SETTINGS_REFRESH_MS, so a
- * revoked key, a paused project or changed origins reach the edge within a few seconds. A failed
- * refresh keeps the last good snapshot (the edge keeps serving) and logs.
+ * database I/O. Every SETTINGS_REFRESH_MS a refresh reads the `edge` change stamp and the month's usage; it reloads
+ * the keys with their projects and the platform's hosts only when the stamp moved (a key made or revoked, a project's
+ * settings or domains, a deploy ready: edge-change-gate.ts) or their last load is LIMITS.edgeFullReloadMs old. So a
+ * revoked key, a paused project or changed origins reach the edge with the next refresh, and at rest a refresh is
+ * three small reads. The usage is read every refresh: the processor writes it with every batch, which no stamp
+ * follows (a trigger there would make every batch of every processor wait on one row). A failed refresh keeps the
+ * last good snapshot (the edge keeps serving) and logs.
  */
 export interface EdgeProject {
   id: string;
@@ -50,10 +55,15 @@ export interface ProjectCache {
    * key, attached by the edge so no key is in the page. Undefined when the project has none.
    */
   siteKeyOf(projectId: string): EdgeKey | undefined;
-  /** Reload now; resolves when the new snapshot is in place (rejects if the load failed). */
+  /**
+   * Reload everything now, whatever the stamp says; resolves when the new snapshot is in place (rejects if the load
+   * failed). Waits for a refresh under way, so what was committed before the call is in it.
+   */
   refresh(): Promise<void>;
-  /** Successful loads so far. */
+  /** Successful refreshes so far (the first load, then each tick or refresh() that read what it reads). */
   readonly loads: number;
+  /** Successful loads of the keys and hosts so far (the first, then when the stamp moved, it was old or refresh()). */
+  readonly fullLoads: number;
   stop(): void;
 }
 
@@ -61,17 +71,22 @@ interface Snapshot {
   byHash: Map<string, EdgeKey>;
   /** Project id -> its oldest live ingest key (the same-origin path's). */
   siteKeys: Map<string, EdgeKey>;
+  /** Every project of the snapshot: each refresh sets their cap state in place. */
+  projects: Map<string, EdgeProject>;
 }
 
-async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>): Promise<Snapshot> {
+/** What the month's usage says: cap state per project (absent: under every cap), and projects over the analytics quota. */
+interface Usage {
+  capped: Map<string, EdgeProject['capped']>;
+  overQuota: Set<string>;
+}
+
+async function readUsage(platform: Pick<Platform, 'clock' | 'db'>): Promise<Usage> {
   const month = usageMonth(platform.clock.now());
-  const [keys, usage, analyticsUsage, hosts] = await Promise.all([
-    edgeRepository.ingestKeys(platform.db),
+  const [usage, analyticsUsage] = await Promise.all([
     edgeRepository.errorUsage(platform.db, month),
     edgeRepository.analyticsOverQuota(platform.db, month, LIMITS.analyticsMonthlyQuota),
-    sitesRepository.platformHosts(platform.db, null),
   ]);
-  const overQuota = new Set(analyticsUsage);
   const caps = LIMITS.errorCaps;
   const capped = new Map<string, EdgeProject['capped']>();
   for (const u of usage) {
@@ -80,6 +95,20 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
     if (env && Number(u.accepted) >= monthlyCapFor(caps, env)) c[env] = true;
     capped.set(u.project_id, c);
   }
+  return { capped, overQuota: new Set(analyticsUsage) };
+}
+
+/** Set each project's cap state: in place, so keys remembered by byToken see it too. */
+function applyUsage(snapshot: Snapshot, usage: Usage): void {
+  for (const project of snapshot.projects.values()) {
+    project.capped = usage.capped.get(project.id) ?? { production: false, preview: false, unknown: false };
+    project.analyticsQuotaReached = usage.overQuota.has(project.id);
+  }
+}
+
+/** The keys with their projects and the platform's hosts for them (cap state unset: applyUsage sets it). */
+async function loadKeys(platform: Pick<Platform, 'config' | 'db'>): Promise<Snapshot> {
+  const [keys, hosts] = await Promise.all([edgeRepository.ingestKeys(platform.db), sitesRepository.platformHosts(platform.db, null)]);
   const projects = new Map<string, EdgeProject>();
   const map = new Map<string, EdgeKey>();
   const siteKeys = new Map<string, EdgeKey>();
@@ -94,8 +123,8 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
         previewDomains: [...(r.preview_domains ?? []).map((d) => d.toLowerCase()), ...own.preview],
         paused: r.paused ?? false,
         ingestOrigins: (r.ingest_origins ?? []).map((d) => d.toLowerCase()),
-        capped: capped.get(r.project_id) ?? { production: false, preview: false, unknown: false },
-        analyticsQuotaReached: overQuota.has(r.project_id),
+        capped: { production: false, preview: false, unknown: false },
+        analyticsQuotaReached: false,
       };
       projects.set(r.project_id, project);
     }
@@ -103,7 +132,7 @@ async function loadSnapshot(platform: Pick<Platform, 'clock' | 'config' | 'db'>)
     map.set(r.token_hash, key);
     if (!siteKeys.has(r.project_id)) siteKeys.set(r.project_id, key);
   }
-  return { byHash: map, siteKeys };
+  return { byHash: map, siteKeys, projects };
 }
 
 /** Load the first snapshot (throws if it cannot: the edge must not listen blind), then refresh in the background. */
@@ -113,35 +142,43 @@ export async function startProjectCache(
 ): Promise<ProjectCache> {
   const log = platform.logger.child({ component: 'ingest-project-cache' });
   const refreshMs = opts.refreshMs ?? platform.config.SETTINGS_REFRESH_MS;
-  let snapshot = await loadSnapshot(platform);
+  const gate = createChangeGate(platform);
+  /** Empty until the first load, which startProjectCache awaits. */
+  let snapshot: Snapshot = { byHash: new Map(), siteKeys: new Map(), projects: new Map() };
   /** Tokens of this snapshot that resolved, so each is hashed once per snapshot. */
   let keysByToken = new Map<string, EdgeKey>();
-  let loads = 1;
-  let running: Promise<void> | undefined;
-  let failing = false;
+  let loads = 0;
+  let fullLoads = 0;
 
-  const refresh = (): Promise<void> => {
-    running ??= loadSnapshot(platform)
-      .then((s) => {
-        snapshot = s;
-        keysByToken = new Map();
-        loads++;
-        if (failing) log.info('settings refresh recovered');
-        failing = false;
-      })
-      .finally(() => {
-        running = undefined;
-      });
-    return running;
+  /** One refresh: the stamp and the usage, and the keys too when the gate says so (or `full`). */
+  const load = async (full: boolean): Promise<void> => {
+    const [stamp, usage] = await Promise.all([gate.read(), readUsage(platform)]);
+    let next = snapshot;
+    if (full || gate.due(stamp)) next = await loadKeys(platform);
+    applyUsage(next, usage);
+    if (next !== snapshot) {
+      snapshot = next;
+      // A new snapshot of keys: tokens resolve afresh, so a revoked key stops resolving with it.
+      keysByToken = new Map();
+      gate.loaded(stamp);
+      fullLoads++;
+    }
+    loads++;
   };
 
-  const timer = setInterval(() => {
-    refresh().catch((err) => {
+  await load(true);
+
+  let failing = false;
+  const refreshes = startRefreshes(load, refreshMs, {
+    ok() {
+      if (failing) log.info('settings refresh recovered');
+      failing = false;
+    },
+    failed(err) {
       failing = true;
       log.error({ err }, 'settings refresh failed; keeping the last good snapshot');
-    });
-  }, refreshMs);
-  timer.unref();
+    },
+  });
 
   return {
     byTokenHash: (hash) => snapshot.byHash.get(hash),
@@ -154,10 +191,13 @@ export async function startProjectCache(
       }
       return key;
     },
-    refresh,
+    refresh: () => refreshes.run(true),
     get loads() {
       return loads;
     },
-    stop: () => clearInterval(timer),
+    get fullLoads() {
+      return fullLoads;
+    },
+    stop: refreshes.stop,
   };
 }

@@ -93,6 +93,12 @@ export const LIMITS = {
   /** GET /v1/flags/i: how many flag keys one request may name. */
   flagsQuery: { maxKeys: 100 },
   /**
+   * The edge's caches (ingest/project-cache.ts, flag-cache.ts) reload keys, settings, hosts and flags whole when the
+   * `edge` change stamp moved (migration 0048), and at the latest when their last full load is this old: a restore from
+   * a backup (the stamp may come back equal) or a change made where the triggers are missing reaches the edge within it.
+   */
+  edgeFullReloadMs: 60_000,
+  /**
    * Inbound provider webhooks (§4.2): bodies up to 1 MB (GitHub caps its payloads at 25 MB but a push of a connected
    * repository is far smaller; Stripe's events are a few KB); a signed timestamp within 5 minutes; per caller IP 600
    * deliveries a minute; each delivery id remembered 7 days (providers redeliver for 3).
