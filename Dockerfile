@@ -19,6 +19,8 @@ COPY . .
 RUN node service/build.mjs
 
 USER node
+# glibc malloc thresholds as service/start.sh sets them for `npm start` (less memory held by chDB's threads).
+ENV MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 EXPOSE 8080
 # Liveness: the role's event loop answers /livez on PORT (every role serves it; README, "Health and metrics"). The image
 # has no curl or wget, so node asks. docker-compose.yml replaces this with /readyz, which also asks the backends.

@@ -2,8 +2,9 @@
  * The footprint of `npm start`'s embedded default at rest and at low volume (issue 44): CPU at rest, CPU per event
  * at a few steady rates, and the peak memory of the whole process tree, to set beside Bugsink's (bench/README.md).
  *
- * The service is spawned as `npm start` runs it (service/build.mjs, then `node --enable-source-maps dist/service/main.js`;
- * `--tsx`: the source under tsx, as `npm start` ran it before issue 44)
+ * The service is spawned as `npm start` runs it (service/start.sh: service/build.mjs, glibc's malloc thresholds, then
+ * `node --enable-source-maps dist/service/main.js`; `--tsx`: the source under tsx, as `npm start` ran it before issue 44;
+ * `--node-arg`: node itself with those arguments and the compiled service, without start.sh's malloc settings)
  * with its own DATA_DIR in a temporary directory, PORT on 127.0.0.1, the owner's password set so the bench can sign
  * in, and TRUST_PROXY so X-Forwarded-For spreads the per key-and-IP limit. Through the API: `--projects` projects,
  * `--keys` ingest keys in all (each answer carries the key's DSN), so that no per-key limit bites
@@ -20,7 +21,7 @@
  * busiest of them).
  *
  *   npx tsx bench/footprint.bench.ts [--rates 10,40,200] [--seconds 10] [--rest 20] [--settle 5] [--projects 4]
- *     [--keys 200] [--env KEY=VALUE]... [--label text] [--tsx]
+ *     [--keys 200] [--env KEY=VALUE]... [--node-arg ARG]... [--label text] [--tsx]
  * `--rates ''` (or `--rates 0`) measures rest only. `--env` (repeatable) is passed to the service's environment,
  * e.g. `--env BUS_LINGER_MS=0` against `--env BUS_LINGER_MS=250`. Prints one JSON document on stdout (progress on
  * stderr). Linux only (/proc).
@@ -63,6 +64,8 @@ for (let i = 0; i < argv.length; i++) {
   if (eq <= 0) throw new Error(`--env wants KEY=VALUE, got "${kv}"`);
   EXTRA_ENV[kv.slice(0, eq)] = kv.slice(eq + 1);
 }
+/** `--node-arg` (repeatable): passed to the service's node, e.g. `--node-arg --cpu-prof --node-arg --cpu-prof-dir=/tmp/prof`. */
+const NODE_ARGS = argv.flatMap((a, i) => (a === '--node-arg' && argv[i + 1] ? [argv[i + 1]!] : []));
 const OWNER = { email: 'bench@example.com', password: 'bench-password-footprint' };
 const log = (m: string) => process.stderr.write(`[footprint] ${m}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -222,7 +225,14 @@ async function main(): Promise<void> {
   // package.json's start script: the build, then the compiled service (or the source under tsx with --tsx).
   if (!TSX) await promisify(execFile)(process.execPath, ['service/build.mjs']);
   const startedAt = performance.now();
-  const child = spawn(process.execPath, TSX ? ['--import', 'tsx', 'service/main.ts'] : ['--enable-source-maps', 'dist/service/main.js'], {
+  // service/start.sh is npm start (the build just done finds nothing changed; it sets glibc's malloc thresholds and
+  // execs node, so the child's pid is the service's). With --node-arg, node itself with those arguments.
+  const [command, args] = TSX
+    ? [process.execPath, [...NODE_ARGS, '--import', 'tsx', 'service/main.ts']]
+    : NODE_ARGS.length
+      ? [process.execPath, [...NODE_ARGS, '--enable-source-maps', 'dist/service/main.js']]
+      : ['sh', ['service/start.sh']];
+  const child = spawn(command, args, {
     env: serviceEnv,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -400,7 +410,11 @@ async function main(): Promise<void> {
           label: LABEL,
           date: new Date().toISOString(),
           machine: machine(),
-          command: TSX ? 'node --import tsx service/main.ts (npm start before issue 44)' : 'node --enable-source-maps dist/service/main.js (npm start)',
+          command: TSX
+            ? 'node --import tsx service/main.ts (npm start before issue 44)'
+            : NODE_ARGS.length
+              ? `node ${NODE_ARGS.join(' ')} --enable-source-maps dist/service/main.js`
+              : 'sh service/start.sh (npm start)',
           env: EXTRA_ENV,
           settings: { rates: RATES, seconds: SECONDS, restSeconds: REST, settleSeconds: SETTLE, projects: slugs.length, keys: keys.length },
           startSeconds,

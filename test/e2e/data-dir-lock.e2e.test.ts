@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,13 +10,26 @@ import { json, killStarted, npmRun, OWNER, run, runService, signIn, startService
 import { lockDataDir } from '../../platform/data-dir/data-dir-lock.ts';
 
 /**
- * One owner per data directory (issue 36), with the real command `npm start` runs (`node dist/service/main.js`, compiled by service/build.mjs): a second
+ * One owner per data directory (issue 36), with the real command `npm start` runs (service/start.sh: `node dist/service/main.js`, compiled by service/build.mjs): a second
  * start on a data directory in use is refused, names the holder and touches nothing; the first keeps serving; after a
  * normal stop and after a SIGKILL of the holder, the next start opens the same data (an issue, a deploy, a key).
  * Before the lock, the refused second start had opened PGlite beside the first and every later start died with
  * `RuntimeError: Aborted()`.
  */
 afterAll(killStarted);
+
+const readProc = (pid: number, file: string) => {
+  try {
+    return readFileSync(`/proc/${pid}/${file}`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+/** Every process under `pid` (Linux: /proc/<pid>/task/<tid>/children). */
+function descendants(pid: number): number[] {
+  const children = readProc(pid, `task/${pid}/children`).split(' ').filter(Boolean).map(Number);
+  return children.flatMap((c) => [c, ...descendants(c)]);
+}
 
 /** What must survive every stop: the issue with its count, the ready deploy, the ingest key. */
 async function expectDataIntact(base: string, expected: { issueId: string; deployId: string; keyId: string }) {
@@ -117,13 +131,26 @@ it("SIGTERM to `npm start`'s own process (a supervisor's or a shell's stop) stop
   // orphaned, holding the lock. The scripts exec node itself, so the signal is the service's.
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'e2e-npm-start-'));
   const port = await freePort();
-  const npm = npmRun('start', [], { DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', OWNER_EMAIL: OWNER.email, OWNER_PASSWORD: OWNER.password });
+  const npm = npmRun('start', [], {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    OWNER_EMAIL: OWNER.email,
+    OWNER_PASSWORD: OWNER.password,
+    MALLOC_TRIM_THRESHOLD_: '262144',
+  });
   await eventually(
     'npm start answers',
     async () => ((await fetch(`http://127.0.0.1:${port}/livez`).catch(() => undefined))?.status === 200 ? true : undefined),
     120_000,
     200,
   );
+  // service/start.sh set glibc's malloc thresholds for the service (issue 44), an operator's own value kept.
+  const service = descendants(npm.child.pid!).find((pid) => readProc(pid, 'cmdline').includes('dist/service/main.js'));
+  expect(service).toBeDefined();
+  const environ = readProc(service!, 'environ').split('\0');
+  expect(environ).toContain('MALLOC_MMAP_THRESHOLD_=131072');
+  expect(environ).toContain('MALLOC_TRIM_THRESHOLD_=262144');
   npm.child.kill('SIGTERM');
   await npm.exited;
   await eventually(

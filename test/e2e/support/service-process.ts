@@ -27,14 +27,15 @@ export function killStarted(): void {
 }
 
 /**
- * What `npm start` runs once its build is done: the compiled service, `node dist/service/main.js <args>`
- * (service/build.mjs; test/global-setup.ts builds it once per test run, as `npm start` would).
+ * What `npm start` runs: service/start.sh, which compiles the service (service/build.mjs: test/global-setup.ts built it
+ * once per test run, so here it finds nothing changed and writes nothing), sets glibc's malloc thresholds and replaces
+ * itself with `node dist/service/main.js <args>` (the child's pid is the service's).
  */
 export function runService(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
-  return spawnTracked(process.execPath, ['--enable-source-maps', SERVICE_ENTRY, ...args], env);
+  return spawnTracked('sh', [START_SCRIPT, ...args], env);
 }
 
-export const SERVICE_ENTRY = 'dist/service/main.js';
+export const START_SCRIPT = 'service/start.sh';
 
 /** `node --import tsx <args>` from the repository's root, with the environment given on top of this one. */
 export function run(args: string[], env: Record<string, string>): Omit<Started, 'base'> {
