@@ -2,14 +2,14 @@
  * Errors through `npm start`'s single process on its embedded defaults (PGlite, chDB, the in-process bus), issue 29:
  * the 202's latency at a sustained rate, and how long after the load every accepted event is visible in the API.
  *
- * The service is spawned as `npm start` runs it (service/main.ts, a fresh data dir, the owner's password set so the
+ * The service is spawned as `npm start` runs it (service/start.sh, a fresh data dir, the owner's password set so the
  * bench can sign in, TRUST_PROXY so X-Forwarded-For spreads the per key-and-IP limit). Through the API: `--projects`
  * projects with production domains, `--keys` ingest keys in all. The load, from this process: 10-event batches
  * (~5 KB) with the project's production Origin, evenly paced at `--rate` events/s for `--duration` seconds over every
  * key, open loop (a slow answer does not slow the load), on kept-alive connections; each 202's latency recorded.
  * Then the API is polled until the issues' counts add up to every event accepted.
  *
- *   npx tsx bench/embedded-errors.bench.ts [--rate 10000] [--duration 20] [--projects 20] [--keys 1000] [--cpu-prof]
+ *   npx tsx bench/embedded-errors.bench.ts [--rate 10000] [--duration 20] [--projects 20] [--keys 1000] [--cpu-prof] [--node] [--tsx]
  * Prints one JSON document on stdout (progress on stderr). `--cpu-prof` writes the service's CPU profile to
  * bench/.tmp/.
  */
@@ -44,8 +44,18 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   const profDir = path.resolve('bench/.tmp');
   await mkdir(profDir, { recursive: true });
-  const nodeArgs = ['--import', 'tsx', ...(flagArg('cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), 'service/main.ts'];
-  const child = spawn(process.execPath, nodeArgs, {
+  // npm start's own command (service/start.sh: the build, glibc's malloc thresholds, node on the compiled service;
+  // its pid is the service's), or node itself: with --cpu-prof, or --node (the compiled service without start.sh's
+  // settings), or --tsx (the source under tsx, as npm start ran before issue 44).
+  const prof = flagArg('cpu-prof') ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [];
+  const [command, args] = flagArg('tsx')
+    ? [process.execPath, [...prof, '--import', 'tsx', 'service/main.ts']]
+    : prof.length || flagArg('node')
+      ? [process.execPath, [...prof, '--enable-source-maps', 'dist/service/main.js']]
+      : ['sh', ['service/start.sh']];
+  if (command === process.execPath && !flagArg('tsx'))
+    await new Promise((resolve) => spawn(process.execPath, ['service/build.mjs'], { stdio: 'inherit' }).once('exit', resolve));
+  const child = spawn(command, args, {
     env: {
       ...process.env,
       PORT: String(port),
