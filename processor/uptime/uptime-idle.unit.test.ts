@@ -3,7 +3,7 @@ import { createLogger } from '../../platform/logger.ts';
 import { systemClock } from '../../platform/clock.ts';
 import { heartbeatsRepository } from './repositories/heartbeats-repository.ts';
 import { monitorsRepository } from './repositories/monitors-repository.ts';
-import { CLAIM_IDLE_CAP_MS, HEARTBEAT_IDLE_CAP_MS, startUptimeMonitor } from './uptime-monitor.ts';
+import { CLAIM_FALLBACK_MS, CLAIM_IDLE_CAP_MS, HEARTBEAT_IDLE_CAP_MS, STAMP_POLL_MS, startUptimeMonitor } from './uptime-monitor.ts';
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -14,6 +14,8 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
   it('claims due checks and sweeps heartbeats less often while they find nothing, and claims whenever tick() is called', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'performance', 'Date'] });
     const claimDue = vi.spyOn(monitorsRepository, 'claimDue').mockResolvedValue([]);
+    // The schedule says a check is due already, yet claims find nothing (another process holds it): the claim backs off.
+    vi.spyOn(monitorsRepository, 'schedule').mockResolvedValue({ nextDueAt: 0, stamp: '1' });
     const heartbeatSweeps = vi.spyOn(heartbeatsRepository, 'overdueRunning').mockResolvedValue([]);
     // Every other query (heartbeats, maintenance) finds nothing.
     const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
@@ -40,6 +42,47 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
       const before = claimDue.mock.calls.length;
       await monitor.tick();
       expect(claimDue.mock.calls.length).toBe(before + 1);
+    } finally {
+      await monitor.stop();
+    }
+  });
+
+  it('with no URL monitor it reads the uptime stamp once a second, claims when it moves, and every CLAIM_FALLBACK_MS anyway', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    const claimDue = vi.spyOn(monitorsRepository, 'claimDue').mockResolvedValue([]);
+    const schedule = vi.spyOn(monitorsRepository, 'schedule').mockResolvedValue({ nextDueAt: null, stamp: '1' });
+    let stamp = '1';
+    const stampReads = vi.spyOn(monitorsRepository, 'changeStamp').mockImplementation(async () => stamp);
+    const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
+    const platform = {
+      db,
+      clock: systemClock,
+      logger: createLogger('silent'),
+      outbound: {},
+      analytics: { insert: async () => undefined },
+    } as unknown as Parameters<typeof startUptimeMonitor>[0];
+    const monitor = await startUptimeMonitor(platform, { tickMs: 250 });
+    try {
+      await vi.advanceTimersByTimeAsync(250);
+      expect([claimDue.mock.calls.length, schedule.mock.calls.length]).toEqual([1, 1]);
+      // Just short of the fallback: no claim, the stamp read once a second.
+      await vi.advanceTimersByTimeAsync(CLAIM_FALLBACK_MS - 500);
+      expect(claimDue.mock.calls.length).toBe(1);
+      const seconds = (CLAIM_FALLBACK_MS - 500) / STAMP_POLL_MS;
+      expect(stampReads.mock.calls.length).toBeGreaterThanOrEqual(Math.floor(seconds) - 1);
+      expect(stampReads.mock.calls.length).toBeLessThanOrEqual(Math.ceil(seconds) + 1);
+      // The fallback claim, and the schedule read again after it.
+      await vi.advanceTimersByTimeAsync(500);
+      expect([claimDue.mock.calls.length, schedule.mock.calls.length]).toEqual([2, 2]);
+      // The stamp moved (a monitor was made): a claim at the next read, within a second.
+      stamp = '2';
+      schedule.mockResolvedValue({ nextDueAt: null, stamp: '2' });
+      await vi.advanceTimersByTimeAsync(STAMP_POLL_MS);
+      expect(claimDue.mock.calls.length).toBe(3);
+      await vi.advanceTimersByTimeAsync(5 * STAMP_POLL_MS);
+      expect(claimDue.mock.calls.length).toBe(3);
+      await monitor.tick();
+      expect(claimDue.mock.calls.length).toBe(4);
     } finally {
       await monitor.stop();
     }

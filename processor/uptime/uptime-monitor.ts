@@ -29,12 +29,19 @@ import { idleBackoff } from '../../platform/idle-backoff.ts';
  *               progress (3 and 6 read its times themselves)
  * Stats count checks by outcome, and how late each check started after it was due.
  *
- * At rest (issue 44) the timer's claim backs off: after a claim that found nothing due (and no check running), the
- * next is made 2 ticks later, then every 3 (CLAIM_IDLE_CAP_MS, 750 ms on the 250 ms tick), and at every tick again
- * once a claim finds work; a check so starts at most ~750 ms after it is due, under the 1 s that `lateMs.over1s`
- * counts. The heartbeat sweep (6) backs off the same way, from every second to every 4 s (HEARTBEAT_IDLE_CAP_MS) while
- * it finds nothing to time out, miss or alert: a check-in's times are minutes, so a missed one is judged at most 4 s
- * after its grace ends instead of 1 s. Maintenance (7) keeps its 15 s; `tick()` called by hand always does both.
+ * At rest (issue 44) the timer claims only when there can be something to claim. After a claim of the timer that found
+ * nothing due, with no check running, one read (monitorsRepository.schedule) tells when the earliest claimable URL
+ * monitor is due and the `uptime` change stamp (migration 0049), which moves with every commit that can make a check
+ * due earlier than that: a URL monitor made, resumed, or told to check now. Until that time the timer claims nothing:
+ * it reads the stamp once a second (STAMP_POLL_MS) and claims at once when it moved, and claims anyway every
+ * CLAIM_FALLBACK_MS (a change the stamp missed: a restore, another clock). A scheduled check so starts at the first
+ * tick at or after it is due (at most ~250 ms late); a new or resumed monitor, due at once, at the first stamp read
+ * after its commit (within ~1 s, and `lateMs` counts that). While checks run or claims find work it claims at every
+ * tick, as before; when a claim finds nothing though the schedule says a check is due already (another process holds
+ * that row, or the schedule read failed) it backs off instead: 2 ticks later, then every 3 (CLAIM_IDLE_CAP_MS).
+ * The heartbeat sweep (6) backs off from every second to every 4 s (HEARTBEAT_IDLE_CAP_MS) while it finds nothing to
+ * time out, miss or alert: a check-in's times are minutes, so a missed one is judged at most 4 s after its grace ends
+ * instead of 1 s. Maintenance (7) keeps its 15 s; `tick()` called by hand always claims and does both.
  */
 export interface UptimeMonitorOptions {
   /** How often to look for due checks; false: only when `tick()` is called (tests with a manual clock). */
@@ -63,8 +70,19 @@ const MAX_BUFFERED_ROWS = 20_000;
 const FLUSH_ROWS = 500;
 const FLUSH_MS = 1000;
 const SWEEP_MS = 1000;
-/** The longest wait between two claims while none finds anything due (platform/idle-backoff.ts). */
+/**
+ * The longest wait between two claims while none finds anything though the schedule says a check is due already
+ * (another process holds it), or the schedule could not be read (platform/idle-backoff.ts).
+ */
 export const CLAIM_IDLE_CAP_MS = 750;
+/**
+ * How often the timer reads the `uptime` change stamp while it waits for the next check (see the top): a new or
+ * resumed monitor is first checked within about this long of its commit. One read by primary key a second, where a
+ * claim every 750 ms was the database's largest cost at rest.
+ */
+export const STAMP_POLL_MS = 1000;
+/** The longest the timer waits without claiming at rest, whatever the schedule and the stamp say (a change they missed). */
+export const CLAIM_FALLBACK_MS = 60_000;
 /** The longest wait between two heartbeat sweeps while none finds anything (a check-in's times are minutes). */
 export const HEARTBEAT_IDLE_CAP_MS = 4_000;
 
@@ -75,6 +93,7 @@ export async function startUptimeMonitor(
   const { db, clock } = platform;
   const log = platform.logger.child({ component: 'uptime-monitor' });
   const concurrency = opts.concurrency ?? LIMITS.uptime.concurrency;
+  const tickMs = typeof opts.tickMs === 'number' ? opts.tickMs : 250;
   const agent = createCheckAgent(platform.outbound);
   const inFlight = new Set<Promise<void>>();
   const alerting = new Set<Promise<void>>();
@@ -130,13 +149,45 @@ export async function startUptimeMonitor(
     }
   }
 
-  /** `fromTimer`: a tick of the timer, whose claim and heartbeat sweep back off at rest (see the top). */
+  /**
+   * At rest (see the top): what the timer's last claim that found nothing learnt. `dueAt`: when the earliest claimable
+   * URL monitor is due (platform.clock; Infinity: there is none); `stamp`: the `uptime` change stamp then;
+   * `stampReadAt` and `fallbackAt` are monotonic (performance.now()). Undefined: claim at every tick, or back off.
+   */
+  let resting: { dueAt: number; stamp: string | null; stampReadAt: number; fallbackAt: number } | undefined;
+
+  /** Whether the timer's tick claims: see the top. */
+  async function timerClaims(): Promise<boolean> {
+    const mono = performance.now();
+    if (!resting) return claims.due(mono);
+    if (clock.now() >= resting.dueAt || mono >= resting.fallbackAt) return true;
+    // A tick a little early (timer jitter) still reads: half a tick of slack, as in platform/idle-backoff.ts.
+    if (mono + tickMs / 2 < resting.stampReadAt + STAMP_POLL_MS) return false;
+    resting.stampReadAt = mono;
+    return (await monitorsRepository.changeStamp(db)) !== resting.stamp;
+  }
+
+  /** After the timer's claim found nothing and no check runs: rest until the next check is due, or back off when one is due already. */
+  async function rest(): Promise<void> {
+    resting = undefined;
+    const s = await monitorsRepository.schedule(db);
+    if (s.nextDueAt !== null && s.nextDueAt <= clock.now()) return;
+    const mono = performance.now();
+    resting = { dueAt: s.nextDueAt ?? Number.POSITIVE_INFINITY, stamp: s.stamp, stampReadAt: mono, fallbackAt: mono + CLAIM_FALLBACK_MS };
+  }
+
+  /** `fromTimer`: a tick of the timer, whose claim rests and whose heartbeat sweep backs off at rest (see the top). */
   async function tick(fromTimer = false): Promise<void> {
     if (stopped) return;
-    const claim = !fromTimer || claims.due(performance.now());
-    // 1. claim (skipped by the timer while claims find nothing: see the top)
+    const claim = !fromTimer || (await timerClaims());
+    // 1. claim (skipped by the timer at rest: see the top)
     const due = claim ? await monitorsRepository.claimDue(db, clock.now(), concurrency - inFlight.size) : [];
-    if (claim) claims.looked(due.length > 0 || inFlight.size > 0, performance.now());
+    if (claim) {
+      const busy = due.length > 0 || inFlight.size > 0;
+      claims.looked(busy, performance.now());
+      if (busy) resting = undefined;
+      else if (fromTimer) await rest();
+    }
     for (const d of due) {
       const p: Promise<void> = checkOne(d)
         .catch((err) => log.error({ err, monitorId: d.id }, 'uptime check could not be recorded'))
@@ -161,7 +212,7 @@ export async function startUptimeMonitor(
     }
   }
 
-  const claims = idleBackoff(typeof opts.tickMs === 'number' ? opts.tickMs : 250, CLAIM_IDLE_CAP_MS);
+  const claims = idleBackoff(tickMs, CLAIM_IDLE_CAP_MS);
   const beats = idleBackoff(SWEEP_MS, HEARTBEAT_IDLE_CAP_MS);
   const guardedTick = (fromTimer = false) => {
     if (ticking !== undefined) return ticking;
@@ -170,7 +221,7 @@ export async function startUptimeMonitor(
       .finally(() => (ticking = undefined));
     return ticking;
   };
-  const timer = opts.tickMs === false ? undefined : setInterval(() => guardedTick(true), opts.tickMs ?? 250);
+  const timer = opts.tickMs === false ? undefined : setInterval(() => guardedTick(true), tickMs);
   timer?.unref();
   const pruneTimer = setInterval(() => {
     monitorsRepository.pruneRollups(db, clock.now() - LIMITS.uptime.rollupKeepDays * 86_400_000).catch((err) => log.warn({ err }, 'pruning rollups failed'));

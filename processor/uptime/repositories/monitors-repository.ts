@@ -70,6 +70,29 @@ export const monitorsRepository = {
   },
 
   /**
+   * What the monitor rests on when a claim found nothing (issue 44): when the earliest claimable URL monitor is due
+   * (epoch ms; null: there is none) and the `uptime` change stamp (migration 0049; null: no row), in one statement, so
+   * of one snapshot: a change committed after it moves the stamp past what this read.
+   */
+  async schedule(db: Queryable): Promise<{ nextDueAt: number | null; stamp: string | null }> {
+    const r = await db.query<{ next_due_at: Date | null; stamp: string | number | null }>(
+      `SELECT (SELECT next_check_at FROM uptime_monitors WHERE NOT paused AND kind = 'url' ORDER BY next_check_at LIMIT 1) AS next_due_at,
+              (SELECT stamp FROM change_stamps WHERE name = 'uptime') AS stamp`,
+    );
+    const row = r.rows[0];
+    return {
+      nextDueAt: row?.next_due_at == null ? null : new Date(row.next_due_at).getTime(),
+      stamp: row?.stamp == null ? null : String(row.stamp),
+    };
+  },
+
+  /** The `uptime` change stamp alone (null: no row): what the resting monitor reads once a second. */
+  async changeStamp(db: Queryable): Promise<string | null> {
+    const r = await db.query<{ stamp: string | number }>("SELECT stamp FROM change_stamps WHERE name = 'uptime'");
+    return r.rows[0] ? String(r.rows[0].stamp) : null;
+  },
+
+  /**
    * Record a check, in one transaction: the monitor's last check and consecutive failures, its hour's rollup, and its
    * state. It goes down after `failures_to_down` consecutive failures (an incident opens with the failure as its cause)
    * and up after one success (the open incident ends). Answers the change, if there was one. A monitor deleted or
