@@ -1,3 +1,4 @@
+import { changeStampsRepository } from '../platform/change-stamps-repository.ts';
 import type { Queryable } from '../platform/ports/relational-store.ts';
 
 /**
@@ -35,10 +36,7 @@ export const edgeRepository = {
    * The `edge` change stamp (migration 0048): it moves with every committed change to what ingestKeys, platformHosts,
    * flagDefinitions and flaggedDeploys read. Null if its row is gone.
    */
-  async changeStamp(db: Queryable): Promise<string | null> {
-    const r = await db.query<{ stamp: string | number }>("SELECT stamp FROM change_stamps WHERE name = 'edge'");
-    return r.rows[0] ? String(r.rows[0].stamp) : null;
-  },
+  changeStamp: (db: Queryable): Promise<string | null> => changeStampsRepository.read(db, 'edge'),
 
   /** Live ingest keys with their project's settings, oldest key first. */
   async ingestKeys(db: Queryable): Promise<IngestKeyRow[]> {

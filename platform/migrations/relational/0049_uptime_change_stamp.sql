@@ -8,21 +8,15 @@
 -- Not: the claim (monitorsRepository.claimDue only moves next_check_at later), a check's record, pausing, a delete, and
 -- nothing of heartbeat monitors (kind 'heartbeat': never claimed, they check in). A later next check costs the monitor
 -- one claim that finds nothing at the time it knew, after which it reads the schedule again.
--- Deferred to commit, row-level, once per transaction, as 0048's (see there why). 0048's function stays as it is.
+-- Deferred to commit, row-level, once per transaction, through 0048's bump_change_stamp (see there why).
 INSERT INTO change_stamps (name, stamp) VALUES ('uptime', 0) ON CONFLICT (name) DO NOTHING;
-
-CREATE OR REPLACE FUNCTION bump_uptime_change_stamp() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF current_setting('change_stamps.uptime_bumped', true) IS DISTINCT FROM 'on' THEN
-    PERFORM set_config('change_stamps.uptime_bumped', 'on', true); UPDATE change_stamps SET stamp = stamp + 1 WHERE name = 'uptime'; END IF; RETURN NULL; END
-$$;
 
 DROP TRIGGER IF EXISTS uptime_stamp_insert ON uptime_monitors;
 CREATE CONSTRAINT TRIGGER uptime_stamp_insert AFTER INSERT ON uptime_monitors DEFERRABLE INITIALLY DEFERRED
   FOR EACH ROW WHEN (NEW.kind = 'url' AND NOT NEW.paused)
-  EXECUTE FUNCTION bump_uptime_change_stamp();
+  EXECUTE FUNCTION bump_change_stamp('uptime');
 DROP TRIGGER IF EXISTS uptime_stamp_update ON uptime_monitors;
 CREATE CONSTRAINT TRIGGER uptime_stamp_update AFTER UPDATE OF kind, paused, next_check_at ON uptime_monitors
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW
   WHEN (NEW.kind = 'url' AND NOT NEW.paused AND (OLD.paused OR OLD.kind IS DISTINCT FROM NEW.kind OR NEW.next_check_at < OLD.next_check_at))
-  EXECUTE FUNCTION bump_uptime_change_stamp();
+  EXECUTE FUNCTION bump_change_stamp('uptime');

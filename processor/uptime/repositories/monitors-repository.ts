@@ -1,3 +1,4 @@
+import { changeStampsRepository } from '../../../platform/change-stamps-repository.ts';
 import type { Queryable, RelationalStore } from '../../../platform/ports/relational-store.ts';
 import { newId } from '../../../platform/tokens.ts';
 import type { CheckError, MonitorState } from '../../../schemas/uptime.ts';
@@ -87,10 +88,7 @@ export const monitorsRepository = {
   },
 
   /** The `uptime` change stamp alone (null: no row): what the resting monitor reads once a second. */
-  async changeStamp(db: Queryable): Promise<string | null> {
-    const r = await db.query<{ stamp: string | number }>("SELECT stamp FROM change_stamps WHERE name = 'uptime'");
-    return r.rows[0] ? String(r.rows[0].stamp) : null;
-  },
+  changeStamp: (db: Queryable): Promise<string | null> => changeStampsRepository.read(db, 'uptime'),
 
   /**
    * Record a check, in one transaction: the monitor's last check and consecutive failures, its hour's rollup, and its
