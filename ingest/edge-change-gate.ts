@@ -8,6 +8,9 @@ import { edgeRepository } from './edge-repository.ts';
  * committed change to what those reads read), or that load is LIMITS.edgeFullReloadMs old. At rest a tick costs one
  * read of the stamp. Each cache has a gate of its own. The stamp is read before the data it guards: a change that
  * commits between the two is in the data and moves the stamp again, so it costs one more load, never a missed one.
+ * A gate may `follow` another reader's stamp instead of reading it (the flag cache follows the project cache's, which
+ * reads it with the usage in one statement): a stamp read earlier is still read before the data, so the same holds,
+ * and a change reaches the follower one refresh of the leader later.
  */
 export interface ChangeGate {
   /** The stamp now; read it before the data. */
@@ -18,11 +21,15 @@ export interface ChangeGate {
   loaded(stamp: string | null): void;
 }
 
-export function createChangeGate(platform: Pick<Platform, 'clock' | 'db'>): ChangeGate {
+export function createChangeGate(platform: Pick<Platform, 'clock' | 'db'>, follow?: () => string | null | undefined): ChangeGate {
   let seen: string | null | undefined;
   let loadedAt = 0;
   return {
-    read: () => edgeRepository.changeStamp(platform.db),
+    /** The followed reader's stamp; the database's until it has read one (or with nothing to follow). */
+    async read() {
+      const followed = follow?.();
+      return followed !== undefined ? followed : edgeRepository.changeStamp(platform.db);
+    },
     due(stamp) {
       if (seen === undefined || stamp !== seen) return true;
       const age = platform.clock.now() - loadedAt;

@@ -51,7 +51,8 @@ export function defineEdgeChangeStampScenarios(name: string, open: (clock: Manua
       };
       project = await createIngestProject(platform);
       cache = await startProjectCache({ ...platform, db });
-      flags = await startFlagCache({ ...platform, db });
+      // As the edge starts them (ingest-server.ts): the flag cache follows the project cache's stamp.
+      flags = await startFlagCache({ ...platform, db }, { stamp: () => cache.stamp });
     });
 
     afterAll(async () => {
@@ -60,15 +61,16 @@ export function defineEdgeChangeStampScenarios(name: string, open: (clock: Manua
       await platform?.close();
     });
 
-    it('at rest a refresh reads the stamp and the usage only: no keys, hosts or flags, and a cap still reaches the edge', async () => {
+    it('at rest a refresh is one statement, the stamp with the usage: no keys, hosts or flags, and a cap still reaches the edge', async () => {
       const [projectLoads, flagLoads, since] = [cache.fullLoads, flags.fullLoads, asked.length];
       const start = cache.loads;
       await expect.poll(() => cache.loads).toBeGreaterThanOrEqual(start + 5);
-      // Nothing but the three small reads: the stamp (both caches) and the month's two usage reads (the project cache).
-      expect(asked.slice(since).filter((sql) => !/change_stamps|error_monthly_usage|analytics_monthly_usage/.test(sql))).toEqual([]);
-      expect(readsOf('change_stamps', since)).toBeGreaterThanOrEqual(5);
-      expect(readsOf('error_monthly_usage', since)).toBeGreaterThanOrEqual(5);
-      expect(readsOf('analytics_monthly_usage', since)).toBeGreaterThanOrEqual(5);
+      // One statement a refresh, the stamp with the month's usage (the project cache); the flag cache follows that
+      // stamp and asks nothing. (A refresh under way has asked but not counted yet: one more.)
+      const [statements, refreshes] = [asked.slice(since), cache.loads - start];
+      expect(statements.filter((sql) => !/change_stamps[\s\S]*error_monthly_usage[\s\S]*analytics_monthly_usage/.test(sql))).toEqual([]);
+      expect(statements.length).toBeGreaterThanOrEqual(5);
+      expect(statements.length).toBeLessThanOrEqual(refreshes + 1);
 
       // The processor's usage moves no stamp, and is read every refresh all the same.
       const before = await stamp();

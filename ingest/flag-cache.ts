@@ -8,9 +8,10 @@ import { edgeRepository } from './edge-repository.ts';
 /**
  * The edge's copy of every project's feature flags, and of the newest ready deploys of projects that have flags
  * (so a server's call naming its deploy is evaluated in that deploy's environment, §7.4). Every SETTINGS_REFRESH_MS a
- * refresh reads the `edge` change stamp and reloads whole only when it moved or the last load is
- * LIMITS.edgeFullReloadMs old (edge-change-gate.ts), so evaluation does no I/O, an API change shows within a few
- * seconds, and at rest a refresh is one small read; a failed refresh keeps the last good copy.
+ * refresh looks at the `edge` change stamp (as the project cache last read it, in the edge; or read itself) and
+ * reloads whole only when it moved or the last load is LIMITS.edgeFullReloadMs old (edge-change-gate.ts), so
+ * evaluation does no I/O, an API change shows within a few seconds, and at rest a refresh asks the database nothing;
+ * a failed refresh keeps the last good copy.
  */
 /** One project's flags; the same object until something of the project's flags or deploys changes. */
 export interface ProjectFlags {
@@ -61,9 +62,16 @@ interface Loaded {
   projects: Map<string, ProjectFlags>;
 }
 
-export async function startFlagCache(platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>): Promise<FlagCache> {
+/**
+ * `opts.stamp`: the `edge` change stamp as another reader last read it (the project cache's, ProjectCache.stamp), so
+ * that at rest this cache asks the database nothing; without it, each refresh reads the stamp itself.
+ */
+export async function startFlagCache(
+  platform: Pick<Platform, 'clock' | 'config' | 'db' | 'logger'>,
+  opts: { stamp?: () => string | null | undefined } = {},
+): Promise<FlagCache> {
   const log = platform.logger.child({ component: 'ingest-flag-cache' });
-  const gate = createChangeGate(platform);
+  const gate = createChangeGate(platform, opts.stamp);
   let fullLoads = 0;
   const reload = async (stamp: string | null, previous?: Loaded) => {
     const loaded = await load(platform, previous);

@@ -107,7 +107,7 @@ export async function startIngestServer(
   registerBatchRoute({ ...edge, counters: sessionsCounters }, { ...sessions, paths: { path: SITE_SESSIONS_PATH, siteKeyed: true } });
   // Sentry's HTTP cron check-ins (issue 40): heartbeat monitors of the uptime family, counted with the Sentry routes.
   registerSentryCronRoute({ ...edge, counters: sentryCounters }, { bus });
-  const flags = await startFlagCache(platform);
+  const flags = await startFlagCache(platform, { stamp: () => cache.stamp });
   registerFlagsRoute({ ...edge, counters: flagsCounters }, flags);
   // PostHog's SDKs unchanged (posthog/): their capture routes are analytics ingest, their flag routes the same evaluation.
   const posthogCounters = createRefusalCounters();

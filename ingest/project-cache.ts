@@ -6,15 +6,16 @@ import { tokenHash } from '../platform/tokens.ts';
 import { ENVIRONMENTS } from '../schemas/error-event.ts';
 import { monthlyCapFor, usageMonth } from '../domain/usage-month.ts';
 import { createChangeGate, startRefreshes } from './edge-change-gate.ts';
-import { edgeRepository } from './edge-repository.ts';
+import { edgeRepository, type ErrorUsageRow } from './edge-repository.ts';
 
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
- * database I/O. Every SETTINGS_REFRESH_MS a refresh reads the `edge` change stamp and the month's usage; it reloads
+ * database I/O. Every SETTINGS_REFRESH_MS a refresh reads the `edge` change stamp and the month's usage (one
+ * statement: edgeRepository.stampAndUsage); it reloads
  * the keys with their projects and the platform's hosts only when the stamp moved (a key made or revoked, a project's
  * settings or domains, a deploy ready: edge-change-gate.ts) or their last load is LIMITS.edgeFullReloadMs old. So a
  * revoked key, a paused project or changed origins reach the edge with the next refresh, and at rest a refresh is
- * three small reads. The usage is read every refresh: the processor writes it with every batch, which no stamp
+ * one small read. The usage is read every refresh: the processor writes it with every batch, which no stamp
  * follows (a trigger there would make every batch of every processor wait on one row). A failed refresh keeps the
  * last good snapshot (the edge keeps serving) and logs.
  */
@@ -64,6 +65,11 @@ export interface ProjectCache {
   readonly loads: number;
   /** Successful loads of the keys and hosts so far (the first, then when the stamp moved, it was old or refresh()). */
   readonly fullLoads: number;
+  /**
+   * The `edge` change stamp as the last refresh read it (undefined before the first). The flag cache follows the same
+   * stamp and reads it here instead of asking the database again (flag-cache.ts).
+   */
+  readonly stamp: string | null | undefined;
   stop(): void;
 }
 
@@ -81,21 +87,17 @@ interface Usage {
   overQuota: Set<string>;
 }
 
-async function readUsage(platform: Pick<Platform, 'clock' | 'db'>): Promise<Usage> {
-  const month = usageMonth(platform.clock.now());
-  const [usage, analyticsUsage] = await Promise.all([
-    edgeRepository.errorUsage(platform.db, month),
-    edgeRepository.analyticsOverQuota(platform.db, month, LIMITS.analyticsMonthlyQuota),
-  ]);
+/** What the month's usage rows say, as the edge holds it. */
+function capState(errorUsage: ErrorUsageRow[], overQuota: string[]): Usage {
   const caps = LIMITS.errorCaps;
   const capped = new Map<string, EdgeProject['capped']>();
-  for (const u of usage) {
+  for (const u of errorUsage) {
     const c = capped.get(u.project_id) ?? { production: false, preview: false, unknown: false };
     const env = ENVIRONMENTS.find((e) => e === u.environment);
     if (env && Number(u.accepted) >= monthlyCapFor(caps, env)) c[env] = true;
     capped.set(u.project_id, c);
   }
-  return { capped, overQuota: new Set(analyticsUsage) };
+  return { capped, overQuota: new Set(overQuota) };
 }
 
 /** Set each project's cap state: in place, so keys remembered by byToken see it too. */
@@ -149,13 +151,18 @@ export async function startProjectCache(
   let keysByToken = new Map<string, EdgeKey>();
   let loads = 0;
   let fullLoads = 0;
+  /** The `edge` stamp as the last refresh read it (undefined before the first): the flag cache's too. */
+  let lastStamp: string | null | undefined;
 
-  /** One refresh: the stamp and the usage, and the keys too when the gate says so (or `full`). */
+  /** One refresh: the stamp and the usage (one statement), and the keys too when the gate says so (or `full`). */
   const load = async (full: boolean): Promise<void> => {
-    const [stamp, usage] = await Promise.all([gate.read(), readUsage(platform)]);
+    const read = await edgeRepository.stampAndUsage(platform.db, usageMonth(platform.clock.now()), LIMITS.analyticsMonthlyQuota);
+    const { stamp } = read;
+    const usage = capState(read.errorUsage, read.overQuota);
     let next = snapshot;
     if (full || gate.due(stamp)) next = await loadKeys(platform);
     applyUsage(next, usage);
+    lastStamp = stamp;
     if (next !== snapshot) {
       snapshot = next;
       // A new snapshot of keys: tokens resolve afresh, so a revoked key stops resolving with it.
@@ -197,6 +204,9 @@ export async function startProjectCache(
     },
     get fullLoads() {
       return fullLoads;
+    },
+    get stamp() {
+      return lastStamp;
     },
     stop: refreshes.stop,
   };

@@ -16,7 +16,7 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
     const claimDue = vi.spyOn(monitorsRepository, 'claimDue').mockResolvedValue([]);
     // The schedule says a check is due already, yet claims find nothing (another process holds it): the claim backs off.
     vi.spyOn(monitorsRepository, 'schedule').mockResolvedValue({ nextDueAt: 0, stamp: '1' });
-    const heartbeatSweeps = vi.spyOn(heartbeatsRepository, 'overdueRunning').mockResolvedValue([]);
+    const heartbeatSweeps = vi.spyOn(heartbeatsRepository, 'anyDue').mockResolvedValue(false);
     // Every other query (heartbeats, maintenance) finds nothing.
     const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
     const platform = {

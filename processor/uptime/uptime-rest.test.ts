@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { siteMonitorRepository } from '../../domain/uptime/site-monitor-repository.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
+import type { RelationalStore } from '../../platform/ports/relational-store.ts';
 import type { Monitor } from '../../schemas/api/uptime.ts';
 import type { CheckInItem } from '../../schemas/bus/client-items.ts';
 import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type SignedInUser } from '../../test/support/accounts.ts';
@@ -11,7 +12,9 @@ import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
 import { inertMailer } from '../../test/support/stubs.ts';
 import { createCheckInHandler } from './check-ins/check-in-pipeline.ts';
+import { heartbeatsRepository } from './repositories/heartbeats-repository.ts';
 import { monitorsRepository } from './repositories/monitors-repository.ts';
+import { sweepHeartbeats } from './heartbeat-sweep.ts';
 import { STAMP_POLL_MS, startUptimeMonitor, type UptimeMonitor } from './uptime-monitor.ts';
 
 /**
@@ -249,5 +252,74 @@ describe('the uptime monitor at rest claims when the next check is due or the up
     } finally {
       await monitor.stop();
     }
+  });
+  it('the heartbeat sweep asks one statement when it has nothing to do, and its question agrees with its three reads', async () => {
+    const asked: string[] = [];
+    const db: RelationalStore = {
+      adapter: platform.db.adapter,
+      async query(sql, params) {
+        asked.push(sql);
+        return platform.db.query(sql, params);
+      },
+      transaction: (fn) => platform.db.transaction(fn),
+      close: async () => undefined,
+    };
+    const sweep = async () => {
+      asked.length = 0;
+      return sweepHeartbeats({ ...platform, db }, clock.now());
+    };
+    /** anyDue says yes exactly when one of the sweep's three reads finds something. */
+    const agrees = async () => {
+      const now = clock.now();
+      const found =
+        (await heartbeatsRepository.overdueRunning(platform.db, now, 1)).length +
+        (await heartbeatsRepository.overdueMonitors(platform.db, now, 1)).length +
+        (await heartbeatsRepository.unalerted(platform.db, 1)).length;
+      expect(await heartbeatsRepository.anyDue(platform.db, now)).toBe(found > 0);
+      return found > 0;
+    };
+    const nothing = { timeouts: 0, missed: 0, transitions: 0, alerts: 0 };
+    expect(await agrees()).toBe(false);
+    expect(await sweep()).toEqual(nothing);
+    expect(asked).toHaveLength(1);
+
+    // A heartbeat expecting a check-in every hour, and a job checking in that may run 10 minutes.
+    const hb = await app.inject({
+      method: 'POST',
+      url: `/v1/projects/${project.slug}/uptime`,
+      headers: session(),
+      payload: { kind: 'heartbeat', slug: 'hourly-job', schedule: { type: 'interval', value: 1, unit: 'hour' }, checkinMarginMin: 1, failuresToDown: 1 },
+    });
+    expect(hb.statusCode, hb.body).toBe(201);
+    const handle = createCheckInHandler(platform);
+    const inProgress: CheckInItem = {
+      checkInId: randomUUID(),
+      monitorSlug: 'long-job',
+      status: 'in_progress',
+      timestamp: clock.now(),
+      monitorConfig: { schedule: { type: 'crontab', value: '0 * * * *' }, checkinMargin: 5, maxRuntime: 10 },
+    };
+    const message = { v: 1 as const, batchId: randomUUID(), projectId: project.id, originHost: null, receivedAt: clock.now(), checkIns: [inProgress] };
+    expect(await handle([message])).toMatchObject({ accepted: 1 });
+    expect(await agrees()).toBe(false);
+
+    // 11 minutes on: the job ran past its runtime (a timeout).
+    clock.advance(11 * 60_000);
+    expect(await agrees()).toBe(true);
+    expect((await sweep()).timeouts).toBe(1);
+    // Hours on: the heartbeat missed its check-in, an incident opens, its alert is owed; sweeps until all is done.
+    clock.advance(3 * 3_600_000);
+    expect(await agrees()).toBe(true);
+    let done = { ...nothing };
+    for (let i = 0; i < 5 && (await agrees()); i++) {
+      const c = await sweep();
+      for (const k of ['timeouts', 'missed', 'transitions', 'alerts'] as const) done[k] += c[k];
+    }
+    expect(done.missed).toBeGreaterThan(0);
+    expect(done.alerts).toBeGreaterThan(0);
+    // At rest again: one statement.
+    expect(await agrees()).toBe(false);
+    expect(await sweep()).toEqual(nothing);
+    expect(asked).toHaveLength(1);
   });
 });

@@ -70,6 +70,11 @@ export interface UnalertedIncident {
 }
 
 const HOUR_MS = 3_600_000;
+/** What the heartbeat sweep looks for ($1: now), shared by its three reads and by anyDue, which asks for all three at once. */
+const OVERDUE_RUNNING = `FROM uptime_check_ins WHERE status = 'in_progress' AND timeout_at <= $1`;
+const OVERDUE_MONITORS = `FROM uptime_monitors WHERE kind = 'heartbeat' AND NOT paused AND next_check_at <= $1`;
+const UNALERTED = `FROM uptime_incidents i JOIN uptime_monitors m ON m.id = i.monitor_id
+         WHERE (i.down_mail_at IS NULL OR (i.ended_at IS NOT NULL AND i.up_mail_at IS NULL)) AND m.kind = 'heartbeat'`;
 const COLUMNS = `id, project_id, name, slug, schedule, timezone, checkin_margin_min, max_runtime_min, failures_to_down, recoveries_to_up, paused,
   state, consecutive_failures, consecutive_successes, expected_at, next_check_at`;
 
@@ -210,13 +215,26 @@ export const heartbeatsRepository = {
     return r.rows.length > 0;
   },
 
+  /**
+   * Whether the sweep has anything to do at `now`: a check-in running past its time, a heartbeat past its expected
+   * check-in, or an alert owed. One statement from the same conditions as the three reads below, so at rest (issue 44)
+   * a sweep costs one statement instead of three.
+   */
+  async anyDue(db: Queryable, now: number): Promise<boolean> {
+    const r = await db.query<{ due: boolean }>(
+      `SELECT EXISTS (SELECT 1 ${OVERDUE_RUNNING}) OR EXISTS (SELECT 1 ${OVERDUE_MONITORS}) OR EXISTS (SELECT 1 ${UNALERTED}) AS due`,
+      [new Date(now)],
+    );
+    return r.rows[0]?.due === true;
+  },
+
   /** In-progress check-ins whose maximum runtime has passed (the sweep re-checks each under its monitor's lock). */
   async overdueRunning(db: Queryable, now: number, limit: number): Promise<Array<{ monitor_id: string; check_in_id: string }>> {
     return (
-      await db.query<{ monitor_id: string; check_in_id: string }>(
-        `SELECT monitor_id, check_in_id FROM uptime_check_ins WHERE status = 'in_progress' AND timeout_at <= $1 ORDER BY timeout_at LIMIT $2`,
-        [new Date(now), limit],
-      )
+      await db.query<{ monitor_id: string; check_in_id: string }>(`SELECT monitor_id, check_in_id ${OVERDUE_RUNNING} ORDER BY timeout_at LIMIT $2`, [
+        new Date(now),
+        limit,
+      ])
     ).rows;
   },
 
@@ -233,12 +251,7 @@ export const heartbeatsRepository = {
 
   /** Heartbeats whose expected check-in and its margin have passed (the sweep re-checks each under its lock). */
   async overdueMonitors(db: Queryable, now: number, limit: number): Promise<string[]> {
-    return (
-      await db.query<{ id: string }>(
-        `SELECT id FROM uptime_monitors WHERE kind = 'heartbeat' AND NOT paused AND next_check_at <= $1 ORDER BY next_check_at LIMIT $2`,
-        [new Date(now), limit],
-      )
-    ).rows.map((r) => r.id);
+    return (await db.query<{ id: string }>(`SELECT id ${OVERDUE_MONITORS} ORDER BY next_check_at LIMIT $2`, [new Date(now), limit])).rows.map((r) => r.id);
   },
 
   /**
@@ -308,8 +321,7 @@ export const heartbeatsRepository = {
       await db.query<UnalertedIncident>(
         `SELECT i.id, i.monitor_id, i.project_id, m.name, m.kind, m.slug, m.url, i.started_at, i.ended_at, i.cause_error, i.cause_status, i.cause_detail,
            i.down_mail_at, i.up_mail_at
-         FROM uptime_incidents i JOIN uptime_monitors m ON m.id = i.monitor_id
-         WHERE (i.down_mail_at IS NULL OR (i.ended_at IS NOT NULL AND i.up_mail_at IS NULL)) AND m.kind = 'heartbeat'
+         ${UNALERTED}
          ORDER BY i.started_at LIMIT $1`,
         [limit],
       )
