@@ -6,14 +6,14 @@ import { edgeRepository } from './edge-repository.ts';
  * When an edge cache must reload what it holds whole (keys with their projects, platform hosts, flags and flagged
  * deploys): when the `edge` change stamp moved since its last full load (triggers of migration 0048 move it with every
  * committed change to what those reads read), or that load is LIMITS.edgeFullReloadMs old. At rest a tick costs one
- * read of the stamp. Each cache has a gate of its own. The stamp is read before the data it guards: a change that
+ * read of the stamp, or none for a gate that follows another reader's. Each cache has a gate of its own. The stamp is read before the data it guards: a change that
  * commits between the two is in the data and moves the stamp again, so it costs one more load, never a missed one.
  * A gate may `follow` another reader's stamp instead of reading it (the flag cache follows the project cache's, which
  * reads it with the usage in one statement): a stamp read earlier is still read before the data, so the same holds,
  * and a change reaches the follower one refresh of the leader later.
  */
 export interface ChangeGate {
-  /** The stamp now; read it before the data. */
+  /** The stamp now (or as the followed reader last read it); read it before the data. */
   read(): Promise<string | null>;
   /** A full load is due at `stamp`: it moved since the last full load, or that load is old (or there was none). */
   due(stamp: string | null): boolean;

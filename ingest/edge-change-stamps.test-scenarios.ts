@@ -11,8 +11,9 @@ import { startFlagCache, type FlagCache } from './flag-cache.ts';
 import { startProjectCache, type ProjectCache } from './project-cache.ts';
 
 /**
- * The edge's caches at rest (issue 44 "light at rest"): each refresh reads the `edge` change stamp (migration 0048)
- * and the month's usage, and reloads keys, hosts and flags only when the stamp moved, when the last full load is
+ * The edge's caches at rest (issue 44 "light at rest"): each refresh of the project cache reads the `edge` change stamp
+ * (migration 0048) with the month's usage in one statement, the flag cache follows that stamp, and they reload keys,
+ * hosts and flags only when the stamp moved, when the last full load is
  * LIMITS.edgeFullReloadMs old, or by hand. Every input of the gated reads moves the stamp; the columns written while
  * keys are used or deploys build, and the usage tables, do not. `open` gives a platform of the test's own (nothing
  * else writes to it) on the given clock, with SETTINGS_REFRESH_MS 100.

@@ -158,11 +158,12 @@ export async function startProjectCache(
   const load = async (full: boolean): Promise<void> => {
     const read = await edgeRepository.stampAndUsage(platform.db, usageMonth(platform.clock.now()), LIMITS.analyticsMonthlyQuota);
     const { stamp } = read;
+    // The flag cache's stamp from here on, whether or not the keys' load below succeeds (it was read before its data).
+    lastStamp = stamp;
     const usage = capState(read.errorUsage, read.overQuota);
     let next = snapshot;
     if (full || gate.due(stamp)) next = await loadKeys(platform);
     applyUsage(next, usage);
-    lastStamp = stamp;
     if (next !== snapshot) {
       snapshot = next;
       // A new snapshot of keys: tokens resolve afresh, so a revoked key stops resolving with it.

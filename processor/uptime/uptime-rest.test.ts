@@ -303,8 +303,15 @@ describe('the uptime monitor at rest claims when the next check is due or the up
     expect(await handle([message])).toMatchObject({ accepted: 1 });
     expect(await agrees()).toBe(false);
 
-    // 11 minutes on: the job ran past its runtime (a timeout).
+    // 11 minutes on: the job ran past its runtime (a timeout), but its monitor is paused: nothing is due, one statement.
+    const longJob = (await platform.db.query<{ id: string }>(`SELECT id FROM uptime_monitors WHERE slug = 'long-job'`)).rows[0]!.id;
+    await patch(longJob, { paused: true });
     clock.advance(11 * 60_000);
+    expect(await agrees()).toBe(false);
+    expect(await sweep()).toEqual(nothing);
+    expect(asked).toHaveLength(1);
+    // Resumed: the timeout is due.
+    await patch(longJob, { paused: false });
     expect(await agrees()).toBe(true);
     expect((await sweep()).timeouts).toBe(1);
     // Hours on: the heartbeat missed its check-in, an incident opens, its alert is owed; sweeps until all is done.

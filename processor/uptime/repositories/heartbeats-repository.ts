@@ -70,8 +70,13 @@ export interface UnalertedIncident {
 }
 
 const HOUR_MS = 3_600_000;
-/** What the heartbeat sweep looks for ($1: now), shared by its three reads and by anyDue, which asks for all three at once. */
-const OVERDUE_RUNNING = `FROM uptime_check_ins WHERE status = 'in_progress' AND timeout_at <= $1`;
+/**
+ * What the heartbeat sweep looks for ($1: now), shared by its three reads and by anyDue, which asks for all three at
+ * once. A paused monitor's running check-in is not overdue (the sweep would skip it; left in, it would keep anyDue
+ * true for as long as the monitor is paused, and could fill a batch that others wait behind).
+ */
+const OVERDUE_RUNNING = `FROM uptime_check_ins c WHERE c.status = 'in_progress' AND c.timeout_at <= $1
+         AND NOT EXISTS (SELECT 1 FROM uptime_monitors pm WHERE pm.id = c.monitor_id AND pm.paused)`;
 const OVERDUE_MONITORS = `FROM uptime_monitors WHERE kind = 'heartbeat' AND NOT paused AND next_check_at <= $1`;
 const UNALERTED = `FROM uptime_incidents i JOIN uptime_monitors m ON m.id = i.monitor_id
          WHERE (i.down_mail_at IS NULL OR (i.ended_at IS NOT NULL AND i.up_mail_at IS NULL)) AND m.kind = 'heartbeat'`;
@@ -231,7 +236,7 @@ export const heartbeatsRepository = {
   /** In-progress check-ins whose maximum runtime has passed (the sweep re-checks each under its monitor's lock). */
   async overdueRunning(db: Queryable, now: number, limit: number): Promise<Array<{ monitor_id: string; check_in_id: string }>> {
     return (
-      await db.query<{ monitor_id: string; check_in_id: string }>(`SELECT monitor_id, check_in_id ${OVERDUE_RUNNING} ORDER BY timeout_at LIMIT $2`, [
+      await db.query<{ monitor_id: string; check_in_id: string }>(`SELECT c.monitor_id, c.check_in_id ${OVERDUE_RUNNING} ORDER BY c.timeout_at LIMIT $2`, [
         new Date(now),
         limit,
       ])
