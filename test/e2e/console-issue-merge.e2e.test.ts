@@ -106,6 +106,11 @@ describe('merge and resolve in next deploy in the console', () => {
     const merged = rows.filter((i) => i.name !== 'PaymentError').map((i) => i.groupId);
 
     await page.goto(`${svc.base}/projects/${SLUG}/errors`);
+    // The three rows first: "select all" on a list still loading selects nothing, and Merge then does nothing.
+    await until(
+      async () => page.locator('.issue-row').count(),
+      (n) => n === 3,
+    );
     await page.getByRole('checkbox', { name: 'Select all issues on this page' }).check();
     await page.getByRole('button', { name: 'Merge' }).click();
     const toolbar = page.getByRole('toolbar', { name: 'Bulk actions' });
