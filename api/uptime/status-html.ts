@@ -165,6 +165,21 @@ function maintenanceItem(w: MaintenanceView, names: Map<string, string>): string
 const section = (id: string, title: string, body: string) => `<section aria-labelledby="${id}"><h2 id="${id}">${title}</h2>${body}</section>`;
 const list = (items: string[]) => `<ul class="l">${items.join('')}</ul>`;
 
+/**
+ * What a browser gets for a status page that does not exist (with the 404; every other client gets the JSON error):
+ * a page in the status page's own style saying so, the name as the visitor typed it escaped and cut to 100 characters.
+ */
+export function renderStatusNotFoundHtml(slug: string): string {
+  const name = esc(slug.slice(0, 100));
+  return (
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+    `<title>No status page</title><meta name="color-scheme" content="light dark"><meta name="robots" content="noindex">` +
+    `<style>${STATUS_PAGE_CSS}</style></head><body><header><h1>No status page here</h1></header><main>` +
+    `<p>There is no status page named <code>${name}</code>. Check the address, or ask the site's owner for the link to theirs.</p>` +
+    `</main></body></html>`
+  );
+}
+
 /** The page of a project's status (`slug` as the visitor named it: it is the page's only name of the project). */
 export function renderStatusHtml(status: StatusView, slug: string, links: PageLinks): string {
   const now = Date.parse(status.updatedAt) || 0;

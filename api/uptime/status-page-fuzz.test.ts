@@ -71,6 +71,11 @@ describe('the status page routes under random input', () => {
           expect(type).toMatch(route === 'badge' ? /^image\/svg\+xml/ : /^application\/atom\+xml/);
           expect(XMLValidator.validate(body), body.slice(0, 200)).toBe(true);
         }
+      } else if (res.status === 404 && route === 'page' && method === 'GET' && /text\/html/i.test(headers.accept ?? '')) {
+        // A browser's 404: the page saying so, escaped as the status page is.
+        expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+        expect(body).toContain('No status page here');
+        expect(body).not.toMatch(/<script|<b>/i);
       } else if (res.status >= 400 && method !== 'HEAD') expect(res.headers.get('content-type')).toMatch(/application\/json/);
     }
     expect(seen.get(200)).toBeGreaterThan(10);

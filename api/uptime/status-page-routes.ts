@@ -9,7 +9,7 @@ import { AUTH } from '../auth/route-auth.ts';
 import { declared } from '../declared-route.ts';
 import { type BadgeWindow, monitorBadge, overallBadge } from './status-badge.ts';
 import { renderStatusFeed } from './status-feed.ts';
-import { renderStatusHtml, STATUS_PAGE_CSP } from './status-html.ts';
+import { renderStatusHtml, renderStatusNotFoundHtml, STATUS_PAGE_CSP } from './status-html.ts';
 import type { StatusAnswer, StatusSource } from './status-route.ts';
 import { viewOf } from './status-view.ts';
 
@@ -20,7 +20,8 @@ import { viewOf } from './status-view.ts';
  *   2. status      the slug's computed status, from the JSON's cache (none: 404 not_found)
  *   3. render      once per version of the JSON (its ETag) and variant, kept beside it (bounded); own ETag
  *   4. answer      `If-None-Match` with the same ETag: 304; `Cache-Control: public, max-age=5` as the JSON
- * `GET /status/:slug` (HTML, no script, a CSP that allows none), `GET /v1/status/:slug/badge.svg`
+ * `GET /status/:slug` (HTML, no script, a CSP that allows none; an unknown slug's 404 is a page too for a browser, one
+ * whose Accept names text/html, and the JSON error for every other client), `GET /v1/status/:slug/badge.svg`
  * (`?monitor=&window=`), `GET /v1/status/:slug/feed.atom`. A verified custom domain that serves the status page
  * answers its `/` with statusPageAnswer (api/sites/site-hosting.ts).
  */
@@ -148,6 +149,11 @@ export function sendAnswer(reply: FastifyReply, a: PageAnswer) {
     .send(a.body as never);
 }
 
+/** A browser's navigation (its Accept names text/html); curl's and fetch's `*\/*` do not. */
+function acceptsHtml(accept: string | undefined): boolean {
+  return accept !== undefined && accept.toLowerCase().includes('text/html');
+}
+
 export function statusPageRoutes(platform: RendererConfig, source: StatusSource): FastifyPluginAsyncZod {
   const renderer = statusRendererOf(platform, source);
   return async (app) => {
@@ -156,8 +162,16 @@ export function statusPageRoutes(platform: RendererConfig, source: StatusSource)
       config: { auth: AUTH.public },
       handler: async (request, reply) => {
         await source.limit(request.ip);
-        const a = await renderer.page(request.params.slug, ifNoneMatchOf(request.headers['if-none-match']));
-        return sendAnswer(reply, a);
+        try {
+          const a = await renderer.page(request.params.slug, ifNoneMatchOf(request.headers['if-none-match']));
+          return sendAnswer(reply, a);
+        } catch (err) {
+          if (!(err instanceof ServiceError && err.code === 'not_found' && acceptsHtml(request.headers.accept))) throw err;
+          return reply
+            .code(404)
+            .headers({ ...PAGE_HEADERS, 'cache-control': 'no-store' })
+            .send(renderStatusNotFoundHtml(request.params.slug) as never);
+        }
       },
     });
 

@@ -124,6 +124,17 @@ describe('the status page', () => {
     const unknown = await get(`/status/no-such-${slug}`);
     expect(unknown.status).toBe(404);
     expect((await unknown.json()).error).toBe('not_found');
+    // A browser's navigation gets the 404 as a page, the name it typed escaped (never markup), nothing cached.
+    const typed = `no-such-<b>${slug}</b>`;
+    const browser = await get(`/status/${encodeURIComponent(typed)}`, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
+    expect(browser.status).toBe(404);
+    expect(browser.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(browser.headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(browser.headers.get('cache-control')).toBe('no-store');
+    const html = await browser.text();
+    expect(html).toContain('<h1>No status page here</h1>');
+    expect(html).toContain(`<code>no-such-&lt;b&gt;${slug}&lt;/b&gt;</code>`);
+    expect(html).not.toContain('<b>');
   });
 
   it("computes a slug's status once when its answer expires, however many ask at once; the others get the answer it replaces", async () => {
