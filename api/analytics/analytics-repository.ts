@@ -36,16 +36,24 @@ function where(r: AnalyticsRange): { sql: string; params: Record<string, unknown
 }
 
 export const analyticsRepository = {
-  /** Events and distinct users per hour or day (UTC) over the range; empty buckets included. */
-  async trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: Interval): Promise<CountPoint[]> {
+  /**
+   * Events and distinct users per hour or day (UTC) over the range, empty buckets included, and over the whole range:
+   * one query (grouping sets: per bucket, and the empty set for the totals), so the totals and the buckets are read
+   * from the same data. Two queries disagreed while events were arriving (totals 5, every bucket 0).
+   */
+  async trends(analytics: AnalyticalStore, r: AnalyticsRange, interval: Interval): Promise<{ series: CountPoint[]; totals: Totals }> {
     const w = where(r);
     const fn = interval === 'hour' ? 'toStartOfHour' : 'toStartOfDay';
-    const rows = await analytics.query<{ bucket: string; events: number | string; users: number | string }>(
-      `SELECT toString(${fn}(timestamp)) AS bucket, count() AS events, uniqExact(distinct_id) AS users
-         FROM analytics_events FINAL WHERE ${w.sql} GROUP BY bucket ORDER BY bucket`,
+    const rows = await analytics.query<{ total: number | string; bucket: string; events: number | string; users: number | string }>(
+      `SELECT grouping(bucket) AS total, toString(${fn}(timestamp)) AS bucket, count() AS events, uniqExact(distinct_id) AS users
+         FROM analytics_events FINAL WHERE ${w.sql} GROUP BY GROUPING SETS ((bucket), ()) ORDER BY total, bucket
+       SETTINGS force_grouping_standard_compatibility = 1`,
       w.params,
     );
-    const found = new Map(rows.map((x) => [isoOf(x.bucket.length === 19 ? `${x.bucket}.000` : x.bucket), x]));
+    // grouping() as standard SQL has it (the setting): 1 on the empty set's row, the totals (its bucket reads as 1970).
+    const sum = rows.find((x) => Number(x.total) === 1);
+    const totals = { events: Number(sum?.events ?? 0), uniqueUsers: Number(sum?.users ?? 0) };
+    const found = new Map(rows.filter((x) => x !== sum).map((x) => [isoOf(x.bucket.length === 19 ? `${x.bucket}.000` : x.bucket), x]));
     const step = interval === 'hour' ? 3_600_000 : 86_400_000;
     const out: CountPoint[] = [];
     for (let t = Math.floor(r.from / step) * step; t < r.to && out.length < 10_000; t += step) {
@@ -53,16 +61,7 @@ export const analyticsRepository = {
       const hit = found.get(key);
       out.push({ bucket: key, events: Number(hit?.events ?? 0), uniqueUsers: Number(hit?.users ?? 0) });
     }
-    return out;
-  },
-
-  async totals(analytics: AnalyticalStore, r: AnalyticsRange): Promise<Totals> {
-    const w = where(r);
-    const [row] = await analytics.query<{ events: number | string; users: number | string }>(
-      `SELECT count() AS events, uniqExact(distinct_id) AS users FROM analytics_events FINAL WHERE ${w.sql}`,
-      w.params,
-    );
-    return { events: Number(row?.events ?? 0), uniqueUsers: Number(row?.users ?? 0) };
+    return { series: out, totals };
   },
 
   /** The most frequent event names in the range. */

@@ -45,8 +45,8 @@ export function analyticsRoutes(platform: Pick<Platform, 'analytics' | 'clock'>)
           throw new ServiceError('invalid_request', 'at most 10,000 buckets: use interval=day', {
             fields: [{ path: 'interval', message: 'too many buckets' }],
           });
-        const [series, sum] = await Promise.all([analyticsRepository.trends(analytics, r, q.interval), analyticsRepository.totals(analytics, r)]);
-        return { range: echo(r), interval: q.interval, totals: sum, series };
+        const { series, totals } = await analyticsRepository.trends(analytics, r, q.interval);
+        return { range: echo(r), interval: q.interval, totals, series };
       },
     });
 
