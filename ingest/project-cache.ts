@@ -11,9 +11,9 @@ import { edgeRepository, type ErrorUsageRow } from './edge-repository.ts';
 /**
  * The edge's view of keys, project settings and cap state, held in memory so a request does no
  * database I/O. Every SETTINGS_REFRESH_MS a refresh reads the `edge` change stamp and the month's usage (one
- * statement: edgeRepository.stampAndUsage); it reloads
- * the keys with their projects and the platform's hosts only when the stamp moved (a key made or revoked, a project's
- * settings or domains, a deploy ready: edge-change-gate.ts) or their last load is LIMITS.edgeFullReloadMs old. So a
+ * statement: edgeRepository.stampAndUsage); it reloads the keys with their projects and the platform's hosts only
+ * when the stamp moved (a key made or revoked, a project's settings or domains, a deploy ready: edge-change-gate.ts)
+ * or their last load is LIMITS.edgeFullReloadMs old. So a
  * revoked key, a paused project or changed origins reach the edge with the next refresh, and at rest a refresh is
  * one small read. The usage is read every refresh: the processor writes it with every batch, which no stamp
  * follows (a trigger there would make every batch of every processor wait on one row). A failed refresh keeps the
