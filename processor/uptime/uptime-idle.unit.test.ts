@@ -10,6 +10,16 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
+/** A platform whose every query finds nothing (the repositories the tests watch are spied on). */
+const idlePlatform = () =>
+  ({
+    db: { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined },
+    clock: systemClock,
+    logger: createLogger('silent'),
+    outbound: {},
+    analytics: { insert: async () => undefined },
+  }) as unknown as Parameters<typeof startUptimeMonitor>[0];
+
 describe('the uptime monitor at rest (issue 44: nothing polls when nothing happens)', () => {
   it('claims due checks and sweeps heartbeats less often while they find nothing, and claims whenever tick() is called', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'setTimeout', 'clearTimeout', 'performance', 'Date'] });
@@ -18,15 +28,7 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
     vi.spyOn(monitorsRepository, 'schedule').mockResolvedValue({ nextDueAt: 0, stamp: '1' });
     const heartbeatSweeps = vi.spyOn(heartbeatsRepository, 'anyDue').mockResolvedValue(false);
     // Every other query (heartbeats, maintenance) finds nothing.
-    const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
-    const platform = {
-      db,
-      clock: systemClock,
-      logger: createLogger('silent'),
-      outbound: {},
-      analytics: { insert: async () => undefined },
-    } as unknown as Parameters<typeof startUptimeMonitor>[0];
-    const monitor = await startUptimeMonitor(platform, { tickMs: 250 });
+    const monitor = await startUptimeMonitor(idlePlatform(), { tickMs: 250 });
     try {
       await vi.advanceTimersByTimeAsync(6_000);
       // 24 ticks; claims at the first, 500 ms later, then every CLAIM_IDLE_CAP_MS: 9 (every tick before: 24).
@@ -53,15 +55,7 @@ describe('the uptime monitor at rest (issue 44: nothing polls when nothing happe
     const schedule = vi.spyOn(monitorsRepository, 'schedule').mockResolvedValue({ nextDueAt: null, stamp: '1' });
     let stamp = '1';
     const stampReads = vi.spyOn(monitorsRepository, 'changeStamp').mockImplementation(async () => stamp);
-    const db = { query: async () => ({ rows: [], rowCount: 0 }), transaction: async () => undefined };
-    const platform = {
-      db,
-      clock: systemClock,
-      logger: createLogger('silent'),
-      outbound: {},
-      analytics: { insert: async () => undefined },
-    } as unknown as Parameters<typeof startUptimeMonitor>[0];
-    const monitor = await startUptimeMonitor(platform, { tickMs: 250 });
+    const monitor = await startUptimeMonitor(idlePlatform(), { tickMs: 250 });
     try {
       await vi.advanceTimersByTimeAsync(250);
       expect([claimDue.mock.calls.length, schedule.mock.calls.length]).toEqual([1, 1]);
