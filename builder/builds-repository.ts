@@ -125,10 +125,20 @@ export const buildsRepository = {
     now: number,
     logLines: number,
   ): Promise<FinishedDeploy | undefined> {
+    // One statement: a ready production deploy goes live on the project's production hosts with it, and its live_at
+    // (guarded rollout's window starts there) is its finished_at. Apart, a guarded-rollout sweep between them saw a
+    // ready deploy that was not live yet and called it superseded.
     const r = await db.query<FinishedRow>(
-      `UPDATE deploys SET status = $3, finished_at = $4, failure_reason = $5, exit_code = $6, artifact_dir = $7, log_lines = $8, lease_owner = NULL, lease_until = NULL
-        WHERE id = $1 AND lease_owner = $2 AND status = 'building'
-        RETURNING ${FINISHED_COLUMNS}`,
+      `WITH f AS (
+         UPDATE deploys SET status = $3, finished_at = $4, failure_reason = $5, exit_code = $6, artifact_dir = $7, log_lines = $8,
+                lease_owner = NULL, lease_until = NULL,
+                live_at = CASE WHEN $3 = 'ready' AND environment = 'production' THEN $4::timestamptz ELSE live_at END
+          WHERE id = $1 AND lease_owner = $2 AND status = 'building'
+          RETURNING ${FINISHED_COLUMNS}
+       ), live AS (
+         UPDATE projects p SET live_deploy_id = f.id FROM f WHERE p.id = f.project_id AND $3 = 'ready' AND f.environment = 'production'
+       )
+       SELECT * FROM f`,
       [
         deployId,
         owner,
@@ -140,14 +150,7 @@ export const buildsRepository = {
         logLines,
       ],
     );
-    const f = r.rows[0] && toFinished(r.rows[0]);
-    // A ready production deploy goes live on the project's production hosts.
-    if (f && outcome.status === 'ready' && f.environment === 'production') {
-      await db.query('UPDATE projects SET live_deploy_id = $2 WHERE id = $1', [f.projectId, f.id]);
-      // When it went live: guarded rollout's window starts here (guarded-rollout/).
-      await db.query('UPDATE deploys SET live_at = finished_at WHERE id = $1', [f.id]);
-    }
-    return f;
+    return r.rows[0] && toFinished(r.rows[0]);
   },
 
   /** Fail every building deploy whose lease ran out (its builder died): builder_lost, which frees the production slot. */

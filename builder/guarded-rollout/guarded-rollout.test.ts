@@ -9,6 +9,7 @@ import { buildTestApi, createProject, sessionHeaders, signUpAndSignIn, type Sign
 import { startHttpsReceiver, type HttpsReceiver } from '../../test/support/https-receiver.ts';
 import { steerableGuard } from '../../test/support/outbound-guard.ts';
 import { processed } from '../../test/support/platform.ts';
+import { buildsRepository } from '../builds-repository.ts';
 import { sweepOnce, type GuardTotals } from './guard-sweep.ts';
 
 /**
@@ -241,6 +242,32 @@ describe('guarded rollout', () => {
     expect((await guardOf(p.slug, p.v2)).status).toBe('superseded');
     await processed(t.platform);
     expect(requestsTo(p.path).filter((r) => JSON.parse(r.body).event === 'deploy.degraded')).toHaveLength(0);
+  });
+
+  it('a finished production deploy is live the instant it is ready: a sweep between any two statements of the finish never calls it superseded', async () => {
+    const p = await projectWithTwoDeploys({ autoRollback: true }, Date.now() - 20 * MINUTE);
+    const id = newId('dep_');
+    await t.platform.db.query(
+      `INSERT INTO deploys (id, project_id, branch, environment, status, trigger_kind, created_at, started_at, lease_owner, lease_until)
+       VALUES ($1, $2, 'main', 'production', 'building', 'api', now(), now(), 'builder-1', now() + interval '1 minute')`,
+      [id, p.id],
+    );
+    // The builder's finish, with the builder's sweep (GUARDED_ROLLOUT_SWEEP_MS) run after each statement it sends.
+    const seen: Array<string | undefined> = [];
+    const db = t.platform.db;
+    const sweepingDb = {
+      async query(...args: Parameters<typeof db.query>) {
+        const r = await db.query(...args);
+        seen.push((await sweepAt(Date.now())).get(id));
+        return r;
+      },
+    } as typeof db;
+    const finished = await buildsRepository.finish(sweepingDb, 'builder-1', id, { status: 'ready', artifactDir: `artifacts/${id}` }, Date.now(), 0);
+    expect(finished?.id).toBe(id);
+    expect(seen).not.toContain('superseded');
+    expect(seen.at(-1)).toBe('watching');
+    expect(await liveOf(p.slug)).toBe(id);
+    expect((await guardOf(p.slug, id)).status).toBe('watching');
   });
 
   it('a project with guarded rollout off is not watched', async () => {
