@@ -343,16 +343,17 @@ export const errorsRepository = {
    * (counted from its count now), N more distinct users (their keys start empty), a time, or escalation.
    */
   async ignoreIssue(db: Queryable, projectId: string, groupId: string, until: IgnoreCondition, now: number): Promise<Issue> {
-    await db.query('DELETE FROM error_group_ignore_users u USING error_groups g WHERE g.id = u.group_id AND g.project_id = $1 AND g.id = $2', [
-      projectId,
-      groupId,
-    ]);
     const c: Partial<{ count: number; userCount: number; untilMs: number; escalating: true }> = until ?? {};
+    // The distinct users of an earlier ignore are forgotten only by the ignore that takes effect: one statement, so
+    // asking again of an issue already ignored (409) leaves its count of users seen so far as it was.
     const r = await db.query<{ id: string }>(
-      `UPDATE error_groups SET status = 'ignored', ignored_at = $3, unignored_reason = NULL, unignored_at = NULL,
-              ignore_count = $4, ignore_count_base = CASE WHEN $4::bigint IS NULL THEN NULL ELSE count END, ignore_user_count = $5,
-              ignore_until_at = $6, ignore_until_escalating = $7
-        WHERE project_id = $1 AND id = $2 AND status = 'unresolved' RETURNING id`,
+      `WITH g AS (
+         UPDATE error_groups SET status = 'ignored', ignored_at = $3, unignored_reason = NULL, unignored_at = NULL,
+                ignore_count = $4, ignore_count_base = CASE WHEN $4::bigint IS NULL THEN NULL ELSE count END, ignore_user_count = $5,
+                ignore_until_at = $6, ignore_until_escalating = $7
+          WHERE project_id = $1 AND id = $2 AND status = 'unresolved' RETURNING id
+       ), forgotten AS (DELETE FROM error_group_ignore_users u USING g WHERE u.group_id = g.id)
+       SELECT id FROM g`,
       [
         projectId,
         groupId,

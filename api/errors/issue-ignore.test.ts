@@ -87,6 +87,11 @@ describe('ignore until, and escalation', () => {
     await publish(batch(p.id, many(1, { context: { user: { email: 'b@example.com' } } })));
     expect((await issue(p.slug, groupId)).ignoreUntil.seen).toBe(2);
     expect(await keys()).toBe(2);
+    // Asking again (a stale tab, a retried call) is refused and forgets nobody seen so far.
+    const again = await ignore(p.slug, groupId, { ignoreUserCount: 3 });
+    expect(again.statusCode, again.body).toBe(409);
+    expect(await keys()).toBe(2);
+    expect((await issue(p.slug, groupId)).ignoreUntil.seen).toBe(2);
     // Nobody's address is kept: the keys are hashes.
     const stored = await t.platform.db.query<{ user_key: string }>('SELECT user_key FROM error_group_ignore_users WHERE group_id = $1', [groupId]);
     expect(stored.rows.every((k) => /^[0-9a-f]{32}$/.test(k.user_key))).toBe(true);
