@@ -170,6 +170,38 @@ export function defineUptimeScenarios(name: string, opts: TestPlatformOptions = 
       expect(checks.map((c: { ok: boolean }) => c.ok)).toEqual([true, false, false, false, true]);
     });
 
+    it('an alert lost to a failing bus is sent by the sweep a minute after the change, once: mail and uptime.down, then uptime.up as usual', async () => {
+      const p = await createProject(app, owner.cookie);
+      const path = `/${p.slug}/health`;
+      const m = await create(p.slug, { name: 'Lost', url: target(path), intervalSec: 30, failuresToDown: 1 });
+      const mine = () => events.filter((e) => (e.data as { monitor?: { id: string } }).monitor?.id === m.id).map((e) => e.event);
+      const mails = (kind: string) => mail.filter((x) => x.subject.startsWith(`[${kind}] Lost`)).length;
+      receiver.respond = (r) => (r.path === path ? { status: 503, body: 'down' } : { status: 200 });
+      const publish = platform.bus.publish;
+      platform.bus.publish = async (topic, ms) => {
+        if (topic === projectEvents.TOPIC) throw new Error('bus unavailable');
+        return publish.call(platform.bus, topic, ms);
+      };
+      try {
+        await round();
+      } finally {
+        platform.bus.publish = publish;
+      }
+      expect((await read(p.slug, m.id)).state).toBe('down');
+      expect(mails('down')).toBe(0);
+      await round(30_000); // still inside the minute its own check had: not taken over yet
+      expect(mails('down')).toBe(0);
+      await round(31_000);
+      expect(mails('down')).toBe(1);
+      await round(30_000);
+      expect(mails('down')).toBe(1);
+      receiver.respond = () => ({ status: 200 });
+      await round(30_000);
+      expect((await read(p.slug, m.id)).state).toBe('up');
+      expect(mails('up')).toBe(1);
+      await expect.poll(mine).toEqual(['uptime.down', 'uptime.up']);
+    });
+
     it('names why a check failed: timeout, reset, wrong body, a private address, an unknown name, an untrusted certificate; a paused monitor is not checked', async () => {
       const p = await createProject(app, owner.cookie);
       receiver.respond = (r) =>

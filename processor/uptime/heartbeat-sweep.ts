@@ -9,8 +9,10 @@ import { sendUptimeAlert } from './uptime-alerts.ts';
  *   1. timeout   an in-progress check-in past its maximum runtime is `timeout`, a failure of its monitor (`timeout`)
  *   2. missed    a heartbeat whose expected check-in has not come by its time and margin gets a `missed` check-in, a
  *                failure (`missed`), and expects the next one at the schedule's next time after now
- *   3. alert     every heartbeat incident whose `uptime.down` / `uptime.up` alert has not gone out (the check-in
- *                pipeline opens and ends incidents too, without a mailer): the URL monitors' alert (uptime-alerts.ts)
+ *   3. alert     every incident whose `uptime.down` / `uptime.up` alert has not gone out: a heartbeat's (the check-in
+ *                pipeline opens and ends incidents too, without a mailer), and a URL monitor's whose alert has not gone
+ *                out a minute after its check committed the incident (the bus was down, the process was killed); one
+ *                alert (uptime-alerts.ts), its event id from the incident and its mail claimed once
  * Each change is made under its monitor's row lock and re-checked there, so any number of processes sweep at once and
  * each missed or timed-out check-in counts once.
  */
@@ -68,7 +70,7 @@ export async function sweepHeartbeats(platform: Pick<Platform, 'db' | 'bus' | 'c
   }
 
   // 3. alert
-  for (const i of await heartbeatsRepository.unalerted(db, ALERTS_PER_TICK)) {
+  for (const i of await heartbeatsRepository.unalerted(db, now, ALERTS_PER_TICK)) {
     for (const t of transitionsOf(i)) {
       try {
         await sendUptimeAlert(platform, t);

@@ -274,7 +274,7 @@ describe('the uptime monitor at rest claims when the next check is due or the up
       const found =
         (await heartbeatsRepository.overdueRunning(platform.db, now, 1)).length +
         (await heartbeatsRepository.overdueMonitors(platform.db, now, 1)).length +
-        (await heartbeatsRepository.unalerted(platform.db, 1)).length;
+        (await heartbeatsRepository.unalerted(platform.db, now, 1)).length;
       expect(await heartbeatsRepository.anyDue(platform.db, now)).toBe(found > 0);
       return found > 0;
     };

@@ -78,8 +78,13 @@ const HOUR_MS = 3_600_000;
 const OVERDUE_RUNNING = `FROM uptime_check_ins c WHERE c.status = 'in_progress' AND c.timeout_at <= $1
          AND NOT EXISTS (SELECT 1 FROM uptime_monitors pm WHERE pm.id = c.monitor_id AND pm.paused)`;
 const OVERDUE_MONITORS = `FROM uptime_monitors WHERE kind = 'heartbeat' AND NOT paused AND next_check_at <= $1`;
+/**
+ * A URL monitor's incident is alerted by the check that changed it, right after it commits (uptime-monitor.ts); the
+ * sweep takes one over only once that alert had a minute to go out (it failed: the bus was down, the process was killed).
+ */
 const UNALERTED = `FROM uptime_incidents i JOIN uptime_monitors m ON m.id = i.monitor_id
-         WHERE (i.down_mail_at IS NULL OR (i.ended_at IS NOT NULL AND i.up_mail_at IS NULL)) AND m.kind = 'heartbeat'`;
+         WHERE (i.down_mail_at IS NULL OR (i.ended_at IS NOT NULL AND i.up_mail_at IS NULL))
+           AND (m.kind = 'heartbeat' OR COALESCE(i.ended_at, i.started_at) <= $1::timestamptz - interval '1 minute')`;
 const COLUMNS = `id, project_id, name, slug, schedule, timezone, checkin_margin_min, max_runtime_min, failures_to_down, recoveries_to_up, paused,
   state, consecutive_failures, consecutive_successes, expected_at, next_check_at`;
 
@@ -321,14 +326,14 @@ export const heartbeatsRepository = {
   },
 
   /** Heartbeats' incidents whose down or up alert has not gone out, oldest first. */
-  async unalerted(db: Queryable, limit: number): Promise<UnalertedIncident[]> {
+  async unalerted(db: Queryable, now: number, limit: number): Promise<UnalertedIncident[]> {
     return (
       await db.query<UnalertedIncident>(
         `SELECT i.id, i.monitor_id, i.project_id, m.name, m.kind, m.slug, m.url, i.started_at, i.ended_at, i.cause_error, i.cause_status, i.cause_detail,
            i.down_mail_at, i.up_mail_at
          ${UNALERTED}
-         ORDER BY i.started_at LIMIT $1`,
-        [limit],
+         ORDER BY i.started_at LIMIT $2`,
+        [new Date(now), limit],
       )
     ).rows;
   },
