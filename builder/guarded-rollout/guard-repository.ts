@@ -34,43 +34,54 @@ export interface Span {
   to: number;
 }
 
+/** A degraded verdict taken over by a later sweep (its follow-through unfinished), with the evidence it was taken on. */
+export interface UnfinishedVerdict extends WatchedDeploy {
+  evidence: GuardEvidence;
+}
+
 const chTime = (ms: number) => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+/** How long the builder that took a degraded verdict has to finish its follow-through before another sweep may. */
+export const FOLLOW_THROUGH_MS = 60_000;
+
+interface WatchedRow {
+  id: string;
+  project_id: string;
+  slug: string;
+  branch: string;
+  git_sha: string | null;
+  live_at: Date | string;
+  guard_status: GuardStatus | null;
+  live: boolean;
+  guarded_rollout: unknown;
+}
+const WATCHED_COLUMNS = `d.id, d.project_id, p.slug, d.branch, d.git_sha, COALESCE(d.live_at, d.finished_at) AS live_at, d.guard_status,
+  p.live_deploy_id IS NOT DISTINCT FROM d.id AS live, p.guarded_rollout`;
+const watchedOf = (x: WatchedRow): WatchedDeploy => ({
+  id: x.id,
+  projectId: x.project_id,
+  slug: x.slug,
+  branch: x.branch,
+  gitSha: x.git_sha,
+  liveAt: new Date(x.live_at).getTime(),
+  guardStatus: x.guard_status,
+  live: x.live === true,
+  setting: typeof x.guarded_rollout === 'string' ? JSON.parse(x.guarded_rollout) : x.guarded_rollout,
+});
 /** How many deploys one sweep looks at, at most (the oldest first; the rest at the next sweep). */
 const BATCH = 200;
 
 export const guardRepository = {
   /** Ready production deploys not judged yet that went live less than `maxWindowMs` ago. */
   async watched(db: Queryable, now: number, maxWindowMs: number): Promise<WatchedDeploy[]> {
-    const r = await db.query<{
-      id: string;
-      project_id: string;
-      slug: string;
-      branch: string;
-      git_sha: string | null;
-      live_at: Date | string;
-      guard_status: GuardStatus | null;
-      live: boolean;
-      guarded_rollout: unknown;
-    }>(
-      `SELECT d.id, d.project_id, p.slug, d.branch, d.git_sha, COALESCE(d.live_at, d.finished_at) AS live_at, d.guard_status,
-              p.live_deploy_id IS NOT DISTINCT FROM d.id AS live, p.guarded_rollout
+    const r = await db.query<WatchedRow>(
+      `SELECT ${WATCHED_COLUMNS}
          FROM deploys d JOIN projects p ON p.id = d.project_id
         WHERE d.environment = 'production' AND d.status = 'ready' AND (d.guard_status IS NULL OR d.guard_status = 'watching')
           AND d.finished_at > $1
         ORDER BY d.finished_at, d.id LIMIT ${BATCH}`,
       [new Date(now - maxWindowMs)],
     );
-    return r.rows.map((x) => ({
-      id: x.id,
-      projectId: x.project_id,
-      slug: x.slug,
-      branch: x.branch,
-      gitSha: x.git_sha,
-      liveAt: new Date(x.live_at).getTime(),
-      guardStatus: x.guard_status,
-      live: x.live === true,
-      setting: typeof x.guarded_rollout === 'string' ? JSON.parse(x.guarded_rollout) : x.guarded_rollout,
-    }));
+    return r.rows.map(watchedOf);
   },
 
   /**
@@ -150,13 +161,45 @@ export const guardRepository = {
     now: number,
     from: 'unjudged' | 'degraded' = 'unjudged',
   ): Promise<boolean> {
+    // A degraded verdict taken here is the claim of its follow-through (guard_acting_until: `finished` clears it).
     const r = await db.query(
       `UPDATE deploys SET guard_status = $2, guard_evidence = COALESCE($3::jsonb, guard_evidence),
-              guard_decided_at = CASE WHEN $2 = 'watching' THEN NULL ELSE $4::timestamptz END
+              guard_decided_at = CASE WHEN $2 = 'watching' THEN NULL ELSE $4::timestamptz END,
+              guard_acting_until = CASE WHEN $2 = 'degraded' AND guard_status IS DISTINCT FROM 'degraded' THEN $5::timestamptz ELSE guard_acting_until END
         WHERE id = $1 AND ${from === 'degraded' ? "guard_status = 'degraded'" : "(guard_status IS NULL OR guard_status = 'watching')"}`,
-      [deployId, status, evidence === null ? null : JSON.stringify(evidence), new Date(now)],
+      [deployId, status, evidence === null ? null : JSON.stringify(evidence), new Date(now), new Date(now + FOLLOW_THROUGH_MS)],
     );
     return (r.rowCount ?? 0) > 0;
+  },
+
+  /**
+   * Degraded verdicts whose follow-through (rollback, log line, deploy.degraded) was not finished by the builder that
+   * took them (it failed or died midway) and whose minute has passed, each taken over here for another minute.
+   */
+  async takeOverUnfinished(db: Queryable, now: number): Promise<UnfinishedVerdict[]> {
+    const r = await db.query<WatchedRow & { guard_evidence: GuardEvidence | string }>(
+      `UPDATE deploys d SET guard_acting_until = $2
+         FROM projects p
+        WHERE p.id = d.project_id AND d.id IN (SELECT id FROM deploys WHERE guard_acting_until IS NOT NULL AND guard_acting_until <= $1
+                                               ORDER BY guard_acting_until LIMIT ${BATCH} FOR UPDATE SKIP LOCKED)
+        RETURNING ${WATCHED_COLUMNS}, d.guard_evidence`,
+      [new Date(now), new Date(now + FOLLOW_THROUGH_MS)],
+    );
+    return r.rows.map((x) => ({
+      ...watchedOf(x),
+      evidence: typeof x.guard_evidence === 'string' ? (JSON.parse(x.guard_evidence) as GuardEvidence) : x.guard_evidence,
+    }));
+  },
+
+  /** The follow-through of a degraded verdict is done. */
+  async finished(db: Queryable, deployId: string): Promise<void> {
+    await db.query('UPDATE deploys SET guard_acting_until = NULL WHERE id = $1', [deployId]);
+  },
+
+  /** The project's live deploy now. */
+  async liveOf(db: Queryable, projectId: string): Promise<string | null> {
+    const r = await db.query<{ live_deploy_id: string | null }>('SELECT live_deploy_id FROM projects WHERE id = $1', [projectId]);
+    return r.rows[0]?.live_deploy_id ?? null;
   },
 
   /** One `system` line after the deploy's build log (its next sequence number, counted in log_lines). */

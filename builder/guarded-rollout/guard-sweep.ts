@@ -9,9 +9,11 @@
  *   3. judge     guard-verdict.ts: degraded as soon as a threshold is passed, healthy at the window's end, else watching
  *   4. act       degraded: the verdict recorded (once: any number of builders may sweep), then, when the project opted in
  *                to autoRollback, the previous deploy made live again by the rollback route's rule (domain/deploys/
- *                live-deploy-repository.ts) only while this one still is live; the reason appended to its build log;
- *                deploy.degraded published (id `deploy.degraded:<deployId>`, so a retried publish sends once)
- * A failure in one deploy is logged and retried at the next sweep; the others go on.
+ *                live-deploy-repository.ts) only while this one still is live; deploy.degraded published (id
+ *                `deploy.degraded:<deployId>`, so a retried publish sends once); the reason appended to its build log
+ *   0. finish    (first in each sweep) a degraded verdict whose follow-through (step 4 after the record) its builder did
+ *                not finish within a minute, because it failed or died midway, is taken over and finished
+ * A failure in one deploy is logged and retried at the next sweep (step 4's, a minute on); the others go on.
  */
 import type { Logger } from '../../platform/logger.ts';
 import type { Platform } from '../../platform/platform.ts';
@@ -60,18 +62,33 @@ export function startGuardSweep(platform: GuardPlatform, log: Logger, intervalMs
 export async function sweepOnce(platform: GuardPlatform, log: Logger, totals?: GuardTotals): Promise<Map<string, GuardOutcome>> {
   const now = platform.clock.now();
   const out = new Map<string, GuardOutcome>();
+  // 0. finish: degraded verdicts whose follow-through another sweep left unfinished (it failed or died midway)
+  for (const u of await guardRepository.takeOverUnfinished(platform.db, now)) {
+    try {
+      const setting = guardedRolloutOf(u.setting);
+      const done = await followThrough(platform, log, u, u.evidence, u.evidence.previous.deployId ?? undefined, setting.autoRollback, now, true);
+      out.set(u.id, done.outcome);
+      count(totals, done);
+    } catch (err) {
+      log.warn({ err, deployId: u.id }, 'finishing a degraded verdict failed; retried in a minute');
+    }
+  }
   // 1. look
   for (const d of await guardRepository.watched(platform.db, now, GUARD_WINDOW_MINUTES.max * 60_000)) {
     try {
       const judged = await guard(platform, log, d, now);
       out.set(d.id, judged.outcome);
-      if (totals && judged.refused) totals.degraded[judged.refused] = (totals.degraded[judged.refused] ?? 0) + 1;
-      else if (totals && (judged.outcome === 'healthy' || judged.outcome === 'rolled_back' || judged.outcome === 'superseded')) totals[judged.outcome]++;
+      count(totals, judged);
     } catch (err) {
       log.warn({ err, deployId: d.id }, 'guarding a deploy failed; retried at the next sweep');
     }
   }
   return out;
+}
+
+function count(totals: GuardTotals | undefined, judged: { outcome: GuardOutcome; refused?: RollbackRefusal }): void {
+  if (totals && judged.refused) totals.degraded[judged.refused] = (totals.degraded[judged.refused] ?? 0) + 1;
+  else if (totals && (judged.outcome === 'healthy' || judged.outcome === 'rolled_back' || judged.outcome === 'superseded')) totals[judged.outcome]++;
 }
 
 async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now: number): Promise<{ outcome: GuardOutcome; refused?: RollbackRefusal }> {
@@ -115,10 +132,33 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
 
   // 4. act
   if (!(await guardRepository.record(db, d.id, 'degraded', evidence, now))) return { outcome: 'taken' };
-  const rollback: { to: string } | { refused: RollbackRefusal } = setting.autoRollback
-    ? await rollBack(platform, d, previous?.id, evidence)
-    : { refused: 'not_opted_in' };
-  if (!setting.autoRollback) evidence.note = 'not rolled back: the project did not opt in to autoRollback';
+  return followThrough(platform, log, d, evidence, previous?.id, setting.autoRollback, now);
+}
+
+/**
+ * A degraded verdict's follow-through: the rollback (when opted in), its record, the build log's line and
+ * deploy.degraded, then marked finished. Run by the sweep that took the verdict, or (`resumed`) by a later sweep when
+ * that one failed or died midway: the rollback is not made twice (a resumed one whose deploy is no longer live but whose
+ * previous deploy is, made it), deploy.degraded's id is the deploy's, so it is sent once.
+ */
+async function followThrough(
+  platform: GuardPlatform,
+  log: Logger,
+  d: WatchedDeploy,
+  evidence: GuardEvidence,
+  previousId: string | undefined,
+  autoRollback: boolean,
+  now: number,
+  resumed = false,
+): Promise<{ outcome: GuardOutcome; refused?: RollbackRefusal }> {
+  const { db, analytics } = platform;
+  let rollback: { to: string } | { refused: RollbackRefusal };
+  if (evidence.rolledBackTo) rollback = { to: evidence.rolledBackTo };
+  else if (!autoRollback) {
+    evidence.note = 'not rolled back: the project did not opt in to autoRollback';
+    rollback = { refused: 'not_opted_in' };
+  } else if (resumed && !d.live && previousId && (await guardRepository.liveOf(db, d.projectId)) === previousId) rollback = { to: previousId };
+  else rollback = await rollBack(platform, d, previousId, evidence);
   const rolledBackTo = 'to' in rollback ? rollback.to : null;
   if (rolledBackTo) {
     evidence.rolledBackTo = rolledBackTo;
@@ -127,8 +167,7 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
   const line = rolledBackTo
     ? `guarded rollout: rolled back automatically to ${rolledBackTo}: ${evidence.reasons.join('; ')}`
     : `guarded rollout: degraded: ${evidence.reasons.join('; ')} (${evidence.note})`;
-  await guardRepository.appendLogLine(db, analytics, d.projectId, d.id, line, now);
-  log.warn({ deployId: d.id, projectId: d.projectId, reasons: evidence.reasons, rolledBackTo }, 'guarded rollout: deploy degraded');
+  log.warn({ deployId: d.id, projectId: d.projectId, reasons: evidence.reasons, rolledBackTo, resumed }, 'guarded rollout: deploy degraded');
   const data: DeployDegradedData = {
     deployId: d.id,
     branch: d.branch,
@@ -140,6 +179,9 @@ async function guard(platform: GuardPlatform, log: Logger, d: WatchedDeploy, now
     evidence,
   };
   await publishProjectEvent(platform, { id: `deploy.degraded:${d.id}`, projectId: d.projectId, event: 'deploy.degraded', data });
+  // After the publish (sent once whatever the retries): a follow-through resumed after a failed publish logs once.
+  await guardRepository.appendLogLine(db, analytics, d.projectId, d.id, line, now);
+  await guardRepository.finished(db, d.id);
   return 'to' in rollback ? { outcome: 'rolled_back' } : { outcome: 'degraded', refused: rollback.refused };
 }
 

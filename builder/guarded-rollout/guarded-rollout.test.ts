@@ -165,6 +165,56 @@ describe('guarded rollout', () => {
     expect(requestsTo(p.path).filter((r) => JSON.parse(r.body).event === 'deploy.degraded')).toHaveLength(1);
   });
 
+  it('a verdict whose follow-through failed midway is finished by a sweep a minute later: rolled back, sent and logged once', async () => {
+    const liveAt = Date.now() - 20 * MINUTE;
+    const p = await projectWithTwoDeploys({ autoRollback: true }, liveAt);
+    await errors(p.id, p.v2, 12, liveAt + 10_000, 'MidwayCrash');
+    const degraded = () => requestsTo(p.path).filter((r) => JSON.parse(r.body).event === 'deploy.degraded');
+    const rolledBackLines = async () => (await logOf(p.slug, p.v2)).filter((l) => l.startsWith('guarded rollout: rolled back automatically')).length;
+    // The builder that takes the verdict cannot move the live deploy (its database connection fails there) ...
+    const db = t.platform.db;
+    const failingRollback = new Proxy(db, {
+      get(target, prop) {
+        if (prop === 'query')
+          return (sql: string, params?: unknown[]) => {
+            if (sql.startsWith('UPDATE projects SET live_deploy_id')) return Promise.reject(new Error('connection lost'));
+            return target.query(sql, params);
+          };
+        const v = Reflect.get(target, prop);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const first = await sweepOnce({ ...t.platform, db: failingRollback, clock: { now: () => liveAt + 30_000 } }, t.platform.logger);
+    expect(first.has(p.v2)).toBe(false);
+    expect(await guardOf(p.slug, p.v2)).toMatchObject({ status: 'degraded' });
+    expect(await liveOf(p.slug)).toBe(p.v2);
+    // ... nor does a sweep inside its minute take it over ...
+    expect((await sweepAt(liveAt + 80_000)).has(p.v2)).toBe(false);
+    expect(await liveOf(p.slug)).toBe(p.v2);
+    // ... after it, one does: rolled back, deploy.degraded and the log line.
+    expect((await sweepAt(liveAt + 91_000)).get(p.v2)).toBe('rolled_back');
+    expect(await liveOf(p.slug)).toBe(p.v1);
+    expect(await guardOf(p.slug, p.v2)).toMatchObject({ status: 'rolled_back', evidence: { rolledBackTo: p.v1 } });
+    await expect.poll(() => degraded().length, { timeout: 15_000 }).toBe(1);
+    expect(await rolledBackLines()).toBe(1);
+
+    // The publish failing next (the bus down): the rollback is not made again, deploy.degraded goes once, one log line.
+    const q = await projectWithTwoDeploys({ autoRollback: true }, liveAt);
+    await errors(q.id, q.v2, 12, liveAt + 10_000, 'MidwayCrash');
+    const bus = t.platform.bus;
+    const busDown = { ...bus, publish: () => Promise.reject(new Error('bus down')) } as typeof bus;
+    expect((await sweepOnce({ ...t.platform, bus: busDown, clock: { now: () => liveAt + 30_000 } }, t.platform.logger)).has(q.v2)).toBe(false);
+    expect(await liveOf(q.slug)).toBe(q.v1);
+    expect((await sweepAt(liveAt + 91_000)).get(q.v2)).toBe('rolled_back');
+    await expect.poll(() => requestsTo(q.path).filter((r) => JSON.parse(r.body).event === 'deploy.degraded').length, { timeout: 15_000 }).toBe(1);
+    expect((await logOf(q.slug, q.v2)).filter((l) => l.startsWith('guarded rollout: rolled back automatically'))).toHaveLength(1);
+    // Finished: later sweeps leave both alone.
+    const later = await sweepAt(liveAt + 200_000);
+    expect(later.has(p.v2) || later.has(q.v2)).toBe(false);
+    await processed(t.platform);
+    expect(degraded()).toHaveLength(1);
+  });
+
   it('a degraded deploy of a project that did not opt in stays live; deploy.degraded says it was not rolled back', async () => {
     const liveAt = Date.now() - 20 * MINUTE;
     const p = await projectWithTwoDeploys({}, liveAt);
