@@ -56,9 +56,10 @@ export const deployQueueRepository = {
     return r.rows[0];
   },
 
-  /** Remove a deploy again while it is still queued (no builder was woken for it). */
-  async removeQueued(db: Queryable, deployId: string): Promise<void> {
-    await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [deployId]);
+  /** Remove a deploy again while it is still queued (no builder was woken for it); false when a builder took it first. */
+  async removeQueued(db: Queryable, deployId: string): Promise<boolean> {
+    const r = await db.query(`DELETE FROM deploys WHERE id = $1 AND status = 'queued'`, [deployId]);
+    return (r.rowCount ?? 0) > 0;
   },
 
   /** The id of the project's production deploy that is queued or building, if any. */

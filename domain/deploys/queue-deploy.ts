@@ -34,7 +34,7 @@ export interface QueueRequest {
  *   activeDeployId (the partial unique index deploys_one_active_production decides, in any process).
  * - A preview branch whose deploy is still queued: that deploy is returned (`deduplicated`), not another.
  * The bus then wakes a builder; if it cannot take the message, the new deploy is removed again (so it
- * holds no production slot) and the caller gets 503.
+ * holds no production slot) and the caller gets 503, unless a builder claimed it meanwhile: then it is queued as asked.
  */
 export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueRequest): Promise<{ deploy: StoredDeploy; deduplicated: boolean }> {
   const defaultBranch = await deployQueueRepository.defaultBranch(db, req.projectId);
@@ -50,7 +50,9 @@ export async function queueDeploy(db: RelationalStore, bus: Bus, req: QueueReque
         // Keyed by deploy, not project: the wake-ups of one project's deploys spread over partitions, so over builders.
         await bus.publish(deployRequests.TOPIC, [{ key: row.id, value: deployRequests.encode({ v: 1, deployId: row.id, projectId: row.project_id }) }]);
       } catch (err) {
-        await deployQueueRepository.removeQueued(db, row.id);
+        // A builder that claimed it meanwhile (one that finished a build takes any queued deploy) needs no wake-up: it
+        // is underway, and answering 503 would tell the caller it was not.
+        if (!(await deployQueueRepository.removeQueued(db, row.id))) return { deploy: toDeploy(row), deduplicated: false };
         await req.prepare?.undo(row.id);
         throw err;
       }
