@@ -77,20 +77,18 @@ export const writtenStatusRepository = {
   ): Promise<string | undefined> {
     const id = newId('inc_');
     const at = new Date(now);
+    // The incident and its first update in one statement: never an incident without an update.
     const r = await db.query(
-      `INSERT INTO status_incidents (id, project_id, title, impact, status, monitor_ids, automatic_incident_id, created_at, resolved_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id`,
-      [id, projectId, v.title, v.impact, v.status, v.monitorIds, v.automaticIncidentId, at, v.status === 'resolved' ? at : null],
+      `WITH i AS (
+         INSERT INTO status_incidents (id, project_id, title, impact, status, monitor_ids, automatic_incident_id, created_at, resolved_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING RETURNING id
+       ), u AS (
+         INSERT INTO status_incident_updates (id, incident_id, status, message, created_at) SELECT $10, i.id, $5, $11, $8 FROM i
+       )
+       SELECT id FROM i`,
+      [id, projectId, v.title, v.impact, v.status, v.monitorIds, v.automaticIncidentId, at, v.status === 'resolved' ? at : null, newId('upd_'), v.message],
     );
-    if (!r.rows.length) return undefined;
-    await db.query('INSERT INTO status_incident_updates (id, incident_id, status, message, created_at) VALUES ($1, $2, $3, $4, $5)', [
-      newId('upd_'),
-      id,
-      v.status,
-      v.message,
-      at,
-    ]);
-    return id;
+    return r.rows.length ? id : undefined;
   },
   async incident(db: Queryable, projectId: string, id: string): Promise<StatusIncident | undefined> {
     const r = await db.query<IncidentRow>('SELECT * FROM status_incidents WHERE project_id = $1 AND id = $2', [projectId, id]);
@@ -129,16 +127,17 @@ export const writtenStatusRepository = {
    * the same millisecond as the one before it is stamped a millisecond later, so newest-first never ties.
    */
   async addUpdate(db: Queryable, incidentId: string, status: StatusIncident['status'], message: string, now: number): Promise<void> {
-    const at = new Date(now);
+    // One statement: an update is never stored without the incident's status moving with it.
     await db.query(
-      `INSERT INTO status_incident_updates (id, incident_id, status, message, created_at)
-       SELECT $1, $2, $3, $4, GREATEST($5::timestamptz, max(created_at) + interval '1 millisecond')
-         FROM status_incident_updates WHERE incident_id = $2`,
-      [newId('upd_'), incidentId, status, message, at],
-    );
-    await db.query(
-      `UPDATE status_incidents SET status = $2, resolved_at = CASE WHEN $2::text = 'resolved' THEN COALESCE(resolved_at, $3) ELSE NULL END WHERE id = $1`,
-      [incidentId, status, at],
+      `WITH u AS (
+         INSERT INTO status_incident_updates (id, incident_id, status, message, created_at)
+         SELECT $1, $2, $3, $4, GREATEST($5::timestamptz, max(created_at) + interval '1 millisecond')
+           FROM status_incident_updates WHERE incident_id = $2
+         RETURNING incident_id
+       )
+       UPDATE status_incidents s SET status = $3, resolved_at = CASE WHEN $3::text = 'resolved' THEN COALESCE(resolved_at, $5) ELSE NULL END
+         FROM u WHERE s.id = u.incident_id`,
+      [newId('upd_'), incidentId, status, message, new Date(now)],
     );
   },
 

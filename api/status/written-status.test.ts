@@ -204,6 +204,27 @@ describe('incidents people write', () => {
     expect(written.map((u) => u.message)).toEqual(Array.from({ length: 9 }, (_, i) => `update ${i}`));
     expect(new Set(written.map((u) => u.at)).size).toBe(9);
   });
+  it('stores an incident with its first update, and an update with the status it sets, each whole or not at all', async () => {
+    const p = await createProject(app, owner.cookie);
+    const base = `/v1/projects/${p.slug}/uptime/incidents`;
+    const { incident } = (await call('POST', base, { title: 'Whole', message: 'looking' })).json();
+    // The database refuses every write of an update (a constraint, a lost connection): nothing is half-stored.
+    const db = t.platform.db;
+    const query = db.query;
+    db.query = ((sql: string, params?: unknown[]) =>
+      /INSERT INTO status_incident_updates/.test(sql) ? Promise.reject(new Error('connection lost')) : query.call(db, sql, params)) as typeof db.query;
+    try {
+      expect((await call('POST', base, { title: 'Half', message: 'never stored' })).statusCode).toBe(500);
+      expect((await call('POST', `${base}/${incident.id}/updates`, { status: 'resolved', message: 'fixed' })).statusCode).toBe(500);
+    } finally {
+      db.query = query;
+    }
+    const titles = await db.query<{ title: string }>('SELECT title FROM status_incidents WHERE project_id = $1', [p.id]);
+    expect(titles.rows.map((i) => i.title)).toEqual(['Whole']);
+    const whole = (await call('GET', `${base}/${incident.id}`)).json().incident;
+    expect(whole).toMatchObject({ status: 'investigating', updates: [expect.objectContaining({ message: 'looking' })] });
+    expect(whole.updates).toHaveLength(1);
+  });
   it('limits changes to 60 a minute per project (each is an event to every subscriber), with Retry-After', async () => {
     const p = await createProject(app, owner.cookie);
     const base = `/v1/projects/${p.slug}/uptime/incidents`;
