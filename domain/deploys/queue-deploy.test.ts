@@ -37,7 +37,8 @@ describe('queueDeploy when the bus fails', () => {
     const prepare = { before: async () => undefined, undo: async (id: string) => void undone.push(id) };
     let tried = '';
     const req = { projectId: p.id, branch: 'main', trigger: 'api' as const, triggerId: null, now: Date.now(), prepare };
-    await expect(queueDeploy(t.platform.db, failingBus(async (id) => void (tried = id)), req)).rejects.toThrow(/bus unavailable/);
+    const bus = failingBus(async (id) => void (tried = id));
+    await expect(queueDeploy(t.platform.db, bus, req)).rejects.toThrow(/bus unavailable/);
     expect(await statusOf(tried)).toBeUndefined();
     expect(undone).toEqual([tried]);
     const next = await queueDeploy(t.platform.db, t.platform.bus, req);
