@@ -40,6 +40,23 @@ export function useResource<T>(fn: () => Promise<T>, deps: unknown[]): Resource<
   return { data, error, loading, reload, setData };
 }
 
+/**
+ * A form's fields, started from loaded data and started again whenever the data is replaced (loaded, reloaded, a save's
+ * answer). Done while rendering, not in an effect: an effect runs a frame after the form appears, and overwrote what a
+ * quick hand (or a test under load) had typed in between, which the save then lost.
+ */
+export function useFormFrom<T, F>(data: T | undefined, fieldsOf: (d: T) => F, empty: F): [F, (next: F | ((f: F) => F)) => void] {
+  const state = useRef<{ from: T | undefined; form: F } | null>(null);
+  const [, rerender] = useState(0);
+  if (state.current === null || state.current.from !== data) state.current = { from: data, form: data === undefined ? empty : fieldsOf(data) };
+  const set = useCallback((next: F | ((f: F) => F)) => {
+    const s = state.current!;
+    s.form = typeof next === 'function' ? (next as (f: F) => F)(s.form) : next;
+    rerender((n) => n + 1);
+  }, []);
+  return [state.current.form, set];
+}
+
 /** Run an action from a button or form: busy while it runs, its failure kept to show. */
 export function useAction() {
   const [busy, setBusy] = useState(false);

@@ -343,6 +343,32 @@ describe('the console', () => {
       .toEqual({ production: ['shop.example.com', '*.shop.example.com'], preview: ['*.preview.shop.example.com'] });
   });
 
+  it('a settings form keeps what is typed the moment it appears (its fields start from the data as it renders, not in an effect a frame later)', async () => {
+    // The page's timers held (Playwright's clock): an effect scheduled when the form appeared runs only at runFor.
+    const held = await browser.newContext({ storageState: await context.storageState(), viewport: { width: 1280, height: 800 } });
+    try {
+      const p = await held.newPage();
+      await p.clock.install();
+      // The ingest settings held back until the page is up and its timers are held too.
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await p.route(/\/v1\/projects\/[^/?]+\/errors\/settings$/, async (route) => {
+        await gate;
+        await route.continue();
+      });
+      await p.goto(`${svc.base}/projects/${SLUG}/settings`);
+      await p.getByRole('heading', { name: 'Settings', level: 1 }).waitFor();
+      await p.clock.pauseAt(Date.now() + 1000);
+      release();
+      const origins = p.getByLabel(/^Allowed browser origins/);
+      await origins.fill('typed.example.com');
+      await p.clock.runFor(1000);
+      expect(await origins.inputValue()).toBe('typed.example.com');
+    } finally {
+      await held.close();
+    }
+  });
+
   it('creates a webhook (secret shown once), sends a test event and shows the delivery in the log; edits events; rotates the secret', async () => {
     await page.goto(`${svc.base}/projects/${SLUG}/webhooks`);
     // A plain-http URL is refused with the API's message.

@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { call, projectPath } from '../api.ts';
 import { DeployCommits, DeployIssues } from './issue-deploys.tsx';
-import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, countOf, ErrorNote, Loaded, NewestOlder, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useFormFrom, useResource } from '../ui.tsx';
 import { sizeOf } from '../text.ts';
 import type { BuildSettings, Deploy, DeployHook, LogLine } from '../../../schemas/api/deploys.ts';
 import { CrashFree, CrashFreeChart, HealthFacts } from './release-health.tsx';
@@ -219,12 +219,15 @@ type SourceForm = Omit<BuildSettings, 'env'>;
 
 function BuildSource({ slug }: { slug: string }) {
   const r = useResource(() => call('getDeploySettings', { params: { slug } }), [slug]);
-  const [form, setForm] = useState<SourceForm>({ repoUrl: '', defaultBranch: 'main', buildCommand: '', outputDir: '', spa: false });
+  const [form, setForm] = useFormFrom<NonNullable<typeof r.data>, SourceForm>(r.data, (d) => ({ ...d.settings, repoUrl: d.settings.repoUrl ?? '' }), {
+    repoUrl: '',
+    defaultBranch: 'main',
+    buildCommand: '',
+    outputDir: '',
+    spa: false,
+  });
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (r.data) setForm({ ...r.data.settings, repoUrl: r.data.settings.repoUrl ?? '' });
-  }, [r.data]);
   const set = (k: keyof SourceForm) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
   const save = (e: Event) => {
     e.preventDefault();

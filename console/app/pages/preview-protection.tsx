@@ -1,6 +1,6 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { call } from '../api.ts';
-import { Badge, CopyButton, ErrorNote, Loaded, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
+import { Badge, CopyButton, ErrorNote, Loaded, SubmitRow, Table, useAction, useFormFrom, useResource } from '../ui.tsx';
 import type { PreviewLinkAnswer, ProjectAnswer } from '../../../schemas/api/projects.ts';
 
 /**
@@ -10,13 +10,10 @@ import type { PreviewLinkAnswer, ProjectAnswer } from '../../../schemas/api/proj
  */
 export function PreviewProtection({ slug }: { slug: string }) {
   const r = useResource<ProjectAnswer>(() => call('getProject', { params: { slug } }), [slug]);
-  const [enabled, setEnabled] = useState(false);
+  const [enabled, setEnabled] = useFormFrom(r.data, (d) => d.project.previewProtection.enabled, false);
   const [password, setPassword] = useState('');
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (r.data) setEnabled(r.data.project.previewProtection.enabled);
-  }, [r.data]);
   const save = (body: { enabled?: boolean; password?: string | null }) => {
     setSaved(false);
     void act.run(async () => {

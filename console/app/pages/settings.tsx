@@ -1,7 +1,7 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso';
 import { call, projectPath } from '../api.ts';
-import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useResource } from '../ui.tsx';
+import { Badge, CopyButton, ErrorNote, lines, Loaded, PageHead, rowsFor, SubmitRow, Table, useAction, useFormFrom, useResource } from '../ui.tsx';
 import type { ProjectDomain } from '../../../schemas/api/domains.ts';
 import type { ProjectAnswer } from '../../../schemas/api/projects.ts';
 import { PreviewProtection } from './preview-protection.tsx';
@@ -34,15 +34,12 @@ export function Settings() {
 
 function IngestSettings({ slug }: { slug: string }) {
   const r = useResource(() => call('getErrorSettings', { params: { slug } }), [slug]);
-  const [paused, setPaused] = useState(false);
-  const [origins, setOrigins] = useState('');
+  const [form, setForm] = useFormFrom(r.data, (d) => ({ paused: d.paused, origins: d.ingestOrigins.join('\n') }), { paused: false, origins: '' });
+  const { paused, origins } = form;
+  const setPaused = (paused: boolean) => setForm((f) => ({ ...f, paused }));
+  const setOrigins = (origins: string) => setForm((f) => ({ ...f, origins }));
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (!r.data) return;
-    setPaused(r.data.paused);
-    setOrigins(r.data.ingestOrigins.join('\n'));
-  }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
@@ -83,17 +80,14 @@ function IngestSettings({ slug }: { slug: string }) {
 
 function AlertSettingsForm({ slug }: { slug: string }) {
   const r = useResource(() => call('getErrorAlerts', { params: { slug } }), [slug]);
-  const [enabled, setEnabled] = useState(true);
-  const [recipients, setRecipients] = useState('');
+  const [form, setForm] = useFormFrom(r.data, (d) => ({ enabled: d.enabled, recipients: d.recipients.join('\n') }), { enabled: true, recipients: '' });
+  const { enabled, recipients } = form;
+  const setEnabled = (enabled: boolean) => setForm((f) => ({ ...f, enabled }));
+  const setRecipients = (recipients: string) => setForm((f) => ({ ...f, recipients }));
   const [saved, setSaved] = useState(false);
   const [sent, setSent] = useState<string | null>(null);
   const act = useAction();
   const test = useAction();
-  useEffect(() => {
-    if (!r.data) return;
-    setEnabled(r.data.enabled);
-    setRecipients(r.data.recipients.join('\n'));
-  }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
@@ -260,15 +254,16 @@ function CustomDomains({ slug }: { slug: string }) {
  */
 function EnvironmentHosts({ slug }: { slug: string }) {
   const r = useResource<ProjectAnswer>(() => call('getProject', { params: { slug } }), [slug]);
-  const [production, setProduction] = useState('');
-  const [preview, setPreview] = useState('');
+  const [form, setForm] = useFormFrom(
+    r.data,
+    (d) => ({ production: d.project.environmentHosts.production.join('\n'), preview: d.project.environmentHosts.preview.join('\n') }),
+    { production: '', preview: '' },
+  );
+  const { production, preview } = form;
+  const setProduction = (production: string) => setForm((f) => ({ ...f, production }));
+  const setPreview = (preview: string) => setForm((f) => ({ ...f, preview }));
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (!r.data) return;
-    setProduction(r.data.project.environmentHosts.production.join('\n'));
-    setPreview(r.data.project.environmentHosts.preview.join('\n'));
-  }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
@@ -324,12 +319,9 @@ function EnvironmentHosts({ slug }: { slug: string }) {
  */
 function SourceMapSettings({ slug }: { slug: string }) {
   const r = useResource<ProjectAnswer>(() => call('getProject', { params: { slug } }), [slug]);
-  const [serve, setServe] = useState(false);
+  const [serve, setServe] = useFormFrom(r.data, (d) => d.project.serveSourceMaps, false);
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (r.data) setServe(r.data.project.serveSourceMaps);
-  }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);
@@ -367,12 +359,9 @@ function SourceMapSettings({ slug }: { slug: string }) {
  */
 function GithubSettings({ slug }: { slug: string }) {
   const r = useResource(() => call('getGithubSettings', { params: { slug } }), [slug]);
-  const [fail, setFail] = useState(false);
+  const [fail, setFail] = useFormFrom(r.data, (d) => d.failOnNewErrors, false);
   const [saved, setSaved] = useState(false);
   const act = useAction();
-  useEffect(() => {
-    if (r.data) setFail(r.data.failOnNewErrors);
-  }, [r.data]);
   const save = (e: Event) => {
     e.preventDefault();
     setSaved(false);

@@ -3,7 +3,7 @@ import { useLocation, useRoute } from 'preact-iso';
 import { PROJECT_EVENT_NAMES } from '../../../schemas/project-event-names.ts';
 import { call, projectPath } from '../api.ts';
 import { nextAttemptNotes, receiverRule } from '../webhook-text.ts';
-import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useResource } from '../ui.tsx';
+import { Badge, ErrorNote, Loaded, PageHead, ShownOnce, SubmitRow, Table, Time, useAction, useFormFrom, useResource } from '../ui.tsx';
 import type { Endpoint } from '../../../schemas/api/webhooks.ts';
 
 /**
@@ -159,14 +159,11 @@ export function WebhookDetail() {
   const id = params.id!;
   const ep = useResource(() => call('getWebhookEndpoint', { params: { slug, id } }), [slug, id]);
   const log = useResource(() => call('listWebhookAttempts', { params: { slug, id } }), [slug, id]);
-  const [events, setEvents] = useState<Set<string>>(new Set());
+  const [events, setEvents] = useFormFrom(ep.data, (d) => new Set(d.endpoint.events), new Set<string>());
   const [saved, setSaved] = useState(false);
   const [secret, setSecret] = useState<string | null>(null);
   const [replayed, setReplayed] = useState<string | null>(null);
   const act = useAction();
-  useEffect(() => {
-    if (ep.data) setEvents(new Set(ep.data.endpoint.events));
-  }, [ep.data]);
   // The log follows new attempts while the page is open.
   useEffect(() => {
     const t = setInterval(() => void log.reload(), 3000);
