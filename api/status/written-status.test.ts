@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Platform } from '../../platform/platform.ts';
 import type { MailMessage, Mailer } from '../../platform/ports/mailer.ts';
+import { sweepMaintenance } from '../../processor/uptime/maintenance-sweep.ts';
 import { startUptimeMonitor, type UptimeMonitor } from '../../processor/uptime/uptime-monitor.ts';
 import type { Monitor } from '../../schemas/api/uptime.ts';
 import * as projectEvents from '../../schemas/bus/project-events.ts';
@@ -337,6 +338,32 @@ describe('maintenance windows', () => {
     await round(10 * 60_000);
     await round(3 * 60_000);
     expect((await call('GET', `/v1/projects/${p.slug}/uptime/incidents`)).json().incidents).toEqual([expect.objectContaining({ monitorId: hb.id })]);
+  });
+
+  it('a window moved while its start was being announced is announced again at its new start', async () => {
+    const p = await createProject(app, owner.cookie);
+    const now = clock.now();
+    const base = `/v1/projects/${p.slug}/uptime/maintenance`;
+    const api = await createMonitor(p.slug, { name: 'Api', url: target(`/${p.slug}/api`), public: true, intervalSec: 30 });
+    const made = await call('POST', base, { title: 'Moved', monitorIds: [api.id], startsAt: iso(now), endsAt: iso(now + 3_600_000) });
+    expect(made.statusCode, made.body).toBe(201);
+    const w = made.json().maintenance;
+    // The person moves it an hour on in the instant its start goes out.
+    const bus = platform.bus;
+    const moving = {
+      ...bus,
+      publish: async (topic: string, ms: Parameters<typeof bus.publish>[1]) => {
+        const moved = await call('PATCH', `${base}/${w.id}`, { startsAt: iso(now + 3_600_000), endsAt: iso(now + 7_200_000) });
+        expect(moved.statusCode, moved.body).toBe(200);
+        return bus.publish(topic, ms);
+      },
+    } as typeof bus;
+    expect(await sweepMaintenance({ ...platform, bus: moving }, now)).toEqual({ started: 1, completed: 0 });
+    const starts = () => eventsOf(p.slug).filter((e) => e.event === 'uptime.maintenance.started');
+    await expect.poll(() => starts().length).toBe(1);
+    await round(3_600_000);
+    await expect.poll(() => starts().length).toBe(2);
+    expect(starts()[1]!.data).toMatchObject({ maintenance: { id: w.id, startsAt: iso(now + 3_600_000) } });
   });
 
   it('changes and cancels a window: cancelled, its monitors alert again at once, and uptime.maintenance.cancelled goes out', async () => {

@@ -9,7 +9,8 @@ import { maintenanceRepository } from './repositories/maintenance-repository.ts'
  *   1. started    windows whose start passed without `uptime.maintenance.started`
  *   2. completed  windows whose end passed without `uptime.maintenance.completed` (only after their start went out)
  * Each event is published before its mark is set, with an id derived from the window and its time, so a second
- * process or a retry after a failed mark sends nothing twice. A failed publish is left for the next sweep. Whether a
+ * process or a retry after a failed mark sends nothing twice; the mark is set only while the window still has that
+ * time, so one moved while its event went out is announced again at its new time. A failed publish is left for the next sweep. Whether a
  * window is in progress never waits for this sweep: the checks and the status JSON read the times themselves.
  */
 const BATCH = 50;
@@ -27,7 +28,7 @@ export async function sweepMaintenance(
       try {
         const item = maintenanceItem(toMaintenance(w, now), await publicMonitorNames(db, w.project_id));
         await publishStatusEvent(platform, { projectId: w.project_id, projectSlug: w.project_slug, event, key: `${w.id}:${at}`, data: { maintenance: item } });
-        await maintenanceRepository.announced(db, w.id, edge, now);
+        await maintenanceRepository.announced(db, w.id, edge, at, now);
         counts[edge === 'started' ? 'started' : 'completed']++;
       } catch (err) {
         platform.logger.warn({ err, maintenanceId: w.id }, 'announcing maintenance failed; retried on the next sweep');

@@ -32,8 +32,12 @@ export const maintenanceRepository = {
     );
     return r.rows;
   },
-  /** Its event went out. */
-  async announced(db: Queryable, id: string, edge: 'started' | 'ended', now: number): Promise<void> {
-    await db.query(`UPDATE status_maintenance SET ${edge === 'started' ? 'started_event_at' : 'ended_event_at'} = $2 WHERE id = $1`, [id, new Date(now)]);
+  /**
+   * Its event went out for the window as it was read (`at`: its start, or its end): marked only while that time still
+   * holds and it is not cancelled. A window moved or cancelled meanwhile (its marks cleared) is announced at its new time.
+   */
+  async announced(db: Queryable, id: string, edge: 'started' | 'ended', at: number, now: number): Promise<void> {
+    const [mark, time] = edge === 'started' ? ['started_event_at', 'starts_at'] : ['ended_event_at', 'ends_at'];
+    await db.query(`UPDATE status_maintenance SET ${mark} = $2 WHERE id = $1 AND ${time} = $3 AND cancelled_at IS NULL`, [id, new Date(now), new Date(at)]);
   },
 };
