@@ -141,22 +141,23 @@ describe('guarded rollout', () => {
     const v2 = await deployAndWait();
     await serving('v2');
     for (let i = 0; i < 6; i++) await visit(true);
-    const guard = await eventually(
-      'v2 is rolled back',
+    // The verdict's last write is its build-log line (the status moves first: degraded, then rolled_back).
+    const log = await eventually(
+      "v2's verdict in its build log",
       async () => {
-        const g = await guardOf(v2);
-        return g && g.status !== 'watching' ? g : undefined;
+        const lines = (await api(`/v1/projects/${SLUG}/deploys/${v2}/logs`)).body.lines as Array<{ line: string }>;
+        return lines.at(-1)?.line.startsWith('guarded rollout:') ? lines : undefined;
       },
       120_000,
       500,
     );
+    const guard = await guardOf(v2);
     expect(guard.status, JSON.stringify(guard)).toBe('rolled_back');
     expect(guard.evidence.rolledBackTo).toBe(v1);
     expect(guard.evidence.current.errorEvents).toBeGreaterThanOrEqual(5);
     expect(guard.evidence.reasons.join(' ')).toMatch(/error events/);
     await serving('v1');
     expect((await api(`/v1/projects/${SLUG}`)).body.project.deploys.live.id).toBe(v1);
-    const log = (await api(`/v1/projects/${SLUG}/deploys/${v2}/logs`)).body.lines as Array<{ line: string }>;
     expect(log.at(-1)!.line).toMatch(new RegExp(`^guarded rollout: rolled back automatically to ${v1}: `));
 
     // v2's console page says why.
