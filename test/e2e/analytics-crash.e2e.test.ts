@@ -85,10 +85,17 @@ describeWith(['postgres', 'kafka', 'clickhouse', 'redis'], 'analytics: processor
 
     const ids = await ch.query<{ id: string }>('SELECT event_id AS id FROM analytics_events FINAL WHERE project_id = {p:String} ORDER BY id', { p: p.id });
     expect(ids.map((r) => r.id)).toEqual([...accepted].sort());
-    const usage = await api.platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [
-      p.id,
-      usageMonth(Date.now()),
-    ]);
-    expect(Number(usage.rows[0]!.accepted)).toBe(total);
+    // The usage commits after its batch's rows are in ClickHouse: waited for too, not read once.
+    const counted = async () =>
+      Number(
+        (
+          await api.platform.db.query<{ accepted: string }>('SELECT accepted FROM analytics_monthly_usage WHERE project_id = $1 AND month = $2', [
+            p.id,
+            usageMonth(Date.now()),
+          ])
+        ).rows[0]?.accepted ?? 0,
+      );
+    await eventually('every accepted event counted in the usage', async () => ((await counted()) >= total ? true : undefined), 30_000, 200);
+    expect(await counted()).toBe(total);
   });
 });
