@@ -54,7 +54,7 @@ describe('the Incidents and maintenance panel', () => {
     await compose.getByRole('button', { name: 'Publish incident' }).click();
     const incident = panel.getByRole('article', { name: 'Payments fail at checkout' });
     await incident.waitFor();
-    expect(await incident.innerText()).toContain('investigating');
+    expect(await incident.locator('h3').innerText()).toContain('investigating'); // its status, not its first update's
 
     // Update, then resolve.
     await incident.getByLabel('Update').fill('The payment provider rotated a certificate; a fix is rolling out.');
