@@ -40,7 +40,11 @@ export function Deploys() {
       void list.reload();
       void live.reload();
     }, 2000);
-    return () => clearInterval(t);
+    return () => {
+      clearInterval(t);
+      // Once more after the last build ended: the round that saw it end may have read the live deploy just before.
+      void live.reload();
+    };
   }, [active, list.reload, live.reload]);
 
   const deploy = (e: Event) => {
