@@ -112,7 +112,7 @@ describe('the cx CLI', () => {
     expect(json(await cx(['whoami', '--json'])).user.email).toBe(OWNER.email);
   });
 
-  it('creates and lists projects, deploys and follows the build to ready, and a failed build exits 4', async () => {
+  it('creates and lists projects, deploys and follows the build to ready, and a failed build exits 4', { timeout: 180_000 }, async () => {
     const created = await cx(['projects', 'create', 'CLI shop', '--slug', 'cli-shop', '--json']);
     expect(created.code, created.stderr).toBe(0);
     expect(json(created).project.slug).toBe('cli-shop');
