@@ -325,7 +325,7 @@ export const heartbeatsRepository = {
     );
   },
 
-  /** Heartbeats' incidents whose down or up alert has not gone out, oldest first. */
+  /** Incidents whose down or up alert has not gone out (a URL monitor's a minute after its change), oldest first. */
   async unalerted(db: Queryable, now: number, limit: number): Promise<UnalertedIncident[]> {
     return (
       await db.query<UnalertedIncident>(
